@@ -1,0 +1,284 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// genGrid returns values that are multiples of 1/8 in [-2, 2]: every float32
+// dot product of such vectors (up to a few thousand features) is exact, so the
+// kernel must agree with the float64 reference bit for bit, ties included.
+func genGrid(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.IntN(33)-16) / 8
+	}
+	return v
+}
+
+func genNormal(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+// refVotes is the straightforward float64 reference: argmax per teacher,
+// ties → lowest class. ambiguous[i*k+t] reports teachers whose best and
+// runner-up scores are within float32 rounding (only when tol > 0); cand
+// lists, for those, the classes within reach of the best.
+type refResult struct {
+	counts    []int32 // votes of clear teachers
+	ambiguous [][]int // per row: for each ambiguous teacher, a bitmask of candidate classes (as []int)
+}
+
+func refVotes(k, c, dim int, w, b, x []float32, n int, tolerant bool) refResult {
+	res := refResult{counts: make([]int32, n*c), ambiguous: make([][]int, n)}
+	s := make([]float64, c)
+	mag := make([]float64, c)
+	for i := 0; i < n; i++ {
+		xi := x[i*dim : (i+1)*dim]
+		for t := 0; t < k; t++ {
+			for cl := 0; cl < c; cl++ {
+				wc := w[(t*c+cl)*dim : (t*c+cl+1)*dim]
+				acc := float64(b[t*c+cl])
+				m := math.Abs(acc)
+				for j := range wc {
+					p := float64(wc[j]) * float64(xi[j])
+					acc += p
+					m += math.Abs(p)
+				}
+				s[cl], mag[cl] = acc, m
+			}
+			best := 0
+			for cl := 1; cl < c; cl++ {
+				if s[cl] > s[best] {
+					best = cl
+				}
+			}
+			if !tolerant {
+				res.counts[i*c+best]++
+				continue
+			}
+			// Bound on float32 error of each score (and of the difference for
+			// two classes): the worst-case bound (dim+3)·u·Σ|terms| of recursive summation.
+			mask := 0
+			for cl := 0; cl < c; cl++ {
+				tol := 1.01 * float64(dim+3) * 0x1p-24 * (mag[cl] + mag[best])
+				if s[best]-s[cl] <= tol {
+					mask |= 1 << cl
+				}
+			}
+			if mask == 1<<best {
+				res.counts[i*c+best]++
+			} else {
+				res.ambiguous[i] = append(res.ambiguous[i], mask)
+			}
+		}
+	}
+	return res
+}
+
+// checkVotes asserts that got is consistent with the reference: every row sums
+// to k, clear teachers' votes are exact, and ambiguous teachers voted for one
+// of their candidate classes (checked as a bipartite count bound, which is
+// exact when there are no ambiguous teachers).
+func checkVotes(t *testing.T, k, c, n int, got []int32, ref refResult) (ambiguousVotes int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		row := got[i*c : (i+1)*c]
+		var sum int32
+		for _, v := range row {
+			sum += v
+		}
+		if sum != int32(k) {
+			t.Fatalf("row %d: votes sum to %d, want %d (%v)", i, sum, k, row)
+		}
+		amb := ref.ambiguous[i]
+		ambiguousVotes += len(amb)
+		for cl := 0; cl < c; cl++ {
+			extra := row[cl] - ref.counts[i*c+cl]
+			reach := int32(0)
+			for _, m := range amb {
+				if m&(1<<cl) != 0 {
+					reach++
+				}
+			}
+			if extra < 0 || extra > reach {
+				t.Fatalf("row %d class %d: got %d votes, reference %d clear + up to %d ambiguous (row %v)",
+					i, cl, row[cl], ref.counts[i*c+cl], reach, row)
+			}
+		}
+	}
+	return ambiguousVotes
+}
+
+// paths runs f once per kernel path (fast when available, then pure Go).
+func paths(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, generic := range []bool{false, true} {
+		name := "fast"
+		if generic {
+			name = "generic"
+		}
+		t.Run(name, func(t *testing.T) {
+			old := forceGeneric
+			forceGeneric = generic
+			defer func() { forceGeneric = old }()
+			f(t)
+		})
+	}
+}
+
+func TestVotesMatchesReference(t *testing.T) {
+	type tc struct {
+		name           string
+		k, c, dim, n   int
+		grid, tolerant bool
+	}
+	var cases []tc
+	for _, c := range []int{2, 3, 10} {
+		for _, dim := range []int{1, 7, 14, 64, 100, 785} {
+			for _, k := range []int{1, 5, 250, 251} {
+				for _, n := range []int{1, 15, 1000} {
+					if testing.Short() && n == 1000 && dim*k*c > 64*251*2 {
+						n = 97
+					}
+					if dim*k*c*n > 250*64*10*1000 && n == 1000 {
+						n = 203 // keep the float64 reference affordable
+					}
+					for _, grid := range []bool{true, false} {
+						kind := "normal"
+						if grid {
+							kind = "grid"
+						}
+						cases = append(cases, tc{
+							name: fmt.Sprintf("%s/c%d/d%d/k%d/n%d", kind, c, dim, k, n),
+							k:    k, c: c, dim: dim, n: n, grid: grid, tolerant: !grid,
+						})
+					}
+				}
+			}
+		}
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			gen := genNormal
+			if tc.grid {
+				gen = genGrid
+			}
+			w := gen(r, tc.k*tc.c*tc.dim)
+			b := gen(r, tc.k*tc.c)
+			x := gen(r, tc.n*tc.dim)
+			l, err := NewLinear(tc.k, tc.c, tc.dim, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := refVotes(tc.k, tc.c, tc.dim, w, b, x, tc.n, tc.tolerant)
+			paths(t, func(t *testing.T) {
+				got := make([]int32, tc.n*tc.c)
+				for j := range got {
+					got[j] = -99 // Votes must overwrite
+				}
+				l.Votes(x, tc.n, got)
+				amb := checkVotes(t, tc.k, tc.c, tc.n, got, ref)
+				if amb*20 > tc.n*tc.k {
+					t.Errorf("%d of %d votes are near ties: test data too weak", amb, tc.n*tc.k)
+				}
+			})
+		})
+	}
+}
+
+// TestTiesGoToLowestClass uses all-zero weights: every score ties, so every
+// teacher must vote class 0.
+func TestTiesGoToLowestClass(t *testing.T) {
+	for _, c := range []int{2, 3, 10} {
+		t.Run(fmt.Sprintf("c%d", c), func(t *testing.T) {
+			const k, dim, n = 37, 19, 21
+			l, err := NewLinear(k, c, dim, make([]float32, k*c*dim), make([]float32, k*c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := genNormal(rand.New(rand.NewPCG(3, 3)), n*dim)
+			paths(t, func(t *testing.T) {
+				got := make([]int32, n*c)
+				l.Votes(x, n, got)
+				for i := 0; i < n; i++ {
+					if got[i*c] != k {
+						t.Fatalf("row %d: %v, want all %d votes on class 0", i, got[i*c:(i+1)*c], k)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestNewLinearErrors(t *testing.T) {
+	cases := []struct {
+		name            string
+		k, c, dim, w, b int
+	}{
+		{"zero teachers", 0, 2, 3, 0, 0},
+		{"one class", 2, 1, 3, 6, 2},
+		{"zero dim", 2, 2, 0, 0, 4},
+		{"short weights", 2, 2, 3, 11, 4},
+		{"long biases", 2, 2, 3, 12, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewLinear(tc.k, tc.c, tc.dim, make([]float32, tc.w), make([]float32, tc.b))
+			if !errors.Is(err, ErrShape) {
+				t.Fatalf("err = %v, want ErrShape", err)
+			}
+		})
+	}
+	l, err := NewLinear(3, 4, 5, make([]float32, 60), make([]float32, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Teachers() != 3 || l.Classes() != 4 || l.Dim() != 5 {
+		t.Fatalf("accessors = %d, %d, %d, want 3, 4, 5", l.Teachers(), l.Classes(), l.Dim())
+	}
+}
+
+// TestVotesConcurrent runs several goroutines on one Linear; run with -race.
+func TestVotesConcurrent(t *testing.T) {
+	for _, c := range []int{2, 10} {
+		t.Run(fmt.Sprintf("c%d", c), func(t *testing.T) {
+			const k, dim, n, workers = 250, 64, 301, 4
+			r := rand.New(rand.NewPCG(11, uint64(c)))
+			w, b := genGrid(r, k*c*dim), genGrid(r, k*c)
+			l, err := NewLinear(k, c, dim, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := genGrid(r, workers*n*dim)
+			want := make([]int32, workers*n*c)
+			l.Votes(x, workers*n, want)
+			got := make([]int32, workers*n*c)
+			var wg sync.WaitGroup
+			for g := 0; g < workers; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for rep := 0; rep < 3; rep++ {
+						l.Votes(x[g*n*dim:(g+1)*n*dim], n, got[g*n*c:(g+1)*n*c])
+					}
+				}()
+			}
+			wg.Wait()
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("count %d: concurrent %d, serial %d", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
