@@ -1,0 +1,12 @@
+// Package learners provides the numeric side of pate: a dense float32
+// Matrix, a feature Encoder that turns Arrow record batches into matrices,
+// the teacher learners (multinomial logistic regression, Gaussian naive
+// Bayes, CART decision tree) behind the Learner and Model interfaces, and the
+// Ensemble that counts the teachers' votes.
+//
+// The package knows numbers and Arrow arrays, nothing of files or privacy
+// mechanisms. It upholds privacy invariant 2 of the design: an Encoder is
+// fitted on public data only, and a Learner fits each teacher on that
+// teacher's rows alone, using nothing fitted on the rest of the sensitive
+// data. The Ensemble gives each teacher exactly one vote per row (invariant 3).
+package learners

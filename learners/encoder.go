@@ -1,0 +1,571 @@
+package learners
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+)
+
+// ErrSchemaMismatch reports a record batch or schema whose feature columns do
+// not match the ones an Encoder was fitted on (a column is missing or has an
+// incompatible type).
+var ErrSchemaMismatch = errors.New("learners: schema does not match the encoder")
+
+// Kind is the family of Arrow types a feature column belongs to.
+type Kind string
+
+// The kinds of feature columns an Encoder accepts.
+const (
+	KindNumeric Kind = "numeric" // every integer and floating-point type
+	KindString  Kind = "string"  // utf8, large_utf8 and dictionaries of them
+	KindBool    Kind = "bool"    // boolean
+)
+
+// Defaults of EncoderOptions.
+const (
+	DefaultTopK          = 32
+	DefaultMaxSampleRows = 100000
+)
+
+// EncoderOptions tunes FitEncoder. Zero values select the defaults.
+type EncoderOptions struct {
+	// TopK is the vocabulary size per string column (default 32).
+	TopK int
+	// MaxSampleRows is the number of leading rows used to fit (default 100000).
+	MaxSampleRows int
+}
+
+// Feature is the fitted encoding of one feature column. Its fields are
+// exported so that an Encoder can be stored as JSON and restored.
+type Feature struct {
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// Type is the Arrow type the encoder was fitted on (for error messages).
+	Type string `json:"type"`
+	// Offset is the index of the feature's first encoded column; Width the
+	// number of encoded columns.
+	Offset int `json:"offset"`
+	Width  int `json:"width"`
+
+	// Numeric: the sample's mean and (population) standard deviation of the
+	// finite values, their minimum and maximum (±Inf is clipped to them), and
+	// whether a missing-indicator column follows the value column.
+	Mean    float64 `json:"mean,omitempty"`
+	Std     float64 `json:"std,omitempty"`
+	Min     float64 `json:"min,omitempty"`
+	Max     float64 `json:"max,omitempty"`
+	Missing bool    `json:"missing,omitempty"`
+
+	// String: the vocabulary, most frequent first; the encoded columns are
+	// one per value, then "other", then "missing".
+	Vocab []string `json:"vocab,omitempty"`
+
+	index map[string]int32
+}
+
+// Encoder turns the feature columns of record batches into dense rows. It is
+// fitted on public data only (privacy invariant 2), is immutable afterwards
+// and safe for concurrent use. Its exported fields make it serialisable with
+// encoding/json.
+//
+// Encoding, per feature column in order:
+//   - numeric: (x − mean)/std; null and NaN become the mean (0) and, when the
+//     fitting sample had any null or NaN, a missing-indicator column follows;
+//     ±Inf is clipped to the sample's max/min; a constant column has std 1;
+//   - string: one-hot over the TopK most frequent sample values (ties broken
+//     by value), then an "other" column and a "missing" column (null);
+//   - bool: 0/1, then a missing-indicator column (null → 0, indicator 1).
+type Encoder struct {
+	Columns []Feature `json:"columns"`
+	Width   int       `json:"dim"`
+}
+
+// FitEncoder fits an encoder for the named feature columns of schema on the
+// leading rows of batches (at most opts.MaxSampleRows), which must be public
+// data. A feature whose type is not numeric, string or boolean is an error
+// naming the column and its type.
+func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record, opts EncoderOptions) (*Encoder, error) {
+	if len(features) == 0 {
+		return nil, errors.New("learners: no feature columns to encode")
+	}
+	if opts.TopK <= 0 {
+		opts.TopK = DefaultTopK
+	}
+	if opts.MaxSampleRows <= 0 {
+		opts.MaxSampleRows = DefaultMaxSampleRows
+	}
+	enc := &Encoder{Columns: make([]Feature, len(features))}
+	seen := make(map[string]bool, len(features))
+	for i, name := range features {
+		if seen[name] {
+			return nil, fmt.Errorf("learners: feature column %q listed twice", name)
+		}
+		seen[name] = true
+		idx := schema.FieldIndices(name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("learners: feature column %q is not in the schema: %w", name, ErrSchemaMismatch)
+		}
+		typ := schema.Field(idx[0]).Type
+		kind, err := kindOf(typ)
+		if err != nil {
+			return nil, fmt.Errorf("learners: feature column %q: %w", name, err)
+		}
+		enc.Columns[i] = Feature{Name: name, Kind: kind, Type: typ.String()}
+	}
+
+	// Gather statistics over the sample.
+	stats := make([]fitStats, len(features))
+	for i := range stats {
+		stats[i] = fitStats{min: math.Inf(1), max: math.Inf(-1), counts: map[string]int{}}
+	}
+	left := opts.MaxSampleRows
+	for bi, rec := range batches {
+		if left <= 0 {
+			break
+		}
+		n := min(int(rec.NumRows()), left)
+		left -= n
+		for i := range enc.Columns {
+			f := &enc.Columns[i]
+			col, err := column(rec, f)
+			if err != nil {
+				return nil, fmt.Errorf("learners: fitting batch %d: %w", bi, err)
+			}
+			if err := stats[i].add(col, n); err != nil {
+				return nil, fmt.Errorf("learners: fitting column %q: %w", f.Name, err)
+			}
+		}
+	}
+
+	off := 0
+	for i := range enc.Columns {
+		f := &enc.Columns[i]
+		s := &stats[i]
+		f.Offset = off
+		switch f.Kind {
+		case KindNumeric:
+			if s.n > 0 {
+				f.Mean = s.mean
+				f.Std = math.Sqrt(s.m2 / float64(s.n))
+				f.Min, f.Max = s.min, s.max
+			}
+			if !(f.Std > 0) || math.IsInf(f.Std, 0) {
+				f.Std = 1
+			}
+			f.Missing = s.missing > 0
+			f.Width = 1
+			if f.Missing {
+				f.Width = 2
+			}
+		case KindString:
+			vals := make([]string, 0, len(s.counts))
+			for v := range s.counts {
+				vals = append(vals, v)
+			}
+			sort.Slice(vals, func(a, b int) bool {
+				ca, cb := s.counts[vals[a]], s.counts[vals[b]]
+				if ca != cb {
+					return ca > cb
+				}
+				return vals[a] < vals[b]
+			})
+			if len(vals) > opts.TopK {
+				vals = vals[:opts.TopK]
+			}
+			f.Vocab = vals
+			f.Width = len(vals) + 2
+		case KindBool:
+			f.Width = 2
+		}
+		off += f.Width
+	}
+	enc.Width = off
+	enc.init()
+	return enc, nil
+}
+
+func (e *Encoder) init() {
+	for i := range e.Columns {
+		f := &e.Columns[i]
+		if f.Kind != KindString {
+			continue
+		}
+		f.index = make(map[string]int32, len(f.Vocab))
+		for j, v := range f.Vocab {
+			f.index[v] = int32(j)
+		}
+	}
+}
+
+// UnmarshalJSON restores an encoder stored with encoding/json.
+func (e *Encoder) UnmarshalJSON(b []byte) error {
+	type plain Encoder
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	w := 0
+	for _, f := range p.Columns {
+		if f.Offset != w || f.Width <= 0 {
+			return fmt.Errorf("learners: stored encoder column %q has offset %d width %d, want offset %d", f.Name, f.Offset, f.Width, w)
+		}
+		w += f.Width
+	}
+	if w != p.Width {
+		return fmt.Errorf("learners: stored encoder has width %d, its columns %d", p.Width, w)
+	}
+	*e = Encoder(p)
+	e.init()
+	return nil
+}
+
+type fitStats struct {
+	n        int // finite numeric values
+	mean, m2 float64
+	min, max float64
+	missing  int
+	counts   map[string]int
+}
+
+func (s *fitStats) addNum(v float64, valid bool) {
+	if !valid || math.IsNaN(v) {
+		s.missing++
+		return
+	}
+	if math.IsInf(v, 0) {
+		return
+	}
+	s.n++
+	d := v - s.mean
+	s.mean += d / float64(s.n)
+	s.m2 += d * (v - s.mean)
+	s.min = math.Min(s.min, v)
+	s.max = math.Max(s.max, v)
+}
+
+func (s *fitStats) add(col arrow.Array, n int) error {
+	switch a := col.(type) {
+	case *array.String:
+		for i := 0; i < n; i++ {
+			if a.IsValid(i) {
+				s.counts[a.Value(i)]++
+			}
+		}
+	case *array.LargeString:
+		for i := 0; i < n; i++ {
+			if a.IsValid(i) {
+				s.counts[a.Value(i)]++
+			}
+		}
+	case *array.Dictionary:
+		dict := a.Dictionary()
+		for i := 0; i < n; i++ {
+			if a.IsNull(i) {
+				continue
+			}
+			j := a.GetValueIndex(i)
+			if dict.IsNull(j) {
+				continue
+			}
+			s.counts[dictString(dict, j)]++
+		}
+	case *array.Boolean:
+	default:
+		for i := 0; i < n; i++ {
+			v, ok := numericAt(col, i)
+			s.addNum(v, ok)
+		}
+	}
+	return nil
+}
+
+func dictString(dict arrow.Array, j int) string {
+	switch d := dict.(type) {
+	case *array.String:
+		return d.Value(j)
+	case *array.LargeString:
+		return d.Value(j)
+	}
+	return ""
+}
+
+// numericAt reads element i of a numeric array as float64 (fitting only; the
+// hot path uses typed loops).
+func numericAt(col arrow.Array, i int) (float64, bool) {
+	if col.IsNull(i) {
+		return 0, false
+	}
+	switch a := col.(type) {
+	case *array.Int8:
+		return float64(a.Value(i)), true
+	case *array.Int16:
+		return float64(a.Value(i)), true
+	case *array.Int32:
+		return float64(a.Value(i)), true
+	case *array.Int64:
+		return float64(a.Value(i)), true
+	case *array.Uint8:
+		return float64(a.Value(i)), true
+	case *array.Uint16:
+		return float64(a.Value(i)), true
+	case *array.Uint32:
+		return float64(a.Value(i)), true
+	case *array.Uint64:
+		return float64(a.Value(i)), true
+	case *array.Float16:
+		return float64(a.Value(i).Float32()), true
+	case *array.Float32:
+		return float64(a.Value(i)), true
+	case *array.Float64:
+		return a.Value(i), true
+	}
+	return 0, false
+}
+
+// kindOf classifies an Arrow type, or reports it unsupported.
+func kindOf(t arrow.DataType) (Kind, error) {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
+		return KindNumeric, nil
+	case arrow.STRING, arrow.LARGE_STRING:
+		return KindString, nil
+	case arrow.BOOL:
+		return KindBool, nil
+	case arrow.DICTIONARY:
+		dt := t.(*arrow.DictionaryType)
+		if id := dt.ValueType.ID(); id == arrow.STRING || id == arrow.LARGE_STRING {
+			return KindString, nil
+		}
+	}
+	return "", fmt.Errorf("unsupported type %s (want a numeric, string, dictionary-of-string or boolean column)", t)
+}
+
+// column finds f's column in rec by name and checks its kind.
+func column(rec arrow.Record, f *Feature) (arrow.Array, error) {
+	idx := rec.Schema().FieldIndices(f.Name)
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("feature column %q is missing: %w", f.Name, ErrSchemaMismatch)
+	}
+	col := rec.Column(idx[0])
+	k, err := kindOf(col.DataType())
+	if err != nil || k != f.Kind {
+		return nil, fmt.Errorf("feature column %q has type %s, the encoder was fitted on %s: %w", f.Name, col.DataType(), f.Type, ErrSchemaMismatch)
+	}
+	return col, nil
+}
+
+// Dim returns the number of encoded columns.
+func (e *Encoder) Dim() int { return e.Width }
+
+// Features returns the names of the feature columns, in encoding order.
+func (e *Encoder) Features() []string {
+	out := make([]string, len(e.Columns))
+	for i, f := range e.Columns {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// FeatureNames returns the names of the Dim() encoded columns: "age",
+// "age=<missing>", "sex=Male", "sex=<other>", "sex=<missing>", ...
+func (e *Encoder) FeatureNames() []string {
+	out := make([]string, 0, e.Width)
+	for _, f := range e.Columns {
+		switch f.Kind {
+		case KindNumeric:
+			out = append(out, f.Name)
+			if f.Missing {
+				out = append(out, f.Name+"=<missing>")
+			}
+		case KindString:
+			for _, v := range f.Vocab {
+				out = append(out, f.Name+"="+v)
+			}
+			out = append(out, f.Name+"=<other>", f.Name+"=<missing>")
+		case KindBool:
+			out = append(out, f.Name, f.Name+"=<missing>")
+		}
+	}
+	return out
+}
+
+// CheckSchema reports, wrapping ErrSchemaMismatch, the first feature column
+// that schema lacks or holds with an incompatible type (numeric and numeric,
+// string and string, bool and bool are compatible).
+func (e *Encoder) CheckSchema(schema *arrow.Schema) error {
+	for i := range e.Columns {
+		f := &e.Columns[i]
+		idx := schema.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return fmt.Errorf("learners: feature column %q is missing: %w", f.Name, ErrSchemaMismatch)
+		}
+		t := schema.Field(idx[0]).Type
+		if k, err := kindOf(t); err != nil || k != f.Kind {
+			return fmt.Errorf("learners: feature column %q has type %s, the encoder was fitted on %s: %w", f.Name, t, f.Type, ErrSchemaMismatch)
+		}
+	}
+	return nil
+}
+
+// Encode writes the encoded feature columns of rec into dst, which is reset
+// to rec.NumRows() rows of Dim() columns. Columns are looked up by name, in
+// any order; other columns are ignored. It allocates nothing per row.
+func (e *Encoder) Encode(rec arrow.Record, dst *Matrix) error {
+	n := int(rec.NumRows())
+	dst.Cols = e.Width
+	dst.Reset(n)
+	clear(dst.Data)
+	for i := range e.Columns {
+		f := &e.Columns[i]
+		col, err := column(rec, f)
+		if err != nil {
+			return fmt.Errorf("learners: %w", err)
+		}
+		switch f.Kind {
+		case KindNumeric:
+			encodeNumeric(col, f, dst)
+		case KindString:
+			encodeString(col, f, dst)
+		case KindBool:
+			a := col.(*array.Boolean)
+			d, w := dst.Data, dst.Cols
+			for r := 0; r < n; r++ {
+				switch {
+				case a.IsNull(r):
+					d[r*w+f.Offset+1] = 1
+				case a.Value(r):
+					d[r*w+f.Offset] = 1
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type number interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+func encodeNumeric(col arrow.Array, f *Feature, dst *Matrix) {
+	switch a := col.(type) {
+	case *array.Int8:
+		encodeNum(a.Int8Values(), col, f, dst)
+	case *array.Int16:
+		encodeNum(a.Int16Values(), col, f, dst)
+	case *array.Int32:
+		encodeNum(a.Int32Values(), col, f, dst)
+	case *array.Int64:
+		encodeNum(a.Int64Values(), col, f, dst)
+	case *array.Uint8:
+		encodeNum(a.Uint8Values(), col, f, dst)
+	case *array.Uint16:
+		encodeNum(a.Uint16Values(), col, f, dst)
+	case *array.Uint32:
+		encodeNum(a.Uint32Values(), col, f, dst)
+	case *array.Uint64:
+		encodeNum(a.Uint64Values(), col, f, dst)
+	case *array.Float32:
+		encodeNum(a.Float32Values(), col, f, dst)
+	case *array.Float64:
+		encodeNum(a.Float64Values(), col, f, dst)
+	case *array.Float16:
+		d, w := dst.Data, dst.Cols
+		for r := 0; r < dst.Rows; r++ {
+			v, ok := numericAt(col, r)
+			val, miss := f.scale(v, ok)
+			d[r*w+f.Offset] = val
+			if f.Missing {
+				d[r*w+f.Offset+1] = miss
+			}
+		}
+	}
+}
+
+// scale returns the encoded value and missing indicator of one numeric value.
+func (f *Feature) scale(v float64, valid bool) (float32, float32) {
+	if !valid || math.IsNaN(v) {
+		return 0, 1
+	}
+	if math.IsInf(v, 1) {
+		v = f.Max
+	} else if math.IsInf(v, -1) {
+		v = f.Min
+	}
+	return float32((v - f.Mean) / f.Std), 0
+}
+
+func encodeNum[T number](vals []T, col arrow.Array, f *Feature, dst *Matrix) {
+	d, w, off := dst.Data, dst.Cols, f.Offset
+	mean, inv := f.Mean, 1/f.Std
+	nulls := col.NullN() > 0
+	for r := 0; r < dst.Rows; r++ {
+		v := float64(vals[r])
+		if (nulls && col.IsNull(r)) || v != v {
+			if f.Missing {
+				d[r*w+off+1] = 1
+			}
+			continue // the mean encodes as 0
+		}
+		if math.IsInf(v, 0) {
+			if v > 0 {
+				v = f.Max
+			} else {
+				v = f.Min
+			}
+		}
+		d[r*w+off] = float32((v - mean) * inv)
+	}
+}
+
+func encodeString(col arrow.Array, f *Feature, dst *Matrix) {
+	d, w, off := dst.Data, dst.Cols, f.Offset
+	other, missing := len(f.Vocab), len(f.Vocab)+1
+	bucket := func(s string) int {
+		if j, ok := f.index[s]; ok {
+			return int(j)
+		}
+		return other
+	}
+	switch a := col.(type) {
+	case *array.String:
+		for r := 0; r < dst.Rows; r++ {
+			j := missing
+			if a.IsValid(r) {
+				j = bucket(a.Value(r))
+			}
+			d[r*w+off+j] = 1
+		}
+	case *array.LargeString:
+		for r := 0; r < dst.Rows; r++ {
+			j := missing
+			if a.IsValid(r) {
+				j = bucket(a.Value(r))
+			}
+			d[r*w+off+j] = 1
+		}
+	case *array.Dictionary:
+		dict := a.Dictionary()
+		m := make([]int, dict.Len()) // per batch, not per row
+		for k := range m {
+			if dict.IsNull(k) {
+				m[k] = missing
+			} else {
+				m[k] = bucket(dictString(dict, k))
+			}
+		}
+		for r := 0; r < dst.Rows; r++ {
+			j := missing
+			if a.IsValid(r) {
+				j = m[a.GetValueIndex(r)]
+			}
+			d[r*w+off+j] = 1
+		}
+	}
+}
