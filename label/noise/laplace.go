@@ -1,0 +1,148 @@
+package noise
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+)
+
+// maxParameter bounds σ and the Laplace scale. Vote counts are at most the
+// number of teachers; the bound keeps every sample far inside int64 (a sample
+// outside it has probability below exp(−2^20)).
+var maxParameter = new(big.Rat).SetInt64(1 << 40)
+
+// checkParameter validates a scale-like parameter: 0 < r ≤ 2^40.
+func checkParameter(name string, r *big.Rat) error {
+	if r == nil {
+		return fmt.Errorf("%w: %s is missing", ErrInvalidParameter, name)
+	}
+	if r.Sign() <= 0 {
+		return fmt.Errorf("%w: %s must be positive, got %s", ErrInvalidParameter, name, r.RatString())
+	}
+	if r.Cmp(maxParameter) > 0 {
+		return fmt.Errorf("%w: %s must be at most 2^40, got %s", ErrInvalidParameter, name, r.RatString())
+	}
+	return nil
+}
+
+// DiscreteLaplace samples the discrete Laplace distribution with scale t > 0:
+// P(x) = (e^{1/t} − 1)/(e^{1/t} + 1) · e^{−|x|/t} for every integer x
+// (Canonne, Kamath, Steinke 2020, Algorithm 2). A DiscreteLaplace is
+// immutable and safe for concurrent use; each goroutine brings its own Source.
+type DiscreteLaplace struct {
+	scale *big.Rat
+	num   *big.Int // scale = num/den, reduced
+	den   *big.Int
+
+	fast   bool // num and den fit in uint64
+	nf, df uint64
+}
+
+// NewDiscreteLaplace returns a discrete Laplace sampler with the given
+// rational scale, 0 < scale ≤ 2^40. The scale is copied.
+func NewDiscreteLaplace(scale *big.Rat) (*DiscreteLaplace, error) {
+	if err := checkParameter("discrete Laplace scale", scale); err != nil {
+		return nil, err
+	}
+	l := &DiscreteLaplace{
+		scale: new(big.Rat).Set(scale),
+		num:   new(big.Int).Set(scale.Num()),
+		den:   new(big.Int).Set(scale.Denom()),
+	}
+	if l.num.IsUint64() && l.den.IsUint64() {
+		l.fast, l.nf, l.df = true, l.num.Uint64(), l.den.Uint64()
+	}
+	return l, nil
+}
+
+// Scale returns a copy of the scale t.
+func (l *DiscreteLaplace) Scale() *big.Rat { return new(big.Rat).Set(l.scale) }
+
+// String describes the distribution, e.g. "discrete Laplace(scale=20)".
+func (l *DiscreteLaplace) String() string {
+	return "discrete Laplace(scale=" + ratText(l.scale) + ")"
+}
+
+// Sample draws one value. It does not allocate when the scale's numerator
+// and denominator fit in 64 bits.
+func (l *DiscreteLaplace) Sample(src Source) int64 {
+	if l.fast {
+		return laplaceFast(src, l.nf, l.df)
+	}
+	return laplaceBigInt64(src, l.num, l.den)
+}
+
+// laplaceFast samples the discrete Laplace distribution with scale t/s
+// (CKS20 Algorithm 2) in uint64 arithmetic; t, s ≥ 1.
+func laplaceFast(src Source, t, s uint64) int64 {
+	for {
+		u := UniformUint64(src, t)
+		if !bernExpFrac(src, u, t) {
+			continue
+		}
+		var v uint64
+		for bernExp1(src) {
+			v++
+		}
+		// x = u + t·v, y = ⌊x/s⌋, in 128 bits.
+		hi, lo := bits.Mul64(t, v)
+		var c uint64
+		lo, c = bits.Add64(lo, u, 0)
+		hi += c
+		if hi >= s {
+			continue // y ≥ 2^64: see maxParameter; probability < exp(−2^20)
+		}
+		y := lo
+		if s != 1 {
+			y, _ = bits.Div64(hi, lo, s)
+		} else if hi != 0 {
+			continue
+		}
+		if y > math.MaxInt64 {
+			continue
+		}
+		if src.Uint64()&1 == 1 {
+			if y == 0 {
+				continue
+			}
+			return -int64(y)
+		}
+		return int64(y)
+	}
+}
+
+// laplaceBig samples the discrete Laplace distribution with scale t/s
+// (CKS20 Algorithm 2) with math/big; t, s ≥ 1.
+func laplaceBig(src Source, t, s *big.Int) *big.Int {
+	for {
+		u := uniformBig(src, t)
+		if !bernExpFracBig(src, u, t) {
+			continue
+		}
+		var v uint64
+		for bernExp1(src) {
+			v++
+		}
+		x := new(big.Int).SetUint64(v)
+		x.Mul(x, t).Add(x, u)
+		y := x.Quo(x, s)
+		if src.Uint64()&1 == 1 {
+			if y.Sign() == 0 {
+				continue
+			}
+			y.Neg(y)
+		}
+		return y
+	}
+}
+
+// laplaceBigInt64 is laplaceBig conditioned on the result fitting in int64
+// (see maxParameter: the condition has probability above 1 − exp(−2^20)).
+func laplaceBigInt64(src Source, t, s *big.Int) int64 {
+	for {
+		if y := laplaceBig(src, t, s); y.IsInt64() {
+			return y.Int64()
+		}
+	}
+}

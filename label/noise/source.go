@@ -1,0 +1,151 @@
+package noise
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/bits"
+)
+
+// Source is a source of uniformly random 64-bit words.
+type Source interface {
+	// Uint64 returns 64 uniformly random bits.
+	Uint64() uint64
+}
+
+// bufSize is how many random bytes a buffered source fetches at a time.
+const bufSize = 4096
+
+// cryptoSource buffers bytes read from crypto/rand.
+type cryptoSource struct {
+	i   int
+	buf [bufSize]byte
+}
+
+// NewCryptoSource returns a Source of uniformly random bits read from
+// crypto/rand, 4 KiB at a time, so that a draw costs a few nanoseconds.
+// The returned Source is not safe for concurrent use: create one per
+// goroutine.
+func NewCryptoSource() Source {
+	return &cryptoSource{i: bufSize}
+}
+
+// Uint64 returns the next 64 random bits.
+func (s *cryptoSource) Uint64() uint64 {
+	if s.i > bufSize-8 {
+		// crypto/rand.Read never fails since Go 1.24: on an unusable
+		// system random source the program crashes irrecoverably rather
+		// than return predictable bytes.
+		_, _ = rand.Read(s.buf[:])
+		s.i = 0
+	}
+	v := binary.LittleEndian.Uint64(s.buf[s.i:])
+	s.i += 8
+	return v
+}
+
+// seededSource is a buffered AES-256-CTR keystream.
+type seededSource struct {
+	i      int
+	stream cipher.Stream
+	buf    [bufSize]byte
+}
+
+// seedDomain separates the keys of this package from any other use of SHA-256
+// on a seed.
+const seedDomain = "pate/noise"
+
+// NewSeededSource returns a deterministic Source: the AES-256-CTR keystream
+// under the key SHA-256("pate/noise" || seed as 8 big-endian bytes), with the
+// initial counter block holding stream (8 big-endian bytes) followed by 8 zero
+// bytes. The same seed and stream always give the same bits; different
+// streams give independent-looking, non-overlapping keystreams (each stream
+// owns 2^64 blocks of the counter space), so goroutines can each have their
+// own deterministic stream. The bits are as unpredictable as AES to anyone who
+// does not know the seed, and fully predictable to anyone who does.
+// The returned Source is not safe for concurrent use.
+func NewSeededSource(seed uint64, stream uint64) Source {
+	var in [len(seedDomain) + 8]byte
+	copy(in[:], seedDomain)
+	binary.BigEndian.PutUint64(in[len(seedDomain):], seed)
+	key := sha256.Sum256(in[:])
+	block, err := aes.NewCipher(key[:])
+	if err != nil {
+		// Unreachable: a 32-byte key is always a valid AES-256 key.
+		panic("noise: aes.NewCipher with a 32-byte key: " + err.Error())
+	}
+	var iv [aes.BlockSize]byte
+	binary.BigEndian.PutUint64(iv[:8], stream)
+	return &seededSource{i: bufSize, stream: cipher.NewCTR(block, iv[:])}
+}
+
+// Uint64 returns the next 64 bits of the keystream.
+func (s *seededSource) Uint64() uint64 {
+	if s.i > bufSize-8 {
+		clear(s.buf[:])
+		s.stream.XORKeyStream(s.buf[:], s.buf[:])
+		s.i = 0
+	}
+	v := binary.LittleEndian.Uint64(s.buf[s.i:])
+	s.i += 8
+	return v
+}
+
+// UniformUint64 returns an exactly uniform integer in [0, n), using Lemire's
+// multiply-shift method with rejection ("Fast Random Integer Generation in an
+// Interval", 2019), so there is no modulo bias. By convention n = 0 stands for
+// 2^64: the result is then a full random word.
+func UniformUint64(src Source, n uint64) uint64 {
+	if n == 0 {
+		return src.Uint64()
+	}
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n // 2^64 mod n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+// ErrInvalidParameter reports a parameter outside the domain of a sampler or
+// helper (for example σ ≤ 0, or a number that does not parse).
+var ErrInvalidParameter = errors.New("noise: invalid parameter")
+
+// UniformBig returns an exactly uniform integer in [0, n). n must be positive.
+func UniformBig(src Source, n *big.Int) (*big.Int, error) {
+	if n == nil || n.Sign() <= 0 {
+		return nil, fmt.Errorf("%w: uniform bound must be positive, got %v", ErrInvalidParameter, n)
+	}
+	return uniformBig(src, n), nil
+}
+
+// uniformBig returns a uniform integer in [0, n) for n > 0, by rejection
+// sampling of bitlen(n)-bit candidates (acceptance probability > 1/2).
+func uniformBig(src Source, n *big.Int) *big.Int {
+	if n.IsUint64() {
+		return new(big.Int).SetUint64(UniformUint64(src, n.Uint64()))
+	}
+	nbits := n.BitLen()
+	nbytes := (nbits + 7) / 8
+	buf := make([]byte, (nbytes+7)/8*8)
+	topMask := byte(0xff >> (uint(nbytes*8-nbits) & 7))
+	x := new(big.Int)
+	for {
+		for i := 0; i < len(buf); i += 8 {
+			binary.BigEndian.PutUint64(buf[i:], src.Uint64())
+		}
+		b := buf[len(buf)-nbytes:]
+		b[0] &= topMask
+		x.SetBytes(b)
+		if x.Cmp(n) < 0 {
+			return x
+		}
+	}
+}
