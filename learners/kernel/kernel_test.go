@@ -118,18 +118,15 @@ func checkVotes(t *testing.T, k, c, n int, got []int32, ref refResult) (ambiguou
 	return ambiguousVotes
 }
 
-// paths runs f once per kernel path (fast when available, then pure Go).
+// paths runs f once per kernel path this machine can run (SIMD levels, then
+// pure Go).
 func paths(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	for _, generic := range []bool{false, true} {
-		name := "fast"
-		if generic {
-			name = "generic"
-		}
-		t.Run(name, func(t *testing.T) {
-			old := forceGeneric
-			forceGeneric = generic
-			defer func() { forceGeneric = old }()
+	for _, isa := range supportedISAs() {
+		t.Run(isa.String(), func(t *testing.T) {
+			old := activeISA
+			activeISA = isa
+			defer func() { activeISA = old }()
 			f(t)
 		})
 	}

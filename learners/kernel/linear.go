@@ -87,12 +87,9 @@ func (l *Linear) Votes(x []float32, n int, counts []int32) {
 	}
 	x = x[:n*l.dim]
 	counts = counts[:n*l.classes]
-	if l.packed != nil && !forceGeneric {
+	if l.packed != nil && activeISA != isaGeneric {
 		l.votesFast(x, n, counts)
 		return
 	}
 	l.votesGeneric(x, n, counts)
 }
-
-// forceGeneric makes Votes use the pure-Go path; tests flip it.
-var forceGeneric = false

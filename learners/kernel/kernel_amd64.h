@@ -1,0 +1,19 @@
+// Fused SIMD vote kernels (see kernel_amd64.c). Only built with cgo on amd64.
+#ifndef PATE_KERNEL_AMD64_H
+#define PATE_KERNEL_AMD64_H
+#include <stdint.h>
+
+// ISA levels, matching the Go constants isaAVX2 and isaAVX512.
+#define PATE_ISA_AVX2 1
+#define PATE_ISA_AVX512 2
+
+// pate_cpu_level returns the best ISA level the CPU and OS support (0: none).
+int pate_cpu_level(void);
+
+// pate_votes overwrites counts (n × classes) with the votes of k teachers
+// packed in groups of 16 (see pack.go) on the n rows of x (n × dim).
+// pc is the number of packed classes: 1 for the binary difference layout
+// (classes == 2), classes otherwise.
+void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
+                int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts);
+#endif
