@@ -1,0 +1,143 @@
+package io
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// parquetBufferSize is the read buffer of each column chunk stream
+// (ReaderProperties.BufferedStreamEnabled keeps memory bounded by it
+// instead of loading whole column chunks).
+const parquetBufferSize = 1 << 20
+
+type parquetSource struct {
+	name  string
+	pf    *file.Reader
+	rr    pqarrow.RecordReader
+	out   *arrow.Schema
+	total int64 // rows in the file
+	seen  int64 // rows read so far
+	batch int   // index of the next batch, for error messages
+}
+
+func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
+	props := parquet.NewReaderProperties(opts.Allocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = parquetBufferSize
+	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
+	}
+	s := &parquetSource{name: name, pf: pf, total: pf.NumRows()}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize)}, opts.Allocator)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
+	}
+	full, err := fr.Schema()
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: parquet schema: %w: %w", name, ErrFormat, err)
+	}
+	var leaves []int
+	if len(opts.Columns) > 0 {
+		for _, c := range opts.Columns {
+			i := topLevelIndex(fr.Manifest, c)
+			if i < 0 {
+				s.close()
+				return nil, fmt.Errorf("%s: column %q: %w (have %s)", name, c, ErrNoColumn, fieldNames(full, 12))
+			}
+			leaves = appendLeaves(leaves, &fr.Manifest.Fields[i])
+		}
+		leaves = sortedUnique(leaves)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: parquet columns: %w: %w", name, ErrFormat, err)
+	}
+	s.rr = rr
+	md := full.Metadata()
+	s.out = arrow.NewSchema(stripFieldIDs(rr.Schema().Fields()), &md)
+	return s, nil
+}
+
+// topLevelIndex is the index in m.Fields of the top-level field name, or -1.
+func topLevelIndex(m *pqarrow.SchemaManifest, name string) int {
+	for i := range m.Fields {
+		if m.Fields[i].Field != nil && m.Fields[i].Field.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// appendLeaves appends the leaf column indices under f.
+func appendLeaves(dst []int, f *pqarrow.SchemaField) []int {
+	if f.IsLeaf() {
+		return append(dst, f.ColIndex)
+	}
+	for i := range f.Children {
+		dst = appendLeaves(dst, &f.Children[i])
+	}
+	return dst
+}
+
+func (s *parquetSource) schema() *arrow.Schema    { return s.rr.Schema() }
+func (s *parquetSource) outSchema() *arrow.Schema { return s.out }
+func (s *parquetSource) numRows() int64           { return s.total }
+
+func (s *parquetSource) next() (arrow.Record, error) {
+	if s.rr.Next() {
+		rec := s.rr.Record()
+		rec.Retain()
+		s.seen += rec.NumRows()
+		s.batch++
+		return rec, nil
+	}
+	// pqarrow v15 reports the normal end as io.EOF from Err.
+	if err := s.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: corrupt parquet file at batch %d (rows %d..): %w: %w", s.name, s.batch, s.seen, ErrFormat, err)
+	}
+	if s.seen != s.total {
+		return nil, fmt.Errorf("%s: corrupt parquet file: read %d rows, footer says %d: %w", s.name, s.seen, s.total, ErrFormat)
+	}
+	return nil, io.EOF
+}
+
+func (s *parquetSource) close() error {
+	if s.rr != nil {
+		s.rr.Release()
+		s.rr = nil
+	}
+	// file.Reader.Close would close the *os.File, which the Reader owns.
+	return nil
+}
+
+// stripFieldIDs drops the "PARQUET:field_id" = "-1" field metadata that
+// pqarrow adds to every field of a file written without field ids, so that
+// the same data read from Parquet, Arrow IPC or CSV has equal schemas.
+func stripFieldIDs(fields []arrow.Field) []arrow.Field {
+	out := make([]arrow.Field, len(fields))
+	for i, f := range fields {
+		if v, ok := f.Metadata.GetValue("PARQUET:field_id"); ok && v == "-1" {
+			var keys, vals []string
+			for j, k := range f.Metadata.Keys() {
+				if k != "PARQUET:field_id" {
+					keys, vals = append(keys, k), append(vals, f.Metadata.Values()[j])
+				}
+			}
+			f.Metadata = arrow.NewMetadata(keys, vals)
+		}
+		out[i] = f
+	}
+	return out
+}

@@ -1,0 +1,358 @@
+package io
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// DefaultBatchSize is the number of rows per record batch when
+// ReadOptions.BatchSize is zero.
+const DefaultBatchSize = 65536
+
+// ReadOptions configures Open.
+type ReadOptions struct {
+	// BatchSize is the maximum number of rows per record batch; 0 means
+	// DefaultBatchSize.
+	BatchSize int
+	// Columns projects the input onto these top-level columns, in this
+	// order; nil (or empty) keeps every column. A name the input does not
+	// have is an error wrapping ErrNoColumn.
+	Columns []string
+	// Allocator allocates the record batches; nil means
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Stdin is read when the path is "-"; nil means os.Stdin.
+	Stdin io.Reader
+	// TempDir is where standard input is spooled when it holds Parquet or
+	// an Arrow IPC file (formats that need random access); "" means
+	// os.TempDir().
+	TempDir string
+}
+
+// source yields owned record batches of one input format.
+type source interface {
+	// schema is the schema of the records next returns.
+	schema() *arrow.Schema
+	// next returns the next record, owned by the caller, or io.EOF.
+	next() (arrow.Record, error)
+	// numRows is the total number of rows, or -1 when unknown.
+	numRows() int64
+	close() error
+}
+
+// Reader reads record batches from a Parquet, Arrow IPC or CSV input. It
+// is not safe for concurrent use.
+type Reader struct {
+	name   string // the path, or "stdin" for "-"
+	format Format
+	src    source
+	out    *arrow.Schema // schema after projection
+	proj   []int         // indices into src.schema(), nil = identity
+	batch  int64
+
+	pending arrow.Record // current source record being sliced
+	off     int64        // rows of pending already handed out
+	err     error        // sticky error (io.EOF at the end)
+
+	nrows int64 // src.numRows(), kept after Close
+
+	file  *os.File // the opened input file, if any
+	spool string   // path of the stdin spool file, if any
+}
+
+// Open opens the input at path ("-" for standard input), tells its format
+// apart with SniffFormat and prepares to read it in batches. The caller
+// must Close the Reader.
+func Open(path string, opts ReadOptions) (r *Reader, err error) {
+	if opts.BatchSize < 0 {
+		return nil, fmt.Errorf("%s: negative batch size %d", path, opts.BatchSize)
+	}
+	if opts.BatchSize == 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if err := checkColumnList(path, opts.Columns); err != nil {
+		return nil, err
+	}
+	r = &Reader{name: path, batch: int64(opts.BatchSize)}
+	defer func() {
+		if err != nil {
+			r.Close()
+			r = nil
+		}
+	}()
+
+	var stream io.Reader // sequential access, for IPC stream and CSV
+	if path == "-" {
+		r.name = "stdin"
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		br := bufio.NewReaderSize(in, 1<<16)
+		head, perr := br.Peek(sniffLen)
+		if perr != nil && !errors.Is(perr, io.EOF) && !errors.Is(perr, bufio.ErrBufferFull) {
+			return r, fmt.Errorf("%s: %w", r.name, perr)
+		}
+		if r.format, err = SniffFormat(head, r.name); err != nil {
+			return r, err
+		}
+		if r.format == FormatParquet || r.format == FormatIPCFile {
+			if err := r.spoolStdin(br, opts.TempDir); err != nil {
+				return r, err
+			}
+		} else {
+			stream = br
+		}
+	} else {
+		f, oerr := os.Open(path)
+		if oerr != nil {
+			return r, oerr // *fs.PathError names the path
+		}
+		r.file = f
+		head := make([]byte, sniffLen)
+		n, rerr := f.ReadAt(head, 0)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return r, fmt.Errorf("%s: %w", path, rerr)
+		}
+		if r.format, err = SniffFormat(head[:n], path); err != nil {
+			return r, err
+		}
+		stream = bufio.NewReaderSize(f, 1<<16)
+	}
+
+	err = r.guard("open", func() error {
+		var err error
+		switch r.format {
+		case FormatParquet:
+			r.src, err = openParquet(r.file, r.name, opts)
+		case FormatIPCFile:
+			r.src, err = openIPCFile(r.file, r.name, opts)
+		case FormatIPCStream:
+			r.src, err = openIPCStream(stream, r.name, opts)
+		case FormatCSV:
+			r.src, err = openCSV(stream, r.name, opts)
+		}
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	r.nrows = r.src.numRows()
+	return r, r.project(opts.Columns)
+}
+
+func checkColumnList(path string, cols []string) error {
+	seen := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		if seen[c] {
+			return fmt.Errorf("%s: column %q listed twice", path, c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
+// spoolStdin copies standard input into a temporary file and makes it the
+// Reader's file.
+func (r *Reader) spoolStdin(in io.Reader, dir string) error {
+	f, err := os.CreateTemp(dir, "pate-stdin-*.spool")
+	if err != nil {
+		return fmt.Errorf("stdin: spooling %s input: %w", r.format, err)
+	}
+	r.file, r.spool = f, f.Name()
+	if _, err := io.Copy(f, in); err != nil {
+		return fmt.Errorf("stdin: spooling %s input to %s: %w", r.format, f.Name(), err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("stdin: spooling %s input to %s: %w", r.format, f.Name(), err)
+	}
+	return nil
+}
+
+// project sets the output schema and the column mapping for cols.
+func (r *Reader) project(cols []string) error {
+	in := r.src.schema()
+	if len(cols) == 0 {
+		r.out = in
+		if ps, ok := r.src.(interface{ outSchema() *arrow.Schema }); ok {
+			r.out = ps.outSchema()
+		}
+		return nil
+	}
+	fields := make([]arrow.Field, len(cols))
+	r.proj = make([]int, len(cols))
+	for i, c := range cols {
+		idx := in.FieldIndices(c)
+		if len(idx) == 0 {
+			return fmt.Errorf("%s: column %q: %w (have %s)", r.name, c, ErrNoColumn, fieldNames(in, 12))
+		}
+		r.proj[i] = idx[0]
+		fields[i] = in.Field(idx[0])
+	}
+	md := in.Metadata()
+	if ps, ok := r.src.(interface{ outSchema() *arrow.Schema }); ok {
+		md = ps.outSchema().Metadata()
+		for i, j := range r.proj {
+			fields[i] = ps.outSchema().Field(j)
+		}
+	}
+	r.out = arrow.NewSchema(fields, &md)
+	return nil
+}
+
+func fieldNames(s *arrow.Schema, max int) string {
+	names := make([]string, 0, min(s.NumFields(), max))
+	for i, f := range s.Fields() {
+		if i == max {
+			return fmt.Sprintf("%q and %d more", names, s.NumFields()-max)
+		}
+		names = append(names, f.Name)
+	}
+	return fmt.Sprintf("%q", names)
+}
+
+// guard runs fn, turning a panic into an error wrapping ErrFormat.
+func (r *Reader) guard(what string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: corrupt %s file (%s): %v: %w", r.name, r.format, what, p, ErrFormat)
+		}
+	}()
+	return fn()
+}
+
+// Schema returns the schema of the batches Read returns, after projection
+// (columns in the order of ReadOptions.Columns). Its metadata is the
+// input's schema metadata, where the format keeps one.
+func (r *Reader) Schema() *arrow.Schema { return r.out }
+
+// Format returns the input's format.
+func (r *Reader) Format() Format { return r.format }
+
+// NumRows returns the number of rows of the input, or -1 when it is not
+// known before reading (Arrow IPC files and streams, CSV).
+func (r *Reader) NumRows() int64 { return r.nrows }
+
+// Read returns the next record batch, with between 1 and BatchSize rows.
+// The caller owns it and must Release it. At the end of the input Read
+// returns io.EOF. Errors name the input and wrap ErrFormat when its bytes
+// are corrupt; after an error every later Read returns the same error.
+func (r *Reader) Read() (arrow.Record, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	var rec arrow.Record
+	err := r.guard("read", func() error {
+		var err error
+		rec, err = r.read()
+		return err
+	})
+	if err != nil {
+		if rec != nil {
+			rec.Release()
+		}
+		r.err = err
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (r *Reader) read() (arrow.Record, error) {
+	for {
+		if r.pending != nil {
+			n := r.pending.NumRows()
+			if r.off < n {
+				end := min(n, r.off+r.batch)
+				var rec arrow.Record
+				if r.off == 0 && end == n {
+					rec, r.pending = r.pending, nil
+				} else {
+					rec = r.pending.NewSlice(r.off, end)
+					r.off = end
+				}
+				out := r.reshape(rec)
+				rec.Release()
+				return out, nil
+			}
+			r.pending.Release()
+			r.pending = nil
+		}
+		rec, err := r.src.next()
+		if err != nil {
+			return nil, err
+		}
+		r.pending, r.off = rec, 0
+	}
+}
+
+// reshape returns a new record with the output schema and the projected
+// columns of rec; rec is not released.
+func (r *Reader) reshape(rec arrow.Record) arrow.Record {
+	if r.proj == nil {
+		if rec.Schema() == r.out {
+			rec.Retain()
+			return rec
+		}
+		return newRecord(r.out, rec.Columns(), rec.NumRows())
+	}
+	cols := make([]arrow.Array, len(r.proj))
+	for i, j := range r.proj {
+		cols[i] = rec.Column(j)
+	}
+	return newRecord(r.out, cols, rec.NumRows())
+}
+
+// Close releases the Reader's resources, closes its file and removes any
+// standard-input spool file. It is safe to call more than once.
+func (r *Reader) Close() error {
+	var errs []error
+	if r.pending != nil {
+		r.pending.Release()
+		r.pending = nil
+	}
+	if r.src != nil {
+		if err := r.guard("close", r.src.close); err != nil {
+			errs = append(errs, err)
+		}
+		r.src = nil
+	}
+	if r.file != nil {
+		if err := r.file.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		r.file = nil
+	}
+	if r.spool != "" {
+		if err := os.Remove(r.spool); err != nil {
+			errs = append(errs, err)
+		}
+		r.spool = ""
+	}
+	if r.err == nil {
+		r.err = fmt.Errorf("%s: reader is closed", r.name)
+	}
+	return errors.Join(errs...)
+}
+
+// sortedUnique returns the sorted, de-duplicated values of ints.
+func sortedUnique(ints []int) []int {
+	out := slices.Clone(ints)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// newRecord builds a record with schema s from cols, which it retains.
+func newRecord(s *arrow.Schema, cols []arrow.Array, rows int64) arrow.Record {
+	return array.NewRecord(s, cols, rows)
+}

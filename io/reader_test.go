@@ -1,0 +1,311 @@
+package io
+
+import (
+	"bytes"
+	"errors"
+	stdio "io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+func TestSniffFormat(t *testing.T) {
+	tests := []struct {
+		name, file string
+		head       []byte
+		want       Format
+		wantErr    bool
+	}{
+		{"parquet", "x.bin", []byte("PAR1\x15\x04"), FormatParquet, false},
+		{"ipc file", "x", []byte("ARROW1\x00\x00\xff\xff\xff\xff"), FormatIPCFile, false},
+		{"ipc stream", "x", []byte{0xff, 0xff, 0xff, 0xff, 0x10, 0x01, 0, 0}, FormatIPCStream, false},
+		{"old ipc stream", "x", []byte{0x10, 0x01, 0, 0, 0x10, 0, 0, 0}, FormatIPCStream, false},
+		{"csv by text", "data.txt", []byte("a,b\n1,2\n"), FormatCSV, false},
+		{"csv by name", "DATA.CSV", []byte{0, 1, 2, 3}, FormatCSV, false},
+		{"utf8 text", "-", []byte("näme,ß\n1,2"), FormatCSV, false},
+		{"empty", "e.parquet", nil, 0, true},
+		{"garbage", "g.bin", []byte{0x01, 0x02, 0x00, 0x9f, 0xff, 0x00, 0x13, 0x07}, 0, true},
+		{"short stream marker", "s", []byte{0xff, 0xff, 0xff}, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := SniffFormat(tc.head, tc.file)
+			if tc.wantErr {
+				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.file) {
+					t.Fatalf("SniffFormat = %v, %v; want an ErrFormat naming %q", got, err, tc.file)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("SniffFormat = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadTestdata(t *testing.T) {
+	tests := []struct {
+		name      string
+		file      string
+		cols      []string
+		batch     int
+		wantRows  int64
+		wantCols  []string // first columns of the schema, in order
+		nullCheck map[string]int
+	}{
+		{"adult batch 1", "adult_train.parquet", []string{"workclass", "age"}, 1, 32561, []string{"workclass", "age"}, map[string]int{"workclass": 1836}},
+		{"adult batch 1000", "adult_train.parquet", nil, 1000, 32561, []string{"age", "workclass", "fnlwgt", "education"}, map[string]int{"workclass": 1836, "age": 0}},
+		{"adult default batch", "adult_train.parquet", nil, 0, 32561, []string{"age", "workclass"}, map[string]int{"workclass": 1836}},
+		{"adult batch 65536 projected", "adult_train.parquet", []string{"income", "fnlwgt"}, 65536, 32561, []string{"income", "fnlwgt"}, nil},
+		{"digits", "digits.parquet", nil, 1000, 1797, []string{"pixel_0_0", "pixel_0_1"}, nil},
+		{"digits projected", "digits.parquet", []string{"pixel_7_7"}, 500, 1797, []string{"pixel_7_7"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			path := filepath.Join(testdata, tc.file)
+			r, err := Open(path, ReadOptions{BatchSize: tc.batch, Columns: tc.cols, Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.NumRows() != tc.wantRows || r.Format() != FormatParquet {
+				t.Errorf("NumRows, Format = %d, %v; want %d, parquet", r.NumRows(), r.Format(), tc.wantRows)
+			}
+			r.Close()
+			s, recs, _ := readAll(t, path, ReadOptions{BatchSize: tc.batch, Columns: tc.cols, Allocator: mem})
+			defer releaseAll(recs)
+			if tc.cols != nil && s.NumFields() != len(tc.cols) {
+				t.Errorf("%d fields, want %d", s.NumFields(), len(tc.cols))
+			}
+			for i, c := range tc.wantCols {
+				if s.Field(i).Name != c {
+					t.Errorf("field %d = %q, want %q", i, s.Field(i).Name, c)
+				}
+			}
+			var rows int64
+			nulls := map[string]int{}
+			for _, rec := range recs {
+				rows += rec.NumRows()
+				for i, col := range rec.Columns() {
+					nulls[s.Field(i).Name] += col.NullN()
+				}
+			}
+			if rows != tc.wantRows {
+				t.Errorf("read %d rows, want %d", rows, tc.wantRows)
+			}
+			for c, n := range tc.nullCheck {
+				if nulls[c] != n {
+					t.Errorf("column %q: %d nulls, want %d", c, nulls[c], n)
+				}
+			}
+		})
+	}
+}
+
+func TestReadFormats(t *testing.T) {
+	const rows = 2500
+	dir := t.TempDir()
+	paths := writeFixtures(t, dir, rows, 700)
+	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
+	defer releaseAll(want)
+	projections := [][]string{nil, {"name", "id"}, {"flag"}}
+	for _, format := range []Format{FormatParquet, FormatIPCFile, FormatIPCStream, FormatCSV} {
+		for _, batch := range []int{1, 1000, 65536} {
+			for _, cols := range projections {
+				name := format.String() + "/batch=" + itoa(batch) + "/cols=" + strings.Join(cols, "+")
+				t.Run(name, func(t *testing.T) {
+					mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+					defer mem.AssertSize(t, 0)
+					s, got, f := readAll(t, paths[format], ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
+					defer releaseAll(got)
+					if f != format {
+						t.Errorf("format %v, want %v", f, format)
+					}
+					ws, wantRecs := fixtureSchema, want
+					if cols != nil {
+						ws, wantRecs = projectRecords(want, cols)
+						defer releaseAll(wantRecs)
+					}
+					if !s.Equal(ws) {
+						t.Fatalf("schema %v, want %v", s, ws)
+					}
+					sameRows(t, s, got, wantRecs)
+				})
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestReadStdin(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeFixtures(t, dir, 900, 400)
+	want := fixtureRecords(memory.NewGoAllocator(), 900, 900)
+	defer releaseAll(want)
+	for _, format := range []Format{FormatParquet, FormatIPCFile, FormatIPCStream, FormatCSV} {
+		t.Run(format.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			b, err := os.ReadFile(paths[format])
+			if err != nil {
+				t.Fatal(err)
+			}
+			spool := t.TempDir()
+			s, got, f := readAll(t, "-", ReadOptions{BatchSize: 256, Allocator: mem, Stdin: bytes.NewReader(b), TempDir: spool})
+			defer releaseAll(got)
+			if f != format {
+				t.Errorf("format %v, want %v", f, format)
+			}
+			sameRows(t, s, got, want)
+			if left, _ := os.ReadDir(spool); len(left) != 0 {
+				t.Errorf("spool files left after Close: %v", left)
+			}
+		})
+	}
+}
+
+// TestReadMetadata checks that schema metadata survives reading (IPC, and
+// Parquet written with the Arrow schema stored) and projection.
+func TestReadMetadata(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	md := arrow.NewMetadata([]string{"pate.version"}, []string{"1.2.3"})
+	s := arrow.NewSchema(fixtureSchema.Fields(), &md)
+	recs := fixtureRecords(mem, 50, 50)
+	defer releaseAll(recs)
+	dir := t.TempDir()
+	pq := filepath.Join(dir, "m.parquet")
+	if err := WriteParquet(pq, s, recs, ParquetOptions{StoreSchema: true, Allocator: mem}); err != nil {
+		t.Fatal(err)
+	}
+	ipcPath := filepath.Join(dir, "m.arrow")
+	if err := os.WriteFile(ipcPath, encodeIPC(t, s, recs, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{pq, ipcPath} {
+		for _, cols := range [][]string{nil, {"x"}} {
+			t.Run(filepath.Base(p)+strings.Join(cols, ","), func(t *testing.T) {
+				got, recs, _ := readAll(t, p, ReadOptions{Allocator: mem, Columns: cols})
+				releaseAll(recs)
+				if v, ok := got.Metadata().GetValue("pate.version"); !ok || v != "1.2.3" {
+					t.Errorf("metadata %v, want pate.version=1.2.3", got.Metadata())
+				}
+			})
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	adult, err := os.ReadFile(filepath.Join(testdata, "adult_train.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fx := writeFixtures(t, t.TempDir(), 300, 100)
+	ipcBytes, _ := os.ReadFile(fx[FormatIPCFile])
+	streamBytes, _ := os.ReadFile(fx[FormatIPCStream])
+	tests := []struct {
+		name   string
+		path   string
+		cols   []string
+		target error // errors.Is target, or nil for any error
+	}{
+		{"missing file", filepath.Join(dir, "nope.parquet"), nil, os.ErrNotExist},
+		{"misspelt column", filepath.Join(testdata, "adult_train.parquet"), []string{"agee"}, ErrNoColumn},
+		{"misspelt column csv", fx[FormatCSV], []string{"ID"}, ErrNoColumn},
+		{"misspelt column ipc", fx[FormatIPCFile], []string{"nam"}, ErrNoColumn},
+		{"truncated parquet", write("half.parquet", adult[:len(adult)/2]), nil, ErrFormat},
+		{"parquet without footer", write("nofoot.parquet", adult[:len(adult)-4]), nil, ErrFormat},
+		{"parquet body cut", write("cut.parquet", append(append([]byte{}, adult[:len(adult)/3]...), adult[len(adult)*2/3:]...)), nil, ErrFormat},
+		{"truncated ipc file", write("half.arrow", ipcBytes[:len(ipcBytes)/2]), nil, ErrFormat},
+		{"truncated ipc stream", write("half.arrows", streamBytes[:len(streamBytes)/2]), nil, ErrFormat},
+		{"garbage", write("garbage.bin", []byte{0x00, 0x9f, 0x13, 0x00, 0xfe, 0x01, 0x02, 0x03, 0x04}), nil, ErrFormat},
+		{"empty file", write("empty.parquet", nil), nil, ErrFormat},
+		{"csv ragged", write("ragged.csv", []byte("a,b\n1,2\n3\n")), nil, ErrFormat},
+		{"csv late type change", write("late.csv", []byte("a\n"+strings.Repeat("1\n", csvInferRows)+"x\n")), nil, ErrFormat},
+		{"csv header only is fine but empty is not", write("e.csv", []byte("")), nil, ErrFormat},
+		{"directory", dir, nil, nil},
+		{"duplicate column", fx[FormatCSV], []string{"id", "id"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			err := readErr(tc.path, ReadOptions{Columns: tc.cols, Allocator: mem})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tc.target != nil && !errors.Is(err, tc.target) {
+				t.Errorf("error %v is not %v", err, tc.target)
+			}
+			if !strings.Contains(err.Error(), tc.path) {
+				t.Errorf("error %q does not name %s", err, tc.path)
+			}
+			if tc.name == "misspelt column" && !strings.Contains(err.Error(), "agee") {
+				t.Errorf("error %q does not name the column", err)
+			}
+		})
+	}
+}
+
+// readErr opens and reads path to the end and returns the first error
+// (nil at a clean end), releasing everything.
+func readErr(path string, opts ReadOptions) error {
+	r, err := Open(path, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Read()
+		if err != nil {
+			if errors.Is(err, stdio.EOF) {
+				return nil
+			}
+			return err
+		}
+		rec.Release()
+	}
+}
+
+// TestCSVInference checks the inferred types and null handling.
+func TestCSVInference(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	in := "\ufeffi,f,b,s,e,big\n1,1.5,true,a,,99999999999999999999\n,2,FALSE,,,1\n-3,1e3,,c,,2\n"
+	_, recs, _ := readAll(t, "-", ReadOptions{Allocator: mem, Stdin: strings.NewReader(in)})
+	defer releaseAll(recs)
+	s := recs[0].Schema()
+	want := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean,
+		arrow.BinaryTypes.String, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64}
+	names := []string{"i", "f", "b", "s", "e", "big"}
+	for i, dt := range want {
+		if !arrow.TypeEqual(s.Field(i).Type, dt) || s.Field(i).Name != names[i] || !s.Field(i).Nullable {
+			t.Errorf("field %d = %v, want %s %v nullable", i, s.Field(i), names[i], dt)
+		}
+	}
+	rec := recs[0]
+	if rec.NumRows() != 3 || rec.Column(0).NullN() != 1 || rec.Column(3).NullN() != 1 || rec.Column(4).NullN() != 3 {
+		t.Errorf("rows/nulls wrong: %v", rec)
+	}
+	if v := rec.Column(1).(*array.Float64).Value(2); v != 1000 {
+		t.Errorf("f[2] = %v, want 1000", v)
+	}
+	if v := rec.Column(2).(*array.Boolean).Value(1); v {
+		t.Errorf("b[1] = true, want false")
+	}
+}
