@@ -1,0 +1,279 @@
+package learners
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+var testFeatures = []string{"f", "i", "s", "ls", "d", "b", "u"}
+
+// testRecord builds a 6-row record with every supported column kind, plus an
+// unsupported list column "l".
+func testRecord(t *testing.T, mem memory.Allocator) arrow.Record {
+	t.Helper()
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "ls", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "d", Type: dictType, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
+		{Name: "u", Type: arrow.PrimitiveTypes.Uint8},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	valid := []bool{true, true, false, true, true, true}
+	b.Field(0).(*array.Float64Builder).AppendValues([]float64{1, 2, 0, math.NaN(), math.Inf(1), math.Inf(-1)}, valid)
+	b.Field(1).(*array.Int32Builder).AppendValues([]int32{5, 5, 5, 5, 5, 5}, nil)
+	b.Field(2).(*array.StringBuilder).AppendValues([]string{"a", "b", "b", "c", "", "a"}, []bool{true, true, true, true, false, true})
+	b.Field(3).(*array.LargeStringBuilder).AppendValues([]string{"x", "x", "y", "", "z", "z"}, []bool{true, true, true, false, true, true})
+	db := b.Field(4).(*array.BinaryDictionaryBuilder)
+	for _, v := range []string{"p", "q", "q", "", "p", "q"} {
+		if v == "" {
+			db.AppendNull()
+		} else if err := db.AppendString(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Field(5).(*array.BooleanBuilder).AppendValues([]bool{true, false, false, true, true, false}, []bool{true, true, false, true, true, true})
+	lb := b.Field(6).(*array.ListBuilder)
+	for range 6 {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Int64Builder).Append(1)
+	}
+	b.Field(7).(*array.Uint8Builder).AppendValues([]uint8{0, 1, 2, 3, 4, 5}, nil)
+	return b.NewRecord()
+}
+
+// wantRows is the encoding of testRecord with TopK 2:
+// f, f=<missing>, i, s=a, s=b, s=<other>, s=<missing>, ls=x, ls=z, ls=<other>,
+// ls=<missing>, d=q, d=p, d=<other>, d=<missing>, b, b=<missing>, u.
+func wantRows() [][]float32 {
+	su := float32(math.Sqrt(17.5 / 6))
+	u := func(v float32) float32 { return (v - 2.5) / su }
+	return [][]float32{
+		{-1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, u(0)},
+		{1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, u(1)},
+		{0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, u(2)},
+		{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, u(3)},
+		{1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, u(4)},
+		{-1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, u(5)},
+	}
+}
+
+func checkRows(t *testing.T, x *Matrix, want [][]float32) {
+	t.Helper()
+	if x.Rows != len(want) {
+		t.Fatalf("%d rows, want %d", x.Rows, len(want))
+	}
+	for i, w := range want {
+		got := x.Row(i)
+		for j := range w {
+			if math.Abs(float64(got[j]-w[j])) > 1e-6 {
+				t.Fatalf("row %d:\n got %v\nwant %v", i, got, w)
+			}
+		}
+	}
+}
+
+func TestEncoder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem)
+	defer rec.Release()
+
+	enc, err := FitEncoder(rec.Schema(), testFeatures, []arrow.Record{rec}, EncoderOptions{TopK: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := []string{"f", "f=<missing>", "i", "s=a", "s=b", "s=<other>", "s=<missing>",
+		"ls=x", "ls=z", "ls=<other>", "ls=<missing>", "d=q", "d=p", "d=<other>", "d=<missing>",
+		"b", "b=<missing>", "u"}
+	if got := enc.FeatureNames(); !reflect.DeepEqual(got, wantNames) {
+		t.Fatalf("FeatureNames() = %v\nwant %v", got, wantNames)
+	}
+	if enc.Dim() != len(wantNames) {
+		t.Fatalf("Dim() = %d, want %d", enc.Dim(), len(wantNames))
+	}
+	if got := enc.Features(); !reflect.DeepEqual(got, testFeatures) {
+		t.Fatalf("Features() = %v", got)
+	}
+
+	// Columns in another order plus unrelated ones, and slices with offsets.
+	perm := array.NewRecord(
+		arrow.NewSchema([]arrow.Field{rec.Schema().Field(7), rec.Schema().Field(6), rec.Schema().Field(5), rec.Schema().Field(4),
+			rec.Schema().Field(3), rec.Schema().Field(2), rec.Schema().Field(1), rec.Schema().Field(0)}, nil),
+		[]arrow.Array{rec.Column(7), rec.Column(6), rec.Column(5), rec.Column(4), rec.Column(3), rec.Column(2), rec.Column(1), rec.Column(0)}, rec.NumRows())
+	defer perm.Release()
+	sl := rec.NewSlice(2, 5)
+	defer sl.Release()
+
+	tests := []struct {
+		name string
+		rec  arrow.Record
+		want [][]float32
+	}{
+		{"same order", rec, wantRows()},
+		{"permuted columns", perm, wantRows()},
+		{"slice 2..5", sl, wantRows()[2:5]},
+	}
+	x := NewMatrix(0, enc.Dim())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range x.Data {
+				x.Data[i] = 42 // stale contents must be overwritten
+			}
+			if err := enc.Encode(tc.rec, x); err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, x, tc.want)
+		})
+	}
+
+	t.Run("json round trip", func(t *testing.T) {
+		b, err := json.Marshal(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Encoder
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		y := NewMatrix(0, back.Dim())
+		if err := back.Encode(rec, y); err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, y, wantRows())
+	})
+
+	t.Run("sample limit", func(t *testing.T) {
+		e2, err := FitEncoder(rec.Schema(), []string{"u"}, []arrow.Record{rec}, EncoderOptions{MaxSampleRows: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := e2.Columns[0]; c.Mean != 0.5 || c.Std != 0.5 {
+			t.Fatalf("mean %v std %v over the first 2 rows, want 0.5 and 0.5", c.Mean, c.Std)
+		}
+	})
+}
+
+func TestEncoderErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem)
+	defer rec.Release()
+
+	fitTests := []struct {
+		name     string
+		features []string
+		want     []string
+	}{
+		{"unsupported list", []string{"f", "l"}, []string{`"l"`, "list"}},
+		{"missing column", []string{"nope"}, []string{`"nope"`}},
+		{"no features", nil, []string{"no feature"}},
+		{"duplicate", []string{"f", "f"}, []string{"twice"}},
+	}
+	for _, tc := range fitTests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FitEncoder(rec.Schema(), tc.features, []arrow.Record{rec}, EncoderOptions{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+
+	enc, err := FitEncoder(rec.Schema(), []string{"f", "s", "b", "d"}, []arrow.Record{rec}, EncoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(name string, typ arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: typ, Nullable: true} }
+	base := []arrow.Field{
+		field("f", arrow.PrimitiveTypes.Float64), field("s", arrow.BinaryTypes.String),
+		field("b", arrow.FixedWidthTypes.Boolean), field("d", arrow.BinaryTypes.String),
+	}
+	with := func(i int, f arrow.Field) *arrow.Schema {
+		fs := append([]arrow.Field(nil), base...)
+		fs[i] = f
+		return arrow.NewSchema(fs, nil)
+	}
+	schemaTests := []struct {
+		name   string
+		schema *arrow.Schema
+		want   []string // empty: compatible
+	}{
+		{"identical", arrow.NewSchema(base, nil), nil},
+		{"int for float", with(0, field("f", arrow.PrimitiveTypes.Int16)), nil},
+		{"large string for dictionary", with(3, field("d", arrow.BinaryTypes.LargeString)), nil},
+		{"string for float", with(0, field("f", arrow.BinaryTypes.String)), []string{`"f"`, "utf8", "float64"}},
+		{"float for string", with(1, field("s", arrow.PrimitiveTypes.Float32)), []string{`"s"`, "float32", "utf8"}},
+		{"int for bool", with(2, field("b", arrow.PrimitiveTypes.Int8)), []string{`"b"`, "int8", "bool"}},
+		{"missing", arrow.NewSchema(base[:3], nil), []string{`"d"`, "missing"}},
+	}
+	for _, tc := range schemaTests {
+		t.Run("CheckSchema/"+tc.name, func(t *testing.T) {
+			err := enc.CheckSchema(tc.schema)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrSchemaMismatch) {
+				t.Fatalf("err = %v, want ErrSchemaMismatch", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("Encode/mismatch", func(t *testing.T) {
+		bad := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "f", Type: rec.Column(2).DataType()}}, nil), []arrow.Array{rec.Column(2)}, rec.NumRows())
+		defer bad.Release()
+		e1, err := FitEncoder(rec.Schema(), []string{"f"}, []arrow.Record{rec}, EncoderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e1.Encode(bad, NewMatrix(0, e1.Dim())); !errors.Is(err, ErrSchemaMismatch) {
+			t.Fatalf("err = %v, want ErrSchemaMismatch", err)
+		}
+	})
+}
+
+func TestEncodeAllocs(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem)
+	defer rec.Release()
+	enc, err := FitEncoder(rec.Schema(), []string{"f", "i", "s", "ls", "b", "u"}, []arrow.Record{rec}, EncoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewMatrix(6, enc.Dim())
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := enc.Encode(rec, x); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Only the per-batch column look-ups allocate (FieldIndices), never per row.
+	if allocs > float64(2*len(enc.Columns)) {
+		t.Errorf("Encode allocates %v times per batch", allocs)
+	}
+}
