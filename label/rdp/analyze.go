@@ -1,0 +1,290 @@
+package rdp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// AnalyzeParams configures Analyze (the PATE 2018 Table 2 analysis).
+type AnalyzeParams struct {
+	// Mechanism is "confident-gnmax", "gnmax" or "lnmax".
+	Mechanism string
+	// Threshold and Sigma1 configure the Confident-GNMax threshold step.
+	Threshold, Sigma1 float64
+	// Sigma2 is the GNMax noise (σ of the answer step).
+	Sigma2 float64
+	// Queries truncates the votes to the first Queries rows (0 = all).
+	Queries int
+	// Delta is the target δ.
+	Delta float64
+	// Orders are the Rényi orders (nil = DefaultOrders).
+	Orders []float64
+	// Conversion is "classic" (default, as the paper) or "improved".
+	Conversion string
+	// Beta and SigmaSS fix the smooth-sensitivity release (0 = skip SS,
+	// unless OptimizeSS).
+	Beta, SigmaSS float64
+	// OptimizeSS chooses β and σ_SS as the reference table script does
+	// (minimising ε + 2·std over β ∈ [0.3/λ, 0.495/λ) in steps of 0.01/λ).
+	// The choice looks at the votes and is itself not private.
+	OptimizeSS bool
+	// LaplaceScale is the LNMax Laplace scale b (per-query ε = 2/b).
+	LaplaceScale float64
+	// Teachers overrides the number of teachers (0 = the row sum of the votes,
+	// which must be the same on every row).
+	Teachers int
+}
+
+// AnalyzeResult holds Analyze's figures. They are computed from the vote
+// histograms: the data-dependent ones are not private unless released via
+// SmoothSensitivity.
+type AnalyzeResult struct {
+	Queries              int
+	ExpectedAnswered     float64
+	EpsDataDependent     float64
+	OrderDataDependent   float64
+	EpsDataIndependent   float64
+	OrderDataIndependent float64
+	// SmoothSensitivity is nil when not asked for, or when both steps are
+	// data-independent at the optimal order (nothing to sanitize).
+	SmoothSensitivity *SSResult
+}
+
+// SSResult is the smooth-sensitivity release of the data-dependent ε (the
+// paper's "ε ± std"): Eps is the data-dependent RDP plus the cost of the
+// GNSS release, converted at Order; Std is the std of the added noise,
+// SS_β·σ_SS.
+type SSResult struct {
+	Eps, Std, Order float64
+	// Beta, SigmaSS are the parameters used; SS is the β-smooth sensitivity
+	// of the cumulative (expected) data-dependent RDP at Order.
+	Beta, SigmaSS, SS float64
+	// EpsBeforeSS is the data-dependent ε at Order; GNSSCost the RDP of the
+	// release.
+	EpsBeforeSS, GNSSCost float64
+	// DataIndependentStep1/2 tell which steps were data-independent at Order.
+	DataIndependentStep1, DataIndependentStep2 bool
+	// ConditionC5, ConditionC6 are the checks of CheckConditions(σ2, m, Order).
+	// When they do not both hold the analysis is not valid and Eps is +Inf.
+	ConditionC5, ConditionC6 bool
+}
+
+// Analyze runs the PATE 2018 privacy analysis over vote histograms exactly as
+// ICLR2018/smooth_sensitivity_table.py does: per query the threshold cost
+// plus Pr[answered] times the GNMax cost (expected cost), summed per order,
+// converted to (ε, δ); the same with data-independent curves; and optionally
+// the smooth-sensitivity release at the data-dependent optimal order.
+func Analyze(votes [][]int64, p AnalyzeParams) (*AnalyzeResult, error) {
+	if len(votes) == 0 {
+		return nil, errors.New("rdp: analyze: no votes")
+	}
+	if !(p.Delta > 0 && p.Delta < 1) {
+		return nil, fmt.Errorf("rdp: analyze: delta %v must be in (0, 1)", p.Delta)
+	}
+	orders := p.Orders
+	if len(orders) == 0 {
+		orders = DefaultOrders()
+	}
+	for _, o := range orders {
+		if !(o > 1) {
+			return nil, fmt.Errorf("rdp: analyze: order %v must be > 1", o)
+		}
+	}
+	var convert func(orders, rdp []float64, delta float64) (float64, float64)
+	switch p.Conversion {
+	case "", "classic":
+		convert = EpsClassic
+	case "improved":
+		convert = EpsImproved
+	default:
+		return nil, fmt.Errorf("rdp: analyze: unknown conversion %q (classic|improved)", p.Conversion)
+	}
+	n := len(votes)
+	if p.Queries > 0 {
+		if p.Queries > n {
+			return nil, fmt.Errorf("rdp: analyze: %d queries asked, only %d vote rows", p.Queries, n)
+		}
+		n = p.Queries
+	}
+	votes = votes[:n]
+	m := len(votes[0])
+	if m < 2 {
+		return nil, fmt.Errorf("rdp: analyze: %d classes, need at least 2", m)
+	}
+	teachers := p.Teachers
+	for i, v := range votes {
+		if len(v) != m {
+			return nil, fmt.Errorf("rdp: analyze: row %d has %d classes, want %d", i, len(v), m)
+		}
+		var s int64
+		for _, c := range v {
+			if c < 0 {
+				return nil, fmt.Errorf("rdp: analyze: row %d has a negative count", i)
+			}
+			s += c
+		}
+		if p.Teachers == 0 {
+			if i == 0 {
+				teachers = int(s)
+			} else if int(s) != teachers {
+				return nil, fmt.Errorf("rdp: analyze: row %d has %d votes, row 0 has %d", i, s, teachers)
+			}
+		}
+	}
+	if teachers < 1 {
+		return nil, errors.New("rdp: analyze: no teachers")
+	}
+
+	dep := make([]float64, len(orders))
+	ind := make([]float64, len(orders))
+	var answered float64
+	switch p.Mechanism {
+	case "confident-gnmax", "gnmax":
+		if !(p.Sigma2 > 0) {
+			return nil, fmt.Errorf("rdp: analyze: sigma2 %v must be > 0", p.Sigma2)
+		}
+		conf := p.Mechanism == "confident-gnmax"
+		if conf && !(p.Sigma1 > 0) {
+			return nil, fmt.Errorf("rdp: analyze: sigma1 %v must be > 0", p.Sigma1)
+		}
+		indStep1 := make([]float64, len(orders))
+		if conf {
+			indStep1 = ThresholdRDP(p.Sigma1, orders)
+		}
+		indStep2 := GaussianRDP(p.Sigma2, orders)
+		for _, v := range votes {
+			pr := 1.0
+			step1 := make([]float64, len(orders))
+			if conf {
+				lp := LogPrAnswered(p.Threshold, p.Sigma1, v)
+				step1 = ThresholdDataDependentRDP(lp, p.Sigma1, orders)
+				pr = math.Exp(lp)
+			}
+			step2 := GaussianDataDependentRDP(LogQGaussian(v, p.Sigma2), p.Sigma2, orders)
+			for j := range orders {
+				dep[j] += step1[j] + step2[j]*pr
+				ind[j] += indStep1[j] + indStep2[j]*pr
+			}
+			answered += pr
+		}
+	case "lnmax":
+		b := p.LaplaceScale
+		if !(b > 0) {
+			return nil, fmt.Errorf("rdp: analyze: laplace scale %v must be > 0", b)
+		}
+		pure := PureDP(2/b, orders)
+		for _, v := range votes {
+			c := PureEpsRDP(LogQLaplace(v, b), 2/b, orders)
+			for j := range orders {
+				dep[j] += c[j]
+				ind[j] += pure[j]
+			}
+		}
+		answered = float64(n)
+	default:
+		return nil, fmt.Errorf("rdp: analyze: unknown mechanism %q (confident-gnmax|gnmax|lnmax)", p.Mechanism)
+	}
+	res := &AnalyzeResult{Queries: n, ExpectedAnswered: answered}
+	res.EpsDataDependent, res.OrderDataDependent = convert(orders, dep, p.Delta)
+	res.EpsDataIndependent, res.OrderDataIndependent = convert(orders, ind, p.Delta)
+
+	wantSS := p.OptimizeSS || (p.Beta > 0 && p.SigmaSS > 0)
+	if !wantSS {
+		return res, nil
+	}
+	if p.Mechanism == "lnmax" {
+		return nil, errors.New("rdp: analyze: smooth-sensitivity release is implemented for gnmax and confident-gnmax only")
+	}
+	ss, err := smoothSensitivityRelease(votes, teachers, p, res.OrderDataDependent)
+	if err != nil {
+		return nil, err
+	}
+	res.SmoothSensitivity = ss
+	return res, nil
+}
+
+// smoothSensitivityRelease follows _find_optimal_smooth_sensitivity_parameters
+// of the table script at a fixed order.
+func smoothSensitivityRelease(votes [][]int64, teachers int, p AnalyzeParams, order float64) (*SSResult, error) {
+	conf := p.Mechanism == "confident-gnmax"
+	m := len(votes[0])
+	o := []float64{order}
+	ind1 := true
+	if conf {
+		ind1 = IsDataIndependentAlwaysOptThreshold(teachers, p.Threshold, p.Sigma1, order)
+	}
+	ind2 := IsDataIndependentAlwaysOptGaussian(teachers, m, p.Sigma2, o)[0]
+	r := &SSResult{Order: order, DataIndependentStep1: ind1, DataIndependentStep2: ind2}
+	if ind1 && ind2 {
+		return nil, nil
+	}
+	r.ConditionC5, r.ConditionC6 = CheckConditions(p.Sigma2, m, order)
+
+	var thrList []float64
+	if conf && !ind1 {
+		thrList = thresholdRDPList(teachers, p.Threshold, p.Sigma1, order)
+	}
+	rdpCum := 0.0
+	lsCum := make([]float64, teachers)
+	for _, v := range votes {
+		pr, rdp1 := 1.0, 0.0
+		if conf {
+			lp := LogPrAnswered(p.Threshold, p.Sigma1, v)
+			pr = math.Exp(lp)
+			if ind1 {
+				rdp1 = ThresholdRDP(p.Sigma1, o)[0]
+			} else {
+				rdp1 = ThresholdDataDependentRDP(lp, p.Sigma1, o)[0]
+				for d, x := range lsThreshold(v, teachers, thrList) {
+					lsCum[d] += x
+				}
+			}
+		}
+		var rdp2 float64
+		if ind2 {
+			rdp2 = GaussianRDP(p.Sigma2, o)[0]
+		} else {
+			rdp2 = GaussianDataDependentRDP(LogQGaussian(v, p.Sigma2), p.Sigma2, o)[0]
+			for d, x := range LocalSensitivityBoundsGNMax(v, teachers, p.Sigma2, order) {
+				lsCum[d] += pr * x
+			}
+		}
+		rdpCum += rdp1 + pr*rdp2
+	}
+	beta, sigmaSS := p.Beta, p.SigmaSS
+	if p.OptimizeSS {
+		best := math.Inf(1)
+		for i := 0; ; i++ {
+			b := .3/order + float64(i)*(.01/order)
+			if b >= .495/order {
+				break
+			}
+			ss := DiscountedMax(b, lsCum)
+			s := math.Cbrt(order * math.Exp(2*b) / ss)
+			cost := rdpCum + GNSSRDP(b, s, order) + 2*ss*s
+			if cost < best {
+				best, beta, sigmaSS = cost, b, s
+			}
+		}
+		if math.IsInf(best, 1) {
+			return nil, errors.New("rdp: analyze: smooth-sensitivity optimisation failed")
+		}
+	}
+	r.Beta, r.SigmaSS = beta, sigmaSS
+	r.SS = DiscountedMax(beta, lsCum)
+	r.GNSSCost = GNSSRDP(beta, sigmaSS, order)
+	r.Std = r.SS * sigmaSS
+	switch p.Conversion {
+	case "improved":
+		r.EpsBeforeSS = improvedAt(order, rdpCum, p.Delta)
+		r.Eps = improvedAt(order, rdpCum+r.GNSSCost, p.Delta)
+	default:
+		r.EpsBeforeSS = rdpCum + math.Log(1/p.Delta)/(order-1)
+		r.Eps = r.EpsBeforeSS + r.GNSSCost
+	}
+	if !(r.ConditionC5 && r.ConditionC6) {
+		r.Eps = math.Inf(1)
+	}
+	return r, nil
+}
