@@ -1,6 +1,9 @@
 package rdp
 
-import "math"
+import (
+	"math"
+	"math/big"
+)
 
 // LogQLaplace returns an upper bound on ln Pr[LNMax output ≠ argmax] for
 // Laplace noise of scale λ (core.compute_logq_laplace): Σ_j (2+g_j)/4·e^{−g_j}
@@ -92,7 +95,7 @@ func ComputeQNoisyMaxApprox(counts []int64, noiseEps float64) float64 {
 func LogMGFExact(q, privEps, l float64) float64 {
 	logT := privEps * l
 	if q < 0.5 {
-		tOne := (1 - q) * math.Pow((1-q)/(1-math.Exp(privEps)*q), l)
+		tOne := (1 - q) * powRounded((1-q)/(1-math.Exp(privEps)*q), l)
 		tTwo := q * math.Exp(privEps*l)
 		if t := tOne + tTwo; t > 0 && !math.IsNaN(t) {
 			logT = math.Log(t)
@@ -161,6 +164,24 @@ func MomentsEps(logmgf []float64, delta float64) (perL []float64, eps, lOpt floa
 		}
 	}
 	return perL, eps, lOpt
+}
+
+// powRounded returns x**y correctly rounded when y is a small non-negative
+// integer (computed exactly in extended precision), else math.Pow. Go's
+// math.Pow multiplies repeatedly for integer exponents and can be several ulps
+// off; the reference (C pow) is correctly rounded in practice.
+func powRounded(x, y float64) float64 {
+	if y != math.Trunc(y) || y < 0 || y > 64 || math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return math.Pow(x, y)
+	}
+	n := int(y)
+	acc := new(big.Float).SetPrec(64 * 64).SetFloat64(1)
+	b := new(big.Float).SetPrec(64 * 64).SetFloat64(x)
+	for i := 0; i < n; i++ {
+		acc.Mul(acc, b)
+	}
+	v, _ := acc.Float64()
+	return v
 }
 
 func sortDesc(s []int64) {

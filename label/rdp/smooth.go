@@ -64,11 +64,11 @@ func computeLogQ0(sigma, order float64) float64 {
 }
 
 func blGNMax(q, sigma float64, m int) float64 {
-	return float64(m-1) / 2 * math.Erfc(1/sigma+math.Erfcinv(2*q/float64(m-1)))
+	return float64(m-1) / 2 * math.Erfc(1/sigma+erfcinv(2*q/float64(m-1)))
 }
 
 func buGNMax(q, sigma float64, m int) float64 {
-	return math.Min(1, float64(m-1)/2*math.Erfc(-1/sigma+math.Erfcinv(2*q/float64(m-1))))
+	return math.Min(1, float64(m-1)/2*math.Erfc(-1/sigma+erfcinv(2*q/float64(m-1))))
 }
 
 func logQ1(sigma, order float64, m int) float64 {
@@ -237,8 +237,35 @@ func CheckConditions(sigma float64, numClasses int, order float64) (c5, c6 bool)
 		return false, false
 	}
 	m := float64(numClasses - 1)
-	bu := func(q float64) float64 { return m / 2 * math.Erfc(math.Erfcinv(2*q/m)-1/sigma) }
+	bu := func(q float64) float64 { return m / 2 * math.Erfc(erfcinv(2*q/m)-1/sigma) }
 	dbeta := func(q float64) float64 { return beta(bu(q)) - beta(q) }
 	_, m6 := fminbound(func(q float64) float64 { return derivative(dbeta, q) }, 0, blGNMax(q0, sigma, numClasses))
 	return c5, m6 >= 0
+}
+
+// erfcinv returns the inverse complementary error function. Go's math.Erfcinv
+// computes Erfinv(1−y) and loses all precision for tiny y; below 0.5 the
+// result is polished by Newton steps on ln erfc (computed via logNdtr), which
+// stays accurate down to the smallest positive doubles.
+func erfcinv(y float64) float64 {
+	if !(y > 0) || y >= 0.5 {
+		return math.Erfcinv(y)
+	}
+	x := math.Erfcinv(y)
+	if math.IsInf(x, 0) || math.IsNaN(x) || y < 1e-10 {
+		// Asymptotic start: erfc(x) ≈ e^{−x²}/(x√π).
+		l := -math.Log(y)
+		x = math.Sqrt(l - 0.5*math.Log(math.Pi*l))
+	}
+	ly := math.Log(y)
+	for i := 0; i < 50; i++ {
+		le := math.Ln2 + logNdtr(-x*math.Sqrt2) // ln erfc(x)
+		d := -2 / math.SqrtPi * math.Exp(-x*x-le)
+		step := (le - ly) / d
+		x -= step
+		if math.Abs(step) <= 1e-16*math.Abs(x) {
+			break
+		}
+	}
+	return x
 }
