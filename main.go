@@ -1,16 +1,154 @@
+// Command pate labels a public dataset with labels that are differentially
+// private with respect to a sensitive labelled dataset, by the PATE recipe:
+// an ensemble of teachers trained on disjoint parts of the sensitive data
+// votes on each public row, and a noisy aggregation of the votes releases a
+// label or abstains, charged to a privacy budget.
+//
+//	pate label --private sensitive.parquet --label income --public public.parquet \
+//	    --epsilon 2 --delta 1e-5 -o labeled.arrow --report report.json
+//	pate analyze --votes votes.parquet --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5
+//	pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
+//
+// Exit codes: 0 success; 1 failure; 2 bad usage or input; 3 privacy budget
+// refused; 130 interrupted.
 package main
 
 import (
-	_ "github.com/apache/arrow/go/v15/arrow/ipc"
-	_ "github.com/apache/arrow/go/v15/parquet/pqarrow"
-	_ "github.com/apache/arrow/go/v15/arrow/csv"
-	_ "github.com/schollz/progressbar/v3"
-	_ "github.com/urfave/cli/v2"
-	_ "golang.org/x/sys/cpu"
-	_ "golang.org/x/term"
-	_ "gonum.org/v1/gonum/optimize"
-	_ "gonum.org/v1/gonum/mat"
-	_ "gonum.org/v1/gonum/stat/distuv"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
 )
 
-func main() {}
+// version is the tool's version, written into every report.
+const version = "0.1.0"
+
+// Exit codes, decided in one place (exitCode).
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitBudget      = 3
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode maps an error to the documented exit codes.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded):
+		return exitBudget
+	case errors.As(err, &ue), errors.Is(err, label.ErrInvalidInput),
+		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// env carries the streams and global options of one invocation.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// run is main without os.Exit, for tests.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	jsonErrors := false
+	app := &cli.App{
+		Name:    "pate",
+		Usage:   "label public data with differentially private labels learned from sensitive data (PATE)",
+		Version: version,
+		Description: `pate trains an ensemble of teachers on disjoint parts of a sensitive labelled dataset,
+streams a public dataset through them and releases, for each public row, a label chosen by a noisy
+vote, together with a privacy report. Anything trained on the labels is differentially private with
+respect to the sensitive data.
+
+Examples:
+   pate label --private testdata/adult_train.parquet --label income \
+       --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 -o labeled.arrow --report report.json
+   pate label ... -o - | python train.py          (Arrow IPC stream on stdout)
+   pate analyze --votes testdata/votes/mnist_250_teachers.parquet --threshold 200 --sigma1 150 \
+       --sigma2 40 --queries 640 --delta 1e-5 --conversion classic
+   pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
+
+Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130 interrupted.`,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		Suggest:              true,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{msg: err.Error()}
+		},
+		Before: func(c *cli.Context) error {
+			return nil
+		},
+		Commands: []*cli.Command{
+			labelCommand(e, &jsonErrors),
+			analyzeCommand(e, &jsonErrors),
+			planCommand(e, &jsonErrors),
+		},
+	}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
+	err := app.RunContext(ctx, args)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("%w: %v", context.Canceled, err)
+	}
+	code := exitCode(err)
+	if err != nil {
+		if jsonErrors {
+			b, _ := json.Marshal(struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+			}{err.Error(), code})
+			fmt.Fprintln(stderr, string(b))
+		} else {
+			fmt.Fprintf(stderr, "pate: %v\n", err)
+		}
+	}
+	return code
+}
+
+// noPositional rejects positional arguments: urfave/cli ignores the flags
+// that follow one, which would silently drop a privacy parameter.
+func noPositional(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef("unexpected argument %q: inputs and outputs are flags (see pate %s --help), and flags must not follow an argument", c.Args().First(), c.Command.Name)
+	}
+	return nil
+}

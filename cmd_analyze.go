@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/urfave/cli/v2"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themselves. Use it to tune on data you may look at and to reproduce published figures; do not publish its data-dependent figures except the smooth-sensitivity one."
+
+func analyzeCommand(e *env, jsonErrors *bool) *cli.Command {
+	return &cli.Command{
+		Name:  "analyze",
+		Usage: "privacy analysis of a vote file, as in PATE 2018 Table 2 (not private)",
+		UsageText: `pate analyze --votes F [--mechanism M] [noise flags] --queries N --delta D [options]
+
+The vote file has one integer column per class (how many teachers voted for it), one row per query.
+
+Example (PATE 2018, MNIST):
+   pate analyze --votes testdata/votes/mnist_250_teachers.parquet --mechanism confident-gnmax \
+       --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic \
+       --beta 0.0329 --sigma-ss 6.23`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "votes", Usage: "vote counts: Parquet, Arrow or CSV, one integer column per class", Required: true},
+			&cli.StringFlag{Name: "mechanism", Value: "confident-gnmax", Usage: "confident-gnmax, gnmax or lnmax"},
+			&cli.Float64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T"},
+			&cli.Float64Flag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
+			&cli.Float64Flag{Name: "sigma2", Usage: "Confident-GNMax / GNMax argmax noise σ2"},
+			&cli.Float64Flag{Name: "sigma", Usage: "GNMax noise σ (same as --sigma2)"},
+			&cli.Float64Flag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
+			&cli.IntFlag{Name: "queries", Usage: "analyse the first N rows (0: all)"},
+			&cli.Float64Flag{Name: "delta", Usage: "δ", Required: true},
+			&cli.StringFlag{Name: "orders", Value: "default", Usage: "RDP orders: default (the 298 PATE 2018 orders), pate2017, A:B, or a comma list"},
+			&cli.StringFlag{Name: "conversion", Value: "improved", Usage: "RDP → (ε, δ): improved or classic (the published figures use classic)"},
+			&cli.Float64Flag{Name: "beta", Usage: "smooth sensitivity β (with --sigma-ss)"},
+			&cli.Float64Flag{Name: "sigma-ss", Usage: "noise of the smooth-sensitivity release (with --beta)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			*jsonErrors = c.Bool("json")
+			if err := noPositional(c); err != nil {
+				return err
+			}
+			return runAnalyze(c, e)
+		},
+	}
+}
+
+func runAnalyze(c *cli.Context, e *env) error {
+	d := c.Float64("delta")
+	if !(d > 0 && d < 1) {
+		return usagef("--delta must be in (0, 1), got %g", d)
+	}
+	if c.Int("queries") < 0 {
+		return usagef("--queries must not be negative")
+	}
+	conv := c.String("conversion")
+	if conv != "classic" && conv != "improved" {
+		return usagef("--conversion must be classic or improved, got %q", conv)
+	}
+	orders, err := rdp.ParseOrders(c.String("orders"))
+	if err != nil {
+		return usagef("--orders: %v", err)
+	}
+	if c.IsSet("beta") != c.IsSet("sigma-ss") {
+		return usagef("--beta and --sigma-ss go together")
+	}
+	sigma2 := c.Float64("sigma2")
+	if c.IsSet("sigma") {
+		sigma2 = c.Float64("sigma")
+	}
+	p := rdp.AnalyzeParams{
+		Mechanism: c.String("mechanism"), Threshold: c.Float64("threshold"),
+		Sigma1: c.Float64("sigma1"), Sigma2: sigma2, LaplaceScale: c.Float64("laplace-scale"),
+		Queries: c.Int("queries"), Delta: d, Orders: orders, Conversion: conv,
+		Beta: c.Float64("beta"), SigmaSS: c.Float64("sigma-ss"),
+	}
+	switch p.Mechanism {
+	case "confident-gnmax":
+		if !(p.Sigma1 > 0 && p.Sigma2 > 0) {
+			return usagef("confident-gnmax needs --threshold, --sigma1 > 0 and --sigma2 > 0")
+		}
+	case "gnmax":
+		if !(p.Sigma2 > 0) {
+			return usagef("gnmax needs --sigma > 0")
+		}
+	case "lnmax":
+		if !(p.LaplaceScale > 0) {
+			return usagef("lnmax needs --laplace-scale > 0")
+		}
+	default:
+		return usagef("--mechanism must be confident-gnmax, gnmax or lnmax, got %q", p.Mechanism)
+	}
+	votes, err := readVotes(c.String("votes"), e)
+	if err != nil {
+		return err
+	}
+	res, err := rdp.Analyze(votes, p)
+	if err != nil {
+		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(struct {
+			Private bool        `json:"private"`
+			Note    string      `json:"note"`
+			Votes   string      `json:"votes"`
+			Params  any         `json:"parameters"`
+			Result  interface{} `json:"result"`
+		}{false, notPrivate, c.String("votes"), p, res}, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+		return nil
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s\n\n", notPrivate)
+	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", c.String("votes"), len(votes), len(votes[0]), res.Queries)
+	switch p.Mechanism {
+	case "confident-gnmax":
+		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
+		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
+	case "gnmax":
+		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
+	case "lnmax":
+		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
+	}
+	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", conv, d)
+	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
+	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
+	if ss := res.SmoothSensitivity; ss != nil {
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %g, σ_SS = %g, order %g; the releasable data-dependent figure)\n", ss.Eps, ss.Std, p.Beta, p.SigmaSS, ss.Order)
+	}
+	return nil
+}
+
+// readVotes reads a vote-count file: every column an integer count, one row
+// per query.
+func readVotes(path string, e *env) ([][]int64, error) {
+	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 65536, Allocator: memory.DefaultAllocator, Stdin: e.stdin})
+	if err != nil {
+		return nil, fmt.Errorf("--votes: %w", err)
+	}
+	defer r.Close()
+	s := r.Schema()
+	if s.NumFields() < 2 {
+		return nil, usagef("--votes %s: %d column(s); a vote file has one integer column per class (at least two)", path, s.NumFields())
+	}
+	for _, f := range s.Fields() {
+		if !arrow.IsInteger(f.Type.ID()) {
+			return nil, usagef("--votes %s: column %q is %s; vote counts must be integers", path, f.Name, f.Type)
+		}
+	}
+	var votes [][]int64
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--votes %s: %w", path, err)
+		}
+		base := len(votes)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			votes = append(votes, make([]int64, rec.NumCols()))
+		}
+		for j, col := range rec.Columns() {
+			for i := 0; i < col.Len(); i++ {
+				if col.IsNull(i) {
+					rec.Release()
+					return nil, usagef("--votes %s: row %d, column %q is null", path, base+i, s.Field(j).Name)
+				}
+				v := intValue(col, i)
+				if v < 0 {
+					rec.Release()
+					return nil, usagef("--votes %s: row %d, column %q has a negative count %d", path, base+i, s.Field(j).Name, v)
+				}
+				votes[base+i][j] = v
+			}
+		}
+		rec.Release()
+	}
+	if len(votes) == 0 {
+		return nil, usagef("--votes %s: no rows", path)
+	}
+	return votes, nil
+}
+
+func intValue(a arrow.Array, i int) int64 {
+	switch c := a.(type) {
+	case *array.Int8:
+		return int64(c.Value(i))
+	case *array.Int16:
+		return int64(c.Value(i))
+	case *array.Int32:
+		return int64(c.Value(i))
+	case *array.Int64:
+		return c.Value(i)
+	case *array.Uint8:
+		return int64(c.Value(i))
+	case *array.Uint16:
+		return int64(c.Value(i))
+	case *array.Uint32:
+		return int64(c.Value(i))
+	case *array.Uint64:
+		return int64(c.Value(i))
+	}
+	return -1
+}

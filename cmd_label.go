@@ -1,0 +1,369 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+)
+
+func labelCommand(e *env, jsonErrors *bool) *cli.Command {
+	return &cli.Command{
+		Name:  "label",
+		Usage: "label a public dataset with differentially private labels",
+		UsageText: `pate label --private F --label COL --public F -o F|- [--epsilon E --delta D] [options]
+
+Examples:
+   pate label --private testdata/adult_train.parquet --label income \
+       --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 -o labeled.arrow --report report.json
+   pate label --private s.parquet --label y --public p.parquet --epsilon 1 --delta 1e-6 \
+       --privacy-unit patient_id --max-queries 2000 -o - | python train.py
+   pate label --private s.parquet --label y --public p.parquet --mechanism gnmax --sigma 40 \
+       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
+			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
+			&cli.StringFlag{Name: "public", Usage: "public data to label (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
+			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
+			&cli.StringSliceFlag{Name: "classes", Usage: "the public set of label values; without it the set is released privately from the sensitive data at a small cost"},
+			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher (default: a row is a unit)"},
+			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
+			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
+			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax or lnmax"},
+			&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
+			&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
+			&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ (exact decimal)"},
+			&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T on the top vote (default 0.8 × teachers)"},
+			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
+			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
+			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
+			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
+			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
+			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
+			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded"},
+			&cli.IntFlag{Name: "batch-size", Value: 65536, Usage: "rows per record batch"},
+			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
+			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			*jsonErrors = c.Bool("json")
+			if err := noPositional(c); err != nil {
+				return err
+			}
+			return runLabel(c, e)
+		},
+	}
+}
+
+func runLabel(c *cli.Context, e *env) error {
+	if c.IsSet("epsilon") && !(c.Float64("epsilon") > 0) {
+		return usagef("--epsilon must be positive, got %g", c.Float64("epsilon"))
+	}
+	if d := c.Float64("delta"); !(d > 0 && d < 1) {
+		return usagef("--delta must be in (0, 1), got %g", d)
+	}
+	if c.Int("batch-size") <= 0 {
+		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
+	}
+	if c.Int("teachers") <= 0 {
+		return usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
+	}
+	if c.String("private") == "-" && c.String("public") == "-" {
+		return usagef("--private and --public cannot both read stdin")
+	}
+	var format pateio.WriteFormat
+	switch c.String("format") {
+	case "file":
+		format = pateio.WriteFile
+	case "stream":
+		format = pateio.WriteStream
+	default:
+		return usagef("--format must be file or stream, got %q", c.String("format"))
+	}
+	out := c.String("output")
+	if out == "-" {
+		format = pateio.WriteStream
+	}
+	var seed *uint64
+	if s := c.String("seed"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return usagef("--seed must be a non-negative integer, got %q", s)
+		}
+		seed = &v
+	}
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale"} {
+		if c.IsSet(flag) {
+			v, err := strconv.ParseFloat(c.String(flag), 64)
+			if err != nil || !(v > 0) {
+				return usagef("--%s must be a positive number, got %q", flag, c.String(flag))
+			}
+		}
+	}
+	quiet := c.Bool("quiet")
+	mem := memory.DefaultAllocator
+	batch := c.Int("batch-size")
+
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("--private: %w", err)
+	}
+	defer sens.Close()
+	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("--public: %w", err)
+	}
+	defer pub.Close()
+
+	cfg := label.Config{
+		Label:            c.String("label"),
+		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
+		PrivacyUnit:      c.String("privacy-unit"),
+		Teachers:         c.Int("teachers"),
+		Learner:          c.String("learner"),
+		Mechanism:        c.String("mechanism"),
+		Epsilon:          c.Float64("epsilon"),
+		Delta:            c.Float64("delta"),
+		MaxQueries:       c.Int64("max-queries"),
+		PublicRows:       pub.NumRows(),
+		AnsweredFraction: c.Float64("answered-fraction"),
+		SigmaRatio:       c.Float64("sigma-ratio"),
+		Params: label.MechanismParams{
+			Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
+			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
+		},
+		SensitiveName: inputName(c.String("private")),
+		PublicName:    inputName(c.String("public")),
+		Seed:          seed,
+		BatchSize:     batch,
+		Allocator:     mem,
+		Version:       version,
+	}
+	if !quiet {
+		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
+	}
+	if c.IsSet("keep") && len(cfg.Keep) == 0 {
+		cfg.Keep = []string{}
+	}
+	bar := newProgress(e, quiet || c.Bool("json"), pub.NumRows())
+	cfg.Progress = bar.update
+	lab, err := label.New(cfg, sens.Schema(), pub.Schema())
+	if err != nil {
+		return err
+	}
+	cfg = lab.Config()
+
+	// The output is created before the work starts, so an unwritable target
+	// fails at once; its metadata is completed when the run ends.
+	meta := initialMetadata(cfg)
+	schema := arrow.NewSchema(lab.OutputSchema().Fields(), &meta)
+	w, err := pateio.Create(out, schema, pateio.WriteOptions{
+		Format: format, Zstd: c.Bool("zstd"), Allocator: mem, Stdout: e.stdout,
+		Reserve: reserve(cfg),
+	})
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+
+	rep, err := lab.Run(c.Context, sens, pub, w)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	var reportTmp string
+	if p := c.String("report"); p != "" {
+		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
+			return fmt.Errorf("--report %s: %w", p, err)
+		}
+		defer os.Remove(reportTmp)
+	}
+	compact, _ := json.Marshal(rep)
+	final := map[string]string{"pate.report": string(compact)}
+	if cfg.Epsilon == 0 {
+		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
+	}
+	if err := w.Commit(final); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed = true
+	if reportTmp != "" {
+		if err := os.Rename(reportTmp, c.String("report")); err != nil {
+			return fmt.Errorf("--report %s: %w", c.String("report"), err)
+		}
+	}
+	if c.Bool("json") {
+		dst := e.stdout
+		if out == "-" {
+			dst = e.stderr
+		}
+		fmt.Fprintln(dst, string(js))
+	} else if !quiet {
+		printSummary(e, rep, out)
+	}
+	return nil
+}
+
+// reportReserve is the room kept in the output's schema metadata for the
+// final JSON report.
+const reportReserve = 16 << 10
+
+// reserve lists the metadata known only at the end of the run: the report,
+// and ε when no budget fixed it in advance.
+func reserve(cfg label.Config) map[string]int {
+	r := map[string]int{"pate.report": reportReserve}
+	if cfg.Epsilon == 0 {
+		r["pate.epsilon"] = 32
+	}
+	return r
+}
+
+func initialMetadata(cfg label.Config) arrow.Metadata {
+	eps := "pending"
+	if cfg.Epsilon > 0 {
+		eps = strconv.FormatFloat(cfg.Epsilon, 'g', -1, 64)
+	}
+	initial, _ := json.Marshal(map[string]any{
+		"tool": "pate", "version": version, "command": "label", "mechanism": cfg.Mechanism,
+		"status":  "streamed: the complete report is in the --report file",
+		"epsilon": cfg.Epsilon, "delta": cfg.Delta,
+	})
+	return arrow.MetadataFrom(map[string]string{
+		"pate.version":   version,
+		"pate.mechanism": cfg.Mechanism,
+		"pate.epsilon":   eps,
+		"pate.delta":     strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
+		"pate.report":    string(initial),
+	})
+}
+
+func printSummary(e *env, rep *label.Report, out string) {
+	q := rep.Queries
+	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
+		q.PublicRows, q.Answered, q.Abstained, q.Seen)
+	fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
+		float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
+		float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	if rep.Budget.StoppedOn {
+		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows abstain\n", rep.Budget.StoppedAtRow)
+	}
+	if out != "-" {
+		fmt.Fprintf(e.stderr, "pate: wrote %s\n", out)
+	}
+}
+
+// writeTemp writes b to a temporary file beside path and returns its name.
+func writeTemp(path string, b []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func inputName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return path
+}
+
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// progress draws a bar on stderr when stderr is a terminal.
+type progress struct {
+	bar  *progressbar.ProgressBar
+	last time.Time
+}
+
+func newProgress(e *env, off bool, total int64) *progress {
+	f, ok := e.stderr.(*os.File)
+	if off || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+		return &progress{}
+	}
+	if total <= 0 {
+		total = -1
+	}
+	return &progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription("labelling"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("rows"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) update(s label.Progress) {
+	if p.bar == nil {
+		return
+	}
+	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
+	_ = p.bar.Set64(s.Rows)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

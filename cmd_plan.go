@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+func planCommand(e *env, jsonErrors *bool) *cli.Command {
+	return &cli.Command{
+		Name:  "plan",
+		Usage: "the smallest noise for a budget, or how many queries a noise level allows",
+		UsageText: `pate plan --epsilon E --delta D --queries N [--mechanism M] [options]
+pate plan --epsilon E --delta D --sigma S            (how many GNMax queries fit)
+
+The accounting is the one pate label uses: data-independent, a zCDP budget filter fixed before the run.
+
+Examples:
+   pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
+   pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism confident-gnmax --answered-fraction 0.4
+   pate plan --epsilon 1 --delta 1e-6 --mechanism lnmax --laplace-scale 200`,
+		Flags: []cli.Flag{
+			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε", Required: true},
+			&cli.Float64Flag{Name: "delta", Usage: "δ", Required: true},
+			&cli.Int64Flag{Name: "queries", Usage: "number of queries to plan the noise for"},
+			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "confident-gnmax, gnmax or lnmax"},
+			&cli.StringFlag{Name: "sigma", Usage: "GNMax σ (given: count the queries that fit)"},
+			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax σ1"},
+			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax σ2"},
+			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax scale b"},
+			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax: expected fraction of queries answered"},
+			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax: σ1 / σ2 when both are planned"},
+			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			*jsonErrors = c.Bool("json")
+			if err := noPositional(c); err != nil {
+				return err
+			}
+			return runPlan(c, e)
+		},
+	}
+}
+
+type planResult struct {
+	Mechanism string                `json:"mechanism"`
+	Epsilon   float64               `json:"epsilon"`
+	Delta     float64               `json:"delta"`
+	Queries   int64                 `json:"queries"`
+	Fraction  float64               `json:"answered_fraction,omitempty"`
+	Params    label.MechanismParams `json:"parameters"`
+	Rho       float64               `json:"rho"`
+	Spent     float64               `json:"epsilon_spent"`
+	Budget    float64               `json:"rho_budget"`
+}
+
+func runPlan(c *cli.Context, e *env) error {
+	eps, delta := c.Float64("epsilon"), c.Float64("delta")
+	if !(eps > 0) {
+		return usagef("--epsilon must be positive, got %g", eps)
+	}
+	if !(delta > 0 && delta < 1) {
+		return usagef("--delta must be in (0, 1), got %g", delta)
+	}
+	kind := c.String("mechanism")
+	frac := c.Float64("answered-fraction")
+	if !(frac > 0 && frac <= 1) {
+		return usagef("--answered-fraction must be in (0, 1], got %g", frac)
+	}
+	if kind != label.MechanismConfidentGNMax {
+		frac = 1
+	}
+	p := label.MechanismParams{Sigma: c.String("sigma"), Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale")}
+	given := (kind == label.MechanismGNMax && p.Sigma != "") ||
+		(kind == label.MechanismLNMax && p.LaplaceScale != "") ||
+		(kind == label.MechanismConfidentGNMax && p.Sigma1 != "" && p.Sigma2 != "")
+	classes := c.Int("classes")
+	if classes < 2 {
+		return usagef("--classes must be at least 2")
+	}
+	n := c.Int64("queries")
+	var err error
+	switch {
+	case given:
+		if n, err = label.QueriesThatFit(kind, classes, eps, delta, p, frac); err != nil {
+			return err
+		}
+	case n > 0:
+		if p, err = label.Plan(kind, eps, delta, n, p, frac, c.Float64("sigma-ratio")); err != nil {
+			return err
+		}
+	default:
+		return usagef("give --queries (to plan the noise) or the noise (to count the queries that fit)")
+	}
+	rho, err := label.PlannedRho(kind, classes, n, p, frac)
+	if err != nil {
+		return err
+	}
+	f, err := rdp.NewFilter(eps, delta)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	res := planResult{Mechanism: kind, Epsilon: eps, Delta: delta, Queries: n, Params: p, Rho: rho,
+		Spent: rdp.RoundUp(rdp.ZCDPEps(rho, delta), 6), Budget: f.Budget()}
+	if kind == label.MechanismConfidentGNMax {
+		res.Fraction = frac
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+		return nil
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "budget:      ε = %g, δ = %g  (zCDP filter budget ρ = %.6g)\n", eps, delta, f.Budget())
+	switch kind {
+	case label.MechanismGNMax:
+		fmt.Fprintf(w, "mechanism:   gnmax, σ = %s\n", p.Sigma)
+	case label.MechanismLNMax:
+		fmt.Fprintf(w, "mechanism:   lnmax, b = %s\n", p.LaplaceScale)
+	default:
+		fmt.Fprintf(w, "mechanism:   confident-gnmax, σ1 = %s, σ2 = %s (planned for %.0f%% of queries answered)\n", p.Sigma1, p.Sigma2, 100*frac)
+	}
+	fmt.Fprintf(w, "queries:     %d\n", n)
+	fmt.Fprintf(w, "spend:       ρ = %.6g, ε = %g at δ = %g (data-independent, improved conversion)\n", rho, res.Spent, delta)
+	return nil
+}

@@ -1,0 +1,121 @@
+package label
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// memReader serves record batches held in memory.
+type memReader struct {
+	schema *arrow.Schema
+	recs   []arrow.Record
+	next   int
+}
+
+func (r *memReader) Schema() *arrow.Schema { return r.schema }
+
+func (r *memReader) Read() (arrow.Record, error) {
+	if r.next >= len(r.recs) {
+		return nil, io.EOF
+	}
+	rec := r.recs[r.next]
+	r.next++
+	rec.Retain()
+	return rec, nil
+}
+
+// discard counts what it is given.
+type discard struct{ rows int64 }
+
+func (d *discard) Write(rec arrow.Record) error {
+	d.rows += rec.NumRows()
+	return nil
+}
+
+// synthetic makes the peer's data (shared/peers/sklearn_pate.py): features ~
+// N(0, 1), label = argmax of x·W + N(0, 0.5²) noise, W ~ N(0, 1/d).
+func synthetic(mem memory.Allocator, n, d, k, batch int, withLabel bool, rng *rand.Rand, w []float64) *memReader {
+	fields := make([]arrow.Field, 0, d+1)
+	for j := 0; j < d; j++ {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("x%d", j), Type: arrow.PrimitiveTypes.Float64})
+	}
+	if withLabel {
+		fields = append(fields, arrow.Field{Name: "label", Type: arrow.PrimitiveTypes.Int64})
+	}
+	schema := arrow.NewSchema(fields, nil)
+	r := &memReader{schema: schema}
+	x := make([]float64, d)
+	for start := 0; start < n; start += batch {
+		m := min(batch, n-start)
+		b := array.NewRecordBuilder(mem, schema)
+		for i := 0; i < m; i++ {
+			for j := range x {
+				x[j] = rng.NormFloat64()
+				b.Field(j).(*array.Float64Builder).Append(x[j])
+			}
+			if withLabel {
+				best, bestV := 0, math.Inf(-1)
+				for c := 0; c < k; c++ {
+					v := 0.5 * rng.NormFloat64()
+					for j := range x {
+						v += x[j] * w[j*k+c]
+					}
+					if v > bestV {
+						best, bestV = c, v
+					}
+				}
+				b.Field(d).(*array.Int64Builder).Append(int64(best))
+			}
+		}
+		r.recs = append(r.recs, b.NewRecord())
+		b.Release()
+	}
+	return r
+}
+
+func syntheticPair(mem memory.Allocator, nPriv, nPub, d, k, batch int) (*memReader, *memReader) {
+	rng := rand.New(rand.NewPCG(0, 1))
+	w := make([]float64, d*k)
+	for i := range w {
+		w[i] = rng.NormFloat64() / math.Sqrt(float64(d))
+	}
+	return synthetic(mem, nPriv, d, k, batch, true, rng, w), synthetic(mem, nPub, d, k, batch, false, rng, w)
+}
+
+// BenchmarkLabelPeerWorkload is the peer's workload (100,000 private rows,
+// 250 teachers, GNMax σ = 40 on every public row, 2 classes) from memory to
+// a discarding writer: training, encoding, voting and exact noise. Reading
+// Parquet and writing Arrow are measured by the whole-process comparison
+// script (.ci/bench/label_speed.sh).
+func BenchmarkLabelPeerWorkload(b *testing.B) {
+	for _, tc := range []struct{ pub, d int }{{200_000, 64}, {200_000, 14}} {
+		b.Run(fmt.Sprintf("public=%d/d=%d", tc.pub, tc.d), func(b *testing.B) {
+			mem := memory.DefaultAllocator
+			priv, pub := syntheticPair(mem, 100_000, tc.pub, tc.d, 2, 65536)
+			seed := uint64(1)
+			cfg := Config{Label: "label", Classes: []string{"0", "1"}, Teachers: 250, Learner: "logreg",
+				Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "40"}, Delta: 1e-5,
+				PublicRows: int64(tc.pub), Seed: &seed, BatchSize: 65536}
+			for b.Loop() {
+				priv.next, pub.next = 0, 0
+				l, err := New(cfg, priv.schema, pub.schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out := &discard{}
+				if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tc.pub)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -1,0 +1,125 @@
+package label
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/learners"
+)
+
+// ErrInvalidInput marks errors caused by the user's data or parameters (a
+// missing column, a type mismatch, too few privacy units, bad noise
+// parameters). A command line maps it to its "bad usage or input" exit code.
+var ErrInvalidInput = errors.New("invalid input")
+
+// ErrBudgetRefused is returned when the budget cannot pay for even one query.
+var ErrBudgetRefused = errors.New("privacy budget refused")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// Config is one labelling run's parameters.
+type Config struct {
+	Label          string   // label column of the sensitive data
+	Classes        []string // public class set; nil: discovered privately from the sensitive data
+	Features       []string // nil: every sensitive column but the label and the privacy unit
+	Keep           []string // public columns copied to the output; nil: all
+	PrivacyUnit    string   // "" : one row is one privacy unit
+	Teachers       int
+	Learner        string
+	LearnerOptions learners.LearnerOptions
+	EncoderOptions learners.EncoderOptions
+
+	Mechanism        string
+	Params           MechanismParams // explicit noise; empty fields are planned from the budget
+	Epsilon          float64         // 0: no budget filter (the noise must then be explicit)
+	Delta            float64
+	MaxQueries       int64   // 0: every public row is a query
+	PublicRows       int64   // number of public rows if known, else -1
+	AnsweredFraction float64 // Confident-GNMax planning; 0: DefaultAnsweredFraction
+	SigmaRatio       float64 // Confident-GNMax planning; 0: DefaultSigmaRatio
+
+	SensitiveName string // how errors name the sensitive input (a file name)
+	PublicName    string // how errors name the public input
+
+	Seed      *uint64 // nil: noise and partition from crypto/rand
+	BatchSize int
+	Allocator memory.Allocator
+	Version   string
+
+	// Progress, when set, is called after every public batch.
+	Progress func(Progress)
+	// Warn, when set, receives warnings meant for the local user (stderr).
+	Warn func(string)
+}
+
+// Progress is a running count of what the labelling has done so far.
+type Progress struct {
+	Rows, Answered, Abstained int64
+	EpsilonSpent              float64
+}
+
+func (c *Config) sens() string {
+	if c.SensitiveName != "" {
+		return c.SensitiveName
+	}
+	return "sensitive data"
+}
+
+func (c *Config) pub() string {
+	if c.PublicName != "" {
+		return c.PublicName
+	}
+	return "public data"
+}
+
+func (c *Config) warn(format string, args ...any) {
+	if c.Warn != nil {
+		c.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// kind groups Arrow types into what the encoder treats alike.
+func kind(t arrow.DataType) string {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DECIMAL256:
+		return "numeric"
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return "string"
+	case arrow.DICTIONARY:
+		return kind(t.(*arrow.DictionaryType).ValueType)
+	case arrow.BOOL:
+		return "boolean"
+	}
+	return t.String()
+}
+
+func fieldByName(s *arrow.Schema, name string) (arrow.Field, int, error) {
+	idx := s.FieldIndices(name)
+	switch len(idx) {
+	case 0:
+		return arrow.Field{}, -1, errNoField
+	case 1:
+		return s.Field(idx[0]), idx[0], nil
+	}
+	return arrow.Field{}, -1, errDupField
+}
+
+var (
+	errNoField  = errors.New("no such column")
+	errDupField = errors.New("column name appears more than once")
+)
+
+func columnNames(s *arrow.Schema) []string {
+	out := make([]string, s.NumFields())
+	for i := range out {
+		out[i] = s.Field(i).Name
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package label
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// SourceColumn is the name of the output column that says where each
+// row's label came from.
+const SourceColumn = "pate_source"
+
+// Values of the SourceColumn.
+const (
+	SourceTeachers  = "teachers"
+	SourceStudent   = "student"
+	SourceAbstained = "abstained"
+)
+
+// Labeler is a validated labelling run, ready to Run.
+type Labeler struct {
+	cfg        Config
+	sensitive  *arrow.Schema
+	public     *arrow.Schema
+	labelField arrow.Field
+	features   []string
+	keep       []int // public column indices copied to the output
+	out        *arrow.Schema
+}
+
+// New checks cfg against the two schemas and returns a Labeler. Every error
+// it returns wraps ErrInvalidInput and names the column or parameter at
+// fault.
+func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
+	if cfg.Mechanism == "" {
+		cfg.Mechanism = MechanismConfidentGNMax
+	}
+	if !slices.Contains(Mechanisms, cfg.Mechanism) {
+		return nil, invalid("--mechanism %q is not one of %s", cfg.Mechanism, strings.Join(Mechanisms, ", "))
+	}
+	if cfg.Teachers < 1 {
+		return nil, invalid("--teachers must be at least 1, got %d", cfg.Teachers)
+	}
+	if cfg.Epsilon < 0 {
+		return nil, invalid("--epsilon must be positive, got %g", cfg.Epsilon)
+	}
+	if !(cfg.Delta > 0 && cfg.Delta < 1) {
+		return nil, invalid("--delta must be in (0, 1), got %g", cfg.Delta)
+	}
+	if cfg.MaxQueries < 0 {
+		return nil, invalid("--max-queries must not be negative, got %d", cfg.MaxQueries)
+	}
+	if cfg.BatchSize <= 0 {
+		return nil, invalid("--batch-size must be positive, got %d", cfg.BatchSize)
+	}
+	if cfg.AnsweredFraction == 0 {
+		cfg.AnsweredFraction = DefaultAnsweredFraction
+	}
+	if !(cfg.AnsweredFraction > 0 && cfg.AnsweredFraction <= 1) {
+		return nil, invalid("--answered-fraction must be in (0, 1], got %g", cfg.AnsweredFraction)
+	}
+	if cfg.SigmaRatio == 0 {
+		cfg.SigmaRatio = DefaultSigmaRatio
+	}
+	if !(cfg.SigmaRatio > 0) {
+		return nil, invalid("--sigma-ratio must be positive, got %g", cfg.SigmaRatio)
+	}
+	if cfg.Allocator == nil {
+		cfg.Allocator = memory.DefaultAllocator
+	}
+	if cfg.Epsilon == 0 {
+		p := cfg.Params
+		missing := ""
+		switch cfg.Mechanism {
+		case MechanismGNMax:
+			if p.Sigma == "" {
+				missing = "--sigma"
+			}
+		case MechanismConfidentGNMax:
+			if p.Sigma1 == "" || p.Sigma2 == "" {
+				missing = "--sigma1 and --sigma2"
+			}
+		case MechanismLNMax:
+			if p.LaplaceScale == "" {
+				missing = "--laplace-scale"
+			}
+		}
+		if missing != "" {
+			return nil, invalid("give --epsilon (the noise is then planned from it) or %s", missing)
+		}
+	}
+
+	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
+	lf, _, err := fieldByName(sensitive, cfg.Label)
+	if err != nil {
+		return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), cfg.Label, err, strings.Join(columnNames(sensitive), ", "))
+	}
+	if !labelTypeSupported(lf.Type) {
+		return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans", cfg.sens(), cfg.Label, lf.Type)
+	}
+	l.labelField = lf
+	if cfg.PrivacyUnit != "" {
+		if cfg.PrivacyUnit == cfg.Label {
+			return nil, invalid("--privacy-unit %q is the label column", cfg.PrivacyUnit)
+		}
+		if _, _, err := fieldByName(sensitive, cfg.PrivacyUnit); err != nil {
+			return nil, invalid("%s: privacy-unit column %q (--privacy-unit): %v", cfg.sens(), cfg.PrivacyUnit, err)
+		}
+	}
+	if cfg.Classes != nil {
+		if len(cfg.Classes) < 2 {
+			return nil, invalid("--classes needs at least two classes, got %d", len(cfg.Classes))
+		}
+		if _, err := newClassSet(lf.Type, cfg.Classes); err != nil {
+			return nil, invalid("--classes: %v", err)
+		}
+	}
+
+	// Features: each present once in both files, of the same kind.
+	feats := cfg.Features
+	if feats == nil {
+		for _, f := range sensitive.Fields() {
+			if f.Name != cfg.Label && f.Name != cfg.PrivacyUnit {
+				feats = append(feats, f.Name)
+			}
+		}
+	}
+	if len(feats) == 0 {
+		return nil, invalid("%s: no feature columns besides the label", cfg.sens())
+	}
+	for _, name := range feats {
+		if name == cfg.Label {
+			return nil, invalid("--features: %q is the label column", name)
+		}
+		sf, _, err := fieldByName(sensitive, name)
+		if err != nil {
+			return nil, invalid("%s: feature column %q (--features): %v", cfg.sens(), name, err)
+		}
+		pf, _, err := fieldByName(public, name)
+		if err != nil {
+			if errors.Is(err, errNoField) {
+				return nil, invalid("%s has no feature column %q (%s has it; choose features with --features)", cfg.pub(), name, cfg.sens())
+			}
+			return nil, invalid("%s: feature column %q: %v", cfg.pub(), name, err)
+		}
+		if ks, kp := kind(sf.Type), kind(pf.Type); ks != kp {
+			return nil, invalid("feature column %q is %s in %s but %s in %s", name, sf.Type, cfg.sens(), pf.Type, cfg.pub())
+		}
+	}
+	l.features = feats
+
+	// Output columns: the kept public columns, the label, the source.
+	if cfg.Keep == nil {
+		for i, f := range public.Fields() {
+			if f.Name == cfg.Label {
+				return nil, invalid("%s has a column named like the label column %q; leave it out with --keep", cfg.pub(), cfg.Label)
+			}
+			if f.Name == SourceColumn {
+				return nil, invalid("%s has a column named %q, which pate writes; leave it out with --keep", cfg.pub(), SourceColumn)
+			}
+			l.keep = append(l.keep, i)
+		}
+	} else {
+		for _, name := range cfg.Keep {
+			_, i, err := fieldByName(public, name)
+			if err != nil {
+				return nil, invalid("%s: column %q (--keep): %v", cfg.pub(), name, err)
+			}
+			if name == cfg.Label || name == SourceColumn {
+				return nil, invalid("--keep %q: that name is taken by an output column", name)
+			}
+			if slices.Contains(l.keep, i) {
+				return nil, invalid("--keep names %q twice", name)
+			}
+			l.keep = append(l.keep, i)
+		}
+	}
+	fields := make([]arrow.Field, 0, len(l.keep)+2)
+	for _, i := range l.keep {
+		fields = append(fields, public.Field(i))
+	}
+	fields = append(fields,
+		arrow.Field{Name: cfg.Label, Type: lf.Type, Nullable: true},
+		arrow.Field{Name: SourceColumn, Type: arrow.BinaryTypes.String, Nullable: false})
+	l.out = arrow.NewSchema(fields, nil)
+	l.cfg = cfg
+	return l, nil
+}
+
+// OutputSchema is the schema of the labelled batches, without metadata.
+func (l *Labeler) OutputSchema() *arrow.Schema { return l.out }
+
+// Features are the feature columns the teachers learn from.
+func (l *Labeler) Features() []string { return l.features }
+
+// Config is the run's configuration with defaults filled in.
+func (l *Labeler) Config() Config { return l.cfg }
+
+// errorf wraps err with context, keeping sentinels visible to errors.Is.
+func errorf(err error, format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}

@@ -1,0 +1,187 @@
+package label
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+// Mechanism names accepted by Config.Mechanism.
+const (
+	MechanismConfidentGNMax = "confident-gnmax"
+	MechanismGNMax          = "gnmax"
+	MechanismLNMax          = "lnmax"
+)
+
+// Mechanisms lists the aggregation mechanisms, the default first.
+var Mechanisms = []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax}
+
+// outcome is what the aggregator did with one query.
+type outcome int
+
+const (
+	outAnswered  outcome = iota // a label was released
+	outAbstained                // the noisy threshold check said no
+	outStopped                  // the budget filter refused: this and every later query abstain
+)
+
+// budget is the filter the aggregator asks before every event.
+type budget interface {
+	Fits(rho float64) bool
+	Charge(rho float64) error
+}
+
+// unlimited is the budget of a run without --epsilon: every event fits; the
+// claim is then the worst case over the queries put, fixed by their count.
+type unlimited struct{ spent float64 }
+
+func (u *unlimited) Fits(float64) bool { return true }
+func (u *unlimited) Charge(rho float64) error {
+	u.spent += rho
+	return nil
+}
+
+// aggregator turns one vote histogram into a released label or an
+// abstention. Its noise is exact integer noise; its costs are zCDP ρ values
+// fixed by the mechanism's parameters (data-independent accounting).
+type aggregator struct {
+	kind      string
+	classes   int
+	threshold int64
+	answer    *noise.DiscreteGaussian // GNMax σ, Confident-GNMax σ2
+	check     *noise.DiscreteGaussian // Confident-GNMax σ1
+	laplace   *noise.DiscreteLaplace  // LNMax scale b
+	rhoAnswer float64                 // ρ of one noisy argmax
+	rhoCheck  float64                 // ρ of one threshold check
+	epsAnswer float64                 // LNMax: pure ε of one noisy argmax (2/b)
+
+	checks, argmaxes int64 // events charged so far
+}
+
+// MechanismParams are the noise parameters of a run, as exact decimals.
+type MechanismParams struct {
+	Sigma        string `json:"sigma,omitempty"`         // GNMax noise σ
+	Threshold    int64  `json:"threshold,omitempty"`     // Confident-GNMax T
+	Sigma1       string `json:"sigma1,omitempty"`        // Confident-GNMax threshold noise σ1
+	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
+	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
+}
+
+func parsePositive(name, s string) (*big.Rat, float64, error) {
+	r, err := noise.ParseRat(s)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--%s %q: %w", name, s, err)
+	}
+	if r.Sign() <= 0 {
+		return nil, 0, fmt.Errorf("--%s must be positive, got %s", name, s)
+	}
+	f, _ := r.Float64()
+	return r, f, nil
+}
+
+func newAggregator(kind string, classes int, p MechanismParams) (*aggregator, error) {
+	a := &aggregator{kind: kind, classes: classes, threshold: p.Threshold}
+	switch kind {
+	case MechanismGNMax:
+		r, s, err := parsePositive("sigma", p.Sigma)
+		if err != nil {
+			return nil, err
+		}
+		if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {
+			return nil, fmt.Errorf("--sigma: %w", err)
+		}
+		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes)
+	case MechanismConfidentGNMax:
+		r1, s1, err := parsePositive("sigma1", p.Sigma1)
+		if err != nil {
+			return nil, err
+		}
+		r2, s2, err := parsePositive("sigma2", p.Sigma2)
+		if err != nil {
+			return nil, err
+		}
+		if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {
+			return nil, fmt.Errorf("--sigma1: %w", err)
+		}
+		if a.answer, err = noise.NewDiscreteGaussian(r2); err != nil {
+			return nil, fmt.Errorf("--sigma2: %w", err)
+		}
+		a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)
+		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s2, classes)
+	case MechanismLNMax:
+		r, b, err := parsePositive("laplace-scale", p.LaplaceScale)
+		if err != nil {
+			return nil, err
+		}
+		if a.laplace, err = noise.NewDiscreteLaplace(r); err != nil {
+			return nil, fmt.Errorf("--laplace-scale: %w", err)
+		}
+		a.epsAnswer = 2 / b
+		a.rhoAnswer = a.epsAnswer * a.epsAnswer / 2
+	default:
+		return nil, fmt.Errorf("unknown mechanism %q (valid: %v)", kind, Mechanisms)
+	}
+	return a, nil
+}
+
+// rhoPerQuery is the most one query can cost.
+func (a *aggregator) rhoPerQuery() float64 { return a.rhoCheck + a.rhoAnswer }
+
+// noiseFor fills the noise of n queries: one threshold draw per query
+// (Confident-GNMax) in check, classes argmax draws per query in answer. The
+// noise does not depend on the data, so it can be drawn ahead of the votes,
+// in parallel; each draw is used at most once and unused draws are dropped.
+func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
+	if a.check != nil {
+		for i := range check {
+			check[i] = a.check.Sample(src)
+		}
+	}
+	if a.laplace != nil {
+		for i := range answer {
+			answer[i] = a.laplace.Sample(src)
+		}
+		return
+	}
+	for i := range answer {
+		answer[i] = a.answer.Sample(src)
+	}
+}
+
+// query aggregates one histogram with the noise drawn for it. It asks the
+// budget before each event and charges it for what happens: the threshold
+// check on every query, the noisy argmax only on answered ones
+// (invariant 6).
+func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, b budget) (int, outcome) {
+	if a.check != nil {
+		if !b.Fits(a.rhoCheck) {
+			return -1, outStopped
+		}
+		_ = b.Charge(a.rhoCheck)
+		a.checks++
+		var top int64
+		for _, c := range counts {
+			if int64(c) > top {
+				top = int64(c)
+			}
+		}
+		if top+zCheck < a.threshold {
+			return -1, outAbstained
+		}
+	}
+	if !b.Fits(a.rhoAnswer) {
+		return -1, outStopped
+	}
+	_ = b.Charge(a.rhoAnswer)
+	a.argmaxes++
+	best, bestVal := 0, int64(math.MinInt64)
+	for j, c := range counts {
+		if v := int64(c) + zAnswer[j]; v > bestVal {
+			best, bestVal = j, v
+		}
+	}
+	return best, outAnswered
+}

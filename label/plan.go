@@ -1,0 +1,132 @@
+package label
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+// Planning defaults for Confident-GNMax when σ1 and σ2 are derived from a
+// budget: σ1 = SigmaRatio·σ2, noise sized for AnsweredFraction of the queries
+// being answered, and the threshold at ThresholdFraction of the teachers.
+const (
+	DefaultSigmaRatio        = 2.0
+	DefaultAnsweredFraction  = 0.5
+	DefaultThresholdFraction = 0.8
+)
+
+// roundUpDecimal returns x rounded up to digits significant decimal digits,
+// as a string the exact samplers read without loss. Rounding up keeps the
+// noise at least as large as planned.
+func roundUpDecimal(x float64, digits int) string {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	e := math.Floor(math.Log10(x)) - float64(digits-1)
+	scale := math.Pow(10, e)
+	m := math.Ceil(x/scale - 1e-9)
+	if m*scale < x { // guard against the tolerance above
+		m++
+	}
+	prec := 0
+	if e < 0 {
+		prec = int(-e)
+	}
+	return strconv.FormatFloat(m*scale, 'f', prec, 64)
+}
+
+// planNoise fills in the noise parameters left empty so that n queries fit
+// into rho (zCDP) under data-independent accounting: GNMax ρ = 1/σ² per
+// query; Confident-GNMax 1/(2σ1²) per query plus 1/σ2² per answer, planned
+// for the fraction frac answered; LNMax (2/b)²/2 per query.
+func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, ratio float64) error {
+	if n <= 0 {
+		return fmt.Errorf("no queries to plan the noise for")
+	}
+	if !(rho > 0) {
+		return fmt.Errorf("no privacy budget left to plan the noise")
+	}
+	N := float64(n)
+	switch kind {
+	case MechanismGNMax:
+		if p.Sigma == "" {
+			p.Sigma = roundUpDecimal(math.Sqrt(N/rho), 4)
+		}
+	case MechanismLNMax:
+		if p.LaplaceScale == "" {
+			p.LaplaceScale = roundUpDecimal(2*math.Sqrt(N/(2*rho)), 4)
+		}
+	case MechanismConfidentGNMax:
+		switch {
+		case p.Sigma1 == "" && p.Sigma2 == "":
+			s2 := math.Sqrt(N * (1/(2*ratio*ratio) + frac) / rho)
+			p.Sigma2 = roundUpDecimal(s2, 4)
+			p.Sigma1 = roundUpDecimal(ratio*s2, 4)
+		case p.Sigma1 == "":
+			s2, err := strconv.ParseFloat(p.Sigma2, 64)
+			if err != nil {
+				return fmt.Errorf("--sigma2 %q: %w", p.Sigma2, err)
+			}
+			left := rho - N*frac/(s2*s2)
+			if left <= 0 {
+				return fmt.Errorf("--sigma2 %s leaves no budget for the threshold checks of %d queries", p.Sigma2, n)
+			}
+			p.Sigma1 = roundUpDecimal(math.Sqrt(N/(2*left)), 4)
+		case p.Sigma2 == "":
+			s1, err := strconv.ParseFloat(p.Sigma1, 64)
+			if err != nil {
+				return fmt.Errorf("--sigma1 %q: %w", p.Sigma1, err)
+			}
+			left := rho - N/(2*s1*s1)
+			if left <= 0 {
+				return fmt.Errorf("--sigma1 %s leaves no budget for the answers of %d queries", p.Sigma1, n)
+			}
+			p.Sigma2 = roundUpDecimal(math.Sqrt(N*frac/left), 4)
+		}
+	}
+	return nil
+}
+
+// Plan returns the smallest noise with which n queries of the mechanism
+// spend at most eps at delta under the run's data-independent zCDP
+// accounting (for Confident-GNMax, with the fraction frac of them answered
+// and σ1 = ratio·σ2). Noise parameters already set in p are kept.
+func Plan(kind string, eps, delta float64, n int64, p MechanismParams, frac, ratio float64) (MechanismParams, error) {
+	f, err := rdp.NewFilter(eps, delta)
+	if err != nil {
+		return p, invalid("%v", err)
+	}
+	if err := planNoise(kind, f.Budget(), n, &p, frac, ratio); err != nil {
+		return p, invalid("%v", err)
+	}
+	return p, nil
+}
+
+// PlannedRho is the zCDP ρ that n queries spend with the noise p, when a
+// fraction frac of them is answered (Confident-GNMax; 1 for the others).
+func PlannedRho(kind string, classes int, n int64, p MechanismParams, frac float64) (float64, error) {
+	a, err := newAggregator(kind, classes, p)
+	if err != nil {
+		return 0, invalid("%v", err)
+	}
+	if kind != MechanismConfidentGNMax {
+		frac = 1
+	}
+	return float64(n) * (a.rhoCheck + frac*a.rhoAnswer), nil
+}
+
+// QueriesThatFit is how many queries the noise p lets a run put within
+// (eps, delta), when a fraction frac of them is answered.
+func QueriesThatFit(kind string, classes int, eps, delta float64, p MechanismParams, frac float64) (int64, error) {
+	f, err := rdp.NewFilter(eps, delta)
+	if err != nil {
+		return 0, invalid("%v", err)
+	}
+	per, err := PlannedRho(kind, classes, 1, p, frac)
+	if err != nil {
+		return 0, err
+	}
+	return int64(math.Floor(f.Budget() / per)), nil
+}

@@ -1,0 +1,134 @@
+package label
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// ReportSchemaVersion is the version of the JSON report's layout.
+const ReportSchemaVersion = 1
+
+// Report is what a run releases about itself. Every figure in it is either a
+// public parameter, a count of public rows, or a mechanism output; nothing
+// computed from the sensitive data outside a mechanism appears here
+// (DESIGN.md invariant 4).
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Version       string `json:"version"`
+	Command       string `json:"command"`
+
+	Mechanism       string          `json:"mechanism"`
+	Params          MechanismParams `json:"parameters"`
+	Noise           string          `json:"noise"`
+	Seeded          bool            `json:"seeded"`
+	Teachers        int             `json:"teachers"`
+	Learner         string          `json:"learner"`
+	Label           string          `json:"label"`
+	Classes         []string        `json:"classes"`
+	ClassesSource   string          `json:"classes_source"`
+	PrivacyUnit     string          `json:"privacy_unit"`
+	Neighbouring    string          `json:"neighbouring"`
+	Guarantee       Guarantee       `json:"guarantee"`
+	Spent           Spend           `json:"spent"`
+	Queries         Queries         `json:"queries"`
+	Budget          BudgetReport    `json:"budget"`
+	ClassDiscovery  *ClassDiscovery `json:"class_discovery,omitempty"`
+	PlannedQueries  int64           `json:"planned_queries,omitempty"`
+	PlannedFraction float64         `json:"planned_answered_fraction,omitempty"`
+}
+
+// Guarantee is the (ε, δ) the run claims: the budget of its filter, fixed
+// before the run, or without a filter the worst case of the queries it put.
+type Guarantee struct {
+	Epsilon    Float  `json:"epsilon"`
+	Delta      Float  `json:"delta"`
+	Rho        Float  `json:"rho"`
+	Conversion string `json:"conversion"`
+	Basis      string `json:"basis"`
+}
+
+// Spend is the realized privacy spend (an odometer reading: information
+// beside the guarantee, never a claim of its own). EpsilonImproved is the
+// improved RDP conversion at the best order; EpsilonClassic is Mironov's
+// classic conversion over the 298 orders of the PATE 2018 scripts, the
+// convention of published PATE figures; EpsilonGDP the Gaussian-DP
+// composition of the same Gaussian events, for comparison.
+type Spend struct {
+	Rho             Float  `json:"rho"`
+	EpsilonImproved Float  `json:"epsilon_improved"`
+	OrderImproved   Float  `json:"order_improved"`
+	EpsilonClassic  Float  `json:"epsilon_classic"`
+	OrderClassic    Float  `json:"order_classic"`
+	EpsilonGDP      *Float `json:"epsilon_gdp,omitempty"`
+	Delta           Float  `json:"delta"`
+	ThresholdChecks int64  `json:"threshold_checks"`
+	NoisyArgmaxes   int64  `json:"noisy_argmaxes"`
+}
+
+// Queries counts public rows by what happened to them.
+type Queries struct {
+	PublicRows int64 `json:"public_rows"`
+	Seen       int64 `json:"queries"`
+	Answered   int64 `json:"answered"`
+	Abstained  int64 `json:"abstained"`
+	NotAsked   int64 `json:"not_queried"`
+}
+
+// BudgetReport says whether the run stopped on its budget.
+type BudgetReport struct {
+	Epsilon       Float `json:"epsilon,omitempty"`
+	Delta         Float `json:"delta,omitempty"`
+	Filter        bool  `json:"filter"`
+	StoppedOn     bool  `json:"stopped_on_budget"`
+	StoppedAtRow  int64 `json:"stopped_at_row,omitempty"`
+	MaxQueries    int64 `json:"max_queries,omitempty"`
+	RhoForQueries Float `json:"rho_budget,omitempty"`
+}
+
+// ClassDiscovery describes the private release of the class set.
+type ClassDiscovery struct {
+	Sigma     string `json:"sigma"`
+	Threshold int64  `json:"threshold"`
+	Rho       Float  `json:"rho"`
+	Delta     Float  `json:"delta"`
+}
+
+// Float is a float64 that encodes ±Inf and NaN as the strings "inf", "-inf"
+// and "nan" (encoding/json refuses them).
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsInf(v, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-inf"`), nil
+	case math.IsNaN(v):
+		return []byte(`"nan"`), nil
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"inf"`:
+		*f = Float(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*f = Float(math.Inf(-1))
+		return nil
+	case `"nan"`:
+		*f = Float(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}

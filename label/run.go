@@ -1,0 +1,427 @@
+package label
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// Noise streams of a seeded run: each use of randomness has its own.
+const (
+	streamPartition = 1
+	streamClasses   = 2
+	streamAggregate = 3
+)
+
+func (l *Labeler) source(stream uint64) noise.Source {
+	if l.cfg.Seed != nil {
+		return noise.NewSeededSource(*l.cfg.Seed, stream)
+	}
+	return noise.NewCryptoSource()
+}
+
+// Run trains the teachers on the sensitive batches, labels the public
+// batches and writes them to out. On error nothing more is written; the
+// caller discards the output.
+func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
+	cfg := &l.cfg
+
+	// 1. The encoder is fitted on public data only (invariant 2): the first
+	// batches of the public stream, which are then labelled like the rest.
+	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
+	defer func() {
+		for _, r := range head {
+			r.Release()
+		}
+	}()
+	if err != nil {
+		return nil, errorf(err, "%s", cfg.pub())
+	}
+	if headRows == 0 {
+		return nil, invalid("%s has no rows", cfg.pub())
+	}
+	enc, err := learners.FitEncoder(l.public, l.features, head, cfg.EncoderOptions)
+	if err != nil {
+		return nil, invalid("fitting the feature encoder on %s: %v", cfg.pub(), err)
+	}
+	if err := enc.CheckSchema(sensitive.Schema()); err != nil {
+		return nil, invalid("%s: %v", cfg.sens(), err)
+	}
+
+	// 2. Teachers.
+	ens, td, err := l.trainTeachers(ctx, sensitive, enc)
+	if err != nil {
+		return nil, err
+	}
+
+	// 3. Budget, noise, aggregator.
+	rep := l.newReport(td)
+	var filter budget = &unlimited{}
+	rhoAvail := 0.0
+	deltaConv := cfg.Delta - td.discoveryDelta
+	if cfg.Epsilon > 0 {
+		f, err := rdp.NewFilter(cfg.Epsilon, deltaConv)
+		if err != nil {
+			return nil, invalid("budget: %v", err)
+		}
+		if err := f.Charge(td.discoveryRho); err != nil {
+			return nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
+		}
+		filter = f
+		rhoAvail = f.Remaining()
+	}
+	queries := cfg.PublicRows
+	if cfg.MaxQueries > 0 && (queries < 0 || cfg.MaxQueries < queries) {
+		queries = cfg.MaxQueries
+	}
+	params := cfg.Params
+	if cfg.Epsilon > 0 {
+		if queries < 0 {
+			if missingNoise(cfg.Mechanism, params) {
+				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
+			}
+		} else if err := planNoise(cfg.Mechanism, rhoAvail, queries, &params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
+			return nil, invalid("planning the noise: %v", err)
+		}
+	}
+	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
+		params.Threshold = int64(DefaultThresholdFraction*float64(cfg.Teachers) + 0.5)
+	}
+	agg, err := newAggregator(cfg.Mechanism, len(td.classes.values), params)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
+		return nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
+	}
+	rep.Params = params
+	rep.PlannedQueries = queries
+
+	// 4. Stream the public data: read → vote → aggregate → write.
+	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
+		maxQueries: cfg.MaxQueries}
+	if err := st.stream(ctx, head, public, out); err != nil {
+		return nil, err
+	}
+	head = nil // released by the stream
+	l.finishReport(rep, st, agg, filter, td)
+	return rep, nil
+}
+
+func missingNoise(kind string, p MechanismParams) bool {
+	switch kind {
+	case MechanismGNMax:
+		return p.Sigma == ""
+	case MechanismLNMax:
+		return p.LaplaceScale == ""
+	}
+	return p.Sigma1 == "" || p.Sigma2 == ""
+}
+
+// readHead reads batches until it holds at least n rows or the stream ends.
+func readHead(ctx context.Context, r RecordReader, n int) ([]arrow.Record, int, error) {
+	if n <= 0 {
+		n = 100_000
+	}
+	var head []arrow.Record
+	rows := 0
+	for rows < n {
+		if err := ctx.Err(); err != nil {
+			return head, rows, err
+		}
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return head, rows, err
+		}
+		head = append(head, rec)
+		rows += int(rec.NumRows())
+	}
+	return head, rows, nil
+}
+
+// batch is one public record batch on its way through the pipeline.
+type batch struct {
+	seq    uint64 // batch number, for the noise streams of a seeded run
+	rec    arrow.Record
+	first  int64   // index of its first row in the public data
+	queryN int     // rows of it that are put to the teachers
+	counts []int32 // queryN × classes votes
+	x      *learners.Matrix
+	zCheck []int64 // queryN threshold draws (Confident-GNMax)
+	zArg   []int64 // queryN × classes argmax draws
+}
+
+type runState struct {
+	l          *Labeler
+	enc        *learners.Encoder
+	ens        *learners.Ensemble
+	agg        *aggregator
+	filter     budget
+	classes    *classSet
+	maxQueries int64
+
+	stopped   atomic.Bool // the budget filter refused: no more queries
+	stopRow   int64
+	rows      int64
+	seen      int64
+	answered  int64
+	abstained int64
+}
+
+// stream runs the pipeline. Stages are joined by channels of capacity 2, so
+// memory is bounded by a few batches whatever the number of rows.
+func (st *runState) stream(ctx context.Context, head []arrow.Record, public RecordReader, out RecordWriter) error {
+	g, ctx := errgroup.WithContext(ctx)
+	read := make(chan *batch, 2)
+	voted := make(chan *batch, 2)
+	labelled := make(chan arrow.Record, 2)
+	classes := len(st.classes.values)
+
+	pool := sync.Pool{New: func() any { return &batch{x: learners.NewMatrix(0, st.enc.Dim())} }}
+
+	// Reader.
+	g.Go(func() error {
+		defer close(read)
+		var next int64
+		var seq uint64
+		send := func(rec arrow.Record) error {
+			b := pool.Get().(*batch)
+			b.rec, b.first, b.seq = rec, next, seq
+			next += rec.NumRows()
+			seq++
+			select {
+			case read <- b:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		}
+		for i, rec := range head {
+			if err := send(rec); err != nil {
+				for _, r := range head[i+1:] {
+					r.Release()
+				}
+				return err
+			}
+		}
+		for {
+			rec, err := public.Read()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return errorf(err, "%s", st.l.cfg.pub())
+			}
+			if rec.NumRows() == 0 {
+				rec.Release()
+				continue
+			}
+			if err := send(rec); err != nil {
+				return err
+			}
+		}
+	})
+
+	// Voter: encodes the rows that are queries and counts the teachers' votes.
+	g.Go(func() error {
+		defer close(voted)
+		for b := range read {
+			n := b.rec.NumRows()
+			q := n
+			if st.maxQueries > 0 {
+				q = max(0, min(n, st.maxQueries-b.first))
+			}
+			if st.stopped.Load() {
+				q = 0
+			}
+			b.queryN = int(q)
+			if q > 0 {
+				rec := b.rec
+				if q < n {
+					rec = b.rec.NewSlice(0, q)
+				}
+				err := st.enc.Encode(rec, b.x)
+				if q < n {
+					rec.Release()
+				}
+				if err != nil {
+					b.rec.Release()
+					return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
+				}
+				if need := int(q) * classes; cap(b.counts) < need {
+					b.counts = make([]int32, need)
+				} else {
+					b.counts = b.counts[:need]
+				}
+				st.ens.Votes(b.x, b.counts)
+				st.drawNoise(b, classes)
+			}
+			select {
+			case voted <- b:
+			case <-ctx.Done():
+				b.rec.Release()
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+
+	// Aggregator: the only stage that touches noise and the budget. It
+	// works through the rows in order, so the filter sees events in the
+	// order they happen.
+	g.Go(func() error {
+		defer close(labelled)
+		mem := st.l.cfg.Allocator
+		lb := array.NewBuilder(mem, st.l.labelField.Type)
+		defer lb.Release()
+		sb := array.NewStringBuilder(mem)
+		defer sb.Release()
+		for b := range voted {
+			n := int(b.rec.NumRows())
+			lb.Reserve(n)
+			sb.Reserve(n)
+			for i := 0; i < n; i++ {
+				c, src := -1, SourceAbstained
+				if i < b.queryN && !st.stopped.Load() {
+					var o outcome
+					var zc int64
+					if len(b.zCheck) > 0 {
+						zc = b.zCheck[i]
+					}
+					c, o = st.agg.query(b.counts[i*classes:(i+1)*classes], zc, b.zArg[i*classes:(i+1)*classes], st.filter)
+					switch o {
+					case outAnswered:
+						src = SourceTeachers
+						st.answered++
+						st.seen++
+					case outAbstained:
+						st.abstained++
+						st.seen++
+					case outStopped:
+						st.stopped.Store(true)
+						st.stopRow = b.first + int64(i)
+					}
+				}
+				st.classes.appendClass(lb, c)
+				sb.Append(src)
+			}
+			cols := make([]arrow.Array, 0, len(st.l.keep)+2)
+			for _, j := range st.l.keep {
+				cols = append(cols, b.rec.Column(j))
+			}
+			la, sa := lb.NewArray(), sb.NewArray()
+			cols = append(cols, la, sa)
+			outRec := array.NewRecord(st.l.out, cols, int64(n))
+			la.Release()
+			sa.Release()
+			b.rec.Release()
+			b.rec = nil
+			st.rows += int64(n)
+			pool.Put(b)
+			select {
+			case labelled <- outRec:
+			case <-ctx.Done():
+				outRec.Release()
+				return ctx.Err()
+			}
+			if p := st.l.cfg.Progress; p != nil {
+				p(Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent()})
+			}
+		}
+		return nil
+	})
+
+	// Writer.
+	g.Go(func() error {
+		for rec := range labelled {
+			err := out.Write(rec)
+			rec.Release()
+			if err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+		}
+		return nil
+	})
+
+	err := g.Wait()
+	// Drain what a failed stage left in the channels.
+	for b := range read {
+		b.rec.Release()
+	}
+	for b := range voted {
+		b.rec.Release()
+	}
+	for rec := range labelled {
+		rec.Release()
+	}
+	return err
+}
+
+// drawNoise draws the noise of a batch's queries, split over the cores.
+// A seeded run gives every (batch, part) its own stream, so its noise does
+// not depend on the scheduling.
+func (st *runState) drawNoise(b *batch, classes int) {
+	q := b.queryN
+	b.zArg = grow(b.zArg, q*classes)
+	b.zCheck = b.zCheck[:0]
+	if st.agg.check != nil {
+		b.zCheck = grow(b.zCheck, q)
+	}
+	// Parts of a fixed size (not one per core), so that a seeded run draws
+	// the same noise on any machine.
+	const part = 8192
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for p, lo := 0, 0; lo < q; p, lo = p+1, lo+part {
+		hi := min(q, lo+part)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			src := st.l.source(streamAggregate + (b.seq<<16|uint64(p))<<8)
+			var check []int64
+			if len(b.zCheck) > 0 {
+				check = b.zCheck[lo:hi]
+			}
+			st.agg.noiseFor(src, check, b.zArg[lo*classes:hi*classes])
+		}()
+	}
+	wg.Wait()
+}
+
+func grow(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+func (st *runState) notAsked() int64 { return st.rows - st.seen }
+
+// epsSpent is the realized spend so far, for the progress display.
+func (st *runState) epsSpent() float64 {
+	var rho float64
+	switch f := st.filter.(type) {
+	case *rdp.Filter:
+		rho = f.Spent()
+	case *unlimited:
+		rho = f.spent
+	}
+	return rdp.ZCDPEps(rho, st.l.cfg.Delta)
+}

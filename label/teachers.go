@@ -1,0 +1,341 @@
+package label
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// teacherData is what training the teachers tells the rest of the run.
+type teacherData struct {
+	classes        *classSet
+	classesSource  string
+	discovery      *ClassDiscovery
+	discoveryRho   float64
+	discoveryDelta float64
+}
+
+// Share of the budget's ρ and of δ spent on discovering the class set when
+// it is not declared with --classes.
+const (
+	discoveryRhoShare   = 0.02
+	discoveryDeltaShare = 0.1
+	discoverySigmaFree  = 10 // σ of the discovery when the run has no budget filter
+)
+
+// trainTeachers reads the sensitive data, fixes the class set, partitions
+// the privacy units over the teachers and trains one model per teacher.
+func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
+	cfg := &l.cfg
+	var recs []arrow.Record
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		rec, err := sensitive.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, errorf(err, "%s", cfg.sens())
+		}
+		recs = append(recs, rec)
+	}
+
+	// Labels and privacy-unit identities, row by row.
+	var (
+		labels []string // canonical label text per usable row ("" for null)
+		hasLab []bool
+		ids    [][]byte
+		total  int
+	)
+	for _, rec := range recs {
+		s := rec.Schema()
+		lc := rec.Column(s.FieldIndices(cfg.Label)[0])
+		var uc arrow.Array
+		if cfg.PrivacyUnit != "" {
+			uc = rec.Column(s.FieldIndices(cfg.PrivacyUnit)[0])
+		}
+		cols := rec.Columns()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			v, ok := valueText(lc, i)
+			labels = append(labels, v)
+			hasLab = append(hasLab, ok)
+			var id []byte
+			if uc != nil {
+				u, ok := valueText(uc, i)
+				if !ok {
+					return nil, nil, invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, total+i)
+				}
+				id = append([]byte{1}, u...)
+			} else {
+				id = rowIdentity([]byte{0}, cols, i)
+			}
+			ids = append(ids, id)
+		}
+		total += int(rec.NumRows())
+	}
+	labelled := 0
+	for _, ok := range hasLab {
+		if ok {
+			labelled++
+		}
+	}
+	if labelled == 0 {
+		return nil, nil, invalid("%s: the label column %q has no non-null value", cfg.sens(), cfg.Label)
+	}
+
+	// Class set: declared (public) or released privately.
+	td := &teacherData{}
+	var err error
+	if cfg.Classes != nil {
+		td.classes, err = newClassSet(l.labelField.Type, cfg.Classes)
+		if err != nil {
+			return nil, nil, invalid("--classes: %v", err)
+		}
+		td.classesSource = "declared with --classes"
+	} else if err := l.discoverClasses(td, labels, hasLab, ids); err != nil {
+		return nil, nil, err
+	}
+	classes := len(td.classes.values)
+
+	// Partition: one keyed random function of the unit identity.
+	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
+	units := make(map[string]struct{})
+	teacherRows := make([][]int, cfg.Teachers)
+	y := make([]int32, total)
+	for i := range ids {
+		units[string(ids[i])] = struct{}{}
+		if !hasLab[i] {
+			continue
+		}
+		c, ok := td.classes.index[labels[i]]
+		if !ok { // a class the public set does not have: it cannot be voted for
+			continue
+		}
+		y[i] = int32(c)
+		t := part.teacher(ids[i])
+		teacherRows[t] = append(teacherRows[t], i)
+	}
+	if len(units) < cfg.Teachers {
+		what := "rows"
+		if cfg.PrivacyUnit != "" {
+			what = fmt.Sprintf("privacy units (distinct values of %q)", cfg.PrivacyUnit)
+		}
+		return nil, nil, invalid("%s has %d %s, fewer than the %d teachers (--teachers): every teacher needs its own units", cfg.sens(), len(units), what, cfg.Teachers)
+	}
+	empty := 0
+	for _, r := range teacherRows {
+		if len(r) == 0 {
+			empty++
+		}
+	}
+	if empty > 0 {
+		cfg.warn("%d of %d teachers received no usable rows and vote for the first class; consider fewer --teachers", empty, cfg.Teachers)
+	}
+
+	// Encode the sensitive rows with the public encoder.
+	dim := enc.Dim()
+	X := learners.NewMatrix(total, dim)
+	tmp := learners.NewMatrix(0, dim)
+	off := 0
+	for bi, rec := range recs {
+		if err := enc.Encode(rec, tmp); err != nil {
+			return nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+		}
+		copy(X.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
+		off += tmp.Rows
+	}
+
+	// Train, one goroutine per core.
+	models := make([]learners.Model, cfg.Teachers)
+	g, gctx := errgroup.WithContext(ctx)
+	next := make(chan int)
+	g.Go(func() error {
+		defer close(next)
+		for t := range models {
+			select {
+			case next <- t:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		g.Go(func() error {
+			lr, err := learners.NewLearner(cfg.Learner, cfg.LearnerOptions)
+			if err != nil {
+				return invalid("--learner: %v", err)
+			}
+			for t := range next {
+				rows := teacherRows[t]
+				if len(rows) == 0 {
+					models[t] = constModel{classes: classes, dim: dim}
+					continue
+				}
+				x := learners.NewMatrix(len(rows), dim)
+				yt := make([]int32, len(rows))
+				for j, r := range rows {
+					copy(x.Row(j), X.Row(r))
+					yt[j] = y[r]
+				}
+				m, err := lr.Fit(x, yt, classes)
+				if err != nil {
+					return fmt.Errorf("training teacher %d: %w", t, err)
+				}
+				models[t] = m
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	ens, err := learners.NewEnsemble(models, classes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stacking the teachers: %w", err)
+	}
+	return ens, td, nil
+}
+
+// discoverClasses releases the set of label values privately, when the user
+// did not declare it: the class set is itself a function of the sensitive
+// data (a value held by one unit only must not be revealed by its mere
+// presence). Each unit counts once, for its most frequent label; a value is
+// kept when its count plus discrete Gaussian noise reaches a threshold that a
+// value held by one unit passes with probability at most δ_c. This is the
+// stable-histogram mechanism: ρ_c-zCDP on the values present in both
+// neighbours, plus δ_c for a value present in one only.
+func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []bool, ids [][]byte) error {
+	cfg := &l.cfg
+	perUnit := make(map[string]map[string]int)
+	for i := range labels {
+		if !hasLab[i] {
+			continue
+		}
+		m := perUnit[string(ids[i])]
+		if m == nil {
+			m = make(map[string]int, 1)
+			perUnit[string(ids[i])] = m
+		}
+		m[labels[i]]++
+	}
+	counts := make(map[string]int64)
+	for _, m := range perUnit {
+		vals := make([]string, 0, len(m))
+		for v := range m {
+			vals = append(vals, v)
+		}
+		sortClassValues(l.labelField.Type, vals)
+		best := vals[0]
+		for _, v := range vals[1:] {
+			if m[v] > m[best] {
+				best = v
+			}
+		}
+		counts[best]++
+	}
+
+	sigma := float64(discoverySigmaFree)
+	if cfg.Epsilon > 0 {
+		rhoB := rdp.RhoForEps(cfg.Epsilon, cfg.Delta*(1-discoveryDeltaShare))
+		sigma = math.Sqrt(1 / (2 * discoveryRhoShare * rhoB))
+	}
+	sigmaStr := roundUpDecimal(sigma, 3)
+	sr, err := noise.ParseRat(sigmaStr)
+	if err != nil {
+		return fmt.Errorf("class discovery σ %s: %w", sigmaStr, err)
+	}
+	sigma, _ = sr.Float64()
+	dg, err := noise.NewDiscreteGaussian(sr)
+	if err != nil {
+		return fmt.Errorf("class discovery: %w", err)
+	}
+	deltaC := cfg.Delta * discoveryDeltaShare
+	tau := 1 + discreteGaussianTailPoint(sigma, deltaC)
+
+	vals := make([]string, 0, len(counts))
+	for v := range counts {
+		vals = append(vals, v)
+	}
+	sortClassValues(l.labelField.Type, vals)
+	src := l.source(streamClasses)
+	var kept []string
+	for _, v := range vals {
+		if counts[v]+dg.Sample(src) >= tau {
+			kept = append(kept, v)
+		}
+	}
+	td.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))
+	td.discoveryDelta = deltaC
+	td.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(td.discoveryRho), Delta: Float(deltaC)}
+	td.classesSource = "released privately from the sensitive data (stable histogram)"
+	if len(kept) < 2 {
+		return invalid("label column %q: %d class(es) survived private class discovery (a class needs about %d privacy units to be released); declare the classes with --classes", cfg.Label, len(kept), tau)
+	}
+	td.classes, err = newClassSet(l.labelField.Type, kept)
+	return err
+}
+
+// discreteGaussianTailPoint returns the smallest integer t ≥ 0 with
+// Pr[Z ≥ t] ≤ p for Z discrete Gaussian with parameter σ. It only sets a
+// threshold from public parameters, so float64 is fine here.
+func discreteGaussianTailPoint(sigma, p float64) int64 {
+	w := func(z float64) float64 { return math.Exp(-z * z / (2 * sigma * sigma)) }
+	limit := math.Ceil(40*sigma) + 40
+	norm := w(0)
+	for z := 1.0; z <= limit; z++ {
+		norm += 2 * w(z)
+	}
+	tail := 0.0 // Pr[Z ≥ t], accumulated from the far end
+	tails := make([]float64, 0, int(limit)+1)
+	for z := limit; z >= 0; z-- {
+		tail += w(z) / norm
+		tails = append(tails, tail)
+	}
+	// tails[k] = Pr[Z ≥ limit-k]; find the smallest t with Pr[Z ≥ t] ≤ p.
+	t := int64(limit)
+	for k := range tails {
+		if tails[k] > p {
+			break
+		}
+		t = int64(limit) - int64(k)
+	}
+	return t
+}
+
+// constModel is the model of a teacher that received no rows: it always
+// votes for the first class. It is linear (zero weights, one bias), so it
+// stacks with logistic-regression teachers.
+type constModel struct{ classes, dim int }
+
+func (m constModel) Predict(x *learners.Matrix, out []int32) {
+	for i := range out[:x.Rows] {
+		out[i] = 0
+	}
+}
+
+func (m constModel) Linear() ([]float32, []float32) {
+	b := make([]float32, m.classes)
+	b[0] = 1
+	return make([]float32, m.classes*m.dim), b
+}
+
+var _ = sort.Strings
