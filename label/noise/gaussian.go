@@ -71,11 +71,12 @@ func (g *DiscreteGaussian) String() string {
 // Sample draws one value. It does not allocate when σ = p/q has
 // p²·q²·(⌊σ⌋+1)² < 2^63 (for example σ = 40, 6.23 or 10^4).
 func (g *DiscreteGaussian) Sample(src Source) int64 {
+	r := &rng{src: src}
 	if !g.fast {
-		return g.sampleBig(src)
+		return g.sampleBig(r)
 	}
 	for {
-		y := laplaceFast(src, g.tf, 1)
+		y := laplaceFast(r, g.tf, 1)
 		ay := uint64(y)
 		if y < 0 {
 			ay = uint64(-y)
@@ -87,34 +88,34 @@ func (g *DiscreteGaussian) Sample(src Source) int64 {
 				a = g.p2 - lo
 			}
 			if h, n := bits.Mul64(a, a); h == 0 {
-				if bernExp(src, n, g.den) {
+				if bernExp(r, n, g.den) {
 					return y
 				}
 				continue
 			}
 		}
 		// |y| is far in the tail: decide this proposal exactly with big.
-		if g.acceptBig(src, big.NewInt(y)) {
+		if g.acceptBig(r, big.NewInt(y)) {
 			return y
 		}
 	}
 }
 
 // acceptBig returns true with probability exp(−(|y| − σ²/t)²/(2σ²)).
-func (g *DiscreteGaussian) acceptBig(src Source, y *big.Int) bool {
+func (g *DiscreteGaussian) acceptBig(r *rng, y *big.Int) bool {
 	gamma := new(big.Rat).SetInt(new(big.Int).Abs(y))
 	gamma.Sub(gamma, g.s2t)
 	gamma.Mul(gamma, gamma)
 	gamma.Quo(gamma, g.two2)
-	return bernExpBig(src, gamma.Num(), gamma.Denom())
+	return bernExpBig(r, gamma.Num(), gamma.Denom())
 }
 
 // sampleBig is CKS20 Algorithm 3 in math/big arithmetic, conditioned on the
 // result fitting in int64 (see maxParameter).
-func (g *DiscreteGaussian) sampleBig(src Source) int64 {
+func (g *DiscreteGaussian) sampleBig(r *rng) int64 {
 	for {
-		y := laplaceBig(src, g.t, bigOne)
-		if g.acceptBig(src, y) && y.IsInt64() {
+		y := laplaceBig(r, g.t, bigOne)
+		if g.acceptBig(r, y) && y.IsInt64() {
 			return y.Int64()
 		}
 	}

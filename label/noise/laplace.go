@@ -67,22 +67,23 @@ func (l *DiscreteLaplace) String() string {
 // Sample draws one value. It does not allocate when the scale's numerator
 // and denominator fit in 64 bits.
 func (l *DiscreteLaplace) Sample(src Source) int64 {
+	r := &rng{src: src}
 	if l.fast {
-		return laplaceFast(src, l.nf, l.df)
+		return laplaceFast(r, l.nf, l.df)
 	}
-	return laplaceBigInt64(src, l.num, l.den)
+	return laplaceBigInt64(r, l.num, l.den)
 }
 
 // laplaceFast samples the discrete Laplace distribution with scale t/s
 // (CKS20 Algorithm 2) in uint64 arithmetic; t, s ≥ 1.
-func laplaceFast(src Source, t, s uint64) int64 {
+func laplaceFast(r *rng, t, s uint64) int64 {
 	for {
-		u := UniformUint64(src, t)
-		if !bernExpFrac(src, u, t) {
+		u := r.uniform(t)
+		if !bernExpFrac(r, u, t) {
 			continue
 		}
 		var v uint64
-		for bernExp1(src) {
+		for bernExp1(r) {
 			v++
 		}
 		// x = u + t·v, y = ⌊x/s⌋, in 128 bits.
@@ -102,7 +103,7 @@ func laplaceFast(src Source, t, s uint64) int64 {
 		if y > math.MaxInt64 {
 			continue
 		}
-		if src.Uint64()&1 == 1 {
+		if r.take(1) == 1 {
 			if y == 0 {
 				continue
 			}
@@ -114,20 +115,20 @@ func laplaceFast(src Source, t, s uint64) int64 {
 
 // laplaceBig samples the discrete Laplace distribution with scale t/s
 // (CKS20 Algorithm 2) with math/big; t, s ≥ 1.
-func laplaceBig(src Source, t, s *big.Int) *big.Int {
+func laplaceBig(r *rng, t, s *big.Int) *big.Int {
 	for {
-		u := uniformBig(src, t)
-		if !bernExpFracBig(src, u, t) {
+		u := uniformBig(r, t)
+		if !bernExpFracBig(r, u, t) {
 			continue
 		}
 		var v uint64
-		for bernExp1(src) {
+		for bernExp1(r) {
 			v++
 		}
 		x := new(big.Int).SetUint64(v)
 		x.Mul(x, t).Add(x, u)
 		y := x.Quo(x, s)
-		if src.Uint64()&1 == 1 {
+		if r.take(1) == 1 {
 			if y.Sign() == 0 {
 				continue
 			}
@@ -139,9 +140,9 @@ func laplaceBig(src Source, t, s *big.Int) *big.Int {
 
 // laplaceBigInt64 is laplaceBig conditioned on the result fitting in int64
 // (see maxParameter: the condition has probability above 1 − exp(−2^20)).
-func laplaceBigInt64(src Source, t, s *big.Int) int64 {
+func laplaceBigInt64(r *rng, t, s *big.Int) int64 {
 	for {
-		if y := laplaceBig(src, t, s); y.IsInt64() {
+		if y := laplaceBig(r, t, s); y.IsInt64() {
 			return y.Int64()
 		}
 	}

@@ -191,7 +191,7 @@ func TestBernoulliExp(t *testing.T) {
 			for range tc.draws {
 				var ok bool
 				if tc.big {
-					ok = bernExpBig(src, g.Num(), g.Denom())
+					ok = bernExpBig(&rng{src: src}, g.Num(), g.Denom())
 				} else {
 					var err error
 					if ok, err = BernoulliExp(src, g); err != nil {
@@ -279,17 +279,17 @@ func TestConstructors(t *testing.T) {
 // fast path, taken when (|y|·q²t − p²)² overflows 64 bits.
 func TestGaussianTailFallback(t *testing.T) {
 	g := mustGaussian(t, "6.23")
-	src := NewSeededSource(3, 3)
+	r := &rng{src: NewSeededSource(3, 3)}
 	y := int64(1_000_000) // far beyond the fast path's range at σ = 6.23
 	for range 100 {
-		if g.acceptBig(src, big.NewInt(y)) {
+		if g.acceptBig(r, big.NewInt(y)) {
 			t.Fatal("a proposal at 160000σ was accepted")
 		}
 	}
 	// Near the mode the big decision agrees with exp(−γ).
 	hits := 0
 	for range 20_000 {
-		if g.acceptBig(src, big.NewInt(6)) {
+		if g.acceptBig(r, big.NewInt(6)) {
 			hits++
 		}
 	}
