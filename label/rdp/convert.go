@@ -184,7 +184,7 @@ func RoundUp(eps float64, digits int) float64 {
 	if digits > 15 {
 		return eps
 	}
-	m := math.Ceil(eps * math.Pow(10, float64(digits)))
+	m := math.Ceil(eps*math.Pow(10, float64(digits))) - 1
 	for {
 		v, err := strconv.ParseFloat(fmt.Sprintf("%.0fe-%d", m, digits), 64)
 		if err != nil {
@@ -204,7 +204,8 @@ func roundUpSig(x float64, sig int) float64 {
 		return x
 	}
 	e := int(math.Floor(math.Log10(x))) - (sig - 1)
-	m := math.Ceil(x / math.Pow(10, float64(e)))
+	// Start one unit below the float estimate: x/10^e may round up.
+	m := math.Ceil(x/math.Pow(10, float64(e))) - 1
 	for i := 0; i < 10; i++ {
 		v, err := strconv.ParseFloat(fmt.Sprintf("%.0fe%d", m, e), 64)
 		if err != nil {

@@ -73,18 +73,18 @@ func readVotes(t testing.TB, name string, n int) [][]int64 {
 // released vote histograms (expected cost, classic conversion, paper orders).
 func TestAnalyzeTable2(t *testing.T) {
 	tests := []struct {
-		name                 string
-		file                 string
-		threshold, s1, s2    float64
-		queries              int
-		delta                float64
-		answered             float64 // E[answered], to 1e-2
-		epsDep, orderDep     float64 // to 1e-6
-		epsInd, orderInd     float64 // to 1e-6
-		beta, sigmaSS        float64
-		optimize             bool
-		ssEps, ssStd         float64 // to 5e-4 (the printed digits)
-		skipShort            bool
+		name              string
+		file              string
+		threshold, s1, s2 float64
+		queries           int
+		delta             float64
+		answered          float64 // E[answered], to 1e-2
+		epsDep, orderDep  float64 // to 1e-6
+		epsInd, orderInd  float64 // to 1e-6
+		beta, sigmaSS     float64
+		optimize          bool
+		ssEps, ssStd      float64 // to 5e-4 (the printed digits)
+		skipShort         bool
 	}{
 		{
 			name: "mnist", file: "mnist_250_teachers.parquet", threshold: 200, s1: 150, s2: 40,
