@@ -91,9 +91,10 @@ func TestGDPEps(t *testing.T) {
 			}
 		})
 	}
-	// Known value: μ = 1, δ = 1e-5 gives ε ≈ 3.9 (independent bisection on δ(ε)).
-	if e := GDPEps(1, 1e-5); e < 3.5 || e > 4.5 {
-		t.Errorf("GDPEps(1, 1e-5) = %v, want ≈ 3.9", e)
+	// Known value: μ = 1, δ = 1e-5 gives ε = 4.377178 (the root property is
+	// checked above; the zCDP conversion of ρ = ½ gives 4.728).
+	if e := GDPEps(1, 1e-5); math.Abs(e-4.377178) > 1e-6 {
+		t.Errorf("GDPEps(1, 1e-5) = %v, want 4.377178", e)
 	}
 }
 
