@@ -43,6 +43,15 @@ const (
 	slowScale = "2361183241434822606849/1180591620717411303424"
 )
 
+// draws scales a test's sample size down tenfold under -short (the race
+// detector makes sampling ~10× slower), keeping a shorter variant running.
+func draws(n int) int {
+	if testing.Short() {
+		return n / 10
+	}
+	return n
+}
+
 func ratFloat(r *big.Rat) float64 {
 	f, _ := r.Float64()
 	return f
@@ -76,7 +85,7 @@ func TestDiscreteGaussianChiSquare(t *testing.T) {
 				g.fast = false
 			}
 			src := NewSeededSource(2020, uint64(i))
-			stat, df, p := chiSquareTest(t, gaussianPMF(ratFloat(g.sigma)), tc.draws, func() int64 { return g.Sample(src) })
+			stat, df, p := chiSquareTest(t, gaussianPMF(ratFloat(g.sigma)), draws(tc.draws), func() int64 { return g.Sample(src) })
 			t.Logf("χ² = %.1f, df = %d, p = %.4f", stat, df, p)
 			if p <= 0.001 {
 				t.Errorf("χ² = %.1f with %d df: p = %.2g ≤ 0.001", stat, df, p)
@@ -113,7 +122,7 @@ func TestDiscreteLaplaceChiSquare(t *testing.T) {
 				l.fast = false
 			}
 			src := NewSeededSource(2021, uint64(i))
-			stat, df, p := chiSquareTest(t, laplacePMF(ratFloat(l.scale)), tc.draws, func() int64 { return l.Sample(src) })
+			stat, df, p := chiSquareTest(t, laplacePMF(ratFloat(l.scale)), draws(tc.draws), func() int64 { return l.Sample(src) })
 			t.Logf("χ² = %.1f, df = %d, p = %.4f", stat, df, p)
 			if p <= 0.001 {
 				t.Errorf("χ² = %.1f with %d df: p = %.2g ≤ 0.001", stat, df, p)
@@ -125,7 +134,7 @@ func TestDiscreteLaplaceChiSquare(t *testing.T) {
 // TestMoments checks that the sample mean is ≈ 0 and the sample variance ≈
 // the exact variance, within 6 standard errors.
 func TestMoments(t *testing.T) {
-	const n = 400_000
+	n := float64(draws(400_000))
 	tests := []struct {
 		name   string
 		w      window
@@ -140,7 +149,7 @@ func TestMoments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := NewSeededSource(7, uint64(i))
 			var sum, sum2 float64
-			for range n {
+			for range int(n) {
 				x := float64(tc.sample(src))
 				sum += x
 				sum2 += x * x
@@ -187,8 +196,9 @@ func TestBernoulliExp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := mustRat(t, tc.gamma)
 			src := NewSeededSource(99, uint64(i))
+			nd := draws(tc.draws)
 			hits := 0
-			for range tc.draws {
+			for range nd {
 				var ok bool
 				if tc.big {
 					ok = bernExpBig(&rng{src: src}, g.Num(), g.Denom())
@@ -204,12 +214,12 @@ func TestBernoulliExp(t *testing.T) {
 			}
 			want := math.Exp(-ratFloat(g))
 			if want == 1 {
-				if hits != tc.draws {
-					t.Fatalf("γ = 0: %d of %d draws true, want all", hits, tc.draws)
+				if hits != nd {
+					t.Fatalf("γ = 0: %d of %d draws true, want all", hits, nd)
 				}
 				return
 			}
-			n := float64(tc.draws)
+			n := float64(nd)
 			got := float64(hits) / n
 			if se := math.Sqrt(want * (1 - want) / n); math.Abs(got-want) > 5*se {
 				t.Errorf("P = %.5f, want exp(−%s) = %.5f ± %.5f", got, tc.gamma, want, 5*se)
