@@ -171,4 +171,3 @@ func loadBreastCancer(tb testing.TB) dataset {
 	}
 	return bcData
 }
-

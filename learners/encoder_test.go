@@ -201,7 +201,9 @@ func TestEncoderErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	field := func(name string, typ arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: typ, Nullable: true} }
+	field := func(name string, typ arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: typ, Nullable: true}
+	}
 	base := []arrow.Field{
 		field("f", arrow.PrimitiveTypes.Float64), field("s", arrow.BinaryTypes.String),
 		field("b", arrow.FixedWidthTypes.Boolean), field("d", arrow.BinaryTypes.String),
