@@ -1,0 +1,383 @@
+package io
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	stdio "io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+func metaSchema(kv ...string) *arrow.Schema {
+	var keys, vals []string
+	for i := 0; i < len(kv); i += 2 {
+		keys, vals = append(keys, kv[i]), append(vals, kv[i+1])
+	}
+	md := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(fixtureSchema.Fields(), &md)
+}
+
+// writeAll creates path, writes recs and commits with final.
+func writeAll(t *testing.T, path string, s *arrow.Schema, recs []arrow.Record, opts WriteOptions, final map[string]string) error {
+	t.Helper()
+	w, err := Create(path, s, opts)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Commit(final)
+}
+
+func TestWriteRoundTrip(t *testing.T) {
+	tests := []struct {
+		name    string
+		format  WriteFormat
+		zstd    bool
+		rows    int
+		reserve map[string]int
+		final   map[string]string
+	}{
+		{"file", WriteFile, false, 3000, nil, nil},
+		{"file zstd", WriteFile, true, 3000, nil, nil},
+		{"stream", WriteStream, false, 3000, nil, nil},
+		{"stream zstd", WriteStream, true, 1000, nil, nil},
+		{"file no rows", WriteFile, false, 0, nil, nil},
+		{"file reserved", WriteFile, true, 2000, map[string]int{"pate.report": 4096, "pate.extra": 64},
+			map[string]string{"pate.report": `{"epsilon":1.5,"labels":2000}`, "pate.extra": "x"}},
+		{"stream reserved", WriteStream, false, 2000, map[string]int{"pate.report": 300},
+			map[string]string{"pate.report": `{"epsilon":0.5}`}},
+		{"file reserved exact fit", WriteFile, false, 10, map[string]int{"pate.report": 40},
+			map[string]string{"pate.report": strings.Repeat("a", 40)}},
+		{"file reserved not given", WriteFile, false, 10, map[string]int{"pate.report": 100}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			recs := fixtureRecords(mem, tc.rows, 700)
+			defer releaseAll(recs)
+			s := metaSchema("pate.version", "0.1.0", "pate.report", "initial")
+			path := filepath.Join(t.TempDir(), "out.arrow")
+			if err := writeAll(t, path, s, recs, WriteOptions{Format: tc.format, Zstd: tc.zstd, Allocator: mem, Reserve: tc.reserve}, tc.final); err != nil {
+				t.Fatal(err)
+			}
+			got, back, f := readAll(t, path, ReadOptions{Allocator: mem, BatchSize: 512})
+			defer releaseAll(back)
+			wantFormat := FormatIPCFile
+			if tc.format == WriteStream {
+				wantFormat = FormatIPCStream
+			}
+			if f != wantFormat {
+				t.Errorf("format %v, want %v", f, wantFormat)
+			}
+			if !got.Equal(fixtureSchema) {
+				t.Errorf("schema %v, want %v", got, fixtureSchema)
+			}
+			if tc.rows > 0 {
+				sameRows(t, got, back, recs)
+			} else if len(back) != 0 {
+				t.Errorf("%d batches from an empty output", len(back))
+			}
+			md := got.Metadata()
+			if v, _ := md.GetValue("pate.version"); v != "0.1.0" {
+				t.Errorf("pate.version = %q", v)
+			}
+			for k, n := range tc.reserve {
+				v, _ := md.GetValue(k)
+				if len(v) != n {
+					t.Errorf("%s has %d bytes, want %d (reserved)", k, len(v), n)
+				}
+				want, ok := tc.final[k]
+				if !ok {
+					want = `{"pate_reserved":"` + k + `"}`
+				}
+				if strings.TrimRight(v, " ") != want {
+					t.Errorf("%s = %.60q, want %q", k, v, want)
+				}
+				if strings.HasPrefix(want, "{") && !json.Valid([]byte(v)) {
+					t.Errorf("%s is not valid JSON after padding", k)
+				}
+			}
+			if tc.reserve == nil {
+				if v, _ := md.GetValue("pate.report"); v != "initial" {
+					t.Errorf("unreserved pate.report = %q, want initial", v)
+				}
+			}
+			if left := tempFiles(t, filepath.Dir(path)); len(left) != 0 {
+				t.Errorf("temp files left: %v", left)
+			}
+		})
+	}
+}
+
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestWriteStdout(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recs := fixtureRecords(mem, 1200, 500)
+	defer releaseAll(recs)
+	var buf bytes.Buffer
+	s := metaSchema("pate.report", `{"partial":true}`)
+	// WriteFile is overridden: stdout is always a stream.
+	opts := WriteOptions{Format: WriteFile, Allocator: mem, Stdout: &buf, Reserve: map[string]int{"pate.report": 40, "pate.other": 30}}
+	w, err := Create("-", s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Patchable() {
+		t.Error("stdout writer claims to be patchable")
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(map[string]string{"pate.report": `{"final":true}`}); err != nil {
+		t.Fatal(err)
+	}
+	got, back, f := readAll(t, "-", ReadOptions{Allocator: mem, Stdin: &buf})
+	defer releaseAll(back)
+	if f != FormatIPCStream {
+		t.Errorf("format %v, want stream", f)
+	}
+	sameRows(t, got, back, recs)
+	md := got.Metadata()
+	if v, _ := md.GetValue("pate.report"); v != pad(`{"partial":true}`, 40) {
+		t.Errorf("pate.report = %q, want the initial value padded", v)
+	}
+	if v, _ := md.GetValue("pate.other"); v != pad(`{"pate_reserved":"pate.other"}`, 30) {
+		t.Errorf("pate.other = %q, want the placeholder", v)
+	}
+}
+
+func TestWriteTerminalRefused(t *testing.T) {
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no terminal:", err)
+	}
+	defer tty.Close()
+	if _, err := Create("-", fixtureSchema, WriteOptions{Stdout: tty}); err == nil || !strings.Contains(err.Error(), "terminal") {
+		t.Fatalf("Create on a terminal = %v, want a refusal", err)
+	}
+}
+
+func TestWriteAbortAndErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recs := fixtureRecords(mem, 500, 200)
+	defer releaseAll(recs)
+	const previous = "previous contents"
+
+	t.Run("abort without previous", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "o.arrow")
+		w, err := Create(path, fixtureSchema, WriteOptions{Allocator: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(recs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("files left after Abort: %v", ents)
+		}
+		if err := w.Write(recs[0]); err == nil {
+			t.Error("Write after Abort succeeded")
+		}
+	})
+	for _, format := range []WriteFormat{WriteFile, WriteStream} {
+		t.Run("abort keeps previous/"+format.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "o.arrow")
+			if err := os.WriteFile(path, []byte(previous), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			w, err := Create(path, fixtureSchema, WriteOptions{Format: format, Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if err := w.Write(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Abort()
+			checkOnly(t, dir, path, previous)
+		})
+	}
+	t.Run("unwritable folder", func(t *testing.T) {
+		for _, p := range []string{filepath.Join(t.TempDir(), "missing", "o.arrow"), unwritableDir(t) + "/o.arrow"} {
+			if p == "/o.arrow" {
+				continue
+			}
+			_, err := Create(p, fixtureSchema, WriteOptions{Allocator: mem})
+			if err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("Create(%s) = %v, want an error naming the path", p, err)
+			}
+		}
+	})
+	t.Run("output is a directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if _, err := Create(dir, fixtureSchema, WriteOptions{}); err == nil {
+			t.Error("Create on a directory succeeded")
+		}
+	})
+	t.Run("reserve too small", func(t *testing.T) {
+		if _, err := Create(filepath.Join(t.TempDir(), "o"), fixtureSchema, WriteOptions{Reserve: map[string]int{"k": 5}}); err == nil {
+			t.Error("a 5-byte reserve was accepted")
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		final map[string]string
+	}{
+		{"final too long", map[string]string{"pate.report": strings.Repeat("x", 65)}},
+		{"final not reserved", map[string]string{"pate.other": "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "o.arrow")
+			os.WriteFile(path, []byte(previous), 0o600)
+			err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Allocator: mem, Reserve: map[string]int{"pate.report": 64}}, tc.final)
+			if err == nil {
+				t.Fatal("Commit succeeded")
+			}
+			checkOnly(t, dir, path, previous)
+		})
+	}
+	t.Run("schema mismatch", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "o.arrow")
+		other := arrow.NewSchema(fixtureSchema.Fields()[:2], nil)
+		w, err := Create(path, other, WriteOptions{Allocator: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(recs[0]); err == nil {
+			t.Fatal("write of a record with other fields succeeded")
+		}
+		if err := w.Commit(nil); err == nil {
+			t.Fatal("commit after a failed write succeeded")
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("files left: %v", ents)
+		}
+	})
+}
+
+// errAfter fails every write once limit bytes have been written.
+type errAfter struct {
+	w     stdio.Writer
+	limit int
+}
+
+var errInjected = errors.New("injected write failure")
+
+func (e *errAfter) Write(p []byte) (int, error) {
+	if len(p) > e.limit {
+		n, _ := e.w.Write(p[:e.limit])
+		e.limit = 0
+		return n, errInjected
+	}
+	e.limit -= len(p)
+	return e.w.Write(p)
+}
+
+func TestWriteFailsMidway(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recs := fixtureRecords(mem, 60000, 3000) // ~1.5 MB, more than the 1 MiB buffer
+	defer releaseAll(recs)
+	for _, limit := range []int{0, 100, 1 << 20} {
+		for _, format := range []WriteFormat{WriteFile, WriteStream} {
+			t.Run(format.String()+"/"+itoa(limit), func(t *testing.T) {
+				testHookWrap = func(w stdio.Writer) stdio.Writer { return &errAfter{w: w, limit: limit} }
+				defer func() { testHookWrap = nil }()
+				dir := t.TempDir()
+				path := filepath.Join(dir, "o.arrow")
+				err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Format: format, Allocator: mem, Reserve: map[string]int{"r": 64}}, map[string]string{"r": "v"})
+				if !errors.Is(err, errInjected) {
+					t.Fatalf("error %v, want the injected failure", err)
+				}
+				if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+					t.Errorf("files left: %v", ents)
+				}
+			})
+		}
+	}
+	t.Run("stdout", func(t *testing.T) {
+		var buf bytes.Buffer
+		w, err := Create("-", fixtureSchema, WriteOptions{Allocator: mem, Stdout: &errAfter{w: &buf, limit: 5000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err = w.Write(r); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = w.Commit(nil)
+		} else {
+			w.Abort()
+		}
+		if !errors.Is(err, errInjected) {
+			t.Fatalf("error %v, want the injected failure", err)
+		}
+	})
+}
+
+// checkOnly checks that dir holds only path, with contents want.
+func checkOnly(t *testing.T, dir, path, want string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != want {
+		t.Errorf("previous file = %q, %v; want it untouched", b, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files in folder: %v, want only %s", ents, filepath.Base(path))
+	}
+}
+
+// unwritableDir returns a read-only folder, or "" when permissions are not
+// enforced (running as root).
+func unwritableDir(t *testing.T) string {
+	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+		return ""
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	return dir
+}
