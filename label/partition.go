@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"math"
 	"math/bits"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 
 	"github.com/pate-tool/pate/label/noise"
 )
@@ -44,17 +46,34 @@ func (p *partitioner) teacher(id []byte) int {
 }
 
 // rowIdentity appends the canonical bytes of row i over cols: each value's
-// text, length-prefixed, with a distinct marker for nulls. Identical rows have
-// the same identity and so land with the same teacher.
+// type-tagged binary form, length-prefixed where the length varies, with a
+// distinct marker for nulls. Identical rows have the same identity and so
+// land with the same teacher.
 func rowIdentity(dst []byte, cols []arrow.Array, i int) []byte {
 	for _, c := range cols {
-		v, ok := valueText(c, i)
-		if !ok {
+		if c.IsNull(i) {
 			dst = append(dst, 0xff)
 			continue
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(v)))
-		dst = append(dst, v...)
+		dst = append(dst, 0x01)
+		switch a := c.(type) {
+		case *array.Float64:
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(a.Value(i)))
+		case *array.Float32:
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(a.Value(i)))
+		case *array.Int64:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Int32:
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(a.Value(i)))
+		case *array.String:
+			v := a.Value(i)
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
+			dst = append(dst, v...)
+		default:
+			v, _ := valueText(c, i)
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
+			dst = append(dst, v...)
+		}
 	}
 	return dst
 }

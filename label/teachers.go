@@ -2,12 +2,12 @@ package label
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
-	"sort"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"golang.org/x/sync/errgroup"
@@ -62,7 +62,8 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 	var (
 		labels []string // canonical label text per usable row ("" for null)
 		hasLab []bool
-		ids    [][]byte
+		ids    [][32]byte // SHA-256 of each row's unit identity
+		buf    []byte
 		total  int
 	)
 	for _, rec := range recs {
@@ -77,17 +78,15 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 			v, ok := valueText(lc, i)
 			labels = append(labels, v)
 			hasLab = append(hasLab, ok)
-			var id []byte
 			if uc != nil {
-				u, ok := valueText(uc, i)
-				if !ok {
+				if uc.IsNull(i) {
 					return nil, nil, invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, total+i)
 				}
-				id = append([]byte{1}, u...)
+				buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
 			} else {
-				id = rowIdentity([]byte{0}, cols, i)
+				buf = rowIdentity(append(buf[:0], 0), cols, i)
 			}
-			ids = append(ids, id)
+			ids = append(ids, sha256.Sum256(buf))
 		}
 		total += int(rec.NumRows())
 	}
@@ -117,11 +116,11 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 
 	// Partition: one keyed random function of the unit identity.
 	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
-	units := make(map[string]struct{})
+	units := make(map[[32]byte]struct{})
 	teacherRows := make([][]int, cfg.Teachers)
 	y := make([]int32, total)
 	for i := range ids {
-		units[string(ids[i])] = struct{}{}
+		units[ids[i]] = struct{}{}
 		if !hasLab[i] {
 			continue
 		}
@@ -130,7 +129,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 			continue
 		}
 		y[i] = int32(c)
-		t := part.teacher(ids[i])
+		t := part.teacher(ids[i][:])
 		teacherRows[t] = append(teacherRows[t], i)
 	}
 	if len(units) < cfg.Teachers {
@@ -223,17 +222,17 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 // value held by one unit passes with probability at most δ_c. This is the
 // stable-histogram mechanism: ρ_c-zCDP on the values present in both
 // neighbours, plus δ_c for a value present in one only.
-func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []bool, ids [][]byte) error {
+func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []bool, ids [][32]byte) error {
 	cfg := &l.cfg
-	perUnit := make(map[string]map[string]int)
+	perUnit := make(map[[32]byte]map[string]int)
 	for i := range labels {
 		if !hasLab[i] {
 			continue
 		}
-		m := perUnit[string(ids[i])]
+		m := perUnit[ids[i]]
 		if m == nil {
 			m = make(map[string]int, 1)
-			perUnit[string(ids[i])] = m
+			perUnit[ids[i]] = m
 		}
 		m[labels[i]]++
 	}
@@ -337,5 +336,3 @@ func (m constModel) Linear() ([]float32, []float32) {
 	b[0] = 1
 	return make([]float32, m.classes*m.dim), b
 }
-
-var _ = sort.Strings
