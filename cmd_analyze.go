@@ -29,7 +29,7 @@ The vote file has one integer column per class (how many teachers voted for it),
 Example (PATE 2018, MNIST):
    pate analyze --votes testdata/votes/mnist_250_teachers.parquet --mechanism confident-gnmax \
        --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic \
-       --beta 0.0329 --sigma-ss 6.23`,
+       --optimize-ss          (or --beta 0.0329 --sigma-ss 6.23, the rounded values it prints)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "votes", Usage: "vote counts: Parquet, Arrow or CSV, one integer column per class", Required: true},
 			&cli.StringFlag{Name: "mechanism", Value: "confident-gnmax", Usage: "confident-gnmax, gnmax or lnmax"},
@@ -44,6 +44,7 @@ Example (PATE 2018, MNIST):
 			&cli.StringFlag{Name: "conversion", Value: "improved", Usage: "RDP → (ε, δ): improved or classic (the published figures use classic)"},
 			&cli.Float64Flag{Name: "beta", Usage: "smooth sensitivity β (with --sigma-ss)"},
 			&cli.Float64Flag{Name: "sigma-ss", Usage: "noise of the smooth-sensitivity release (with --beta)"},
+			&cli.BoolFlag{Name: "optimize-ss", Usage: "choose β and σ_SS as the PATE 2018 table script does (reproduces its printed figure exactly)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -75,6 +76,9 @@ func runAnalyze(c *cli.Context, e *env) error {
 	if c.IsSet("beta") != c.IsSet("sigma-ss") {
 		return usagef("--beta and --sigma-ss go together")
 	}
+	if c.IsSet("beta") && c.Bool("optimize-ss") {
+		return usagef("--optimize-ss chooses --beta and --sigma-ss itself; give one or the other")
+	}
 	sigma2 := c.Float64("sigma2")
 	if c.IsSet("sigma") {
 		sigma2 = c.Float64("sigma")
@@ -83,7 +87,7 @@ func runAnalyze(c *cli.Context, e *env) error {
 		Mechanism: c.String("mechanism"), Threshold: c.Float64("threshold"),
 		Sigma1: c.Float64("sigma1"), Sigma2: sigma2, LaplaceScale: c.Float64("laplace-scale"),
 		Queries: c.Int("queries"), Delta: d, Orders: orders, Conversion: conv,
-		Beta: c.Float64("beta"), SigmaSS: c.Float64("sigma-ss"),
+		Beta: c.Float64("beta"), SigmaSS: c.Float64("sigma-ss"), OptimizeSS: c.Bool("optimize-ss"),
 	}
 	switch p.Mechanism {
 	case "confident-gnmax":
@@ -136,7 +140,7 @@ func runAnalyze(c *cli.Context, e *env) error {
 	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
 	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
 	if ss := res.SmoothSensitivity; ss != nil {
-		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %g, σ_SS = %g, order %g; the releasable data-dependent figure)\n", ss.Eps, ss.Std, p.Beta, p.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the releasable data-dependent figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
 	}
 	return nil
 }
