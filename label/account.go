@@ -136,6 +136,7 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
 		rep.Spent.EpsilonGDP = &g
 	}
+	rep.Timeline = st.timeline
 	rep.Queries = Queries{
 		PublicRows: st.rows,
 		Seen:       st.seen,

@@ -34,6 +34,7 @@ type Report struct {
 	Queries         Queries         `json:"queries"`
 	Budget          BudgetReport    `json:"budget"`
 	ClassDiscovery  *ClassDiscovery `json:"class_discovery,omitempty"`
+	Timeline        []TimePoint     `json:"timeline,omitempty"`
 	PlannedQueries  int64           `json:"planned_queries,omitempty"`
 	PlannedFraction float64         `json:"planned_answered_fraction,omitempty"`
 }
@@ -64,6 +65,16 @@ type Spend struct {
 	Delta           Float  `json:"delta"`
 	ThresholdChecks int64  `json:"threshold_checks"`
 	NoisyArgmaxes   int64  `json:"noisy_argmaxes"`
+}
+
+// TimePoint is the state of the run after Rows public rows: the queries
+// put, answered, and the realized ρ so far. Every figure is a function of
+// the released outputs (which rows were answered), so it is public.
+type TimePoint struct {
+	Rows     int64 `json:"rows"`
+	Queries  int64 `json:"queries"`
+	Answered int64 `json:"answered"`
+	Rho      Float `json:"rho"`
 }
 
 // Queries counts public rows by what happened to them.

@@ -111,13 +111,22 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 
 	// 4. Stream the public data: read → vote → aggregate → write.
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries}
+		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows)}
 	if err := st.stream(ctx, head, public, out); err != nil {
 		return nil, err
 	}
 	head = nil // released by the stream
 	l.finishReport(rep, st, agg, filter, td)
 	return rep, nil
+}
+
+// timelineStep spaces the report's timeline points: about 200 over the
+// public rows when their number is known, every 1,000 rows otherwise.
+func timelineStep(rows int64) int64 {
+	if rows <= 0 {
+		return 1000
+	}
+	return max(1, (rows+199)/200)
 }
 
 func missingNoise(kind string, p MechanismParams) bool {
@@ -175,6 +184,8 @@ type runState struct {
 	classes    *classSet
 	maxQueries int64
 
+	timeline  []TimePoint
+	step      int64       // rows between two timeline points
 	stopped   atomic.Bool // the budget filter refused: no more queries
 	stopRow   int64
 	rows      int64
@@ -320,6 +331,9 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 				}
 				st.classes.appendClass(lb, c)
 				sb.Append(src)
+				if row := b.first + int64(i) + 1; row%st.step == 0 {
+					st.mark(row)
+				}
 			}
 			cols := make([]arrow.Array, 0, len(st.l.keep)+2)
 			for _, j := range st.l.keep {
@@ -360,6 +374,9 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 	})
 
 	err := g.Wait()
+	if err == nil && (len(st.timeline) == 0 || st.timeline[len(st.timeline)-1].Rows != st.rows) {
+		st.mark(st.rows)
+	}
 	// Drain what a failed stage left in the channels.
 	for b := range read {
 		b.rec.Release()
@@ -412,16 +429,25 @@ func grow(s []int64, n int) []int64 {
 	return s[:n]
 }
 
+// mark appends a timeline point after row rows.
+func (st *runState) mark(rows int64) {
+	st.timeline = append(st.timeline, TimePoint{Rows: rows, Queries: st.seen,
+		Answered: st.answered, Rho: Float(st.rhoSpent())})
+}
+
+func (st *runState) rhoSpent() float64 {
+	switch f := st.filter.(type) {
+	case *rdp.Filter:
+		return f.Spent()
+	case *unlimited:
+		return f.spent
+	}
+	return 0
+}
+
 func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
 // epsSpent is the realized spend so far, for the progress display.
 func (st *runState) epsSpent() float64 {
-	var rho float64
-	switch f := st.filter.(type) {
-	case *rdp.Filter:
-		rho = f.Spent()
-	case *unlimited:
-		rho = f.spent
-	}
-	return rdp.ZCDPEps(rho, st.l.cfg.Delta)
+	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)
 }
