@@ -137,6 +137,10 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		rep.Spent.EpsilonGDP = &g
 	}
 	rep.Timeline = st.timeline
+	rep.Released = make(map[string]int64, len(st.released))
+	for c, n := range st.released {
+		rep.Released[st.classes.values[c]] = n
+	}
 	rep.Queries = Queries{
 		PublicRows: st.rows,
 		Seen:       st.seen,

@@ -130,3 +130,38 @@ func QueriesThatFit(kind string, classes int, eps, delta float64, p MechanismPar
 	}
 	return int64(math.Floor(f.Budget() / per)), nil
 }
+
+// MaxRho is the most the run can spend (zCDP ρ, class discovery included),
+// known before it starts: the filter's budget when it has one, otherwise the
+// worst case of every query it may put. A ledger records it before the first
+// label is released. MaxDelta is the δ that goes with it.
+func (l *Labeler) MaxRho() (float64, error) {
+	cfg := &l.cfg
+	deltaC := 0.0
+	if cfg.Classes == nil {
+		deltaC = cfg.Delta * discoveryDeltaShare
+	}
+	if cfg.Epsilon > 0 {
+		return rdp.RhoForEps(cfg.Epsilon, cfg.Delta-deltaC), nil
+	}
+	n := cfg.PublicRows
+	if cfg.MaxQueries > 0 && (n < 0 || cfg.MaxQueries < n) {
+		n = cfg.MaxQueries
+	}
+	if n < 0 {
+		return 0, invalid("the number of public rows is not known in advance: give --epsilon or --max-queries to bound the spend")
+	}
+	p := cfg.Params
+	if cfg.Mechanism == MechanismConfidentGNMax && p.Threshold == 0 {
+		p.Threshold = 1
+	}
+	per, err := PlannedRho(cfg.Mechanism, 2, 1, p, 1)
+	if err != nil {
+		return 0, err
+	}
+	rho := float64(n) * per
+	if cfg.Classes == nil {
+		rho += 1 / (2 * discoverySigmaFree * discoverySigmaFree)
+	}
+	return rho, nil
+}

@@ -18,25 +18,26 @@ type Report struct {
 	Version       string `json:"version"`
 	Command       string `json:"command"`
 
-	Mechanism       string          `json:"mechanism"`
-	Params          MechanismParams `json:"parameters"`
-	Noise           string          `json:"noise"`
-	Seeded          bool            `json:"seeded"`
-	Teachers        int             `json:"teachers"`
-	Learner         string          `json:"learner"`
-	Label           string          `json:"label"`
-	Classes         []string        `json:"classes"`
-	ClassesSource   string          `json:"classes_source"`
-	PrivacyUnit     string          `json:"privacy_unit"`
-	Neighbouring    string          `json:"neighbouring"`
-	Guarantee       Guarantee       `json:"guarantee"`
-	Spent           Spend           `json:"spent"`
-	Queries         Queries         `json:"queries"`
-	Budget          BudgetReport    `json:"budget"`
-	ClassDiscovery  *ClassDiscovery `json:"class_discovery,omitempty"`
-	Timeline        []TimePoint     `json:"timeline,omitempty"`
-	PlannedQueries  int64           `json:"planned_queries,omitempty"`
-	PlannedFraction float64         `json:"planned_answered_fraction,omitempty"`
+	Mechanism       string           `json:"mechanism"`
+	Params          MechanismParams  `json:"parameters"`
+	Noise           string           `json:"noise"`
+	Seeded          bool             `json:"seeded"`
+	Teachers        int              `json:"teachers"`
+	Learner         string           `json:"learner"`
+	Label           string           `json:"label"`
+	Classes         []string         `json:"classes"`
+	ClassesSource   string           `json:"classes_source"`
+	PrivacyUnit     string           `json:"privacy_unit"`
+	Neighbouring    string           `json:"neighbouring"`
+	Guarantee       Guarantee        `json:"guarantee"`
+	Spent           Spend            `json:"spent"`
+	Queries         Queries          `json:"queries"`
+	Budget          BudgetReport     `json:"budget"`
+	ClassDiscovery  *ClassDiscovery  `json:"class_discovery,omitempty"`
+	Released        map[string]int64 `json:"released_labels"`
+	Timeline        []TimePoint      `json:"timeline,omitempty"`
+	PlannedQueries  int64            `json:"planned_queries,omitempty"`
+	PlannedFraction float64          `json:"planned_answered_fraction,omitempty"`
 }
 
 // Guarantee is the (ε, δ) the run claims: the budget of its filter, fixed

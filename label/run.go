@@ -111,7 +111,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 
 	// 4. Stream the public data: read → vote → aggregate → write.
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows)}
+		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
 	if err := st.stream(ctx, head, public, out); err != nil {
 		return nil, err
 	}
@@ -184,6 +184,7 @@ type runState struct {
 	classes    *classSet
 	maxQueries int64
 
+	released  []int64 // answers per class
 	timeline  []TimePoint
 	step      int64       // rows between two timeline points
 	stopped   atomic.Bool // the budget filter refused: no more queries
@@ -320,6 +321,7 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 					case outAnswered:
 						src = SourceTeachers
 						st.answered++
+						st.released[c]++
 						st.seen++
 					case outAbstained:
 						st.abstained++
