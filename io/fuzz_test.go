@@ -100,7 +100,8 @@ func fuzzRoundTrip(t *testing.T, data []byte, spool string) {
 		t.Fatalf("%d rows read back, want %d", t2.NumRows(), t1.NumRows())
 	}
 	for i := 0; i < int(t1.NumCols()); i++ {
-		if !array.ChunkedApproxEqual(t1.Column(i).Data(), t2.Column(i).Data(), array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+		// ChunkedApproxEqual says false for two empty columns (v15).
+		if t1.NumRows() > 0 && !array.ChunkedApproxEqual(t1.Column(i).Data(), t2.Column(i).Data(), array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
 			t.Fatalf("column %d differs after round trip", i)
 		}
 	}
@@ -130,23 +131,27 @@ func readAllErr(path string, opts ReadOptions) (*arrow.Schema, []arrow.Record, e
 func FuzzReadParquet(f *testing.F) {
 	addSeeds(f, FormatParquet)
 	spool := f.TempDir()
+	maxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadIPCFile(f *testing.F) {
 	addSeeds(f, FormatIPCFile)
 	spool := f.TempDir()
+	maxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadIPCStream(f *testing.F) {
 	addSeeds(f, FormatIPCStream)
 	spool := f.TempDir()
+	maxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadCSV(f *testing.F) {
 	addSeeds(f, FormatCSV)
 	spool := f.TempDir()
+	maxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }

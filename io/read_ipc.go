@@ -17,9 +17,21 @@ type ipcFileSource struct {
 }
 
 func openIPCFile(f *os.File, name string, opts ReadOptions) (source, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	blocks, err := checkIPCFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", name, ErrFormat, err)
+	}
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(opts.Allocator))
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", name, ErrFormat, err)
+	}
+	if fr.NumRecords() != len(blocks) {
+		fr.Close()
+		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %d record batches, footer lists %d: %w", name, fr.NumRecords(), len(blocks), ErrFormat)
 	}
 	return &ipcFileSource{name: name, fr: fr}, nil
 }
@@ -55,8 +67,10 @@ type ipcStreamSource struct {
 }
 
 func openIPCStream(r io.Reader, name string, opts ReadOptions) (source, error) {
-	rd, err := ipc.NewReader(r, ipc.WithAllocator(opts.Allocator))
+	mr := &checkedMessageReader{r: r, refs: 1}
+	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(opts.Allocator))
 	if err != nil {
+		mr.Release()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc stream: %w: %w", name, ErrFormat, err)
 	}
 	return &ipcStreamSource{name: name, rd: rd}, nil

@@ -13,10 +13,19 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// parquetBufferSize is the read buffer of each column chunk stream
-// (ReaderProperties.BufferedStreamEnabled keeps memory bounded by it
-// instead of loading whole column chunks).
-const parquetBufferSize = 1 << 20
+// Parquet read tuning, variables so that the benchmark can compare
+// settings.
+var (
+	// parquetBufferSize is the read buffer of each column chunk stream
+	// (ReaderProperties.BufferedStreamEnabled keeps memory bounded by it
+	// instead of loading whole column chunks).
+	parquetBufferSize int64 = 1 << 20
+	// parquetParallel decodes the columns of a batch in parallel
+	// goroutines (pqarrow's ArrowReadProperties.Parallel). Off: a panic in
+	// those goroutines could not be recovered, and on 2 cores it gains
+	// little (see BenchmarkReadParquet).
+	parquetParallel = false
+)
 
 type parquetSource struct {
 	name  string
@@ -37,7 +46,7 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 	}
 	s := &parquetSource{name: name, pf: pf, total: pf.NumRows()}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize)}, opts.Allocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: parquetParallel}, opts.Allocator)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)

@@ -1,0 +1,114 @@
+package io
+
+import (
+	"errors"
+	stdio "io"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+)
+
+// writeWideParquet writes rows × cols float64 values (plain encoding, no
+// dictionary) to path: the input shape of the speed test.
+func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.Compression) {
+	b.Helper()
+	fields := make([]arrow.Field, cols)
+	for j := range fields {
+		fields[j] = arrow.Field{Name: "f" + strconv.Itoa(j), Type: arrow.PrimitiveTypes.Float64}
+	}
+	s := arrow.NewSchema(fields, nil)
+	const chunk = 1 << 16
+	rng := rand.New(rand.NewPCG(1, 2))
+	mem := memory.NewGoAllocator()
+	arrs := make([]arrow.Array, cols)
+	for j := range arrs {
+		bld := array.NewFloat64Builder(mem)
+		for i := 0; i < chunk; i++ {
+			bld.Append(rng.NormFloat64())
+		}
+		arrs[j] = bld.NewArray()
+		bld.Release()
+	}
+	rec := array.NewRecord(s, arrs, chunk)
+	releaseArrays(arrs)
+	defer rec.Release()
+	var recs []arrow.Record
+	for n := 0; n < rows; n += chunk {
+		recs = append(recs, rec.NewSlice(0, int64(min(chunk, rows-n))))
+	}
+	defer releaseAll(recs)
+	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: 1 << 18}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func releaseArrays(arrs []arrow.Array) {
+	for _, a := range arrs {
+		a.Release()
+	}
+}
+
+// BenchmarkReadParquet reads a 1,000,000 × 64 float64 Parquet file (the
+// speed test's input) through Open/Read, for several read settings.
+func BenchmarkReadParquet(b *testing.B) {
+	const rows, cols = 1_000_000, 64
+	dir := b.TempDir()
+	files := map[string]string{
+		"uncompressed": filepath.Join(dir, "wide.parquet"),
+		"snappy":       filepath.Join(dir, "wide_snappy.parquet"),
+	}
+	writeWideParquet(b, files["uncompressed"], rows, cols, compress.Codecs.Uncompressed)
+	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy)
+	defer func(buf int64, par bool) { parquetBufferSize, parquetParallel = buf, par }(parquetBufferSize, parquetParallel)
+	for _, tc := range []struct {
+		file     string
+		batch    int
+		buf      int64
+		parallel bool
+	}{
+		{"uncompressed", 65536, 1 << 20, false},
+		{"uncompressed", 65536, 1 << 20, true},
+		{"uncompressed", 65536, 64 << 10, false},
+		{"uncompressed", 65536, 4 << 20, false},
+		{"uncompressed", 1 << 18, 1 << 20, false},
+		{"uncompressed", 8192, 1 << 20, false},
+		{"snappy", 65536, 1 << 20, false},
+		{"snappy", 65536, 1 << 20, true},
+	} {
+		name := tc.file + "/batch=" + strconv.Itoa(tc.batch) + "/buf=" + strconv.FormatInt(tc.buf>>10, 10) + "KiB/parallel=" + strconv.FormatBool(tc.parallel)
+		b.Run(name, func(b *testing.B) {
+			parquetBufferSize, parquetParallel = tc.buf, tc.parallel
+			b.SetBytes(rows * cols * 8)
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Open(files[tc.file], ReadOptions{BatchSize: tc.batch})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var n int64
+				for {
+					rec, err := r.Read()
+					if errors.Is(err, stdio.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += rec.NumRows()
+					rec.Release()
+				}
+				r.Close()
+				if n != rows {
+					b.Fatalf("read %d rows, want %d", n, rows)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
