@@ -1,41 +1,89 @@
 package kernel
 
-// votesGeneric is the portable pure-Go kernel. It processes rows one at a
-// time; for two classes it uses the precomputed difference vectors.
+// votesGeneric is the portable pure-Go kernel. It scores rows two at a time
+// against three teacher lines at a time (a line is one teacher's score
+// relative to class 0 for one class), then turns each row's scores into
+// votes.
 func (l *Linear) votesGeneric(x []float32, n int, counts []int32) {
-	dim, k, c := l.dim, l.k, l.classes
-	for i := range counts {
-		counts[i] = 0
+	dim, c := l.dim, l.classes
+	lines := l.k * (c - 1)
+	buf := make([]float32, 2*lines)
+	s0, s1 := buf[:lines], buf[lines:]
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		scores2(l.dw, l.db, dim, x[i*dim:(i+1)*dim], x[(i+1)*dim:(i+2)*dim], s0, s1)
+		l.tally(s0, counts[i*c:(i+1)*c])
+		l.tally(s1, counts[(i+1)*c:(i+2)*c])
 	}
-	if c == 2 {
-		for i := 0; i < n; i++ {
-			xi := x[i*dim : (i+1)*dim]
-			var ones int32
-			for t := 0; t < k; t++ {
-				if dot32(l.dw[t*dim:(t+1)*dim], xi)+l.db[t] > 0 {
-					ones++
-				}
-			}
-			counts[2*i] = int32(k) - ones
-			counts[2*i+1] = ones
+	if i < n {
+		xi := x[i*dim : (i+1)*dim]
+		for q := range s0 {
+			s0[q] = dot32(l.dw[q*dim:(q+1)*dim], xi) + l.db[q]
 		}
+		l.tally(s0, counts[i*c:(i+1)*c])
+	}
+}
+
+// tally overwrites row (one row of counts) with the votes given the row's
+// line scores s (teacher-major, classes 1..C−1 relative to class 0).
+func (l *Linear) tally(s []float32, row []int32) {
+	for j := range row {
+		row[j] = 0
+	}
+	if l.classes == 2 {
+		var ones int32
+		for _, v := range s {
+			if v > 0 {
+				ones++
+			}
+		}
+		row[0], row[1] = int32(l.k)-ones, ones
 		return
 	}
-	for i := 0; i < n; i++ {
-		xi := x[i*dim : (i+1)*dim]
-		ci := counts[i*c : (i+1)*c]
-		for t := 0; t < k; t++ {
-			base := t * c
-			best := 0
-			bestScore := dot32(l.w[base*dim:(base+1)*dim], xi) + l.b[base]
-			for cl := 1; cl < c; cl++ {
-				s := dot32(l.w[(base+cl)*dim:(base+cl+1)*dim], xi) + l.b[base+cl]
-				if s > bestScore {
-					best, bestScore = cl, s
-				}
+	pc := l.classes - 1
+	for t := 0; t < l.k; t++ {
+		// Class 0 scores 0; strict > keeps ties on the lowest class.
+		best, bestScore := 0, float32(0)
+		for cl, v := range s[t*pc : (t+1)*pc] {
+			if v > bestScore {
+				best, bestScore = cl+1, v
 			}
-			ci[best]++
 		}
+		row[best]++
+	}
+}
+
+// scores2 sets s0[q] and s1[q] to line q's score on rows x0 and x1. Blocking
+// 2 rows × 3 lines keeps six independent sums in registers and reuses every
+// load (2 × 4 makes the Go compiler spill and runs slower).
+func scores2(dw, db []float32, dim int, x0, x1, s0, s1 []float32) {
+	lines := len(s0)
+	s1 = s1[:lines]
+	db = db[:lines]
+	q := 0
+	for ; q+3 <= lines; q += 3 {
+		w0 := dw[q*dim : (q+1)*dim]
+		w1 := dw[(q+1)*dim : (q+2)*dim][:len(w0)]
+		w2 := dw[(q+2)*dim : (q+3)*dim][:len(w0)]
+		a := x0[:len(w0)]
+		b := x1[:len(w0)]
+		var a0, a1, a2, b0, b1, b2 float32
+		for j, w := range w0 {
+			xa, xb, v, u := a[j], b[j], w1[j], w2[j]
+			a0 += w * xa
+			b0 += w * xb
+			a1 += v * xa
+			b1 += v * xb
+			a2 += u * xa
+			b2 += u * xb
+		}
+		s0[q], s0[q+1], s0[q+2] = a0+db[q], a1+db[q+1], a2+db[q+2]
+		s1[q], s1[q+1], s1[q+2] = b0+db[q], b1+db[q+1], b2+db[q+2]
+	}
+	for ; q < lines; q++ {
+		w := dw[q*dim : (q+1)*dim]
+		s0[q] = dot32(w, x0) + db[q]
+		s1[q] = dot32(w, x1) + db[q]
 	}
 }
 

@@ -63,13 +63,21 @@ T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *
 	}
 }
 
-// mc512 adds to counts[r*classes + c] the votes of V groups on row r.
+// mc512 adds to counts[r*classes + c] the votes of V groups on row r. The
+// pc = classes−1 packed classes are scores relative to class 0, which scores 0.
 T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int R,
                    const int V, int32_t *counts) {
 	__m512 best[2][R512];
 	__m512i idx[2][R512];
-	const int64_t gstride = classes * dim * 16; // floats between consecutive groups
-	for (int64_t c = 0; c < classes; c++) {
+	const int64_t pc = classes - 1;
+	const int64_t gstride = pc * dim * 16; // floats between consecutive groups
+#pragma GCC unroll 16
+	for (int r = 0; r < R; r++)
+		for (int v = 0; v < V; v++) {
+			best[v][r] = _mm512_setzero_ps();
+			idx[v][r] = _mm512_setzero_si512();
+		}
+	for (int64_t c = 0; c < pc; c++) {
 		__m512 acc[2][R512];
 		const float *w0 = wp + c * dim * 16;
 		const float *w1 = w0 + gstride;
@@ -77,7 +85,7 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 #pragma GCC unroll 16
 		for (int r = 0; r < R; r++) {
 			acc[0][r] = _mm512_loadu_ps(b0);
-			if (V == 2) acc[1][r] = _mm512_loadu_ps(b0 + classes * 16);
+			if (V == 2) acc[1][r] = _mm512_loadu_ps(b0 + pc * 16);
 		}
 		for (int64_t j = 0; j < dim; j++) {
 			__m512 a = _mm512_load_ps(w0 + j * 16);
@@ -89,23 +97,14 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 				if (V == 2) acc[1][r] = _mm512_fmadd_ps(b, xv, acc[1][r]);
 			}
 		}
-		if (c == 0) {
+		const __m512i cv = _mm512_set1_epi32((int)c + 1);
 #pragma GCC unroll 16
-			for (int r = 0; r < R; r++)
-				for (int v = 0; v < V; v++) {
-					best[v][r] = acc[v][r];
-					idx[v][r] = _mm512_setzero_si512();
-				}
-		} else {
-			const __m512i cv = _mm512_set1_epi32((int)c);
-#pragma GCC unroll 16
-			for (int r = 0; r < R; r++)
-				for (int v = 0; v < V; v++) {
-					__mmask16 m = _mm512_cmp_ps_mask(acc[v][r], best[v][r], _CMP_GT_OQ);
-					best[v][r] = _mm512_mask_mov_ps(best[v][r], m, acc[v][r]);
-					idx[v][r] = _mm512_mask_mov_epi32(idx[v][r], m, cv);
-				}
-		}
+		for (int r = 0; r < R; r++)
+			for (int v = 0; v < V; v++) {
+				__mmask16 m = _mm512_cmp_ps_mask(acc[v][r], best[v][r], _CMP_GT_OQ);
+				best[v][r] = _mm512_mask_mov_ps(best[v][r], m, acc[v][r]);
+				idx[v][r] = _mm512_mask_mov_epi32(idx[v][r], m, cv);
+			}
 	}
 	for (int64_t c = 0; c < classes; c++) {
 		const __m512i cv = _mm512_set1_epi32((int)c);
@@ -163,12 +162,12 @@ T512 static void votes512(const float *wp, const float *bp, int64_t groups, int6
 		for (int64_t q = 0; q < (int64_t)R * classes; q++) cb[q] = 0;
 		int64_t g = 0;
 		for (; g + 2 <= groups; g += 2) {
-			const float *w = wp + g * classes * dim * 16, *b = bp + g * classes * 16;
+			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
 #define MC2(RR) mc512(w, b, classes, dim, xb, RR, 2, cb)
 			ROWCASES(MC2)
 		}
 		if (g < groups) {
-			const float *w = wp + g * classes * dim * 16, *b = bp + g * classes * 16;
+			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
 #define MC1(RR) mc512(w, b, classes, dim, xb, RR, 1, cb)
 			ROWCASES(MC1)
 		}
@@ -210,7 +209,13 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
                    int32_t *counts) {
 	__m256 best[2][R256];
 	__m256i idx[2][R256];
-	for (int64_t c = 0; c < classes; c++) {
+	const int64_t pc = classes - 1;
+#pragma GCC unroll 8
+	for (int r = 0; r < R; r++) {
+		best[0][r] = best[1][r] = _mm256_setzero_ps();
+		idx[0][r] = idx[1][r] = _mm256_setzero_si256();
+	}
+	for (int64_t c = 0; c < pc; c++) {
 		__m256 lo[R256], hi[R256];
 		const float *w = wp + c * dim * 16;
 #pragma GCC unroll 8
@@ -228,15 +233,8 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
 				hi[r] = _mm256_fmadd_ps(b, xv, hi[r]);
 			}
 		}
-		if (c == 0) {
-#pragma GCC unroll 8
-			for (int r = 0; r < R; r++) {
-				best[0][r] = lo[r];
-				best[1][r] = hi[r];
-				idx[0][r] = idx[1][r] = _mm256_setzero_si256();
-			}
-		} else {
-			const __m256i cv = _mm256_set1_epi32((int)c);
+		{
+			const __m256i cv = _mm256_set1_epi32((int)c + 1);
 #pragma GCC unroll 8
 			for (int r = 0; r < R; r++) {
 				__m256 m0 = _mm256_cmp_ps(lo[r], best[0][r], _CMP_GT_OQ);
@@ -293,7 +291,7 @@ T256 static void votes256(const float *wp, const float *bp, int64_t groups, int6
 		}
 		for (int64_t q = 0; q < (int64_t)R * classes; q++) cb[q] = 0;
 		for (int64_t g = 0; g < groups; g++) {
-			const float *w = wp + g * classes * dim * 16, *b = bp + g * classes * 16;
+			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
 #define MC256(RR) mc256(w, b, classes, dim, xb, RR, cb)
 			ROWCASES6(MC256)
 		}

@@ -12,8 +12,7 @@ int pate_cpu_level(void);
 
 // pate_votes overwrites counts (n × classes) with the votes of k teachers
 // packed in groups of 16 (see pack.go) on the n rows of x (n × dim).
-// pc is the number of packed classes: 1 for the binary difference layout
-// (classes == 2), classes otherwise.
+// pc = classes−1 packed classes hold scores relative to class 0.
 void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
                 int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts);
 #endif

@@ -15,10 +15,11 @@ var ErrShape = errors.New("kernel: shape mismatch")
 type Linear struct {
 	k, classes, dim int
 
-	// w is k×classes×dim (teacher-major, then class, then feature); b is k×classes.
-	w, b []float32
-
-	// For classes == 2: dw[t*dim+j] = w[t][1][j] − w[t][0][j], db[t] = b[t][1] − b[t][0].
+	// Scores relative to class 0, which leave every argmax unchanged and save
+	// one class of work: dw[(t*(classes-1)+c-1)*dim+j] = w[t][c][j] − w[t][0][j]
+	// and db[t*(classes-1)+c-1] = b[t][c] − b[t][0] for c = 1..classes−1.
+	// Class 0 scores 0; for two classes a teacher votes 1 iff its one
+	// difference score is > 0.
 	dw, db []float32
 
 	// SIMD-packed copies (see pack.go); nil when the fast path is unavailable.
@@ -27,7 +28,8 @@ type Linear struct {
 
 // NewLinear packs k teachers' weights: w has k*classes*dim values
 // (teacher-major, then class, then feature), b has k*classes. It copies w and
-// b. k, classes and dim must be positive and classes at least 2.
+// b (as differences to class 0). k and dim must be positive and classes at
+// least 2.
 func NewLinear(k, classes, dim int, w, b []float32) (*Linear, error) {
 	if k <= 0 || classes < 2 || dim <= 0 {
 		return nil, fmt.Errorf("kernel: need k > 0, classes >= 2, dim > 0, got k=%d classes=%d dim=%d: %w", k, classes, dim, ErrShape)
@@ -38,22 +40,21 @@ func NewLinear(k, classes, dim int, w, b []float32) (*Linear, error) {
 	if len(b) != k*classes {
 		return nil, fmt.Errorf("kernel: biases have %d values, want k*classes = %d: %w", len(b), k*classes, ErrShape)
 	}
+	pc := classes - 1
 	l := &Linear{
 		k: k, classes: classes, dim: dim,
-		w: append([]float32(nil), w...),
-		b: append([]float32(nil), b...),
+		dw: make([]float32, k*pc*dim),
+		db: make([]float32, k*pc),
 	}
-	if classes == 2 {
-		l.dw = make([]float32, k*dim)
-		l.db = make([]float32, k)
-		for t := 0; t < k; t++ {
-			w0 := w[(2*t)*dim : (2*t+1)*dim]
-			w1 := w[(2*t+1)*dim : (2*t+2)*dim]
-			d := l.dw[t*dim : (t+1)*dim]
+	for t := 0; t < k; t++ {
+		w0 := w[t*classes*dim : (t*classes+1)*dim]
+		for c := 1; c < classes; c++ {
+			wc := w[(t*classes+c)*dim : (t*classes+c+1)*dim]
+			d := l.dw[(t*pc+c-1)*dim : (t*pc+c)*dim]
 			for j := range d {
-				d[j] = w1[j] - w0[j]
+				d[j] = wc[j] - w0[j]
 			}
-			l.db[t] = b[2*t+1] - b[2*t]
+			l.db[t*pc+c-1] = b[t*classes+c] - b[t*classes]
 		}
 	}
 	l.packed = pack(l)
@@ -72,7 +73,8 @@ func (l *Linear) Dim() int { return l.dim }
 // Votes overwrites counts (n × classes, row-major) with the vote histogram of
 // the n rows of x (n × dim, row-major). Each teacher casts exactly one vote per
 // row: its argmax class, ties → the lowest class index, so every row of counts
-// sums to Teachers().
+// sums to Teachers(). A row containing NaN gives every vote to class 0 (NaN
+// scores never compare greater).
 //
 // Votes is single-threaded and safe for concurrent use on different x and
 // counts; callers split rows across goroutines. It panics if x has fewer than

@@ -9,8 +9,8 @@ const group = 16
 // packedLinear holds the weights in the SIMD layout: teachers padded to a
 // multiple of 16 with zero weights and biases; the weight of teacher 16g+l,
 // packed class c, feature j is w[((g*pc+c)*dim+j)*16+l], its bias
-// b[(g*pc+c)*16+l]. For two classes pc == 1 and the packed class is the
-// difference (class 1 − class 0); otherwise pc == classes.
+// b[(g*pc+c)*16+l], where pc = classes−1 and packed class c holds the
+// difference class c+1 − class 0.
 type packedLinear struct {
 	w, b   []float32
 	groups int
@@ -22,11 +22,8 @@ func pack(l *Linear) *packedLinear {
 	if cpuISA == isaGeneric {
 		return nil
 	}
-	p := &packedLinear{groups: (l.k + group - 1) / group, pc: l.classes}
-	src, bsrc := l.w, l.b
-	if l.classes == 2 {
-		p.pc, src, bsrc = 1, l.dw, l.db
-	}
+	p := &packedLinear{groups: (l.k + group - 1) / group, pc: l.classes - 1}
+	src, bsrc := l.dw, l.db
 	dim := l.dim
 	p.w = alignedFloats(p.groups * p.pc * dim * group)
 	p.b = alignedFloats(p.groups * p.pc * group)
