@@ -43,6 +43,10 @@ type Config struct {
 	AnsweredFraction float64 // Confident-GNMax planning; 0: DefaultAnsweredFraction
 	SigmaRatio       float64 // Confident-GNMax planning; 0: DefaultSigmaRatio
 
+	VotesFormat string // NewAggregate: VotesCounts or VotesPredictions
+	NumClasses  int    // NewAggregate with predictions: the number of classes
+	VotesName   string // how errors name the vote file
+
 	SensitiveName string // how errors name the sensitive input (a file name)
 	PublicName    string // how errors name the public input
 
@@ -75,6 +79,13 @@ func (c *Config) pub() string {
 		return c.PublicName
 	}
 	return "public data"
+}
+
+func (c *Config) votesName() string {
+	if c.VotesName != "" {
+		return c.VotesName
+	}
+	return "the vote file"
 }
 
 func (c *Config) warn(format string, args ...any) {

@@ -30,70 +30,19 @@ type Labeler struct {
 	features   []string
 	keep       []int // public column indices copied to the output
 	out        *arrow.Schema
+
+	votes      *arrow.Schema // aggregate mode: the vote file's schema
+	numClasses int           // aggregate mode: classes in the votes
+	listVotes  bool          // aggregate mode: predictions in one list column
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error
 // it returns wraps ErrInvalidInput and names the column or parameter at
 // fault.
 func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
-	if cfg.Mechanism == "" {
-		cfg.Mechanism = MechanismConfidentGNMax
+	if err := validate(&cfg); err != nil {
+		return nil, err
 	}
-	if !slices.Contains(Mechanisms, cfg.Mechanism) {
-		return nil, invalid("--mechanism %q is not one of %s", cfg.Mechanism, strings.Join(Mechanisms, ", "))
-	}
-	if cfg.Teachers < 1 {
-		return nil, invalid("--teachers must be at least 1, got %d", cfg.Teachers)
-	}
-	if cfg.Epsilon < 0 {
-		return nil, invalid("--epsilon must be positive, got %g", cfg.Epsilon)
-	}
-	if !(cfg.Delta > 0 && cfg.Delta < 1) {
-		return nil, invalid("--delta must be in (0, 1), got %g", cfg.Delta)
-	}
-	if cfg.MaxQueries < 0 {
-		return nil, invalid("--max-queries must not be negative, got %d", cfg.MaxQueries)
-	}
-	if cfg.BatchSize <= 0 {
-		return nil, invalid("--batch-size must be positive, got %d", cfg.BatchSize)
-	}
-	if cfg.AnsweredFraction == 0 {
-		cfg.AnsweredFraction = DefaultAnsweredFraction
-	}
-	if !(cfg.AnsweredFraction > 0 && cfg.AnsweredFraction <= 1) {
-		return nil, invalid("--answered-fraction must be in (0, 1], got %g", cfg.AnsweredFraction)
-	}
-	if cfg.SigmaRatio == 0 {
-		cfg.SigmaRatio = DefaultSigmaRatio
-	}
-	if !(cfg.SigmaRatio > 0) {
-		return nil, invalid("--sigma-ratio must be positive, got %g", cfg.SigmaRatio)
-	}
-	if cfg.Allocator == nil {
-		cfg.Allocator = memory.DefaultAllocator
-	}
-	if cfg.Epsilon == 0 {
-		p := cfg.Params
-		missing := ""
-		switch cfg.Mechanism {
-		case MechanismGNMax:
-			if p.Sigma == "" {
-				missing = "--sigma"
-			}
-		case MechanismConfidentGNMax:
-			if p.Sigma1 == "" || p.Sigma2 == "" {
-				missing = "--sigma1 and --sigma2"
-			}
-		case MechanismLNMax:
-			if p.LaplaceScale == "" {
-				missing = "--laplace-scale"
-			}
-		}
-		if missing != "" {
-			return nil, invalid("give --epsilon (the noise is then planned from it) or %s", missing)
-		}
-	}
-
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	lf, _, err := fieldByName(sensitive, cfg.Label)
 	if err != nil {
@@ -154,30 +103,8 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	l.features = feats
 
 	// Output columns: the kept public columns, the label, the source.
-	if cfg.Keep == nil {
-		for i, f := range public.Fields() {
-			if f.Name == cfg.Label {
-				return nil, invalid("%s has a column named like the label column %q; leave it out with --keep", cfg.pub(), cfg.Label)
-			}
-			if f.Name == SourceColumn {
-				return nil, invalid("%s has a column named %q, which pate writes; leave it out with --keep", cfg.pub(), SourceColumn)
-			}
-			l.keep = append(l.keep, i)
-		}
-	} else {
-		for _, name := range cfg.Keep {
-			_, i, err := fieldByName(public, name)
-			if err != nil {
-				return nil, invalid("%s: column %q (--keep): %v", cfg.pub(), name, err)
-			}
-			if name == cfg.Label || name == SourceColumn {
-				return nil, invalid("--keep %q: that name is taken by an output column", name)
-			}
-			if slices.Contains(l.keep, i) {
-				return nil, invalid("--keep names %q twice", name)
-			}
-			l.keep = append(l.keep, i)
-		}
+	if err := l.selectKept(public); err != nil {
+		return nil, err
 	}
 	fields := make([]arrow.Field, 0, len(l.keep)+2)
 	for _, i := range l.keep {
@@ -189,6 +116,101 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	l.out = arrow.NewSchema(fields, nil)
 	l.cfg = cfg
 	return l, nil
+}
+
+// validate checks and completes the parameters common to New and
+// NewAggregate.
+func validate(cfg *Config) error {
+	if cfg.Mechanism == "" {
+		cfg.Mechanism = MechanismConfidentGNMax
+	}
+	if !slices.Contains(Mechanisms, cfg.Mechanism) {
+		return invalid("--mechanism %q is not one of %s", cfg.Mechanism, strings.Join(Mechanisms, ", "))
+	}
+	if cfg.Teachers < 1 {
+		return invalid("--teachers must be at least 1, got %d", cfg.Teachers)
+	}
+	if cfg.Epsilon < 0 {
+		return invalid("--epsilon must be positive, got %g", cfg.Epsilon)
+	}
+	if !(cfg.Delta > 0 && cfg.Delta < 1) {
+		return invalid("--delta must be in (0, 1), got %g", cfg.Delta)
+	}
+	if cfg.MaxQueries < 0 {
+		return invalid("--max-queries must not be negative, got %d", cfg.MaxQueries)
+	}
+	if cfg.BatchSize <= 0 {
+		return invalid("--batch-size must be positive, got %d", cfg.BatchSize)
+	}
+	if cfg.AnsweredFraction == 0 {
+		cfg.AnsweredFraction = DefaultAnsweredFraction
+	}
+	if !(cfg.AnsweredFraction > 0 && cfg.AnsweredFraction <= 1) {
+		return invalid("--answered-fraction must be in (0, 1], got %g", cfg.AnsweredFraction)
+	}
+	if cfg.SigmaRatio == 0 {
+		cfg.SigmaRatio = DefaultSigmaRatio
+	}
+	if !(cfg.SigmaRatio > 0) {
+		return invalid("--sigma-ratio must be positive, got %g", cfg.SigmaRatio)
+	}
+	if cfg.Allocator == nil {
+		cfg.Allocator = memory.DefaultAllocator
+	}
+	if cfg.Epsilon == 0 {
+		p := cfg.Params
+		missing := ""
+		switch cfg.Mechanism {
+		case MechanismGNMax:
+			if p.Sigma == "" {
+				missing = "--sigma"
+			}
+		case MechanismConfidentGNMax:
+			if p.Sigma1 == "" || p.Sigma2 == "" {
+				missing = "--sigma1 and --sigma2"
+			}
+		case MechanismLNMax:
+			if p.LaplaceScale == "" {
+				missing = "--laplace-scale"
+			}
+		}
+		if missing != "" {
+			return invalid("give --epsilon (the noise is then planned from it) or %s", missing)
+		}
+	}
+
+	return nil
+}
+
+// selectKept chooses the public columns copied to the output.
+func (l *Labeler) selectKept(public *arrow.Schema) error {
+	cfg := &l.cfg
+	if cfg.Keep == nil {
+		for i, f := range public.Fields() {
+			if f.Name == cfg.Label {
+				return invalid("%s has a column named like the label column %q; leave it out with --keep", cfg.pub(), cfg.Label)
+			}
+			if f.Name == SourceColumn {
+				return invalid("%s has a column named %q, which pate writes; leave it out with --keep", cfg.pub(), SourceColumn)
+			}
+			l.keep = append(l.keep, i)
+		}
+	} else {
+		for _, name := range cfg.Keep {
+			_, i, err := fieldByName(public, name)
+			if err != nil {
+				return invalid("%s: column %q (--keep): %v", cfg.pub(), name, err)
+			}
+			if name == cfg.Label || name == SourceColumn {
+				return invalid("--keep %q: that name is taken by an output column", name)
+			}
+			if slices.Contains(l.keep, i) {
+				return invalid("--keep names %q twice", name)
+			}
+			l.keep = append(l.keep, i)
+		}
+	}
+	return nil
 }
 
 // OutputSchema is the schema of the labelled batches, without metadata.

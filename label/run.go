@@ -67,6 +67,28 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 3. Budget, noise, aggregator.
+	rep, agg, filter, err := l.prepareMechanism(td)
+	if err != nil {
+		return nil, err
+	}
+
+	// 4. Stream the public data: read → vote → aggregate → write.
+	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
+		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
+	st.vote = st.voteEnsemble
+	err = st.stream(ctx, head, public, out)
+	head = nil // the stream owns (and has released) the head batches
+	if err != nil {
+		return nil, err
+	}
+	l.finishReport(rep, st, agg, filter, td)
+	return rep, nil
+}
+
+// prepareMechanism sets up the budget filter, plans the noise the user did
+// not give, and builds the aggregator.
+func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budget, error) {
+	cfg := &l.cfg
 	rep := l.newReport(td)
 	var filter budget = &unlimited{}
 	rhoAvail := 0.0
@@ -74,10 +96,10 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if cfg.Epsilon > 0 {
 		f, err := rdp.NewFilter(cfg.Epsilon, deltaConv)
 		if err != nil {
-			return nil, invalid("budget: %v", err)
+			return nil, nil, nil, invalid("budget: %v", err)
 		}
 		if err := f.Charge(td.discoveryRho); err != nil {
-			return nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
+			return nil, nil, nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
 		}
 		filter = f
 		rhoAvail = f.Remaining()
@@ -90,10 +112,10 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if cfg.Epsilon > 0 {
 		if queries < 0 {
 			if missingNoise(cfg.Mechanism, params) {
-				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
+				return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
 			}
 		} else if err := planNoise(cfg.Mechanism, rhoAvail, queries, &params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
-			return nil, invalid("planning the noise: %v", err)
+			return nil, nil, nil, invalid("planning the noise: %v", err)
 		}
 	}
 	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
@@ -101,23 +123,14 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 	agg, err := newAggregator(cfg.Mechanism, len(td.classes.values), params)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, nil, nil, invalid("%v", err)
 	}
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
-		return nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
+		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
 	}
 	rep.Params = params
 	rep.PlannedQueries = queries
-
-	// 4. Stream the public data: read → vote → aggregate → write.
-	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
-	if err := st.stream(ctx, head, public, out); err != nil {
-		return nil, err
-	}
-	head = nil // released by the stream
-	l.finishReport(rep, st, agg, filter, td)
-	return rep, nil
+	return rep, agg, filter, nil
 }
 
 // timelineStep spaces the report's timeline points: about 200 over the
@@ -184,6 +197,11 @@ type runState struct {
 	classes    *classSet
 	maxQueries int64
 
+	// vote fills b.counts for the b.queryN first rows of b; skip, when set,
+	// consumes the votes of a batch that is not queried (aggregate mode).
+	vote func(b *batch) error
+	skip func(b *batch) error
+
 	released  []int64 // answers per class
 	timeline  []TimePoint
 	step      int64       // rows between two timeline points
@@ -204,7 +222,7 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 	labelled := make(chan arrow.Record, 2)
 	classes := len(st.classes.values)
 
-	pool := sync.Pool{New: func() any { return &batch{x: learners.NewMatrix(0, st.enc.Dim())} }}
+	pool := sync.Pool{New: func() any { return &batch{} }}
 
 	// Reader.
 	g.Go(func() error {
@@ -264,25 +282,21 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 			}
 			b.queryN = int(q)
 			if q > 0 {
-				rec := b.rec
-				if q < n {
-					rec = b.rec.NewSlice(0, q)
-				}
-				err := st.enc.Encode(rec, b.x)
-				if q < n {
-					rec.Release()
-				}
-				if err != nil {
-					b.rec.Release()
-					return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
-				}
 				if need := int(q) * classes; cap(b.counts) < need {
 					b.counts = make([]int32, need)
 				} else {
 					b.counts = b.counts[:need]
 				}
-				st.ens.Votes(b.x, b.counts)
+				if err := st.vote(b); err != nil {
+					b.rec.Release()
+					return err
+				}
 				st.drawNoise(b, classes)
+			} else if st.skip != nil {
+				if err := st.skip(b); err != nil {
+					b.rec.Release()
+					return err
+				}
 			}
 			select {
 			case voted <- b:
@@ -445,6 +459,24 @@ func (st *runState) rhoSpent() float64 {
 		return f.spent
 	}
 	return 0
+}
+
+// voteEnsemble encodes the queried rows and counts the teachers' votes.
+func (st *runState) voteEnsemble(b *batch) error {
+	n, q := b.rec.NumRows(), int64(b.queryN)
+	rec := b.rec
+	if q < n {
+		rec = b.rec.NewSlice(0, q)
+		defer rec.Release()
+	}
+	if b.x == nil {
+		b.x = learners.NewMatrix(0, st.enc.Dim())
+	}
+	if err := st.enc.Encode(rec, b.x); err != nil {
+		return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
+	}
+	st.ens.Votes(b.x, b.counts)
+	return nil
 }
 
 func (st *runState) notAsked() int64 { return st.rows - st.seen }

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/urfave/cli/v2"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+)
+
+func aggregateCommand(e *env, jsonErrors *bool) *cli.Command {
+	return &cli.Command{
+		Name:  "aggregate",
+		Usage: "release labels from teacher votes computed elsewhere (same mechanisms, budget, output and report)",
+		UsageText: `pate aggregate --votes F --teachers K -o F|- [--public F] [--epsilon E] --delta D [options]
+
+--votes-format counts:      one integer column per class (how many teachers voted for it), one row per query
+--votes-format predictions: one integer column per teacher (or one list column) with each teacher's predicted class
+
+Examples:
+   pate aggregate --votes testdata/votes/adult_250_teachers.parquet --teachers 250 \
+       --public testdata/adult_public.parquet --mechanism confident-gnmax --threshold 300 --sigma1 200 --sigma2 40 \
+       --max-queries 1500 --delta 1e-5 -o labeled.arrow --report report.json
+   pate aggregate --votes preds.parquet --votes-format predictions --num-classes 10 --epsilon 2 --delta 1e-6 -o -`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "votes", Usage: "the teachers' votes (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
+			&cli.StringFlag{Name: "votes-format", Value: label.VotesCounts, Usage: "counts or predictions"},
+			&cli.IntFlag{Name: "teachers", Usage: "number of teachers (required for counts and for a list column of predictions)"},
+			&cli.IntFlag{Name: "num-classes", Usage: "number of classes (predictions)"},
+			&cli.StringSliceFlag{Name: "classes", Usage: "names of the classes, in vote order (the label is then a string)"},
+			&cli.StringFlag{Name: "public", Usage: "public file whose columns are carried to the output, row for row"},
+			&cli.StringSliceFlag{Name: "keep", Usage: "columns of --public copied to the output (default: all)"},
+			&cli.StringFlag{Name: "label", Value: "label", Usage: "name of the output label column"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "confident-gnmax, gnmax or lnmax"},
+			&cli.Int64Flag{Name: "max-queries", Usage: "aggregate at most the first N rows (0: all)"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
+			&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ", Required: true},
+			&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ"},
+			&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T (default 0.8 × teachers)"},
+			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
+			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
+			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
+			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction answered"},
+			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
+			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
+			&cli.StringFlag{Name: "seed", Usage: "seed the noise (tests, replicability); the report says so"},
+			&cli.IntFlag{Name: "batch-size", Value: 65536, Usage: "rows per record batch"},
+			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file or stream"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			*jsonErrors = c.Bool("json")
+			if err := noPositional(c); err != nil {
+				return err
+			}
+			return runAggregate(c, e)
+		},
+	}
+}
+
+func runAggregate(c *cli.Context, e *env) error {
+	if c.IsSet("epsilon") && !(c.Float64("epsilon") > 0) {
+		return usagef("--epsilon must be positive, got %g", c.Float64("epsilon"))
+	}
+	if c.Int("batch-size") <= 0 {
+		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
+	}
+	var seed *uint64
+	if s := c.String("seed"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return usagef("--seed must be a non-negative integer, got %q", s)
+		}
+		seed = &v
+	}
+	format := pateio.WriteFile
+	switch c.String("format") {
+	case "file":
+	case "stream":
+		format = pateio.WriteStream
+	default:
+		return usagef("--format must be file or stream, got %q", c.String("format"))
+	}
+	out := c.String("output")
+	mem := memory.DefaultAllocator
+	batch := c.Int("batch-size")
+	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("--votes: %w", err)
+	}
+	defer votes.Close()
+	var pub *pateio.Reader
+	var pubSchema *arrow.Schema
+	rows := votes.NumRows()
+	if p := c.String("public"); p != "" {
+		if p == "-" && c.String("votes") == "-" {
+			return usagef("--votes and --public cannot both read stdin")
+		}
+		if pub, err = pateio.Open(p, pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin}); err != nil {
+			return fmt.Errorf("--public: %w", err)
+		}
+		defer pub.Close()
+		pubSchema = pub.Schema()
+		if pr := pub.NumRows(); rows >= 0 && pr >= 0 && pr != rows {
+			return fmt.Errorf("%w: %s has %d rows but %s has %d (row counts must match)", label.ErrInvalidInput, p, pr, c.String("votes"), rows)
+		}
+		if rows < 0 {
+			rows = pub.NumRows()
+		}
+	}
+	cfg := label.Config{
+		Label:       c.String("label"),
+		Classes:     nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Keep:        nilIfEmpty(splitList(c.StringSlice("keep"))),
+		Teachers:    c.Int("teachers"),
+		VotesFormat: c.String("votes-format"),
+		NumClasses:  c.Int("num-classes"),
+		Mechanism:   c.String("mechanism"),
+		Epsilon:     c.Float64("epsilon"),
+		Delta:       c.Float64("delta"),
+		MaxQueries:  c.Int64("max-queries"),
+		PublicRows:  rows,
+		Params: label.MechanismParams{
+			Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
+			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
+		},
+		AnsweredFraction: c.Float64("answered-fraction"),
+		SigmaRatio:       c.Float64("sigma-ratio"),
+		VotesName:        inputName(c.String("votes")),
+		PublicName:       inputName(c.String("public")),
+		Seed:             seed,
+		BatchSize:        batch,
+		Allocator:        mem,
+		Version:          version,
+	}
+	if c.IsSet("keep") && len(cfg.Keep) == 0 {
+		cfg.Keep = []string{}
+	}
+	lab, err := label.NewAggregate(cfg, votes.Schema(), pubSchema)
+	if err != nil {
+		return err
+	}
+	cfg = lab.Config()
+	meta := initialMetadata(cfg)
+	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
+		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: reserve(cfg),
+	})
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+	var pr label.RecordReader
+	if pub != nil {
+		pr = pub
+	}
+	rep, err := lab.RunVotes(c.Context, votes, pr, w)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	var reportTmp string
+	if p := c.String("report"); p != "" {
+		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
+			return fmt.Errorf("--report %s: %w", p, err)
+		}
+		defer os.Remove(reportTmp)
+	}
+	compact, _ := json.Marshal(rep)
+	final := map[string]string{"pate.report": string(compact)}
+	if cfg.Epsilon == 0 {
+		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
+	}
+	if err := w.Commit(final); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed = true
+	if reportTmp != "" {
+		if err := os.Rename(reportTmp, c.String("report")); err != nil {
+			return fmt.Errorf("--report %s: %w", c.String("report"), err)
+		}
+	}
+	if c.Bool("json") {
+		dst := e.stdout
+		if out == "-" {
+			dst = e.stderr
+		}
+		fmt.Fprintln(dst, string(js))
+	} else if !c.Bool("quiet") {
+		printSummary(e, rep, out)
+	}
+	return nil
+}
