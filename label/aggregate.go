@@ -325,4 +325,3 @@ func (c *voteCursor) release() {
 		c.rec = nil
 	}
 }
-
