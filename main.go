@@ -67,7 +67,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded):
+	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded),
+		errors.Is(err, label.ErrClaimExceeded): // issue 7: pate audit
 		return exitBudget
 	case errors.As(err, &ue), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
@@ -120,8 +121,12 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		},
 		Commands: []*cli.Command{
 			labelCommand(e, &jsonErrors),
+			aggregateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),
 			planCommand(e, &jsonErrors),
+			// issue 7: audit and ledger.
+			auditCommand(e, &jsonErrors),
+			ledgerCommand(e, &jsonErrors),
 		},
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}

@@ -1,0 +1,350 @@
+package label
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+// ErrClaimExceeded is returned by Audit when the ε recomputed from a report's
+// mechanism, parameters and event counts is larger than the ε it claims (or
+// than the spend it reports): the claim does not hold.
+var ErrClaimExceeded = errors.New("claimed privacy guarantee exceeded")
+
+// AuditCheck is one comparison made by Audit.
+type AuditCheck struct {
+	Name       string  `json:"name"`
+	Claimed    float64 `json:"claimed"`
+	Recomputed float64 `json:"recomputed"`
+	OK         bool    `json:"ok"`
+	Detail     string  `json:"detail"`
+}
+
+// AuditResult is what Audit recomputed from a report, independently of the
+// figures the run wrote about itself.
+type AuditResult struct {
+	Mechanism string `json:"mechanism"`
+	Filter    bool   `json:"filter"`
+	Seeded    bool   `json:"seeded"`
+	// Per-event zCDP ρ, from the recorded noise parameters.
+	RhoCheck  float64 `json:"rho_check"`
+	RhoAnswer float64 `json:"rho_answer"`
+	// Class discovery (0 when the classes were public).
+	DiscoveryRho   float64 `json:"discovery_rho"`
+	DiscoveryDelta float64 `json:"discovery_delta"`
+	// Event counts the recomputation used.
+	ThresholdChecks int64 `json:"threshold_checks"`
+	NoisyArgmaxes   int64 `json:"noisy_argmaxes"`
+	Queries         int64 `json:"queries"`
+	// The claim and its recomputation: ClaimRho is the ρ the claim rests
+	// on (the filter's budget, or the worst case of the queries put),
+	// Epsilon is ZCDPEps(ClaimRho, δ − discovery δ) rounded up.
+	ClaimedEpsilon float64 `json:"claimed_epsilon"`
+	Delta          float64 `json:"delta"`
+	ClaimRho       float64 `json:"claim_rho"`
+	Epsilon        float64 `json:"epsilon"`
+	// The realized spend recomputed from the counts.
+	Spent Spend `json:"spent"`
+	// Every comparison made; Holds is true when all passed.
+	Checks []AuditCheck `json:"checks"`
+	Holds  bool         `json:"holds"`
+	// Explanation is the guarantee in plain words, one paragraph a line.
+	Explanation []string `json:"explanation"`
+}
+
+// ParseReport decodes a JSON report and checks that it is one this version
+// of pate can audit: a well-formed pate report of a known schema version.
+// Errors wrap ErrInvalidInput.
+func ParseReport(b []byte) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
+	if err := dec.Decode(&rep); err != nil {
+		return nil, invalid("report: %v", err)
+	}
+	if dec.More() {
+		return nil, invalid("report: trailing data after the JSON object")
+	}
+	if rep.Tool != "pate" {
+		return nil, invalid("report: tool %q, not a pate report", rep.Tool)
+	}
+	if rep.SchemaVersion != ReportSchemaVersion {
+		return nil, invalid("report: unknown schema_version %d (this pate reads %d)", rep.SchemaVersion, ReportSchemaVersion)
+	}
+	if rep.Command != "label" {
+		return nil, invalid("report: command %q cannot be audited (only label)", rep.Command)
+	}
+	return &rep, nil
+}
+
+// EventRho returns the zCDP ρ of one threshold check and of one noisy argmax
+// of the mechanism with the noise parameters p, over the given number of
+// classes: the per-event costs a run charges to its budget.
+func EventRho(mechanism string, classes int, p MechanismParams) (check, answer float64, err error) {
+	a, err := newAggregator(mechanism, max(classes, 1), p)
+	if err != nil {
+		return 0, 0, invalid("%v", err)
+	}
+	return a.rhoCheck, a.rhoAnswer, nil
+}
+
+// RecomputeSpend is the realized spend of checks threshold checks and
+// argmaxes noisy argmaxes of the mechanism with noise p, plus the class
+// discovery (discSigma "" when the classes were public), converted at
+// δ − discDelta: ρ, the improved and classic RDP conversions and, for the
+// Gaussian mechanisms, Gaussian DP. ε values are rounded up to 6 decimals,
+// as in reports.
+func RecomputeSpend(mechanism string, classes int, p MechanismParams, checks, argmaxes int64,
+	discSigma string, discDelta, delta float64) (Spend, error) {
+	a, err := newAggregator(mechanism, max(classes, 1), p)
+	if err != nil {
+		return Spend{}, invalid("%v", err)
+	}
+	rc, ra := a.rhoCheck, a.rhoAnswer
+	var discRho, discMu2 float64
+	if discSigma != "" {
+		_, s, err := parsePositive("class discovery sigma", discSigma)
+		if err != nil {
+			return Spend{}, invalid("%v", err)
+		}
+		discRho = rdp.DiscreteGaussianRho(1, s, max(classes, 1))
+		discMu2 = 1 / (s * s)
+	}
+	deltaConv := delta - discDelta
+	if !(deltaConv > 0 && deltaConv < 1) {
+		return Spend{}, invalid("δ %g minus the class discovery's δ %g is not in (0, 1)", delta, discDelta)
+	}
+	rho := float64(checks)*rc + float64(argmaxes)*ra + discRho
+	orders := rdp.DefaultOrders()
+	curve := make([]float64, len(orders))
+	gaussRho := rho
+	if mechanism == MechanismLNMax {
+		gaussRho = discRho
+		pure := rdp.PureDP(a.epsAnswer, orders)
+		for i := range curve {
+			curve[i] = float64(argmaxes) * pure[i]
+		}
+	}
+	for i, o := range orders {
+		curve[i] += gaussRho * o
+	}
+	ei, oi := rdp.EpsImproved(orders, curve, deltaConv)
+	if z := rdp.ZCDPEps(rho, deltaConv); z < ei {
+		ei, oi = z, zcdpOrder(rho, deltaConv)
+	}
+	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)
+	sp := Spend{
+		Rho:             Float(rho),
+		EpsilonImproved: Float(rdp.RoundUp(ei, epsDecimals)),
+		OrderImproved:   Float(oi),
+		EpsilonClassic:  Float(rdp.RoundUp(ec, epsDecimals)),
+		OrderClassic:    Float(oc),
+		Delta:           Float(delta),
+		ThresholdChecks: checks,
+		NoisyArgmaxes:   argmaxes,
+	}
+	if mechanism != MechanismLNMax {
+		// ρ = μ²/2 for every Gaussian event here.
+		mu2 := 2*float64(checks)*rc + 2*float64(argmaxes)*ra + discMu2
+		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
+		sp.EpsilonGDP = &g
+	}
+	return sp, nil
+}
+
+// DiscoveryDelta is the δ a run with these settings gives to the private
+// release of its class set: 0 when the classes are public.
+func DiscoveryDelta(delta float64, classesPublic bool) float64 {
+	if classesPublic {
+		return 0
+	}
+	return delta * discoveryDeltaShare
+}
+
+// relTol is the relative slack allowed between a recorded ρ and its
+// recomputation (float64 sums in a different order).
+const relTol = 1e-9
+
+func leq(a, b float64) bool { return a <= b || a-b <= relTol*math.Abs(b) }
+
+// Audit recomputes a report's guarantee from its mechanism, its noise
+// parameters (exact decimal strings), its event counts and its class
+// discovery with the accountant, and compares it with the claim. A report
+// that is inconsistent or incomplete gives an error wrapping
+// ErrInvalidInput (and no result). When the recomputed ε exceeds the claim
+// (or the recorded spend understates the recomputed one), Audit returns the
+// result and an error wrapping ErrClaimExceeded.
+func Audit(rep *Report) (*AuditResult, error) {
+	if rep == nil {
+		return nil, invalid("report: empty")
+	}
+	if !slices.Contains(Mechanisms, rep.Mechanism) {
+		return nil, invalid("report: unknown mechanism %q", rep.Mechanism)
+	}
+	g := rep.Guarantee
+	delta := float64(g.Delta)
+	if !(delta > 0 && delta < 1) {
+		return nil, invalid("report: guarantee.delta %g is not in (0, 1)", delta)
+	}
+	if !(g.Epsilon >= 0) || !(g.Rho >= 0) {
+		return nil, invalid("report: guarantee.epsilon and guarantee.rho must be numbers ≥ 0")
+	}
+	if len(rep.Classes) == 0 {
+		return nil, invalid("report: no classes")
+	}
+	sp, q := rep.Spent, rep.Queries
+	if sp.ThresholdChecks < 0 || sp.NoisyArgmaxes < 0 || q.Seen < 0 || q.Answered < 0 || q.PublicRows < 0 {
+		return nil, invalid("report: negative counts")
+	}
+	// The counts must tell one story.
+	if q.Answered != sp.NoisyArgmaxes {
+		return nil, invalid("report: %d answered queries but %d noisy argmaxes", q.Answered, sp.NoisyArgmaxes)
+	}
+	if rep.Mechanism == MechanismConfidentGNMax && sp.ThresholdChecks > q.Seen {
+		return nil, invalid("report: %d threshold checks for %d queries", sp.ThresholdChecks, q.Seen)
+	}
+	if rep.Mechanism != MechanismConfidentGNMax && sp.ThresholdChecks != 0 {
+		return nil, invalid("report: %s makes no threshold checks, the report counts %d", rep.Mechanism, sp.ThresholdChecks)
+	}
+	if q.Answered > q.Seen || q.Seen > q.PublicRows {
+		return nil, invalid("report: counts out of order (answered %d, queries %d, rows %d)", q.Answered, q.Seen, q.PublicRows)
+	}
+	var released int64
+	for _, n := range rep.Released {
+		released += n
+	}
+	if released != q.Answered {
+		return nil, invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	}
+
+	res := &AuditResult{
+		Mechanism: rep.Mechanism, Filter: rep.Budget.Filter, Seeded: rep.Seeded,
+		ThresholdChecks: sp.ThresholdChecks, NoisyArgmaxes: sp.NoisyArgmaxes, Queries: q.Seen,
+		ClaimedEpsilon: float64(g.Epsilon), Delta: delta,
+	}
+	var err error
+	if res.RhoCheck, res.RhoAnswer, err = EventRho(rep.Mechanism, len(rep.Classes), rep.Params); err != nil {
+		return nil, fmt.Errorf("report parameters: %w", err)
+	}
+	discSigma := ""
+	if d := rep.ClassDiscovery; d != nil {
+		discSigma = d.Sigma
+		res.DiscoveryDelta = float64(d.Delta)
+		want := DiscoveryDelta(delta, false)
+		if math.Abs(res.DiscoveryDelta-want) > 1e-9*want {
+			return nil, invalid("report: class discovery δ %g is not the share %g of δ %g that pate gives it", res.DiscoveryDelta, discoveryDeltaShare, delta)
+		}
+	}
+	res.Spent, err = RecomputeSpend(rep.Mechanism, len(rep.Classes), rep.Params, sp.ThresholdChecks, sp.NoisyArgmaxes,
+		discSigma, res.DiscoveryDelta, delta)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if rep.ClassDiscovery != nil {
+		_, s, _ := parsePositive("", discSigma)
+		res.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, len(rep.Classes))
+	}
+	deltaConv := delta - res.DiscoveryDelta
+	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
+		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
+	}
+
+	realized := float64(res.Spent.Rho)
+	if rep.Budget.Filter {
+		res.ClaimRho = float64(g.Rho)
+		if float64(rep.Budget.RhoForQueries) != float64(g.Rho) {
+			return nil, invalid("report: budget.rho_budget %g differs from guarantee.rho %g", float64(rep.Budget.RhoForQueries), float64(g.Rho))
+		}
+		add("realized spend within the filter's budget", float64(g.Rho), realized, leq(realized, float64(g.Rho)),
+			"ρ recomputed from the counts (checks·ρ_check + argmaxes·ρ_answer + discovery ρ) must not exceed the budget ρ")
+	} else {
+		res.ClaimRho = res.DiscoveryRho + float64(q.Seen)*(res.RhoCheck+res.RhoAnswer)
+		add("worst case of the queries put", float64(g.Rho), res.ClaimRho, leq(res.ClaimRho, float64(g.Rho)),
+			"without a filter the claim is ρ = discovery ρ + queries × (ρ_check + ρ_answer)")
+		add("realized spend within the worst case", res.ClaimRho, realized, leq(realized, res.ClaimRho),
+			"ρ recomputed from the counts cannot exceed the worst case")
+	}
+	res.Epsilon = rdp.RoundUp(rdp.ZCDPEps(res.ClaimRho, deltaConv), epsDecimals)
+	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon),
+		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order), rounded up", res.ClaimRho, deltaConv))
+	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
+		"the report must not understate the realized ρ")
+	for _, c := range []struct {
+		name      string
+		rec, want Float
+	}{
+		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
+		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
+	} {
+		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
+	}
+	if res.Spent.EpsilonGDP != nil {
+		rec := math.Inf(-1)
+		if sp.EpsilonGDP != nil {
+			rec = float64(*sp.EpsilonGDP)
+		}
+		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
+			"the report must not understate the Gaussian-DP ε of the same events")
+	}
+	res.Holds = true
+	var failed []string
+	for _, c := range res.Checks {
+		if !c.OK {
+			res.Holds = false
+			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
+		}
+	}
+	res.Explanation = explain(rep, res)
+	if !res.Holds {
+		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	}
+	return res, nil
+}
+
+// explain says what the guarantee means, in plain words.
+func explain(rep *Report, res *AuditResult) []string {
+	nb := rep.Neighbouring
+	if nb == "" {
+		nb = "add or remove one " + rep.PrivacyUnit
+	}
+	eps := res.ClaimedEpsilon
+	out := []string{
+		fmt.Sprintf("Privacy unit: %s. Two sensitive datasets are neighbours when they differ in one unit: %s.", rep.PrivacyUnit, nb),
+		fmt.Sprintf("Guarantee: (ε = %g, δ = %g). For any one person (privacy unit), whatever anyone learns from the released labels and report "+
+			"is almost as likely whether or not their records were in the sensitive data: every outcome's probability changes by a factor of at most e^ε = %.3g, "+
+			"except with probability δ = %g.", eps, res.Delta, math.Exp(eps), res.Delta),
+	}
+	if res.Filter {
+		out = append(out, fmt.Sprintf("Basis: a zCDP filter with budget ρ = %.6g, fixed before the run; the run stopped before any event would have taken it past that budget. "+
+			"ρ-zCDP converts to (ε, δ) by the improved conversion (Canonne, Kamath, Steinke 2020) at the best real order; "+
+			"the realized spend was ρ = %.6g (ε = %g at order %g; classic conversion %g at order %g).",
+			res.ClaimRho, float64(res.Spent.Rho), float64(res.Spent.EpsilonImproved), float64(res.Spent.OrderImproved),
+			float64(res.Spent.EpsilonClassic), float64(res.Spent.OrderClassic)))
+	} else {
+		out = append(out, fmt.Sprintf("Basis: no budget filter; the claim charges every one of the %d queries put as if it had been answered (ρ = %.6g), "+
+			"converted by the improved conversion at the best real order.", res.Queries, res.ClaimRho))
+	}
+	noise := "Noise: " + rep.Noise + "."
+	if res.Seeded {
+		noise += " The run was SEEDED: anyone who knows the seed can reproduce the noise, so the guarantee holds only while the seed stays secret."
+	}
+	out = append(out, noise)
+	if rep.ClassDiscovery != nil {
+		out = append(out, fmt.Sprintf("The set of classes was itself released privately (σ = %s, ρ = %.6g, δ = %g), and is included.",
+			rep.ClassDiscovery.Sigma, res.DiscoveryRho, res.DiscoveryDelta))
+	} else {
+		out = append(out, "The set of classes was given as public and costs nothing.")
+	}
+	out = append(out,
+		"Covered: the released labels, which rows were answered, and every figure of the report, and anything computed from them "+
+			"(for example a student model trained on the labels).",
+		"Not covered: other releases about the same people (add their budgets: see pate ledger), the public data itself, "+
+			"and anything that leaks the seed, the teachers or the vote counts.")
+	return out
+}
