@@ -72,14 +72,15 @@ func BenchmarkReadParquet(b *testing.B) {
 		buf      int64
 		parallel bool
 	}{
-		{"uncompressed", 65536, 1 << 20, false},
-		{"uncompressed", 65536, 1 << 20, true},
 		{"uncompressed", 65536, 64 << 10, false},
-		{"uncompressed", 65536, 4 << 20, false},
-		{"uncompressed", 1 << 18, 1 << 20, false},
-		{"uncompressed", 8192, 1 << 20, false},
-		{"snappy", 65536, 1 << 20, false},
-		{"snappy", 65536, 1 << 20, true},
+		{"uncompressed", 65536, 64 << 10, true},
+		{"uncompressed", 65536, 16 << 10, false},
+		{"uncompressed", 65536, 256 << 10, false},
+		{"uncompressed", 65536, 1 << 20, false},
+		{"uncompressed", 8192, 64 << 10, false},
+		{"uncompressed", 1 << 18, 64 << 10, false},
+		{"snappy", 65536, 64 << 10, false},
+		{"snappy", 65536, 64 << 10, true},
 	} {
 		name := tc.file + "/batch=" + strconv.Itoa(tc.batch) + "/buf=" + strconv.FormatInt(tc.buf>>10, 10) + "KiB/parallel=" + strconv.FormatBool(tc.parallel)
 		b.Run(name, func(b *testing.B) {

@@ -19,7 +19,7 @@ var (
 	// parquetBufferSize is the read buffer of each column chunk stream
 	// (ReaderProperties.BufferedStreamEnabled keeps memory bounded by it
 	// instead of loading whole column chunks).
-	parquetBufferSize int64 = 1 << 20
+	parquetBufferSize int64 = 64 << 10
 	// parquetParallel decodes the columns of a batch in parallel
 	// goroutines (pqarrow's ArrowReadProperties.Parallel). Off: a panic in
 	// those goroutines could not be recovered, and on 2 cores it gains
