@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,8 +74,8 @@ Examples:
 }
 
 func runLabel(c *cli.Context, e *env) error {
-	if c.IsSet("epsilon") && !(c.Float64("epsilon") > 0) {
-		return usagef("--epsilon must be positive, got %g", c.Float64("epsilon"))
+	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
+		return usagef("--epsilon must be a positive finite number, got %g", eps)
 	}
 	if d := c.Float64("delta"); !(d > 0 && d < 1) {
 		return usagef("--delta must be in (0, 1), got %g", d)

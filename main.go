@@ -72,7 +72,8 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.As(err, &ue), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
-		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
 		return exitUsage
 	}
 	return exitFailure
@@ -128,6 +129,14 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 			auditCommand(e, &jsonErrors),
 			ledgerCommand(e, &jsonErrors),
 		},
+	}
+	// A flag that does not parse inside a command is a usage error too
+	// (exit 2, one line on stderr); without this urfave/cli prints the
+	// command's help on stdout and returns a plain error (exit 1).
+	for _, cmd := range app.Commands {
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = app.OnUsageError
+		}
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
 	err := app.RunContext(ctx, args)
