@@ -178,7 +178,6 @@ func readHead(ctx context.Context, r RecordReader, n int) ([]arrow.Record, int, 
 
 // batch is one public record batch on its way through the pipeline.
 type batch struct {
-	seq    uint64 // batch number, for the noise streams of a seeded run
 	rec    arrow.Record
 	first  int64   // index of its first row in the public data
 	queryN int     // rows of it that are put to the teachers
@@ -228,12 +227,10 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 	g.Go(func() error {
 		defer close(read)
 		var next int64
-		var seq uint64
 		send := func(rec arrow.Record) error {
 			b := pool.Get().(*batch)
-			b.rec, b.first, b.seq = rec, next, seq
+			b.rec, b.first = rec, next
 			next += rec.NumRows()
-			seq++
 			select {
 			case read <- b:
 				return nil
@@ -416,24 +413,28 @@ func (st *runState) drawNoise(b *batch, classes int) {
 	if st.agg.check != nil {
 		b.zCheck = grow(b.zCheck, q)
 	}
-	// Parts of a fixed size (not one per core), so that a seeded run draws
-	// the same noise on any machine.
+	// Parts end at multiples of a fixed number of rows (not one per core),
+	// and a seeded run keys each part's noise stream by its first row: the
+	// noise of a row does not depend on the machine, and not on the batch
+	// size either when batches are multiples of the part size.
 	const part = 8192
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for p, lo := 0, 0; lo < q; p, lo = p+1, lo+part {
-		hi := min(q, lo+part)
+	for lo := 0; lo < q; {
+		row := b.first + int64(lo)
+		hi := min(q, lo+int(part-row%part))
 		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
+		go func(lo, hi int, row int64) {
 			defer func() { <-sem; wg.Done() }()
-			src := st.l.source(streamAggregate + (b.seq<<16|uint64(p))<<8)
+			src := st.l.source(streamAggregate + uint64(row)<<8)
 			var check []int64
 			if len(b.zCheck) > 0 {
 				check = b.zCheck[lo:hi]
 			}
 			st.agg.noiseFor(src, check, b.zArg[lo*classes:hi*classes])
-		}()
+		}(lo, hi, row)
+		lo = hi
 	}
 	wg.Wait()
 }
