@@ -32,6 +32,9 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 	if cfg.VotesFormat == VotesPredictions && cfg.Teachers == 0 && !(votes.NumFields() == 1 && votes.Field(0).Type.ID() == arrow.LIST) {
 		cfg.Teachers = votes.NumFields()
 	}
+	if (cfg.VotesFormat == "" || cfg.VotesFormat == VotesCounts) && cfg.Teachers < 1 {
+		return nil, invalid("--teachers: a counts vote file needs the number of teachers that voted (each row's total may not exceed it)")
+	}
 	if err := validate(&cfg); err != nil {
 		return nil, err
 	}
