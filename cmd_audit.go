@@ -159,3 +159,12 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return nil
 }
+
+// writeHTMLReport writes the HTML report of a run (audited) atomically.
+func writeHTMLReport(path string, rep *label.Report) error {
+	var buf bytes.Buffer
+	if err := htmlreport.Write(&buf, rep, nil); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}

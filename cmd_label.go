@@ -62,6 +62,11 @@ Examples:
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
+			// issue 7: HTML report and privacy ledger.
+			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
+			&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
+			&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
+			&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the run's δ)"},
 		},
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
@@ -122,7 +127,12 @@ func runLabel(c *cli.Context, e *env) error {
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
 
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	// issue 7: identify the sensitive data for the ledger (hashing it).
+	lr, sensStdin, err := openLedgerForLabel(c, e)
+	if err != nil {
+		return err
+	}
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin})
 	if err != nil {
 		return fmt.Errorf("--private: %w", err)
 	}
@@ -173,6 +183,13 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	cfg = lab.Config()
 
+	// issue 7: write-ahead ledger entry (the run's maximum spend), under the
+	// ledger's lock, before anything is created or released.
+	ledgerEntry, err := lr.begin(c, lab, cfg)
+	if err != nil {
+		return err
+	}
+
 	// The output is created before the work starts, so an unwritable target
 	// fails at once; its metadata is completed when the run ends.
 	meta := initialMetadata(cfg)
@@ -194,7 +211,18 @@ func runLabel(c *cli.Context, e *env) error {
 	rep, err := lab.Run(c.Context, sens, pub, w)
 	bar.finish()
 	if err != nil {
-		return err
+		return err // the ledger keeps the begin entry: the maximum stays charged
+	}
+	// issue 7: the realized spend, now known.
+	if ledgerEntry != nil {
+		if err := ledgerEntry.End(float64(rep.Spent.Rho)); err != nil {
+			return fmt.Errorf("--ledger: %w", err)
+		}
+	}
+	if p := c.String("report-html"); p != "" {
+		if err := writeHTMLReport(p, rep); err != nil {
+			return fmt.Errorf("--report-html %s: %w", p, err)
+		}
 	}
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

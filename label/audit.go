@@ -205,7 +205,13 @@ func Audit(rep *Report) (*AuditResult, error) {
 	if q.Answered != sp.NoisyArgmaxes {
 		return nil, invalid("report: %d answered queries but %d noisy argmaxes", q.Answered, sp.NoisyArgmaxes)
 	}
-	if rep.Mechanism == MechanismConfidentGNMax && sp.ThresholdChecks > q.Seen {
+	// A query stopped by the filter after its threshold check was charged
+	// counts one check more than the queries put.
+	maxChecks := q.Seen
+	if rep.Budget.StoppedOn {
+		maxChecks++
+	}
+	if rep.Mechanism == MechanismConfidentGNMax && sp.ThresholdChecks > maxChecks {
 		return nil, invalid("report: %d threshold checks for %d queries", sp.ThresholdChecks, q.Seen)
 	}
 	if rep.Mechanism != MechanismConfidentGNMax && sp.ThresholdChecks != 0 {
@@ -332,11 +338,11 @@ func explain(rep *Report, res *AuditResult) []string {
 	}
 	noise := "Noise: " + rep.Noise + "."
 	if res.Seeded {
-		noise += " The run was SEEDED: anyone who knows the seed can reproduce the noise, so the guarantee holds only while the seed stays secret."
+		noise += " The guarantee of a seeded run holds only while the seed stays secret."
 	}
 	out = append(out, noise)
 	if rep.ClassDiscovery != nil {
-		out = append(out, fmt.Sprintf("The set of classes was itself released privately (σ = %s, ρ = %.6g, δ = %g), and is included.",
+		out = append(out, fmt.Sprintf("The set of classes was itself released privately (σ = %s, ρ = %.6g, δ = %.6g), and is included.",
 			rep.ClassDiscovery.Sigma, res.DiscoveryRho, res.DiscoveryDelta))
 	} else {
 		out = append(out, "The set of classes was given as public and costs nothing.")

@@ -88,7 +88,8 @@ h1{font-size:26px;margin:0 0 4px}h2{font-size:18px;margin:0 0 10px}
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:14px 16px}
 table{border-collapse:collapse;width:100%;font-size:14px}
 td,th{padding:4px 8px;border-bottom:1px solid #eef0f2;text-align:left;vertical-align:top}
-th{color:#5a6068;font-weight:600;width:42%}
+th{color:#5a6068;font-weight:600}
+#parameters th,#outcome th{width:42%}
 td.n{font-variant-numeric:tabular-nums}
 .checks td:first-child{width:40px;font-weight:700}
 .pass{color:#1e8449}.fail{color:#c0392b}
@@ -104,7 +105,7 @@ func (p *page) write() {
 	p.f("<title>pate privacy report — %s, ε = %s</title>\n", esc(rep.Mechanism), num(float64(rep.Guarantee.Epsilon)))
 	p.f("<style>\n%s\n</style>\n</head>\n<body>\n<main>\n", css)
 	p.f("<h1>pate privacy report</h1>\n")
-	p.f("<p class=\"sub\">%s labels of column <b>%s</b> · mechanism <b>%s</b> · pate %s · report schema %d</p>\n",
+	p.f("<p class=\"sub\">pate %s: private labels of column <b>%s</b> · mechanism <b>%s</b> · pate %s · report schema %d</p>\n",
 		esc(rep.Command), esc(rep.Label), esc(rep.Mechanism), esc(rep.Version), rep.SchemaVersion)
 	if a.Holds {
 		p.f("<div class=\"verdict ok\" id=\"verdict\" data-holds=\"true\">The claim holds: (ε = <b>%s</b>, δ = <b>%s</b>), recomputed ε = %s from the mechanism, its parameters and the event counts.</div>\n",
