@@ -235,7 +235,7 @@ func runLabel(c *cli.Context, e *env) error {
 		}
 		defer os.Remove(reportTmp)
 	}
-	compact, _ := json.Marshal(rep)
+	compact := embeddedReport(rep)
 	final := map[string]string{"pate.report": string(compact)}
 	if cfg.Epsilon == 0 {
 		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
@@ -262,8 +262,33 @@ func runLabel(c *cli.Context, e *env) error {
 }
 
 // reportReserve is the room kept in the output's schema metadata for the
-// final JSON report.
-const reportReserve = 16 << 10
+// final JSON report (its timeline is thinned to fit: see embeddedReport). A
+// report with its ~200-point timeline is about 17 KB.
+const reportReserve = 64 << 10
+
+// embeddedReport is the compact JSON report written into the output's
+// metadata. A long timeline (a stream of unknown length gets a point every
+// 1,000 rows, so millions of rows make a report of megabytes) is halved until
+// the report fits its reserve, keeping the last point; the --report file
+// keeps every point. Without this the run failed at the very end, after all
+// its work and spend, with "exceeds its reserve".
+func embeddedReport(rep *label.Report) []byte {
+	b, _ := json.Marshal(rep)
+	thin := *rep
+	for len(b) > reportReserve && len(thin.Timeline) > 2 {
+		tl := thin.Timeline
+		out := make([]label.TimePoint, 0, len(tl)/2+1)
+		for i := 0; i < len(tl); i += 2 {
+			out = append(out, tl[i])
+		}
+		if last := tl[len(tl)-1]; out[len(out)-1] != last {
+			out = append(out, last)
+		}
+		thin.Timeline = out
+		b, _ = json.Marshal(&thin)
+	}
+	return b
+}
 
 // reserve lists the metadata known only at the end of the run: the report,
 // and ε when no budget fixed it in advance.
