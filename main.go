@@ -144,6 +144,10 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		err = fmt.Errorf("%w: %v", context.Canceled, err)
 	}
 	code := exitCode(err)
+	if code == exitInterrupted {
+		// Say what happened: the bare cause reads "context canceled".
+		err = fmt.Errorf("interrupted: %w", err)
+	}
 	if err != nil {
 		if jsonErrors {
 			b, _ := json.Marshal(struct {

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// buildPate compiles the command into dir and returns the binary's path.
+func buildPate(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "pate")
+	if runtime.GOOS == "windows" {
+		t.Skip("signals are POSIX")
+	}
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// writeBigPublic writes a public Parquet file of rows rows (x, z float64)
+// in row groups of 64 Ki rows.
+func writeBigPublic(t *testing.T, path string, rows int) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "z", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithAllocator(mem))
+	w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const group = 1 << 16
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for done := 0; done < rows; done += group {
+		n := min(group, rows-done)
+		xb := b.Field(0).(*array.Float64Builder)
+		zb := b.Field(1).(*array.Float64Builder)
+		for i := range n {
+			r := done + i
+			xb.Append(float64(r%19) - 9)
+			zb.Append(float64(r % 7))
+		}
+		rec := b.NewRecord()
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeBigCSV writes a public CSV of rows rows (x, z): its length is not
+// known in advance, like a stream's.
+func writeBigCSV(t *testing.T, path string, rows int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("x,z\n")
+	var line []byte
+	for r := range rows {
+		line = strconv.AppendInt(line[:0], int64(r%19-9), 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, int64(r%7), 10)
+		line = append(line, '\n')
+		w.Write(line)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterrupt drives the real binary: a SIGINT or SIGTERM during a run
+// must end it promptly with exit 130, leave no temporary file, and leave a
+// previous file at the output path untouched.
+func TestInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildPate(t, dir)
+	const rows = 3_000_000
+	pq := filepath.Join(dir, "public.parquet")
+	writeBigPublic(t, pq, rows)
+	csv := filepath.Join(dir, "public.csv")
+	writeBigCSV(t, csv, rows)
+	args := func(public, out string) []string {
+		return []string{"label", "-o", out, "--private", badFile("sens.parquet"), "--label", "y", "--public", public,
+			"--features", "x,z", "--teachers", "3", "--classes", "0,1", "--mechanism", "gnmax", "--sigma", "40",
+			"--delta", "1e-5", "--seed", "1", "--batch-size", "8192", "--max-queries", strconv.Itoa(rows), "--quiet"}
+	}
+	ledger := t.TempDir()
+
+	// The same runs, not interrupted, complete: the baseline the signals
+	// cut short (and a check that a long stream's report fits the output).
+	for _, public := range []string{pq, csv} {
+		out := filepath.Join(t.TempDir(), "labeled.arrow")
+		cmd := exec.Command(bin, args(public, out)...)
+		cmd.Env = append(os.Environ(), "PATE_LEDGER="+ledger)
+		start := time.Now()
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("uninterrupted run on %s: %v\n%s", filepath.Base(public), err, b)
+		}
+		info, err := os.Stat(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("uninterrupted run on %s: %v, %d MB written", filepath.Base(public), time.Since(start).Round(time.Millisecond), info.Size()>>20)
+	}
+
+	tests := []struct {
+		name   string
+		public string
+		sig    syscall.Signal
+		stdout bool // -o - rather than a file
+	}{
+		{"SIGINT to a file", pq, syscall.SIGINT, false},
+		{"SIGTERM to a file", pq, syscall.SIGTERM, false},
+		{"SIGINT on stdout", pq, syscall.SIGINT, true},
+		{"SIGINT to a file from a csv", csv, syscall.SIGINT, false},
+		{"SIGTERM on stdout from a csv", csv, syscall.SIGTERM, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			outDir := t.TempDir()
+			out := filepath.Join(outDir, "labeled.arrow")
+			previous := []byte("the previous run's output\n")
+			if err := os.WriteFile(out, previous, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target := out
+			if tc.stdout {
+				target = "-"
+			}
+			cmd := exec.Command(bin, args(tc.public, target)...)
+			cmd.Env = append(os.Environ(), "PATE_LEDGER="+ledger)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			started := time.Now()
+			// Wait until the run is under way: output bytes on stdout, or a
+			// temporary file beside the target that has grown.
+			var first int64
+			if tc.stdout {
+				k, err := io.ReadFull(stdout, make([]byte, 4<<20))
+				if err != nil {
+					t.Fatalf("no output on stdout (%d bytes): %v; stderr: %s", k, err, stderr.String())
+				}
+				first = int64(k)
+			}
+			got := make(chan int64, 1)
+			go func() {
+				n, _ := io.Copy(io.Discard, stdout)
+				got <- first + n
+			}()
+			if !tc.stdout {
+				waitFor(t, 20*time.Second, func() bool { return tempGrown(outDir) })
+			}
+			ranFor := time.Since(started)
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			signalled := time.Now()
+			err = cmd.Wait()
+			stopped := time.Since(signalled)
+			n := <-got
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("the run finished before the signal (after %v; %d bytes on stdout): %v; stderr: %s", ranFor, n, err, stderr.String())
+			}
+			if code := ee.ExitCode(); code != exitInterrupted {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, exitInterrupted, stderr.String())
+			}
+			t.Logf("signalled after %v, stopped %v later; %d bytes on stdout; stderr: %s",
+				ranFor.Round(time.Millisecond), stopped.Round(time.Millisecond), n, strings.TrimSpace(stderr.String()))
+			if stopped > 5*time.Second {
+				t.Errorf("took %v to stop after the signal", stopped)
+			}
+			msg := strings.TrimSpace(stderr.String())
+			if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "interrupted") {
+				t.Errorf("want one line saying the run was interrupted, got %q", msg)
+			}
+			// A previous file at the path survives; nothing else is left.
+			b, err := os.ReadFile(out)
+			if err != nil || !bytes.Equal(b, previous) {
+				t.Errorf("the previous output was not kept: %q, %v", b, err)
+			}
+			entries, _ := os.ReadDir(outDir)
+			for _, e := range entries {
+				if e.Name() != filepath.Base(out) {
+					t.Errorf("left %s behind", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// tempGrown reports whether a temporary output file in dir holds data.
+func tempGrown(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			if info, err := e.Info(); err == nil && info.Size() > 4<<20 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start within %v", limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
