@@ -118,8 +118,8 @@ func runLabel(c *cli.Context, e *env) error {
 	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale"} {
 		if c.IsSet(flag) {
 			v, err := strconv.ParseFloat(c.String(flag), 64)
-			if err != nil || !(v > 0) {
-				return usagef("--%s must be a positive number, got %q", flag, c.String(flag))
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return usagef("--%s must be a positive finite number, got %q", flag, c.String(flag))
 			}
 		}
 	}
