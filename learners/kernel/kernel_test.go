@@ -28,15 +28,18 @@ func genNormal(r *rand.Rand, n int) []float32 {
 	return v
 }
 
-// refVotes is the straightforward float64 reference: argmax per teacher,
-// ties → lowest class. ambiguous[i*k+t] reports teachers whose best and
-// runner-up scores are within float32 rounding (only when tol > 0); cand
-// lists, for those, the classes within reach of the best.
+// refResult is the float64 reference outcome: counts holds the votes of the
+// teachers whose argmax is clear; ambiguous lists, per row, the teachers whose
+// best score is within float32 rounding of another class, each as a bitmask
+// of the classes it may vote for.
 type refResult struct {
-	counts    []int32 // votes of clear teachers
-	ambiguous [][]int // per row: for each ambiguous teacher, a bitmask of candidate classes (as []int)
+	counts    []int32
+	ambiguous [][]int
 }
 
+// refVotes is the straightforward float64 reference: argmax per teacher, ties
+// → lowest class. When tolerant is false every teacher counts as clear (for
+// data whose float32 arithmetic is exact).
 func refVotes(k, c, dim int, w, b, x []float32, n int, tolerant bool) refResult {
 	res := refResult{counts: make([]int32, n*c), ambiguous: make([][]int, n)}
 	s := make([]float64, c)
