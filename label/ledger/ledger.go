@@ -220,9 +220,9 @@ func (l *Ledger) locked(dataset string, fn func(f *os.File, entries []Entry) err
 	}
 	if torn {
 		// A crash tore the last line before it was synced: the run it
-		// began never started. Terminate the line so the next is whole.
-		if _, err := f.Write([]byte("\n")); err != nil {
-			return fmt.Errorf("ledger: %w", err)
+		// would have begun never started. Cut it off so the next is whole.
+		if err := f.Truncate(int64(bytes.LastIndexByte(b, '\n') + 1)); err != nil {
+			return fmt.Errorf("ledger: cutting a torn line off %s: %w", p, err)
 		}
 	}
 	return fn(f, entries)
