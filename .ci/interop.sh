@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Interop: an independent Arrow implementation (apache-arrow from npm, under
+# node) reads pate's Arrow IPC file and stream output, and pate reads a
+# Parquet file written by an independent writer (hyparquet-writer from npm).
+# Skipped, saying so, only where node or npm is absent. Needs the npm
+# registry (or a warm npm cache); the packages go into a temporary folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "interop: SKIPPED: node and npm are not installed (the Arrow/Parquet interop checks need them)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+go build -o "$tmp/pate" .
+mkdir -p "$tmp/js"
+# Pinned versions: a new release must not change what CI checks.
+npm install --prefix "$tmp/js" --no-audit --no-fund --no-package-lock --loglevel=error \
+	apache-arrow@21.2.0 hyparquet-writer@0.17.0 >/dev/null
+cp .ci/interop.mjs "$tmp/js/"
+export PATE_LEDGER="$tmp/ledger"
+
+bc=testdata/breast_cancer.parquet
+common=(--private "$bc" --label label --teachers 5 --epsilon 1 --delta 1e-5 --classes 0,1 --seed 7 --quiet)
+
+# 1. pate's IPC file and IPC stream, read by apache-arrow.
+"$tmp/pate" label -o "$tmp/bc.arrow" --public "$bc" --keep mean_radius,mean_texture "${common[@]}"
+"$tmp/pate" label -o - --public "$bc" --keep mean_radius,mean_texture "${common[@]}" >"$tmp/bc.arrows"
+node "$tmp/js/interop.mjs" read "$tmp/bc.arrow" "$tmp/bc.arrows" 569 mean_radius,mean_texture
+
+# 2. A Parquet file from hyparquet-writer (snappy, several row groups, a
+# null), labelled by pate, the result read back by apache-arrow.
+node "$tmp/js/interop.mjs" write "$tmp/js.parquet" 1000
+"$tmp/pate" label -o "$tmp/js.arrow" --public "$tmp/js.parquet" "${common[@]}"
+node "$tmp/js/interop.mjs" check-js "$tmp/js.arrow" 1000
+echo "interop: ok"
