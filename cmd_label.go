@@ -62,6 +62,10 @@ Examples:
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
+			// issue 4: the student and the query selection.
+			&cli.StringFlag{Name: "student", Usage: "after the private queries end, train a student (logreg, nb or tree) on the answered rows and label every other row with it (pate_source = student; no privacy cost)"},
+			&cli.BoolFlag{Name: "self-train", Usage: "with --student: pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
+			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
 			// issue 7: HTML report and privacy ledger.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
 			&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
@@ -162,6 +166,9 @@ func runLabel(c *cli.Context, e *env) error {
 			Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
 			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
 		},
+		Student:       c.String("student"),
+		SelfTrain:     c.Bool("self-train"),
+		Select:        c.String("select"),
 		SensitiveName: inputName(c.String("private")),
 		PublicName:    inputName(c.String("public")),
 		Seed:          seed,
@@ -326,6 +333,9 @@ func printSummary(e *env, rep *label.Report, out string) {
 	fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
 		float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
 		float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	if s := rep.Student; s != nil && rep.Sources != nil {
+		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)
+	}
 	if rep.Budget.StoppedOn {
 		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows abstain\n", rep.Budget.StoppedAtRow)
 	}

@@ -141,6 +141,15 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 	for c, n := range st.released {
 		rep.Released[st.classes.values[c]] = n
 	}
+	sources := st.sources
+	rep.Sources = &sources
+	if st.l.cfg.Select != "" {
+		rep.Selection = st.l.cfg.Select
+	}
+	if st.student != nil {
+		info := st.student.info
+		rep.Student = &info
+	}
 	rep.Queries = Queries{
 		PublicRows: st.rows,
 		Seen:       st.seen,

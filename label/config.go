@@ -43,6 +43,12 @@ type Config struct {
 	AnsweredFraction float64 // Confident-GNMax planning; 0: DefaultAnsweredFraction
 	SigmaRatio       float64 // Confident-GNMax planning; 0: DefaultSigmaRatio
 
+	// The student (issue 4): a model trained on the released labels when
+	// the queries end, which labels every row the teachers did not.
+	Student   string // "" : no student; else a learner name (logreg, nb, tree)
+	SelfTrain bool   // improve the student by self-training on unlabelled public rows
+	Select    string // which rows are queries: SelectFirst (""), SelectRandom or SelectUncertain
+
 	VotesFormat string // NewAggregate: VotesCounts or VotesPredictions
 	NumClasses  int    // NewAggregate with predictions: the number of classes
 	VotesName   string // how errors name the vote file

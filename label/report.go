@@ -38,6 +38,9 @@ type Report struct {
 	Timeline        []TimePoint      `json:"timeline,omitempty"`
 	PlannedQueries  int64            `json:"planned_queries,omitempty"`
 	PlannedFraction float64          `json:"planned_answered_fraction,omitempty"`
+	Selection       string           `json:"selection,omitempty"`
+	Sources         *SourceCounts    `json:"sources,omitempty"`
+	Student         *StudentReport   `json:"student,omitempty"`
 }
 
 // Guarantee is the (ε, δ) the run claims: the budget of its filter, fixed

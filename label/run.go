@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -66,6 +67,12 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, err
 	}
 
+	// Streaming needs far less memory than training did: cap the heap at
+	// what the process already holds, so that the peak does not depend on
+	// the number of public rows (the garbage collector would otherwise
+	// let a long stream reach higher peaks).
+	defer capHeap()()
+
 	// 3. Budget, noise, aggregator.
 	rep, agg, filter, err := l.prepareMechanism(td)
 	if err != nil {
@@ -73,9 +80,18 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
+	if err := validateStudent(cfg); err != nil {
+		return nil, err
+	}
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
 		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
 	st.vote = st.voteEnsemble
+	if err := st.startStudent(head); err != nil {
+		return nil, err
+	}
+	if st.student != nil {
+		defer st.student.close()
+	}
 	err = st.stream(ctx, head, public, out)
 	head = nil // the stream owns (and has released) the head batches
 	if err != nil {
@@ -133,6 +149,22 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	return rep, agg, filter, nil
 }
 
+// capHeap sets the runtime's soft memory limit to the heap obtained from
+// the system so far (at least 256 MiB) and returns a function that restores
+// the previous limit. The limit is soft: a larger live set is never refused,
+// only collected more eagerly.
+func capHeap() func() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := max(int64(ms.HeapSys), 256<<20)
+	prev := debug.SetMemoryLimit(-1)
+	if prev < limit {
+		return func() {}
+	}
+	debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
 // timelineStep spaces the report's timeline points: about 200 over the
 // public rows when their number is known, every 1,000 rows otherwise.
 func timelineStep(rows int64) int64 {
@@ -181,6 +213,8 @@ type batch struct {
 	rec    arrow.Record
 	first  int64   // index of its first row in the public data
 	queryN int     // rows of it that are put to the teachers
+	sel    []int32 // when non-nil, the rows (ascending) of the queryN queries; else the first queryN rows
+	noMore bool    // no query from this batch on: the student may take over
 	counts []int32 // queryN × classes votes
 	x      *learners.Matrix
 	zCheck []int64 // queryN threshold draws (Confident-GNMax)
@@ -200,6 +234,14 @@ type runState struct {
 	// consumes the votes of a batch that is not queried (aggregate mode).
 	vote func(b *batch) error
 	skip func(b *batch) error
+
+	// The student (issue 4): see student.go.
+	student *student
+	sources SourceCounts // output rows by source
+	pre     []int32      // SelectUncertain: outcome of each candidate row
+	selSrc  noise.Source // SelectRandom: the selection's draws
+	chosen  int64        // SelectRandom: queries selected so far
+	target  int64        // SelectRandom: queries to select
 
 	released  []int64 // answers per class
 	timeline  []TimePoint
@@ -271,10 +313,26 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 		for b := range read {
 			n := b.rec.NumRows()
 			q := n
-			if st.maxQueries > 0 {
-				q = max(0, min(n, st.maxQueries-b.first))
+			b.noMore = st.stopped.Load()
+			b.sel = b.sel[:0]
+			switch st.l.cfg.Select {
+			case SelectRandom:
+				b.noMore = b.noMore || st.chosen >= st.target
+				if !b.noMore {
+					st.selectRandom(b)
+					q = int64(b.queryN)
+				}
+			case SelectUncertain: // asked before the stream, in rounds
+				q = 0
+				b.noMore = b.noMore || b.first >= int64(len(st.pre))
+			default: // the first rows
+				b.sel = nil
+				if st.maxQueries > 0 {
+					q = max(0, min(n, st.maxQueries-b.first))
+					b.noMore = b.noMore || b.first >= st.maxQueries
+				}
 			}
-			if st.stopped.Load() {
+			if b.noMore {
 				q = 0
 			}
 			b.queryN = int(q)
@@ -315,61 +373,119 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 		defer lb.Release()
 		sb := array.NewStringBuilder(mem)
 		defer sb.Release()
+		send := func(rec arrow.Record) error {
+			select {
+			case labelled <- rec:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		}
+		sp := st.student
 		for b := range voted {
 			n := int(b.rec.NumRows())
-			lb.Reserve(n)
-			sb.Reserve(n)
-			for i := 0; i < n; i++ {
-				c, src := -1, SourceAbstained
-				if i < b.queryN && !st.stopped.Load() {
-					var o outcome
-					var zc int64
-					if len(b.zCheck) > 0 {
-						zc = b.zCheck[i]
-					}
-					c, o = st.agg.query(b.counts[i*classes:(i+1)*classes], zc, b.zArg[i*classes:(i+1)*classes], st.filter)
-					switch o {
-					case outAnswered:
-						src = SourceTeachers
-						st.answered++
-						st.released[c]++
-						st.seen++
-					case outAbstained:
-						st.abstained++
-						st.seen++
-					case outStopped:
-						st.stopped.Store(true)
-						st.stopRow = b.first + int64(i)
-					}
-				}
-				st.classes.appendClass(lb, c)
-				sb.Append(src)
-				if row := b.first + int64(i) + 1; row%st.step == 0 {
-					st.mark(row)
+			// The student takes over once the queries are over: it is
+			// trained, the spooled batches are replayed, and it labels
+			// every later row.
+			if sp != nil && !sp.trained && (b.noMore || st.stopped.Load()) && sp.ready() {
+				if err := sp.finish(ctx, send); err != nil {
+					b.rec.Release()
+					return err
 				}
 			}
-			cols := make([]arrow.Array, 0, len(st.l.keep)+2)
-			for _, j := range st.l.keep {
-				cols = append(cols, b.rec.Column(j))
+			var la, sa arrow.Array
+			if sp != nil && sp.trained {
+				var err error
+				if la, sa, err = sp.label(b.rec, nil, nil); err != nil {
+					b.rec.Release()
+					return err
+				}
+				for i := 0; i < n; i++ {
+					if row := b.first + int64(i) + 1; row%st.step == 0 {
+						st.mark(row)
+					}
+				}
+			} else {
+				lb.Reserve(n)
+				sb.Reserve(n)
+				k := 0 // the batch's next query
+				for i := 0; i < n; i++ {
+					c, src := -1, SourceAbstained
+					q := -1
+					if k < b.queryN && (b.sel == nil || int(b.sel[k]) == i) {
+						q, k = k, k+1
+					}
+					row := b.first + int64(i)
+					if q >= 0 && !st.stopped.Load() {
+						var o outcome
+						var zc int64
+						if len(b.zCheck) > 0 {
+							zc = b.zCheck[q]
+						}
+						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], st.filter)
+						switch o {
+						case outAnswered:
+							src = SourceTeachers
+							st.answered++
+							st.released[c]++
+							st.seen++
+							if sp != nil {
+								sp.addAnswer(b.x.Row(q), c)
+							}
+						case outAbstained:
+							st.abstained++
+							st.seen++
+						case outStopped:
+							st.stopped.Store(true)
+							st.stopRow = row
+						}
+					} else if row < int64(len(st.pre)) { // asked before the stream
+						switch v := st.pre[row]; {
+						case v >= 0:
+							c, src = int(v), SourceTeachers
+							st.answered++
+							st.released[c]++
+							st.seen++
+						case v == preAbstained:
+							st.abstained++
+							st.seen++
+						}
+					}
+					if src == SourceTeachers {
+						st.sources.Teachers++
+					} else {
+						st.sources.Abstained++
+					}
+					st.classes.appendClass(lb, c)
+					sb.Append(src)
+					if (row+1)%st.step == 0 {
+						st.mark(row + 1)
+					}
+				}
+				la, sa = lb.NewArray(), sb.NewArray()
 			}
-			la, sa := lb.NewArray(), sb.NewArray()
-			cols = append(cols, la, sa)
-			outRec := array.NewRecord(st.l.out, cols, int64(n))
-			la.Release()
-			sa.Release()
+			st.rows += int64(n)
+			var err error
+			if sp != nil && !sp.trained {
+				err = sp.spool(b.rec, la, sa)
+				la.Release()
+				sa.Release()
+			} else {
+				err = send(st.outRecord(b.rec, la, sa))
+			}
 			b.rec.Release()
 			b.rec = nil
-			st.rows += int64(n)
 			pool.Put(b)
-			select {
-			case labelled <- outRec:
-			case <-ctx.Done():
-				outRec.Release()
-				return ctx.Err()
+			if err != nil {
+				return err
 			}
 			if p := st.l.cfg.Progress; p != nil {
 				p(Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent()})
 			}
+		}
+		if sp != nil && !sp.trained && ctx.Err() == nil {
+			return sp.finish(ctx, send)
 		}
 		return nil
 	})
@@ -473,8 +589,18 @@ func (st *runState) voteEnsemble(b *batch) error {
 	if b.x == nil {
 		b.x = learners.NewMatrix(0, st.enc.Dim())
 	}
+	if b.sel != nil {
+		rec = b.rec // encode the batch, then keep the selected rows
+	}
 	if err := st.enc.Encode(rec, b.x); err != nil {
 		return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
+	}
+	if b.sel != nil {
+		for j, r := range b.sel {
+			copy(b.x.Row(j), b.x.Row(int(r)))
+		}
+		b.x.Rows = len(b.sel)
+		b.x.Data = b.x.Data[:len(b.sel)*b.x.Cols]
 	}
 	st.ens.Votes(b.x, b.counts)
 	return nil

@@ -1,0 +1,563 @@
+package label
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/learners"
+)
+
+// Query selection strategies accepted by Config.Select: which public rows
+// are put to the teachers (and so spend the budget).
+const (
+	// SelectFirst queries the first rows, in order (the default).
+	SelectFirst = "first"
+	// SelectRandom queries a uniform random sample of the public rows, drawn
+	// from the run's noise source: public randomness, independent of the data.
+	SelectRandom = "random"
+	// SelectUncertain queries, in rounds, the candidate rows the current
+	// student is least sure of (active learning). The candidates are the
+	// leading rows the feature encoder is fitted on (a bounded pool).
+	SelectUncertain = "uncertain"
+)
+
+// Selections lists the query selection strategies, the default first.
+var Selections = []string{SelectFirst, SelectRandom, SelectUncertain}
+
+// Bounds of the student's memory: none grows with the number of public rows.
+const (
+	// StudentMaxTrainRows caps the answered rows the student is trained on
+	// (a uniform reservoir over the answers).
+	StudentMaxTrainRows = 200_000
+	// SelfTrainPoolRows is the number of unlabelled public rows self-training
+	// pseudo-labels (the first such rows of the stream).
+	SelfTrainPoolRows = 20_000
+	// SelfTrainConfidence is the probability the student must give a class
+	// for self-training to pseudo-label a row with it.
+	SelfTrainConfidence = 0.9
+	// UncertainRounds is the number of query rounds of SelectUncertain; the
+	// first is a uniform random sample of the candidates.
+	UncertainRounds = 5
+)
+
+// Noise streams of the student and the selection (see run.go).
+const (
+	streamSelect  = 4
+	streamStudent = 5
+)
+
+// pre-answered pool rows (SelectUncertain): not queried, or abstained.
+const (
+	preNotAsked  = -1
+	preAbstained = -2
+)
+
+// SourceCounts counts output rows by the source of their label.
+type SourceCounts struct {
+	Teachers  int64 `json:"teachers"`
+	Student   int64 `json:"student"`
+	Abstained int64 `json:"abstained"`
+}
+
+// StudentReport describes the student: a model trained on the released
+// labels only (post-processing, no privacy cost) that labels the rows the
+// teachers did not.
+type StudentReport struct {
+	Learner      string         `json:"learner"`
+	TrainedOn    int64          `json:"trained_on"`
+	SelfTraining *SelfTrainInfo `json:"self_training,omitempty"`
+}
+
+// SelfTrainInfo describes self-training: the unlabelled public rows the
+// student looked at, and those it pseudo-labelled (probability ≥
+// SelfTrainConfidence) before it was refitted once.
+type SelfTrainInfo struct {
+	Pool           int64   `json:"pool"`
+	PseudoLabelled int64   `json:"pseudo_labelled"`
+	Confidence     float64 `json:"confidence"`
+}
+
+// validateStudent checks the student and selection parameters.
+func validateStudent(cfg *Config) error {
+	if cfg.Student != "" && !slices.Contains(learners.LearnerNames, cfg.Student) {
+		return invalid("--student %q is not one of %s", cfg.Student, strings.Join(learners.LearnerNames, ", "))
+	}
+	if cfg.Select == "" {
+		cfg.Select = SelectFirst
+	}
+	if !slices.Contains(Selections, cfg.Select) {
+		return invalid("--select %q is not one of %s", cfg.Select, strings.Join(Selections, ", "))
+	}
+	if cfg.SelfTrain && cfg.Student == "" {
+		return invalid("--self-train needs --student")
+	}
+	if cfg.Select == SelectUncertain && cfg.Student == "" {
+		return invalid("--select uncertain needs --student (the student's uncertainty chooses the queries)")
+	}
+	if cfg.Select == SelectRandom && cfg.PublicRows < 0 {
+		return invalid("--select random needs the number of public rows in advance (a file, not a stream)")
+	}
+	return nil
+}
+
+// selectionTarget is the number of queries a random or uncertain selection
+// aims at: --max-queries, else every public row.
+func (st *runState) selectionTarget() int64 {
+	n := st.l.cfg.PublicRows
+	if st.maxQueries > 0 && (n < 0 || st.maxQueries < n) {
+		n = st.maxQueries
+	}
+	return n
+}
+
+// selectRandom marks the rows of b that are queries under SelectRandom:
+// selection sampling (Knuth's algorithm S) draws exactly N of the R public
+// rows, each subset equally likely, so each row is a query with
+// probability N/R. The draws come from the run's noise source, in row order.
+func (st *runState) selectRandom(b *batch) {
+	n := b.rec.NumRows()
+	b.sel = b.sel[:0]
+	if st.selSrc == nil {
+		st.selSrc = st.l.source(streamSelect)
+	}
+	for i := int64(0); i < n && st.chosen < st.target; i++ {
+		left := uint64(st.l.cfg.PublicRows - (b.first + i))
+		if left == 0 {
+			break
+		}
+		if noise.UniformUint64(st.selSrc, left) < uint64(st.target-st.chosen) {
+			b.sel = append(b.sel, int32(i))
+			st.chosen++
+		}
+	}
+	b.queryN = len(b.sel)
+}
+
+// student trains a model on the answered rows when the private queries end
+// and labels every row the teachers did not. Until then the labelled
+// batches are spooled to a temporary Arrow IPC stream, replayed once the
+// student is trained; later batches are labelled directly. Its memory is
+// bounded by StudentMaxTrainRows and SelfTrainPoolRows rows of features.
+type student struct {
+	st      *runState
+	learner learners.Learner
+	classes int
+	dim     int
+
+	x    []float32 // answered rows (reservoir), row-major
+	y    []int32
+	seen int64 // answered rows offered to the reservoir
+	src  noise.Source
+
+	pool     []float32 // self-training: unlabelled rows
+	poolRows int
+
+	model   learners.Model
+	trained bool
+	info    StudentReport
+	scratch *learners.Matrix
+	pred    []int32
+
+	spoolPath string
+	spoolFile *os.File
+	spoolW    *ipc.Writer
+	spoolRows int64
+}
+
+func newStudent(st *runState) (*student, error) {
+	cfg := &st.l.cfg
+	lr, err := learners.NewLearner(cfg.Student, cfg.LearnerOptions)
+	if err != nil {
+		return nil, invalid("--student: %v", err)
+	}
+	s := &student{st: st, learner: lr, classes: len(st.classes.values), dim: st.enc.Dim(),
+		src: st.l.source(streamStudent), scratch: learners.NewMatrix(0, st.enc.Dim())}
+	s.info.Learner = cfg.Student
+	if cfg.SelfTrain {
+		s.info.SelfTraining = &SelfTrainInfo{Confidence: SelfTrainConfidence}
+	}
+	return s, nil
+}
+
+// addAnswer offers one answered row (its encoded features and released
+// class) to the training reservoir.
+func (s *student) addAnswer(row []float32, c int) {
+	s.seen++
+	if len(s.y) < StudentMaxTrainRows {
+		s.x = append(s.x, row...)
+		s.y = append(s.y, int32(c))
+		return
+	}
+	if j := noise.UniformUint64(s.src, uint64(s.seen)); j < StudentMaxTrainRows {
+		copy(s.x[int(j)*s.dim:], row)
+		s.y[j] = int32(c)
+	}
+}
+
+// ready says whether the student can be trained once the queries are over:
+// self-training waits for its pool of unlabelled rows.
+func (s *student) ready() bool {
+	return !s.st.l.cfg.SelfTrain || s.poolRows >= SelfTrainPoolRows
+}
+
+// spool writes one labelled batch of the query phase: the public input
+// columns, the label and the source.
+func (s *student) spool(rec arrow.Record, la, sa arrow.Array) error {
+	mem := s.st.l.cfg.Allocator
+	fields := append(slices.Clone(rec.Schema().Fields()),
+		arrow.Field{Name: "pate.spool.label", Type: la.DataType(), Nullable: true},
+		arrow.Field{Name: "pate.spool.source", Type: arrow.BinaryTypes.String})
+	schema := arrow.NewSchema(fields, nil)
+	if s.spoolW == nil {
+		f, err := os.CreateTemp("", "pate-spool-*.arrows")
+		if err != nil {
+			return fmt.Errorf("student: creating the spool: %w", err)
+		}
+		s.spoolFile, s.spoolPath = f, f.Name()
+		s.spoolW = ipc.NewWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	}
+	cols := append(slices.Clone(rec.Columns()), la, sa)
+	sr := array.NewRecord(schema, cols, rec.NumRows())
+	defer sr.Release()
+	if err := s.spoolW.Write(sr); err != nil {
+		return fmt.Errorf("student: writing the spool %s: %w", s.spoolPath, err)
+	}
+	s.spoolRows += rec.NumRows()
+	if s.st.l.cfg.SelfTrain && s.poolRows < SelfTrainPoolRows {
+		if err := s.encode(rec); err != nil {
+			return err
+		}
+		src := sa.(*array.String)
+		for i := 0; i < int(rec.NumRows()) && s.poolRows < SelfTrainPoolRows; i++ {
+			if src.Value(i) != SourceTeachers {
+				s.pool = append(s.pool, s.scratch.Row(i)...)
+				s.poolRows++
+			}
+		}
+	}
+	return nil
+}
+
+func (s *student) encode(rec arrow.Record) error {
+	if err := s.st.enc.Encode(rec, s.scratch); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalidInput, s.st.l.cfg.pub(), err)
+	}
+	return nil
+}
+
+// train fits the student on the answered rows, then with --self-train
+// pseudo-labels the confident pool rows and fits once more.
+func (s *student) train() error {
+	s.trained = true
+	s.info.TrainedOn = int64(len(s.y))
+	if len(s.y) == 0 {
+		s.st.l.cfg.warn("no query was answered: the student cannot be trained, the other rows abstain")
+		return nil
+	}
+	x := &learners.Matrix{Rows: len(s.y), Cols: s.dim, Data: s.x}
+	m, err := s.learner.Fit(x, s.y, s.classes)
+	if err != nil {
+		return fmt.Errorf("training the student: %w", err)
+	}
+	s.model = m
+	if st := s.info.SelfTraining; st != nil && s.poolRows > 0 {
+		st.Pool = int64(s.poolRows)
+		pm, ok := m.(learners.ProbModel)
+		if !ok {
+			return fmt.Errorf("student %s gives no probabilities for self-training", s.info.Learner)
+		}
+		pool := &learners.Matrix{Rows: s.poolRows, Cols: s.dim, Data: s.pool}
+		proba := make([]float32, s.poolRows*s.classes)
+		pm.PredictProba(pool, proba)
+		xs, ys := slices.Clone(s.x), slices.Clone(s.y)
+		for i := 0; i < s.poolRows; i++ {
+			p := proba[i*s.classes : (i+1)*s.classes]
+			best := 0
+			for c := range p {
+				if p[c] > p[best] {
+					best = c
+				}
+			}
+			if float64(p[best]) >= SelfTrainConfidence {
+				xs = append(xs, pool.Row(i)...)
+				ys = append(ys, int32(best))
+				st.PseudoLabelled++
+			}
+		}
+		if st.PseudoLabelled > 0 {
+			m2, err := s.learner.Fit(&learners.Matrix{Rows: len(ys), Cols: s.dim, Data: xs}, ys, s.classes)
+			if err != nil {
+				return fmt.Errorf("self-training the student: %w", err)
+			}
+			s.model = m2
+		}
+		s.pool = nil
+	}
+	return nil
+}
+
+// label returns rec's label and source columns: the student's prediction
+// for every row whose source (old, when given) is not the teachers.
+func (s *student) label(rec arrow.Record, oldLabel arrow.Array, oldSource *array.String) (arrow.Array, arrow.Array, error) {
+	n := int(rec.NumRows())
+	if s.model != nil {
+		if err := s.encode(rec); err != nil {
+			return nil, nil, err
+		}
+		if cap(s.pred) < n {
+			s.pred = make([]int32, n)
+		}
+		s.pred = s.pred[:n]
+		s.model.Predict(s.scratch, s.pred)
+	}
+	mem := s.st.l.cfg.Allocator
+	lb := array.NewBuilder(mem, s.st.l.labelField.Type)
+	defer lb.Release()
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	lb.Reserve(n)
+	sb.Reserve(n)
+	sc := &s.st.sources
+	for i := 0; i < n; i++ {
+		if oldSource != nil && oldSource.Value(i) == SourceTeachers {
+			if err := lb.AppendValueFromString(oldLabel.ValueStr(i)); err != nil {
+				return nil, nil, fmt.Errorf("student: replaying a label: %w", err)
+			}
+			sb.Append(SourceTeachers)
+			continue // counted when spooled
+		}
+		if oldSource != nil {
+			sc.Abstained-- // counted as abstained when spooled
+		}
+		if s.model == nil {
+			s.st.classes.appendClass(lb, -1)
+			sb.Append(SourceAbstained)
+			sc.Abstained++
+			continue
+		}
+		s.st.classes.appendClass(lb, int(s.pred[i]))
+		sb.Append(SourceStudent)
+		sc.Student++
+	}
+	return lb.NewArray(), sb.NewArray(), nil
+}
+
+// finish trains the student and replays the spool through send.
+func (s *student) finish(ctx context.Context, send func(arrow.Record) error) error {
+	if err := s.train(); err != nil {
+		return err
+	}
+	if s.spoolW == nil {
+		return nil
+	}
+	if err := s.spoolW.Close(); err != nil {
+		return fmt.Errorf("student: closing the spool: %w", err)
+	}
+	s.spoolW = nil
+	if _, err := s.spoolFile.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("student: rewinding the spool: %w", err)
+	}
+	r, err := ipc.NewReader(s.spoolFile, ipc.WithAllocator(s.st.l.cfg.Allocator))
+	if err != nil {
+		return fmt.Errorf("student: reading the spool: %w", err)
+	}
+	defer r.Release()
+	nf := int(r.Schema().NumFields())
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := r.Record()
+		pub := array.NewRecord(arrow.NewSchema(rec.Schema().Fields()[:nf-2], nil), rec.Columns()[:nf-2], rec.NumRows())
+		la, sa, err := s.label(pub, rec.Column(nf-2), rec.Column(nf-1).(*array.String))
+		if err != nil {
+			pub.Release()
+			return err
+		}
+		out := s.st.outRecord(pub, la, sa)
+		pub.Release()
+		if err := send(out); err != nil {
+			return err
+		}
+	}
+	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("student: reading the spool: %w", err)
+	}
+	return nil
+}
+
+// close removes the spool, whatever happened.
+func (s *student) close() {
+	if s.spoolW != nil {
+		_ = s.spoolW.Close()
+	}
+	if s.spoolFile != nil {
+		_ = s.spoolFile.Close()
+		_ = os.Remove(s.spoolPath)
+	}
+}
+
+// outRecord builds an output record from the public batch rec and the label
+// and source columns, which it releases.
+func (st *runState) outRecord(rec arrow.Record, la, sa arrow.Array) arrow.Record {
+	cols := make([]arrow.Array, 0, len(st.l.keep)+2)
+	for _, j := range st.l.keep {
+		cols = append(cols, rec.Column(j))
+	}
+	cols = append(cols, la, sa)
+	out := array.NewRecord(st.l.out, cols, rec.NumRows())
+	la.Release()
+	sa.Release()
+	return out
+}
+
+// selectUncertain runs the private queries of SelectUncertain before the
+// stream: the candidates are the head rows (the bounded sample the encoder
+// was fitted on). The first round queries a uniform random sample of them;
+// each later round trains the student on the answers so far and queries
+// the unqueried candidates with the smallest margin between the student's
+// two most probable classes. The student sees released labels only, so the
+// choice is post-processing. The outcome of each candidate is kept in
+// st.pre for the stream, which releases it in row order.
+func (st *runState) selectUncertain(head []arrow.Record) error {
+	sp := st.student
+	classes := len(st.classes.values)
+	dim := st.enc.Dim()
+	var rows int
+	for _, r := range head {
+		rows += int(r.NumRows())
+	}
+	x := learners.NewMatrix(rows, dim)
+	counts := make([]int32, rows*classes)
+	m := learners.NewMatrix(0, dim)
+	off := 0
+	for _, r := range head {
+		if err := st.enc.Encode(r, m); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalidInput, st.l.cfg.pub(), err)
+		}
+		copy(x.Data[off*dim:], m.Data[:m.Rows*dim])
+		st.ens.Votes(m, counts[off*classes:(off+m.Rows)*classes])
+		off += m.Rows
+	}
+	target := int(min(st.selectionTarget(), int64(rows)))
+	if st.selectionTarget() < 0 {
+		target = rows
+	}
+	st.pre = make([]int32, rows)
+	for i := range st.pre {
+		st.pre[i] = preNotAsked
+	}
+	src := st.l.source(streamSelect)
+	zCheck := make([]int64, 1)
+	zArg := make([]int64, classes)
+	ask := func(i int) bool { // false: the budget stopped the queries
+		st.agg.noiseFor(src, zCheck, zArg)
+		c, o := st.agg.query(counts[i*classes:(i+1)*classes], zCheck[0], zArg, st.filter)
+		switch o {
+		case outAnswered:
+			st.pre[i] = int32(c)
+			sp.addAnswer(x.Row(i), c)
+		case outAbstained:
+			st.pre[i] = preAbstained
+		case outStopped:
+			st.stopped.Store(true)
+			st.stopRow = int64(i)
+			return false
+		}
+		return true
+	}
+	perRound := max(1, (target+UncertainRounds-1)/UncertainRounds)
+	// Round 1: a uniform random sample (partial Fisher–Yates).
+	perm := make([]int, rows)
+	for i := range perm {
+		perm[i] = i
+	}
+	asked := 0
+	for ; asked < min(perRound, target); asked++ {
+		j := asked + int(noise.UniformUint64(src, uint64(rows-asked)))
+		perm[asked], perm[j] = perm[j], perm[asked]
+		if !ask(perm[asked]) {
+			return nil
+		}
+	}
+	proba := make([]float32, rows*classes)
+	margin := make([]float32, rows)
+	for asked < target {
+		if len(sp.y) == 0 { // nothing to learn from yet: keep sampling at random
+			j := asked + int(noise.UniformUint64(src, uint64(rows-asked)))
+			perm[asked], perm[j] = perm[j], perm[asked]
+			if !ask(perm[asked]) {
+				return nil
+			}
+			asked++
+			continue
+		}
+		mod, err := sp.learner.Fit(&learners.Matrix{Rows: len(sp.y), Cols: dim, Data: sp.x}, sp.y, classes)
+		if err != nil {
+			return fmt.Errorf("training the selection student: %w", err)
+		}
+		pm, ok := mod.(learners.ProbModel)
+		if !ok {
+			return fmt.Errorf("student %s gives no probabilities for --select uncertain", sp.info.Learner)
+		}
+		pm.PredictProba(x, proba)
+		for i := 0; i < rows; i++ {
+			p := proba[i*classes : (i+1)*classes]
+			var a, b float32 // two largest
+			for _, v := range p {
+				if v > a {
+					a, b = v, a
+				} else if v > b {
+					b = v
+				}
+			}
+			margin[i] = a - b
+		}
+		rest := perm[asked:]
+		slices.SortStableFunc(rest, func(i, j int) int {
+			switch {
+			case margin[i] < margin[j]:
+				return -1
+			case margin[i] > margin[j]:
+				return 1
+			}
+			return i - j
+		})
+		end := min(target, asked+perRound)
+		for ; asked < end; asked++ {
+			if !ask(perm[asked]) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// startStudent prepares the selection and, with Config.Student, the
+// student; SelectUncertain puts its queries here, before the stream.
+func (st *runState) startStudent(head []arrow.Record) error {
+	cfg := &st.l.cfg
+	st.target = st.selectionTarget()
+	if cfg.Student == "" {
+		return nil
+	}
+	sp, err := newStudent(st)
+	if err != nil {
+		return err
+	}
+	st.student = sp
+	if cfg.Select == SelectUncertain {
+		return st.selectUncertain(head)
+	}
+	return nil
+}
