@@ -68,6 +68,9 @@ func loadReport(path string) (*label.Report, error) {
 	}
 	// The report is padded with spaces to its reserved size.
 	js = strings.TrimRight(js, " ")
+	if strings.Contains(js, `"status":"streamed`) {
+		return nil, fmt.Errorf("%w: %s was written as a stream and carries only a provisional report: audit the --report file of the run", label.ErrInvalidInput, path)
+	}
 	if strings.Contains(js, "pate_reserved") {
 		return nil, fmt.Errorf("%w: %s: the run did not finish (its report placeholder was never filled)", label.ErrInvalidInput, path)
 	}
