@@ -67,10 +67,8 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, err
 	}
 
-	// Streaming needs far less memory than training did: cap the heap at
-	// what the process already holds, so that the peak does not depend on
-	// the number of public rows (the garbage collector would otherwise
-	// let a long stream reach higher peaks).
+	// Streaming needs less memory than training did; keep its garbage in
+	// check so that the peak does not depend on the number of public rows.
 	defer capHeap()()
 
 	// 3. Budget, noise, aggregator.
@@ -106,7 +104,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
 	rep := l.newReport(td)
-	var filter budget = &unlimited{}
+	var filter budget = &unlimited{spent: td.discoveryRho}
 	rhoAvail := 0.0
 	deltaConv := cfg.Delta - td.discoveryDelta
 	if cfg.Epsilon > 0 {
@@ -149,20 +147,16 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	return rep, agg, filter, nil
 }
 
-// capHeap sets the runtime's soft memory limit to the heap obtained from
-// the system so far (at least 256 MiB) and returns a function that restores
-// the previous limit. The limit is soft: a larger live set is never refused,
-// only collected more eagerly.
+// capHeap collects what training left behind and makes the garbage
+// collector keep the heap within a quarter of the live data while the public
+// rows stream (the default lets it double): streaming allocates a batch's
+// worth of garbage per batch, and with the default the peak of a long run
+// would depend on its length. It returns a function that restores the
+// previous setting.
 func capHeap() func() {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	limit := max(int64(ms.HeapSys), 256<<20)
-	prev := debug.SetMemoryLimit(-1)
-	if prev < limit {
-		return func() {}
-	}
-	debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(prev) }
+	runtime.GC()
+	prev := debug.SetGCPercent(25)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // timelineStep spaces the report's timeline points: about 200 over the
@@ -388,7 +382,7 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 			// The student takes over once the queries are over: it is
 			// trained, the spooled batches are replayed, and it labels
 			// every later row.
-			if sp != nil && !sp.trained && (b.noMore || st.stopped.Load()) && sp.ready() {
+			if sp != nil && !sp.trained && (b.noMore || st.stopped.Load()) && b.first >= int64(len(st.pre)) && sp.ready() {
 				if err := sp.finish(ctx, send); err != nil {
 					b.rec.Release()
 					return err

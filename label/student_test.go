@@ -1,0 +1,248 @@
+package label
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// studentData is a synthetic private set and a public set that carries its
+// true labels (left out of the output with Keep), in batches of 500 rows.
+func studentData(mem memory.Allocator) (priv, pub *memReader, truth []int64) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	const d, k = 8, 2
+	w := make([]float64, d*k)
+	for i := range w {
+		w[i] = rng.NormFloat64() / math.Sqrt(d)
+	}
+	priv = synthetic(mem, 6000, d, k, 500, true, rng, w)
+	pub = synthetic(mem, 5000, d, k, 500, true, rng, w)
+	for _, rec := range pub.recs {
+		col := rec.Column(d).(*array.Int64)
+		truth = append(truth, col.Int64Values()...)
+	}
+	return priv, pub, truth
+}
+
+func studentConfig(seed *uint64) Config {
+	return Config{Label: "label", Classes: []string{"0", "1"}, Features: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},
+		Keep: []string{"x0"}, Teachers: 20, Learner: "logreg", Epsilon: 4, Delta: 1e-5, MaxQueries: 400,
+		PublicRows: 5000, Seed: seed, BatchSize: 500}
+}
+
+// failAfter fails its n-th write.
+type failAfter struct {
+	collect
+	n int
+}
+
+func (f *failAfter) Write(rec arrow.Record) error {
+	if f.n--; f.n < 0 {
+		return errors.New("disk full")
+	}
+	return f.collect.Write(rec)
+}
+
+func TestStudentLabelsEveryRow(t *testing.T) {
+	tests := []struct {
+		name, student, sel string
+		selfTrain          bool
+		minAcc             float64 // of the student's labels
+	}{
+		{"no student", "", SelectFirst, false, 0},
+		{"logreg first", "logreg", SelectFirst, false, 0.7},
+		{"logreg random", "logreg", SelectRandom, false, 0.7},
+		{"logreg uncertain", "logreg", SelectUncertain, false, 0.7},
+		{"nb random self-train", "nb", SelectRandom, true, 0.7},
+		{"tree first self-train", "tree", SelectFirst, true, 0.55},
+		{"tree uncertain", "tree", SelectUncertain, false, 0.55},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir()) // the spool goes to os.TempDir()
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv, pub, truth := studentData(mem)
+			defer priv.release()
+			defer pub.release()
+			seed := uint64(11)
+			cfg := studentConfig(&seed)
+			cfg.Allocator, cfg.Student, cfg.Select, cfg.SelfTrain = mem, tc.student, tc.sel, tc.selfTrain
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &collect{}
+			rep, err := l.Run(context.Background(), priv, pub, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
+				t.Errorf("spool left behind: %v", left)
+			}
+			if len(out.labels) != 5000 {
+				t.Fatalf("%d rows out, want 5000", len(out.labels))
+			}
+			var teachers, student, abstained int64
+			var hit int
+			var lastTeacherRow int
+			for i, s := range out.sources {
+				switch s {
+				case SourceTeachers:
+					teachers++
+					lastTeacherRow = i
+				case SourceStudent:
+					student++
+					if out.labels[i] == truth[i] {
+						hit++
+					}
+				case SourceAbstained:
+					abstained++
+					if out.labels[i] != -1 {
+						t.Fatalf("row %d abstained with label %d", i, out.labels[i])
+					}
+				}
+				if s != SourceAbstained && out.labels[i] < 0 {
+					t.Fatalf("row %d (%s) has no label", i, s)
+				}
+			}
+			got := SourceCounts{Teachers: teachers, Student: student, Abstained: abstained}
+			if rep.Sources == nil || *rep.Sources != got {
+				t.Errorf("report sources %+v, output %+v", rep.Sources, got)
+			}
+			if teachers != rep.Queries.Answered || rep.Queries.Seen > cfg.MaxQueries || teachers < 50 {
+				t.Errorf("queries %+v, %d teacher rows", rep.Queries, teachers)
+			}
+			if float64(rep.Spent.EpsilonImproved) > cfg.Epsilon {
+				t.Errorf("spent ε = %g > %g", rep.Spent.EpsilonImproved, cfg.Epsilon)
+			}
+			if tc.student == "" {
+				if student != 0 || rep.Student != nil {
+					t.Errorf("no student asked, got %d student rows, report %+v", student, rep.Student)
+				}
+				return
+			}
+			if abstained != 0 {
+				t.Errorf("%d rows abstained with a student", abstained)
+			}
+			if rep.Student == nil || rep.Student.TrainedOn != teachers || rep.Student.Learner != tc.student {
+				t.Errorf("student report %+v, %d answers", rep.Student, teachers)
+			}
+			if tc.selfTrain && (rep.Student.SelfTraining == nil || rep.Student.SelfTraining.Pool == 0) {
+				t.Errorf("self-training report %+v", rep.Student.SelfTraining)
+			}
+			if acc := float64(hit) / float64(student); acc < tc.minAcc {
+				t.Errorf("student accuracy %.3f < %.2f", acc, tc.minAcc)
+			}
+			switch tc.sel {
+			case SelectFirst:
+				if lastTeacherRow >= int(cfg.MaxQueries) {
+					t.Errorf("--select first answered row %d, past the first %d", lastTeacherRow, cfg.MaxQueries)
+				}
+			case SelectRandom:
+				if lastTeacherRow < 2500 {
+					t.Errorf("--select random: last answered row %d, want queries spread over 5000 rows", lastTeacherRow)
+				}
+			}
+		})
+	}
+}
+
+// TestStudentSeededRunsRepeat checks that a seeded run with a student and a
+// random or uncertain selection gives the same labels twice.
+func TestStudentSeededRunsRepeat(t *testing.T) {
+	for _, sel := range []string{SelectRandom, SelectUncertain} {
+		t.Run(sel, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			var runs [2]*collect
+			for i := range runs {
+				priv, pub, _ := studentData(mem)
+				seed := uint64(5)
+				cfg := studentConfig(&seed)
+				cfg.Allocator, cfg.Student, cfg.Select = mem, "logreg", sel
+				l, err := New(cfg, priv.schema, pub.schema)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs[i] = &collect{}
+				if _, err := l.Run(context.Background(), priv, pub, runs[i]); err != nil {
+					t.Fatal(err)
+				}
+				priv.release()
+				pub.release()
+			}
+			if !slices.Equal(runs[0].labels, runs[1].labels) || !slices.Equal(runs[0].sources, runs[1].sources) {
+				t.Error("two seeded runs differ")
+			}
+		})
+	}
+}
+
+func TestStudentErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Config)
+	}{
+		{"unknown student", func(c *Config) { c.Student = "svm" }},
+		{"unknown selection", func(c *Config) { c.Select = "best" }},
+		{"self-train without student", func(c *Config) { c.SelfTrain = true }},
+		{"uncertain without student", func(c *Config) { c.Select = SelectUncertain }},
+		{"random on a stream", func(c *Config) { c.Select, c.PublicRows = SelectRandom, -1 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv, pub, _ := studentData(mem)
+			defer priv.release()
+			defer pub.release()
+			cfg := studentConfig(nil)
+			cfg.Allocator = mem
+			tc.change(&cfg)
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err == nil {
+				_, err = l.Run(context.Background(), priv, pub, &collect{})
+			}
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("error %v, want ErrInvalidInput", err)
+			}
+		})
+	}
+}
+
+// TestStudentSpoolRemovedOnError checks that a failing writer leaves no
+// spool and no leak, whether it fails during the replay or after it.
+func TestStudentSpoolRemovedOnError(t *testing.T) {
+	for _, n := range []int{0, 3, 9} {
+		t.Run("", func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv, pub, _ := studentData(mem)
+			defer priv.release()
+			defer pub.release()
+			seed := uint64(1)
+			cfg := studentConfig(&seed)
+			cfg.Allocator, cfg.Student, cfg.Select = mem, "logreg", SelectRandom
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Run(context.Background(), priv, pub, &failAfter{n: n}); err == nil {
+				t.Fatal("no error from a failing writer")
+			}
+			if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
+				t.Errorf("spool left behind: %v", left)
+			}
+		})
+	}
+}
