@@ -51,7 +51,7 @@ Examples:
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise (tests, replicability); the report says so"},
-			&cli.IntFlag{Name: "batch-size", Value: 65536, Usage: "rows per record batch"},
+			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file or stream"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},

@@ -57,7 +57,7 @@ Examples:
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded"},
-			&cli.IntFlag{Name: "batch-size", Value: 65536, Usage: "rows per record batch"},
+			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
