@@ -416,3 +416,26 @@ func TestRNGUniform(t *testing.T) {
 		}
 	})
 }
+
+// TestCryptoSourceRekeys draws past one key's quota and checks the source
+// took a fresh key from crypto/rand and kept producing distinct words.
+func TestCryptoSourceRekeys(t *testing.T) {
+	s := NewCryptoSource().(*cryptoSource)
+	first := s.stream
+	seen := make(map[uint64]bool, 1024)
+	for i := 0; i < rekeyBytes/8+bufSize; i++ {
+		v := s.Uint64()
+		if i >= rekeyBytes/8 {
+			if seen[v] {
+				t.Fatalf("word %#x repeated after the rekey", v)
+			}
+			seen[v] = true
+		}
+	}
+	if s.stream == first {
+		t.Fatal("no rekey after 16 MiB of output")
+	}
+	if s.left <= 0 || s.left > rekeyBytes {
+		t.Fatalf("left = %d after a rekey", s.left)
+	}
+}
