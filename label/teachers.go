@@ -58,37 +58,54 @@ func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc
 		recs = append(recs, rec)
 	}
 
-	// Labels and privacy-unit identities, row by row.
+	// Labels row by row; privacy-unit identities (a SHA-256 of the unit's
+	// canonical bytes) batch by batch, in parallel.
 	var (
 		labels []string // canonical label text per usable row ("" for null)
 		hasLab []bool
-		ids    [][32]byte // SHA-256 of each row's unit identity
-		buf    []byte
 		total  int
+		starts []int // first row of each batch
 	)
 	for _, rec := range recs {
 		s := rec.Schema()
 		lc := rec.Column(s.FieldIndices(cfg.Label)[0])
-		var uc arrow.Array
-		if cfg.PrivacyUnit != "" {
-			uc = rec.Column(s.FieldIndices(cfg.PrivacyUnit)[0])
-		}
-		cols := rec.Columns()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			v, ok := valueText(lc, i)
 			labels = append(labels, v)
 			hasLab = append(hasLab, ok)
-			if uc != nil {
-				if uc.IsNull(i) {
-					return nil, nil, invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, total+i)
-				}
-				buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
-			} else {
-				buf = rowIdentity(append(buf[:0], 0), cols, i)
-			}
-			ids = append(ids, sha256.Sum256(buf))
 		}
+		starts = append(starts, total)
 		total += int(rec.NumRows())
+	}
+	ids := make([][32]byte, total) // SHA-256 of each row's unit identity
+	{
+		g := new(errgroup.Group)
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for bi, rec := range recs {
+			g.Go(func() error {
+				var uc arrow.Array
+				if cfg.PrivacyUnit != "" {
+					uc = rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
+				}
+				cols := rec.Columns()
+				var buf []byte
+				for i := 0; i < int(rec.NumRows()); i++ {
+					if uc != nil {
+						if uc.IsNull(i) {
+							return invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, starts[bi]+i)
+						}
+						buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
+					} else {
+						buf = rowIdentity(append(buf[:0], 0), cols, i)
+					}
+					ids[starts[bi]+i] = sha256.Sum256(buf)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, nil, err
+		}
 	}
 	labelled := 0
 	for _, ok := range hasLab {
