@@ -76,6 +76,14 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	s.rr = rr
 	md := full.Metadata()
 	s.out = arrow.NewSchema(stripFieldIDs(rr.Schema().Fields()), &md)
+	if w := workerCount(opts.Workers, pf.NumRowGroups()); w > 1 {
+		p, err := newParallelParquet(f, name, pf, rr.Schema(), s.out, leaves, w, opts)
+		s.close()
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	return s, nil
 }
 

@@ -31,6 +31,11 @@ type ReadOptions struct {
 	Allocator memory.Allocator
 	// Stdin is read when the path is "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Workers is the number of goroutines that decode Parquet row groups
+	// in parallel (batches still come out in file order); 0 means
+	// min(GOMAXPROCS, row groups), 1 decodes in the goroutine that calls
+	// Read. Other formats ignore it.
+	Workers int
 	// TempDir is where standard input is spooled when it holds Parquet or
 	// an Arrow IPC file (formats that need random access); "" means
 	// os.TempDir().
@@ -72,6 +77,9 @@ type Reader struct {
 // apart with SniffFormat and prepares to read it in batches. The caller
 // must Close the Reader.
 func Open(path string, opts ReadOptions) (r *Reader, err error) {
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("%s: negative worker count %d", path, opts.Workers)
+	}
 	if opts.BatchSize < 0 {
 		return nil, fmt.Errorf("%s: negative batch size %d", path, opts.BatchSize)
 	}

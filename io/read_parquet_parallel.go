@@ -1,0 +1,257 @@
+package io
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// minDecodeBatch is the smallest batch the row-group workers decode; Read
+// slices their records down to ReadOptions.BatchSize, so tiny batch sizes
+// do not multiply the per-batch decoding overhead.
+const minDecodeBatch = 4096
+
+// maxSlotRecords caps the buffer of a row group's slot; a worker whose slot
+// is full waits for Read, which drains the slots in order.
+const maxSlotRecords = 64
+
+// errAborted marks a row group whose worker stopped early (Close, or an
+// error in an earlier row group); Read never reaches it.
+var errAborted = errors.New("row group decoding aborted")
+
+// parallelParquet decodes the row groups of a Parquet file in worker
+// goroutines and hands their records out in file order. Worker w takes the
+// next row group index, decodes it with its own file.Reader and
+// pqarrow.FileReader (they are not safe for concurrent use; the *os.File's
+// ReadAt is) and sends the records into that row group's slot. next drains
+// slot 0, then slot 1, .... A worker does not start row group i while
+// i >= cur+window (cur: the slot next is draining), so at most window row
+// groups are decoded and not yet consumed.
+type parallelParquet struct {
+	name   string
+	sc     *arrow.Schema // schema of the decoded records
+	out    *arrow.Schema // outSchema
+	total  int64
+	leaves []int   // projected leaf columns, nil = all
+	rows   []int64 // rows per row group, from the footer
+
+	slots []chan arrow.Record
+	errs  []error // errs[i] is written before slots[i] is closed
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	nextRG int // next row group to hand to a worker
+	cur    int // slot being drained by next(); guarded by mu for workers
+	window int
+	stop   bool
+
+	failAt atomic.Int64 // lowest row group that failed, or len(rows)
+	done   chan struct{}
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// workerCount is the number of row-group workers for a file of rowGroups
+// row groups: opt if positive, else GOMAXPROCS, at most rowGroups.
+func workerCount(opt, rowGroups int) int {
+	w := opt
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(w, rowGroups))
+}
+
+// newParallelParquet starts workers goroutines decoding the row groups of
+// f (already validated by pf, the single-threaded reader's file.Reader).
+func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow.Schema, leaves []int, workers int, opts ReadOptions) (*parallelParquet, error) {
+	n := pf.NumRowGroups()
+	p := &parallelParquet{
+		name: name, sc: sc, out: out, total: pf.NumRows(), leaves: leaves,
+		rows:   make([]int64, n),
+		slots:  make([]chan arrow.Record, n),
+		errs:   make([]error, n),
+		window: workers + 1,
+		done:   make(chan struct{}),
+	}
+	p.cond = sync.NewCond(&p.mu)
+	p.failAt.Store(int64(n))
+	decodeBatch := max(opts.BatchSize, minDecodeBatch)
+	for i := range n {
+		p.rows[i] = pf.MetaData().RowGroup(i).NumRows()
+		perSlot := (p.rows[i] + int64(decodeBatch) - 1) / int64(decodeBatch)
+		p.slots[i] = make(chan arrow.Record, min(perSlot+1, maxSlotRecords))
+	}
+	// Each worker parses the footer again into its own file.Reader:
+	// file.Reader and FileMetaData fill caches lazily, so sharing them
+	// between goroutines would race. The readers are made here, in one
+	// goroutine, because NewParquetReader seeks f.
+	frs := make([]*pqarrow.FileReader, workers)
+	for w := range frs {
+		props := parquet.NewReaderProperties(opts.Allocator)
+		props.BufferedStreamEnabled = true
+		props.BufferSize = parquetBufferSize
+		wpf, err := file.NewParquetReader(f, file.WithReadProps(props))
+		if err != nil {
+			return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
+		}
+		frs[w], err = pqarrow.NewFileReader(wpf, pqarrow.ArrowReadProperties{BatchSize: int64(decodeBatch)}, opts.Allocator)
+		if err != nil {
+			return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
+		}
+	}
+	p.wg.Add(workers)
+	for _, fr := range frs {
+		go p.work(fr)
+	}
+	return p, nil
+}
+
+// take returns the next row group to decode, waiting while it is outside
+// the window; ok is false when there is nothing more to do.
+func (p *parallelParquet) take() (rg int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.stop && p.nextRG < len(p.rows) && p.nextRG >= p.cur+p.window {
+		p.cond.Wait()
+	}
+	if p.stop || p.nextRG >= len(p.rows) || int64(p.nextRG) > p.failAt.Load() {
+		return 0, false
+	}
+	rg = p.nextRG
+	p.nextRG++
+	return rg, true
+}
+
+func (p *parallelParquet) work(fr *pqarrow.FileReader) {
+	defer p.wg.Done()
+	for {
+		rg, ok := p.take()
+		if !ok {
+			return
+		}
+		if err := p.decode(fr, rg); err != nil {
+			p.errs[rg] = err
+			if !errors.Is(err, errAborted) {
+				for {
+					old := p.failAt.Load()
+					if int64(rg) >= old || p.failAt.CompareAndSwap(old, int64(rg)) {
+						break
+					}
+				}
+			}
+		}
+		close(p.slots[rg])
+	}
+}
+
+// decode reads row group rg into its slot. A panic of the decoders becomes
+// an error naming the file and the row group.
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
+	var seen int64
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %v: %w", p.name, rg, seen, v, ErrFormat)
+		}
+	}()
+	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
+	if err != nil {
+		return fmt.Errorf("%s: corrupt parquet file in row group %d: %w: %w", p.name, rg, ErrFormat, err)
+	}
+	defer rr.Release()
+	for {
+		if p.aborted(rg) {
+			return errAborted
+		}
+		if !rr.Next() {
+			break
+		}
+		rec := rr.Record()
+		rec.Retain()
+		seen += rec.NumRows()
+		select {
+		case p.slots[rg] <- rec:
+		case <-p.done:
+			rec.Release()
+			return errAborted
+		}
+	}
+	// pqarrow v15 reports the normal end as io.EOF from Err.
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %w: %w", p.name, rg, seen, ErrFormat, err)
+	}
+	if seen != p.rows[rg] {
+		return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows, footer says %d: %w", p.name, rg, seen, p.rows[rg], ErrFormat)
+	}
+	return nil
+}
+
+// aborted reports whether the worker on row group rg should stop: the
+// reader is closing, or an earlier row group failed.
+func (p *parallelParquet) aborted(rg int) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	return p.failAt.Load() < int64(rg)
+}
+
+func (p *parallelParquet) schema() *arrow.Schema    { return p.sc }
+func (p *parallelParquet) outSchema() *arrow.Schema { return p.out }
+func (p *parallelParquet) numRows() int64           { return p.total }
+
+func (p *parallelParquet) next() (arrow.Record, error) {
+	for p.cur < len(p.slots) {
+		if rec, ok := <-p.slots[p.cur]; ok {
+			return rec, nil
+		}
+		if err := p.errs[p.cur]; err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		p.cur++
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	return nil, io.EOF
+}
+
+// close stops the workers, waits for them and releases every record they
+// decoded that was not handed out.
+func (p *parallelParquet) close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	p.mu.Lock()
+	p.stop = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	close(p.done)
+	p.wg.Wait()
+	for _, ch := range p.slots {
+	drain:
+		for {
+			select {
+			case rec, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				rec.Release()
+			default:
+				break drain
+			}
+		}
+	}
+	return nil
+}
