@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -206,7 +207,13 @@ func runLabel(c *cli.Context, e *env) error {
 		Reserve: reserve(cfg),
 	})
 	if err != nil {
-		return fmt.Errorf("-o %s: %w", out, err)
+		err = fmt.Errorf("-o %s: %w", out, err)
+		if ledgerEntry != nil { // nothing ran, nothing was released
+			if lerr := ledgerEntry.End(0); lerr != nil {
+				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+			}
+		}
+		return err
 	}
 	committed := false
 	defer func() {
@@ -215,10 +222,20 @@ func runLabel(c *cli.Context, e *env) error {
 		}
 	}()
 
-	rep, err := lab.Run(c.Context, sens, pub, w)
+	cw := &countingWriter{w: w}
+	rep, err := lab.Run(c.Context, sens, pub, cw)
 	bar.finish()
 	if err != nil {
-		return err // the ledger keeps the begin entry: the maximum stays charged
+		// A file output is released only by its final rename, and a stream
+		// only by the batches already written: when nothing left the
+		// process, nothing was spent. Otherwise the begin entry keeps the
+		// maximum charged.
+		if ledgerEntry != nil && (out != "-" || cw.rows == 0) {
+			if lerr := ledgerEntry.End(0); lerr != nil {
+				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+			}
+		}
+		return err
 	}
 	// issue 7: the realized spend, now known.
 	if ledgerEntry != nil {
@@ -265,6 +282,20 @@ func runLabel(c *cli.Context, e *env) error {
 	} else if !quiet {
 		printSummary(e, rep, out)
 	}
+	return nil
+}
+
+// countingWriter counts the rows written through it.
+type countingWriter struct {
+	w    label.RecordWriter
+	rows int64
+}
+
+func (c *countingWriter) Write(rec arrow.Record) error {
+	if err := c.w.Write(rec); err != nil {
+		return err
+	}
+	c.rows += rec.NumRows()
 	return nil
 }
 
