@@ -25,6 +25,10 @@ var (
 	// those goroutines could not be recovered, and on 2 cores it gains
 	// little (see BenchmarkReadParquet).
 	parquetParallel = false
+	// parquetOneReader reads with one record reader over every row group
+	// in the calling goroutine (the reference the tests compare the
+	// row-group workers with).
+	parquetOneReader = false
 )
 
 type parquetSource struct {
@@ -76,7 +80,14 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	s.rr = rr
 	md := full.Metadata()
 	s.out = arrow.NewSchema(stripFieldIDs(rr.Schema().Fields()), &md)
-	if w := workerCount(opts.Workers, pf.NumRowGroups()); w > 1 {
+	// Row groups are always decoded by their own record readers in worker
+	// goroutines, even with one worker: a record reader spanning row
+	// groups can read a corrupt row group as none and go on with the next
+	// one, misaligning the columns; one row group at a time, its row count
+	// is checked against the footer. (pqarrow's Parallel, for the
+	// benchmark only, keeps the one-reader path.)
+	if n := pf.NumRowGroups(); n > 0 && !parquetParallel && !parquetOneReader {
+		w := workerCount(opts.Workers, n)
 		p, err := newParallelParquet(f, name, pf, rr.Schema(), s.out, leaves, w, opts)
 		s.close()
 		if err != nil {

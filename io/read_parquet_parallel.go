@@ -25,6 +25,10 @@ const minDecodeBatch = 4096
 // is full waits for Read, which drains the slots in order.
 const maxSlotRecords = 64
 
+// testHookDecode, when set by a test, runs in the worker before it
+// decodes row group rg (to inject panics).
+var testHookDecode func(rg int)
+
 // errAborted marks a row group whose worker stopped early (Close, or an
 // error in an earlier row group); Read never reaches it.
 var errAborted = errors.New("row group decoding aborted")
@@ -163,6 +167,9 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
 			err = fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %v: %w", p.name, rg, seen, v, ErrFormat)
 		}
 	}()
+	if testHookDecode != nil {
+		testHookDecode(rg)
+	}
 	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
 	if err != nil {
 		return fmt.Errorf("%s: corrupt parquet file in row group %d: %w: %w", p.name, rg, ErrFormat, err)

@@ -33,8 +33,9 @@ type ReadOptions struct {
 	Stdin io.Reader
 	// Workers is the number of goroutines that decode Parquet row groups
 	// in parallel (batches still come out in file order); 0 means
-	// min(GOMAXPROCS, row groups), 1 decodes in the goroutine that calls
-	// Read. Other formats ignore it.
+	// min(GOMAXPROCS, row groups), 1 decodes one row group at a time
+	// (still in a goroutine of its own, ahead of Read). Other formats
+	// ignore it.
 	Workers int
 	// TempDir is where standard input is spooled when it holds Parquet or
 	// an Arrow IPC file (formats that need random access); "" means

@@ -1,0 +1,318 @@
+package io
+
+import (
+	"errors"
+	stdio "io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
+)
+
+// writeRowGroups writes rows fixture rows in row groups of rgRows to a new
+// Parquet file and returns its path.
+func writeRowGroups(t testing.TB, rows, rgRows int, codec compress.Compression) string {
+	t.Helper()
+	recs := fixtureRecords(memory.NewGoAllocator(), rows, 4000)
+	defer releaseAll(recs)
+	p := filepath.Join(t.TempDir(), "rg.parquet")
+	if err := WriteParquet(p, fixtureSchema, recs, ParquetOptions{RowGroupRows: int64(rgRows), Compression: codec}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noGoroutineLeak fails t if, shortly after the test, more goroutines run
+// than before it.
+func noGoroutineLeak(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		for range 200 {
+			if runtime.NumGoroutine() <= before {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Errorf("%d goroutines after the test, %d before", runtime.NumGoroutine(), before)
+	})
+}
+
+// TestReadParquetParallelOrder checks that the parallel reader returns the
+// same rows in the same order as the single-threaded one, for many small
+// row groups, several batch sizes, worker counts and projections.
+func TestReadParquetParallelOrder(t *testing.T) {
+	const rows, rgRows = 37_000, 1000
+	path := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
+	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
+	defer releaseAll(want)
+	for _, batch := range []int{1, 333, 4096, 65536} {
+		for _, cols := range [][]string{nil, {"name", "id"}, {"flag"}} {
+			workerCounts := []int{0, 1, 2, 3, 8}
+			if batch == 1 {
+				workerCounts = []int{0, 1} // slow: 37,000 batches
+			}
+			name := "batch=" + itoa(batch) + "/cols=" + strings.Join(cols, "+")
+			t.Run(name, func(t *testing.T) {
+				noGoroutineLeak(t)
+				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+				defer mem.AssertSize(t, 0)
+				parquetOneReader = true
+				ss, serial, _ := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
+				parquetOneReader = false
+				defer releaseAll(serial)
+				ws, wantRecs := fixtureSchema, want
+				if cols != nil {
+					ws, wantRecs = projectRecords(want, cols)
+					defer releaseAll(wantRecs)
+				}
+				if !sameRows(t, ws, serial, wantRecs) {
+					t.Fatal("the one-reader reference differs from the fixture")
+				}
+				for _, workers := range workerCounts {
+					t.Run("workers="+itoa(workers), func(t *testing.T) {
+						ps, par, _ := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
+						defer releaseAll(par)
+						if !ps.Equal(ss) {
+							t.Fatalf("parallel schema %v, serial %v", ps, ss)
+						}
+						sameRows(t, ps, par, serial)
+					})
+				}
+			})
+		}
+	}
+}
+
+// TestReadParquetParallelIsParallel checks that the many-row-group file
+// really takes the parallel path, and that a forced single worker does not.
+func TestReadParquetParallelIsParallel(t *testing.T) {
+	path := writeRowGroups(t, 5000, 1000, compress.Codecs.Uncompressed)
+	for _, tc := range []struct {
+		name     string
+		workers  int
+		parallel bool
+	}{
+		{"forced one", 1, true},
+		{"two", 2, true},
+		{"more than row groups", 64, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noGoroutineLeak(t)
+			r, err := Open(path, ReadOptions{Workers: tc.workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p, ok := r.src.(*parallelParquet)
+			if ok != tc.parallel {
+				t.Fatalf("source %T, want parallel=%v", r.src, tc.parallel)
+			}
+			if ok && p.window != min(tc.workers, 5)+1 {
+				t.Errorf("window %d, want %d", p.window, min(tc.workers, 5)+1)
+			}
+		})
+	}
+	if _, err := Open(path, ReadOptions{Workers: -1}); err == nil {
+		t.Error("negative worker count accepted")
+	}
+}
+
+// TestReadParquetParallelBounded checks that workers stop decoding when the
+// caller does not read: no more than window row groups are started ahead
+// of the slot being read.
+func TestReadParquetParallelBounded(t *testing.T) {
+	noGoroutineLeak(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	path := writeRowGroups(t, 37_000, 1000, compress.Codecs.Snappy)
+	r, err := Open(path, ReadOptions{Workers: 2, BatchSize: 100, Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := r.src.(*parallelParquet)
+	check := func(when string, wantCur int) {
+		time.Sleep(100 * time.Millisecond) // let the workers run ahead as far as they may
+		p.mu.Lock()
+		next, cur := p.nextRG, p.cur
+		p.mu.Unlock()
+		if cur != wantCur || next > cur+3 {
+			t.Errorf("%s: draining slot %d, %d row groups started; want slot %d and at most %d started", when, cur, next, wantCur, wantCur+3)
+		}
+	}
+	check("before reading", 0)
+	for range 25 { // 2,500 rows: into row group 2
+		rec, err := r.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	check("after 2,500 rows", 2)
+}
+
+// corruptRowGroup overwrites the column chunks of row group rg of the
+// Parquet file at path with garbage.
+func corruptRowGroup(t *testing.T, path string, rg int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.MetaData().RowGroup(rg)
+	for j := range md.NumColumns() {
+		cc, err := md.ColumnChunk(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := cc.DataPageOffset()
+		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+			start = min(start, cc.DictionaryPageOffset())
+		}
+		junk := make([]byte, cc.TotalCompressedSize())
+		for i := range junk {
+			junk[i] = byte(0xa5 ^ i*31)
+		}
+		if _, err := f.WriteAt(junk, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadParquetParallelErrors checks that a corrupt row group, or a
+// decoder panic in one, surfaces as an ErrFormat naming the file and the
+// row group after the rows before it were read in order, with no panic,
+// no leaked memory and no leaked goroutine.
+func TestReadParquetParallelErrors(t *testing.T) {
+	const rows, rgRows, bad = 9000, 1000, 5
+	corrupt := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
+	corruptRowGroup(t, corrupt, bad)
+	clean := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
+	for _, tc := range []struct {
+		name    string
+		path    string
+		workers int
+		batch   int
+		panicAt int // row group whose decoding panics, or -1
+		wantIn  []string
+	}{
+		{"corrupt pages w2", corrupt, 2, 333, -1, []string{"row group 5"}},
+		{"corrupt pages w4", corrupt, 4, 4096, -1, []string{"row group 5"}},
+		{"corrupt pages w1", corrupt, 1, 333, -1, []string{"row group 5"}},
+		{"panic w1", clean, 1, 333, bad, []string{"row group 5", "injected"}},
+		{"panic w2", clean, 2, 1000, bad, []string{"row group 5", "injected"}},
+		{"panic w3 batch 1", clean, 3, 1, bad, []string{"row group 5", "injected"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noGoroutineLeak(t)
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			if tc.panicAt >= 0 {
+				testHookDecode = func(rg int) {
+					if rg == tc.panicAt {
+						panic("injected decoder panic")
+					}
+				}
+				defer func() { testHookDecode = nil }()
+			}
+			r, err := Open(tc.path, ReadOptions{Workers: tc.workers, BatchSize: tc.batch, Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var n int64
+			for {
+				rec, err := r.Read()
+				if err == nil {
+					if got, want := rec.Column(0).(interface{ Value(int) int64 }).Value(0), int64(n*7-1000); got != want {
+						t.Fatalf("row %d: id %d, want %d (out of order), batch of %d", n, got, want, rec.NumRows())
+					}
+					n += rec.NumRows()
+					rec.Release()
+					continue
+				}
+				if errors.Is(err, stdio.EOF) {
+					t.Fatal("no error")
+				}
+				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.path) {
+					t.Errorf("error %q: want an ErrFormat naming %s", err, tc.path)
+				}
+				for _, s := range tc.wantIn {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+				if _, again := r.Read(); again == nil || again.Error() != err.Error() {
+					t.Errorf("read after error: %v, want the same error", again)
+				}
+				break
+			}
+			if n != bad*rgRows {
+				t.Errorf("read %d rows before the error, want %d", n, bad*rgRows)
+			}
+		})
+	}
+}
+
+// TestReadParquetParallelClose checks that closing the reader at any point
+// (before reading, in the middle, after the end, twice) leaks neither
+// memory nor goroutines.
+func TestReadParquetParallelClose(t *testing.T) {
+	path := writeRowGroups(t, 37_000, 1000, compress.Codecs.Snappy)
+	for _, tc := range []struct {
+		name  string
+		reads int // batches read before Close; -1 = all
+		batch int
+	}{
+		{"before reading", 0, 1000},
+		{"after one batch", 1, 1000},
+		{"mid row group", 7, 100},
+		{"half way", 18, 1000},
+		{"after the end", -1, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noGoroutineLeak(t)
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			r, err := Open(path, ReadOptions{Workers: 2, BatchSize: tc.batch, Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; tc.reads < 0 || i < tc.reads; i++ {
+				rec, err := r.Read()
+				if errors.Is(err, stdio.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+			}
+			if err := r.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+			if err := r.Close(); err != nil {
+				t.Errorf("second close: %v", err)
+			}
+			if _, err := r.Read(); err == nil || errors.Is(err, stdio.EOF) && tc.reads >= 0 {
+				t.Errorf("read after close: %v, want an error", err)
+			}
+		})
+	}
+}
+
+// keep arrow imported for the interface assertion helpers above.
+var _ arrow.Record
