@@ -16,7 +16,7 @@ import (
 
 // writeWideParquet writes rows × cols float64 values (plain encoding, no
 // dictionary) to path: the input shape of the speed test.
-func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.Compression) {
+func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.Compression, rgRows int64) {
 	b.Helper()
 	fields := make([]arrow.Field, cols)
 	for j := range fields {
@@ -43,7 +43,7 @@ func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.
 		recs = append(recs, rec.NewSlice(0, int64(min(chunk, rows-n))))
 	}
 	defer releaseAll(recs)
-	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: 1 << 18}); err != nil {
+	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: rgRows}); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -63,8 +63,8 @@ func BenchmarkReadParquet(b *testing.B) {
 		"uncompressed": filepath.Join(dir, "wide.parquet"),
 		"snappy":       filepath.Join(dir, "wide_snappy.parquet"),
 	}
-	writeWideParquet(b, files["uncompressed"], rows, cols, compress.Codecs.Uncompressed)
-	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy)
+	writeWideParquet(b, files["uncompressed"], rows, cols, compress.Codecs.Uncompressed, 1<<18)
+	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy, 1<<18)
 	defer func(buf int64, par bool) { parquetBufferSize, parquetParallel = buf, par }(parquetBufferSize, parquetParallel)
 	for _, tc := range []struct {
 		file     string
@@ -110,6 +110,57 @@ func BenchmarkReadParquet(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkReadParquetWorkers reads the speed test's input shape
+// (1,000,000 × 64 float64, Snappy, row groups of 131,072 rows) with one
+// record reader in the calling goroutine and with 1 and 2 row-group
+// workers.
+func BenchmarkReadParquetWorkers(b *testing.B) {
+	const rows, cols = 1_000_000, 64
+	path := filepath.Join(b.TempDir(), "wide_snappy_rg131072.parquet")
+	writeWideParquet(b, path, rows, cols, compress.Codecs.Snappy, 131072)
+	defer func(one bool) { parquetOneReader = one }(parquetOneReader)
+	for _, tc := range []struct {
+		name      string
+		workers   int
+		oneReader bool
+	}{
+		{"one-reader", 0, true},
+		{"W=1", 1, false},
+		{"W=2", 2, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			parquetOneReader = tc.oneReader
+			b.SetBytes(rows * cols * 8)
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Open(path, ReadOptions{BatchSize: 65536, Workers: tc.workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var n int64
+				for {
+					rec, err := r.Read()
+					if errors.Is(err, stdio.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += rec.NumRows()
+					rec.Release()
+				}
+				r.Close()
+				if n != rows {
+					b.Fatalf("read %d rows, want %d", n, rows)
+				}
+			}
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(rows)*float64(b.N)/secs, "rows/s")
+			b.ReportMetric(float64(rows*cols*8)*float64(b.N)/secs/1e9, "GB/s")
 		})
 	}
 }
