@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -73,23 +70,11 @@ func runAggregate(c *cli.Context, e *env) error {
 	if c.Int("batch-size") <= 0 {
 		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
 	}
-	var seed *uint64
-	if s := c.String("seed"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return usagef("--seed must be a non-negative integer, got %q", s)
-		}
-		seed = &v
-	}
-	format := pateio.WriteFile
-	switch c.String("format") {
-	case "file":
-	case "stream":
-		format = pateio.WriteStream
-	default:
-		return usagef("--format must be file or stream, got %q", c.String("format"))
-	}
 	out := c.String("output")
+	format, seed, err := outputFlags(c)
+	if err != nil {
+		return err
+	}
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
 	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
@@ -170,39 +155,6 @@ func runAggregate(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the report: %w", err)
-	}
-	var reportTmp string
-	if p := c.String("report"); p != "" {
-		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
-			return fmt.Errorf("--report %s: %w", p, err)
-		}
-		defer os.Remove(reportTmp)
-	}
-	compact, _ := json.Marshal(rep)
-	final := map[string]string{"pate.report": string(compact)}
-	if cfg.Epsilon == 0 {
-		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
-	}
-	if err := w.Commit(final); err != nil {
-		return fmt.Errorf("-o %s: %w", out, err)
-	}
-	committed = true
-	if reportTmp != "" {
-		if err := os.Rename(reportTmp, c.String("report")); err != nil {
-			return fmt.Errorf("--report %s: %w", c.String("report"), err)
-		}
-	}
-	if c.Bool("json") {
-		dst := e.stdout
-		if out == "-" {
-			dst = e.stderr
-		}
-		fmt.Fprintln(dst, string(js))
-	} else if !c.Bool("quiet") {
-		printSummary(e, rep, out)
-	}
-	return nil
+	committed, err = publish(c, e, w, rep, cfg, out)
+	return err
 }

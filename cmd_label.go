@@ -99,26 +99,10 @@ func runLabel(c *cli.Context, e *env) error {
 	if c.String("private") == "-" && c.String("public") == "-" {
 		return usagef("--private and --public cannot both read stdin")
 	}
-	var format pateio.WriteFormat
-	switch c.String("format") {
-	case "file":
-		format = pateio.WriteFile
-	case "stream":
-		format = pateio.WriteStream
-	default:
-		return usagef("--format must be file or stream, got %q", c.String("format"))
-	}
 	out := c.String("output")
-	if out == "-" {
-		format = pateio.WriteStream
-	}
-	var seed *uint64
-	if s := c.String("seed"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return usagef("--seed must be a non-negative integer, got %q", s)
-		}
-		seed = &v
+	format, seed, err := outputFlags(c)
+	if err != nil {
+		return err
 	}
 	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale"} {
 		if c.IsSet(flag) {
@@ -248,29 +232,59 @@ func runLabel(c *cli.Context, e *env) error {
 			return fmt.Errorf("--report-html %s: %w", p, err)
 		}
 	}
+	committed, err = publish(c, e, w, rep, cfg, out)
+	return err
+}
+
+// outputFlags reads --format (the path - always writes a stream) and --seed.
+func outputFlags(c *cli.Context) (pateio.WriteFormat, *uint64, error) {
+	format := pateio.WriteFile
+	switch c.String("format") {
+	case "file":
+	case "stream":
+		format = pateio.WriteStream
+	default:
+		return 0, nil, usagef("--format must be file or stream, got %q", c.String("format"))
+	}
+	if c.String("output") == "-" {
+		format = pateio.WriteStream
+	}
+	var seed *uint64
+	if s := c.String("seed"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, nil, usagef("--seed must be a non-negative integer, got %q", s)
+		}
+		seed = &v
+	}
+	return format, seed, nil
+}
+
+// publish writes the report file, completes the output's metadata and
+// commits it, then renames the report into place and prints the summary.
+// committed says whether the output was released.
+func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg label.Config, out string) (committed bool, err error) {
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding the report: %w", err)
+		return false, fmt.Errorf("encoding the report: %w", err)
 	}
 	var reportTmp string
 	if p := c.String("report"); p != "" {
 		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
-			return fmt.Errorf("--report %s: %w", p, err)
+			return false, fmt.Errorf("--report %s: %w", p, err)
 		}
 		defer os.Remove(reportTmp)
 	}
-	compact := embeddedReport(rep)
-	final := map[string]string{"pate.report": string(compact)}
+	final := map[string]string{"pate.report": string(embeddedReport(rep))}
 	if cfg.Epsilon == 0 {
 		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
 	}
 	if err := w.Commit(final); err != nil {
-		return fmt.Errorf("-o %s: %w", out, err)
+		return false, fmt.Errorf("-o %s: %w", out, err)
 	}
-	committed = true
 	if reportTmp != "" {
 		if err := os.Rename(reportTmp, c.String("report")); err != nil {
-			return fmt.Errorf("--report %s: %w", c.String("report"), err)
+			return true, fmt.Errorf("--report %s: %w", c.String("report"), err)
 		}
 	}
 	if c.Bool("json") {
@@ -279,10 +293,10 @@ func runLabel(c *cli.Context, e *env) error {
 			dst = e.stderr
 		}
 		fmt.Fprintln(dst, string(js))
-	} else if !quiet {
+	} else if !c.Bool("quiet") {
 		printSummary(e, rep, out)
 	}
-	return nil
+	return true, nil
 }
 
 // countingWriter counts the rows written through it.
