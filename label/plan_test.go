@@ -39,3 +39,20 @@ func TestDiscreteGaussianTailPoint(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelineThinsItself(t *testing.T) {
+	st := &runState{filter: &unlimited{}, step: timelineStep(-1)}
+	for row := int64(1); row <= 10_000_000; row++ {
+		if row%st.step == 0 {
+			st.mark(row)
+		}
+	}
+	if n := len(st.timeline); n > maxTimeline || n < maxTimeline/2 {
+		t.Fatalf("%d timeline points for 10M rows", n)
+	}
+	for i := 1; i < len(st.timeline); i++ {
+		if st.timeline[i].Rows <= st.timeline[i-1].Rows {
+			t.Fatalf("timeline out of order at %d", i)
+		}
+	}
+}

@@ -556,11 +556,27 @@ func grow(s []int64, n int) []int64 {
 	return s[:n]
 }
 
-// mark appends a timeline point after row rows.
+// mark appends a timeline point after row rows. When the number of rows
+// was not known in advance the timeline thins itself: past maxTimeline
+// points every other point is dropped and the step doubles, so the report
+// stays small however long the stream.
 func (st *runState) mark(rows int64) {
 	st.timeline = append(st.timeline, TimePoint{Rows: rows, Queries: st.seen,
 		Answered: st.answered, Rho: Float(st.rhoSpent())})
+	if len(st.timeline) > maxTimeline {
+		kept := st.timeline[:0]
+		for i, p := range st.timeline {
+			if i%2 == 1 {
+				kept = append(kept, p)
+			}
+		}
+		st.timeline = kept
+		st.step *= 2
+	}
 }
+
+// maxTimeline bounds the report's timeline.
+const maxTimeline = 400
 
 func (st *runState) rhoSpent() float64 {
 	switch f := st.filter.(type) {
