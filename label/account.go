@@ -91,51 +91,18 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 	}
 	rep.Budget.MaxQueries = cfg.MaxQueries
 
-	orders := rdp.DefaultOrders()
-	curve := make([]float64, len(orders))
-	gaussRho := spentRho
-	if agg.kind == MechanismLNMax {
-		gaussRho = td.discoveryRho
-		pure := rdp.PureDP(agg.epsAnswer, orders)
-		for i := range curve {
-			curve[i] = float64(agg.argmaxes) * pure[i]
-		}
+	// The realized spend, computed from the event counts by the same
+	// function pate audit uses, so that the two always agree.
+	discSigma := ""
+	if td.discovery != nil {
+		discSigma = td.discovery.Sigma
 	}
-	for i, o := range orders {
-		curve[i] += gaussRho * o
+	sp, err := RecomputeSpend(agg.kind, len(td.classes.values), rep.Params, agg.checks, agg.argmaxes, discSigma, td.discoveryDelta, cfg.Delta)
+	if err != nil { // the parameters were validated before the run
+		sp = Spend{Rho: Float(spentRho), EpsilonImproved: Float(math.Inf(1)), EpsilonClassic: Float(math.Inf(1)),
+			Delta: Float(cfg.Delta), ThresholdChecks: agg.checks, NoisyArgmaxes: agg.argmaxes}
 	}
-	// The improved conversion: the better of the best real order for the
-	// zCDP bound and the order list for the exact RDP curve (both valid).
-	ei, oi := rdp.EpsImproved(orders, curve, deltaConv)
-	if z := rdp.ZCDPEps(spentRho, deltaConv); z < ei {
-		ei, oi = z, zcdpOrder(spentRho, deltaConv)
-	}
-	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)
-	rep.Spent = Spend{
-		Rho:             Float(spentRho),
-		EpsilonImproved: Float(rdp.RoundUp(ei, epsDecimals)),
-		OrderImproved:   Float(oi),
-		EpsilonClassic:  Float(rdp.RoundUp(ec, epsDecimals)),
-		OrderClassic:    Float(oc),
-		Delta:           Float(cfg.Delta),
-		ThresholdChecks: agg.checks,
-		NoisyArgmaxes:   agg.argmaxes,
-	}
-	if agg.kind != MechanismLNMax {
-		// Gaussian differential privacy of the same events, for comparison
-		// (Dong, Roth, Su 2019): μ² adds up over the compositions.
-		mu2 := float64(agg.argmaxes) * 2 / (sigmaOf(rep.Params, agg.kind) * sigmaOf(rep.Params, agg.kind))
-		if agg.kind == MechanismConfidentGNMax {
-			s1 := floatOf(rep.Params.Sigma1)
-			mu2 += float64(agg.checks) / (s1 * s1)
-		}
-		if td.discovery != nil {
-			sc := floatOf(td.discovery.Sigma)
-			mu2 += 1 / (sc * sc)
-		}
-		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
-		rep.Spent.EpsilonGDP = &g
-	}
+	rep.Spent = sp
 	rep.Timeline = st.timeline
 	rep.Released = make(map[string]int64, len(st.released))
 	for c, n := range st.released {
@@ -157,22 +124,6 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		Abstained:  st.rows - st.answered,
 		NotAsked:   st.notAsked(),
 	}
-}
-
-func sigmaOf(p MechanismParams, kind string) float64 {
-	if kind == MechanismGNMax {
-		return floatOf(p.Sigma)
-	}
-	return floatOf(p.Sigma2)
-}
-
-func floatOf(s string) float64 {
-	r, _, err := parsePositive("", s)
-	if err != nil {
-		return math.NaN()
-	}
-	f, _ := r.Float64()
-	return f
 }
 
 // zcdpOrder is the order λ > 1 at which the improved conversion of ρ-zCDP,
