@@ -23,7 +23,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	if cfg.Seed != nil {
 		noiseKind += "; SEEDED: the noise is reproducible by anyone who knows the seed"
 	} else {
-		noiseKind += " from crypto/rand"
+		noiseKind += " from a cryptographically secure generator (AES-256-CTR keyed from crypto/rand)"
 	}
 	return &Report{
 		SchemaVersion:   ReportSchemaVersion,

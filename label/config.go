@@ -56,7 +56,7 @@ type Config struct {
 	SensitiveName string // how errors name the sensitive input (a file name)
 	PublicName    string // how errors name the public input
 
-	Seed      *uint64 // nil: noise and partition from crypto/rand
+	Seed      *uint64 // nil: noise and partition keys from a cryptographically secure source
 	BatchSize int
 	Allocator memory.Allocator
 	Version   string
