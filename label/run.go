@@ -39,6 +39,26 @@ func (l *Labeler) source(stream uint64) noise.Source {
 func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
 	cfg := &l.cfg
 
+	// The sensitive data is read while the encoder is fitted on the public
+	// head: the two files are independent.
+	type sensRead struct {
+		recs []arrow.Record
+		err  error
+	}
+	sensCh := make(chan sensRead, 1)
+	go func() {
+		recs, err := readAll(ctx, sensitive)
+		sensCh <- sensRead{recs, err}
+	}()
+	var sensRecs []arrow.Record
+	defer func() {
+		if sensCh != nil { // still reading: wait, then release
+			res := <-sensCh
+			releaseAll(res.recs)
+		}
+		releaseAll(sensRecs)
+	}()
+
 	// 1. The encoder is fitted on public data only (invariant 2): the first
 	// batches of the public stream, which are then labelled like the rest.
 	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
@@ -62,7 +82,15 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 2. Teachers.
-	ens, td, err := l.trainTeachers(ctx, sensitive, enc)
+	res := <-sensCh
+	sensCh = nil
+	sensRecs = res.recs
+	if res.err != nil {
+		return nil, errorf(res.err, "%s", cfg.sens())
+	}
+	ens, td, err := l.trainTeachers(ctx, sensRecs, enc)
+	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
+	sensRecs = nil
 	if err != nil {
 		return nil, err
 	}

@@ -34,29 +34,37 @@ const (
 	discoverySigmaFree  = 10 // σ of the discovery when the run has no budget filter
 )
 
-// trainTeachers reads the sensitive data, fixes the class set, partitions
-// the privacy units over the teachers and trains one model per teacher.
-func (l *Labeler) trainTeachers(ctx context.Context, sensitive RecordReader, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
-	cfg := &l.cfg
+// readAll reads every batch of r; on error it releases what it read.
+func readAll(ctx context.Context, r RecordReader) ([]arrow.Record, error) {
 	var recs []arrow.Record
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			releaseAll(recs)
+			return nil, err
 		}
-		rec, err := sensitive.Read()
+		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return recs, nil
 		}
 		if err != nil {
-			return nil, nil, errorf(err, "%s", cfg.sens())
+			releaseAll(recs)
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}
+}
+
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// trainTeachers fixes the class set from the sensitive batches recs,
+// partitions their privacy units over the teachers and trains one model per
+// teacher. The caller keeps ownership of recs.
+func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
+	cfg := &l.cfg
 
 	// Labels row by row; privacy-unit identities (a SHA-256 of the unit's
 	// canonical bytes) batch by batch, in parallel.
