@@ -22,8 +22,11 @@ import (
 const minDecodeBatch = 4096
 
 // maxSlotRecords caps the buffer of a row group's slot; a worker whose slot
-// is full waits for Read, which drains the slots in order.
-const maxSlotRecords = 64
+// is full waits for Read, which drains the slots in order. It bounds memory
+// by batches, not by row groups: a file written with pyarrow's defaults has
+// row groups of a million rows or more, and (workers+1) whole decoded row
+// groups of such a file would take gigabytes.
+const maxSlotRecords = 8
 
 // testHookDecode, when set by a test, runs in the worker before it
 // decodes row group rg (to inject panics).
