@@ -223,6 +223,7 @@ func (c *fbChecker) fields(t fbTable, i, depth int) error {
 type msgInfo struct {
 	kind       int   // 1 schema, 2 dictionary batch, 3 record batch
 	bodyLen    int64 // declared body length
+	rows       int64 // record batch: its length
 	buffers    [][2]int64
 	compressed bool
 }
@@ -274,6 +275,7 @@ func checkRecordBatch(rb fbTable, info *msgInfo) error {
 	if length < 0 || length > max(8*info.bodyLen, 1<<16) {
 		return fmt.Errorf("%w: batch of %d rows with a body of %d bytes", errFB, length, info.bodyLen)
 	}
+	info.rows = length
 	start, n, err := rb.vector(1, 16) // FieldNode{length, null_count}
 	if err != nil {
 		return err

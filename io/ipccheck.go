@@ -95,6 +95,7 @@ type ipcBlock struct {
 	offset  int64
 	metaLen int32
 	bodyLen int64
+	rows    int64 // record batch blocks: the batch's length
 }
 
 // checkIPCFile checks the footer of the IPC file f of the given size and
@@ -146,9 +147,11 @@ func checkIPCFile(f *os.File, size int64) ([]ipcBlock, error) {
 				metaLen: int32(binary.LittleEndian.Uint32(footer[p+8:])),
 				bodyLen: int64(binary.LittleEndian.Uint64(footer[p+16:])),
 			}
-			if err := checkBlock(f, blk, size-10-flen); err != nil {
+			info, err := checkBlock(f, blk, size-10-flen)
+			if err != nil {
 				return nil, fmt.Errorf("block %d: %w", k, err)
 			}
+			blk.rows = info.rows
 			if field == 3 {
 				batches = append(batches, blk)
 			}
@@ -158,15 +161,15 @@ func checkIPCFile(f *os.File, size int64) ([]ipcBlock, error) {
 }
 
 // checkBlock checks that blk lies within the first end bytes of f and
-// that its message metadata is sound.
-func checkBlock(f *os.File, blk ipcBlock, end int64) error {
+// that its message metadata is sound, and returns what the metadata says.
+func checkBlock(f *os.File, blk ipcBlock, end int64) (msgInfo, error) {
 	if blk.offset < 8 || blk.metaLen < 8 || blk.bodyLen < 0 || blk.offset > end ||
 		int64(blk.metaLen) > end-blk.offset || blk.bodyLen > end-blk.offset-int64(blk.metaLen) {
-		return fmt.Errorf("%w: block [%d, +%d+%d) outside file", errFB, blk.offset, blk.metaLen, blk.bodyLen)
+		return msgInfo{}, fmt.Errorf("%w: block [%d, +%d+%d) outside file", errFB, blk.offset, blk.metaLen, blk.bodyLen)
 	}
 	meta := make([]byte, blk.metaLen)
 	if _, err := f.ReadAt(meta, blk.offset); err != nil {
-		return err
+		return msgInfo{}, err
 	}
 	if binary.LittleEndian.Uint32(meta) == 0xFFFFFFFF {
 		meta = meta[8:]
@@ -175,17 +178,17 @@ func checkBlock(f *os.File, blk ipcBlock, end int64) error {
 	}
 	info, err := checkMessage(meta)
 	if err != nil {
-		return err
+		return info, err
 	}
 	if info.bodyLen > blk.bodyLen {
-		return fmt.Errorf("%w: message body of %d bytes in a block of %d", errFB, info.bodyLen, blk.bodyLen)
+		return info, fmt.Errorf("%w: message body of %d bytes in a block of %d", errFB, info.bodyLen, blk.bodyLen)
 	}
 	if info.compressed {
 		body := make([]byte, info.bodyLen)
 		if _, err := f.ReadAt(body, blk.offset+int64(blk.metaLen)); err != nil {
-			return err
+			return info, err
 		}
-		return checkCompressed(info, body)
+		return info, checkCompressed(info, body)
 	}
-	return nil
+	return info, nil
 }

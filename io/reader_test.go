@@ -309,3 +309,23 @@ func TestCSVInference(t *testing.T) {
 		t.Errorf("b[1] = true, want false")
 	}
 }
+
+// TestNumRowsKnownUpFront: Parquet and Arrow IPC files say how many rows
+// they hold before any batch is read (the engine plans its noise on it);
+// streams and CSV do not.
+func TestNumRowsKnownUpFront(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	files := writeFixtures(t, t.TempDir(), 1234, 100)
+	want := map[Format]int64{FormatParquet: 1234, FormatIPCFile: 1234, FormatIPCStream: -1, FormatCSV: -1}
+	for format, path := range files {
+		r, err := Open(path, ReadOptions{Allocator: mem})
+		if err != nil {
+			t.Fatalf("%v: %v", format, err)
+		}
+		if got := r.NumRows(); got != want[format] {
+			t.Errorf("%v: NumRows = %d, want %d", format, got, want[format])
+		}
+		r.Close()
+	}
+}
