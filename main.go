@@ -123,6 +123,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		Commands: []*cli.Command{
 			labelCommand(e, &jsonErrors),
 			aggregateCommand(e, &jsonErrors),
+			replicateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),
 			planCommand(e, &jsonErrors),
 			// issue 7: audit and ledger.
