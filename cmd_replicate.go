@@ -340,4 +340,3 @@ func replicateRun(c *cli.Context, sub arrow.Record, seed uint64) ([]string, erro
 	}
 	return out.out, nil
 }
-
