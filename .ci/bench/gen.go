@@ -33,7 +33,18 @@ func main() {
 	d := flag.Int("features", 64, "features")
 	k := flag.Int("classes", 2, "classes")
 	seed := flag.Uint64("seed", 0, "seed")
+	codec := flag.String("compression", "snappy", "snappy, zstd or none")
 	flag.Parse()
+	switch *codec {
+	case "snappy":
+		compression = compress.Codecs.Snappy
+	case "zstd":
+		compression = compress.Codecs.Zstd
+	case "none":
+		compression = compress.Codecs.Uncompressed
+	default:
+		log.Fatalf("-compression %q: snappy, zstd or none", *codec)
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
@@ -50,6 +61,8 @@ func main() {
 	}
 }
 
+var compression = compress.Codecs.Snappy
+
 func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool) error {
 	fields := make([]arrow.Field, 0, d+1)
 	for j := 0; j < d; j++ {
@@ -65,7 +78,7 @@ func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool
 	}
 	defer f.Close()
 	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCompression(compression),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 		parquet.WithMaxRowGroupLength(128<<10),
