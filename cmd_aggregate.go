@@ -25,7 +25,7 @@ Examples:
        --public testdata/adult_public.parquet --mechanism confident-gnmax --threshold 300 --sigma1 200 --sigma2 40 \
        --max-queries 1500 --delta 1e-5 -o labeled.arrow --report report.json
    pate aggregate --votes preds.parquet --votes-format predictions --num-classes 10 --epsilon 2 --delta 1e-6 -o -`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "votes", Usage: "the teachers' votes (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
 			&cli.StringFlag{Name: "votes-format", Value: label.VotesCounts, Usage: "counts or predictions"},
 			&cli.IntFlag{Name: "teachers", Usage: "number of teachers (required for counts and for a list column of predictions)"},
@@ -35,24 +35,13 @@ Examples:
 			&cli.StringSliceFlag{Name: "keep", Usage: "columns of --public copied to the output (default: all)"},
 			&cli.StringFlag{Name: "label", Value: "label", Usage: "name of the output label column"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
-			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "confident-gnmax, gnmax or lnmax"},
-			&cli.Int64Flag{Name: "max-queries", Usage: "aggregate at most the first N rows (0: all)"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
-			&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ", Required: true},
-			&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ"},
-			&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T (default 0.8 × teachers)"},
-			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
-			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
-			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
-			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction answered"},
-			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise (tests, replicability); the report says so"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file or stream"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
-		},
+		}, budgetFlags()...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -102,21 +91,18 @@ func runAggregate(c *cli.Context, e *env) error {
 		}
 	}
 	cfg := label.Config{
-		Label:       c.String("label"),
-		Classes:     nilIfEmpty(splitList(c.StringSlice("classes"))),
-		Keep:        nilIfEmpty(splitList(c.StringSlice("keep"))),
-		Teachers:    c.Int("teachers"),
-		VotesFormat: c.String("votes-format"),
-		NumClasses:  c.Int("num-classes"),
-		Mechanism:   c.String("mechanism"),
-		Epsilon:     c.Float64("epsilon"),
-		Delta:       c.Float64("delta"),
-		MaxQueries:  c.Int64("max-queries"),
-		PublicRows:  rows,
-		Params: label.MechanismParams{
-			Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
-			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
-		},
+		Label:            c.String("label"),
+		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
+		Teachers:         c.Int("teachers"),
+		VotesFormat:      c.String("votes-format"),
+		NumClasses:       c.Int("num-classes"),
+		Mechanism:        c.String("mechanism"),
+		Epsilon:          c.Float64("epsilon"),
+		Delta:            c.Float64("delta"),
+		MaxQueries:       c.Int64("max-queries"),
+		PublicRows:       rows,
+		Params:           mechanismParams(c),
 		AnsweredFraction: c.Float64("answered-fraction"),
 		SigmaRatio:       c.Float64("sigma-ratio"),
 		VotesName:        inputName(c.String("votes")),

@@ -34,7 +34,7 @@ Examples:
        --privacy-unit patient_id --max-queries 2000 -o - | python train.py
    pate label --private s.parquet --label y --public p.parquet --mechanism gnmax --sigma 40 \
        --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
 			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
 			&cli.StringFlag{Name: "public", Usage: "public data to label (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
@@ -45,17 +45,6 @@ Examples:
 			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher (default: a row is a unit)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
-			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax or lnmax"},
-			&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
-			&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
-			&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ (exact decimal)"},
-			&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T on the top vote (default 0.8 × teachers)"},
-			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
-			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
-			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
-			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
-			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
@@ -72,7 +61,7 @@ Examples:
 			&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
 			&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
 			&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the run's δ)"},
-		},
+		}, budgetFlags()...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -147,19 +136,16 @@ func runLabel(c *cli.Context, e *env) error {
 		PublicRows:       pub.NumRows(),
 		AnsweredFraction: c.Float64("answered-fraction"),
 		SigmaRatio:       c.Float64("sigma-ratio"),
-		Params: label.MechanismParams{
-			Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
-			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
-		},
-		Student:       c.String("student"),
-		SelfTrain:     c.Bool("self-train"),
-		Select:        c.String("select"),
-		SensitiveName: inputName(c.String("private")),
-		PublicName:    inputName(c.String("public")),
-		Seed:          seed,
-		BatchSize:     batch,
-		Allocator:     mem,
-		Version:       version,
+		Params:           mechanismParams(c),
+		Student:          c.String("student"),
+		SelfTrain:        c.Bool("self-train"),
+		Select:           c.String("select"),
+		SensitiveName:    inputName(c.String("private")),
+		PublicName:       inputName(c.String("public")),
+		Seed:             seed,
+		BatchSize:        batch,
+		Allocator:        mem,
+		Version:          version,
 	}
 	if !quiet {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
@@ -234,6 +220,32 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	committed, err = publish(c, e, w, rep, cfg, out)
 	return err
+}
+
+// budgetFlags are the flags of the mechanism, its noise and its budget,
+// shared by the commands that release labels.
+func budgetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax or lnmax"},
+		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
+		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
+		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
+		&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ (exact decimal)"},
+		&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T on the top vote (default 0.8 × teachers)"},
+		&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
+		&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
+		&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
+		&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
+		&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
+	}
+}
+
+// mechanismParams reads the explicit noise flags of budgetFlags.
+func mechanismParams(c *cli.Context) label.MechanismParams {
+	return label.MechanismParams{
+		Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
+		Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
+	}
 }
 
 // outputFlags reads --format (the path - always writes a stream) and --seed.

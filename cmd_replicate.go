@@ -33,7 +33,7 @@ differ (an abstention counts as a label), with a 95% Wilson interval over the pu
 Example:
    pate replicate --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
        --epsilon 2 --delta 1e-5 --max-queries 1500 --classes 0,1 --repeats 3`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data", Required: true},
 			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
 			&cli.StringFlag{Name: "public", Usage: "public data to label (a file: it is read once per run)", Required: true},
@@ -41,20 +41,11 @@ Example:
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public class set (default: released privately by each run)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers per run (each part has 1/splits of the data)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "logreg, nb or tree"},
-			&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "confident-gnmax, gnmax or lnmax"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget of each run"},
-			&cli.Float64Flag{Name: "delta", Usage: "δ of each run", Required: true},
-			&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ"},
-			&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T"},
-			&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax σ1"},
-			&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax σ2"},
-			&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax scale b"},
-			&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
 			&cli.IntFlag{Name: "splits", Value: 2, Usage: "number of disjoint parts of the sensitive data"},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "number of random splits"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the splits and of the shared randomness"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
-		},
+		}, budgetFlags()...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -310,25 +301,26 @@ func replicateRun(c *cli.Context, sub arrow.Record, seed uint64) ([]string, erro
 	}
 	defer pub.Close()
 	cfg := label.Config{
-		Label:      c.String("label"),
-		Classes:    nilIfEmpty(splitList(c.StringSlice("classes"))),
-		Features:   nilIfEmpty(splitList(c.StringSlice("features"))),
-		Keep:       []string{},
-		Teachers:   c.Int("teachers"),
-		Learner:    c.String("learner"),
-		Mechanism:  c.String("mechanism"),
-		Epsilon:    c.Float64("epsilon"),
-		Delta:      c.Float64("delta"),
-		MaxQueries: c.Int64("max-queries"),
-		PublicRows: pub.NumRows(),
-		Params: label.MechanismParams{Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
-			Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale")},
-		SensitiveName: inputName(c.String("private")),
-		PublicName:    inputName(c.String("public")),
-		Seed:          &seed,
-		BatchSize:     16384,
-		Allocator:     mem,
-		Version:       version,
+		Label:            c.String("label"),
+		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Keep:             []string{},
+		Teachers:         c.Int("teachers"),
+		Learner:          c.String("learner"),
+		Mechanism:        c.String("mechanism"),
+		Epsilon:          c.Float64("epsilon"),
+		Delta:            c.Float64("delta"),
+		MaxQueries:       c.Int64("max-queries"),
+		PublicRows:       pub.NumRows(),
+		Params:           mechanismParams(c),
+		AnsweredFraction: c.Float64("answered-fraction"),
+		SigmaRatio:       c.Float64("sigma-ratio"),
+		SensitiveName:    inputName(c.String("private")),
+		PublicName:       inputName(c.String("public")),
+		Seed:             &seed,
+		BatchSize:        16384,
+		Allocator:        mem,
+		Version:          version,
 	}
 	lab, err := label.New(cfg, sub.Schema(), pub.Schema())
 	if err != nil {
