@@ -96,7 +96,7 @@ func syntheticPair(mem memory.Allocator, nPriv, nPub, d, k, batch int) (*memRead
 // Parquet and writing Arrow are measured by the whole-process comparison
 // script (.ci/bench/label_speed.sh).
 func BenchmarkLabelPeerWorkload(b *testing.B) {
-	for _, tc := range []struct{ pub, d int }{{200_000, 64}, {200_000, 14}} {
+	for _, tc := range []struct{ pub, d int }{{1_000_000, 64}, {1_000_000, 14}} {
 		b.Run(fmt.Sprintf("public=%d/d=%d", tc.pub, tc.d), func(b *testing.B) {
 			mem := memory.DefaultAllocator
 			priv, pub := syntheticPair(mem, 100_000, tc.pub, tc.d, 2, 65536)
