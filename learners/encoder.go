@@ -275,6 +275,14 @@ func (s *fitStats) add(col arrow.Array, n int) error {
 			s.counts[dictString(dict, j)]++
 		}
 	case *array.Boolean:
+	case *array.Float64:
+		if a.NullN() == 0 {
+			s.addFloats(a.Float64Values()[:n])
+			return nil
+		}
+		for i := 0; i < n; i++ {
+			s.addNum(a.Value(i), a.IsValid(i))
+		}
 	default:
 		for i := 0; i < n; i++ {
 			v, ok := numericAt(col, i)
@@ -282,6 +290,47 @@ func (s *fitStats) add(col arrow.Array, n int) error {
 		}
 	}
 	return nil
+}
+
+// addFloats adds a batch of non-null values: the batch's mean and sum of
+// squared deviations in two tight passes, merged into the running figures
+// with Chan et al.'s formula (the same result as addNum value by value, up to
+// rounding, without a division per value).
+func (s *fitStats) addFloats(vs []float64) {
+	var sum float64
+	n := 0
+	mn, mx := s.min, s.max
+	for _, v := range vs {
+		if math.IsNaN(v) {
+			s.missing++
+			continue
+		}
+		if math.IsInf(v, 0) {
+			continue
+		}
+		sum += v
+		n++
+		mn = math.Min(mn, v)
+		mx = math.Max(mx, v)
+	}
+	if n == 0 {
+		return
+	}
+	mean := sum / float64(n)
+	var m2 float64
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		d := v - mean
+		m2 += d * d
+	}
+	total := s.n + n
+	delta := mean - s.mean
+	s.mean += delta * float64(n) / float64(total)
+	s.m2 += m2 + delta*delta*float64(s.n)*float64(n)/float64(total)
+	s.n = total
+	s.min, s.max = mn, mx
 }
 
 func dictString(dict arrow.Array, j int) string {

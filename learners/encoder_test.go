@@ -279,3 +279,29 @@ func TestEncodeAllocs(t *testing.T) {
 		t.Errorf("Encode allocates %v times per batch", allocs)
 	}
 }
+
+// TestFitStatsBatchMatchesValueByValue: the batch path of the numeric
+// statistics gives the figures of the value-by-value (Welford) path.
+func TestFitStatsBatchMatchesValueByValue(t *testing.T) {
+	batches := [][]float64{
+		{1, 2, 3, math.NaN(), 4},
+		{math.Inf(1), -7.5, 1e6, 0.25},
+		{},
+		{42},
+		{math.NaN(), math.Inf(-1)},
+	}
+	fresh := func() fitStats { return fitStats{min: math.Inf(1), max: math.Inf(-1)} }
+	a, b := fresh(), fresh()
+	for _, vs := range batches {
+		a.addFloats(vs)
+		for _, v := range vs {
+			b.addNum(v, true)
+		}
+	}
+	if a.n != b.n || a.missing != b.missing || a.min != b.min || a.max != b.max {
+		t.Fatalf("batch %+v, value by value %+v", a, b)
+	}
+	if math.Abs(a.mean-b.mean) > 1e-9*math.Abs(b.mean) || math.Abs(a.m2-b.m2) > 1e-9*b.m2 {
+		t.Fatalf("mean %v / %v, m2 %v / %v", a.mean, b.mean, a.m2, b.m2)
+	}
+}
