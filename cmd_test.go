@@ -139,3 +139,19 @@ func TestPlanRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageErrors: urfave/cli's own usage errors exit 2 like ours.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"label"},                             // required flags missing
+		{"label", "--private", "x.parquet"},   // some missing
+		{"nosuch"},                            // unknown command
+		{"plan", "--epsilon", "1"},            // --delta missing
+		{"analyze", "--votes", "v.parquet"},   // --delta missing
+		{"aggregate", "--votes", "v.parquet"}, // -o and --delta missing
+	} {
+		if code, _, stderr := pate(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, stderr)
+		}
+	}
+}

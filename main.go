@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -59,6 +60,13 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// cliUsage recognises urfave/cli's own usage errors, which it does not
+// export as types: a required flag missing, an unknown command.
+func cliUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "No help topic for")
+}
+
 // exitCode maps an error to the documented exit codes.
 func exitCode(err error) int {
 	var ue *usageError
@@ -70,7 +78,7 @@ func exitCode(err error) int {
 	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded),
 		errors.Is(err, label.ErrClaimExceeded): // issue 7: pate audit
 		return exitBudget
-	case errors.As(err, &ue), errors.Is(err, label.ErrInvalidInput),
+	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
