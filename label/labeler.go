@@ -43,6 +43,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validate(&cfg); err != nil {
 		return nil, err
 	}
+	if err := validateStudent(&cfg); err != nil {
+		return nil, err
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	lf, _, err := fieldByName(sensitive, cfg.Label)
 	if err != nil {

@@ -106,9 +106,6 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
-	if err := validateStudent(cfg); err != nil {
-		return nil, err
-	}
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
 		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
 	st.vote = st.voteEnsemble
