@@ -37,10 +37,17 @@ func roundUpDecimal(x float64, digits int) string {
 	return strconv.FormatFloat(m*scale, 'f', prec, 64)
 }
 
+// decimal writes a planned noise level as the shortest decimal that reads
+// back as the same float64 (the planners round to 4 significant digits, so
+// this is a short exact decimal for the samplers).
+func decimal(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
 // planNoise fills in the noise parameters left empty so that n queries fit
 // into rho (zCDP) under data-independent accounting: GNMax ρ = 1/σ² per
 // query; Confident-GNMax 1/(2σ1²) per query plus 1/σ2² per answer, planned
-// for the fraction frac answered; LNMax (2/b)²/2 per query.
+// for the fraction frac answered; LNMax (2/b)²/2 per query. Fully planned
+// noise comes from the accountant's planners, which check the fit with the
+// filter's exact arithmetic.
 func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, ratio float64) error {
 	if n <= 0 {
 		return fmt.Errorf("no queries to plan the noise for")
@@ -52,18 +59,28 @@ func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, rati
 	switch kind {
 	case MechanismGNMax:
 		if p.Sigma == "" {
-			p.Sigma = roundUpDecimal(math.Sqrt(N/rho), 4)
+			s, err := rdp.PlanGNMaxRho(rho, int(n))
+			if err != nil {
+				return err
+			}
+			p.Sigma = decimal(s)
 		}
 	case MechanismLNMax:
 		if p.LaplaceScale == "" {
-			p.LaplaceScale = roundUpDecimal(2*math.Sqrt(N/(2*rho)), 4)
+			b, err := rdp.PlanLNMaxRho(rho, int(n))
+			if err != nil {
+				return err
+			}
+			p.LaplaceScale = decimal(b)
 		}
 	case MechanismConfidentGNMax:
 		switch {
 		case p.Sigma1 == "" && p.Sigma2 == "":
-			s2 := math.Sqrt(N * (1/(2*ratio*ratio) + frac) / rho)
-			p.Sigma2 = roundUpDecimal(s2, 4)
-			p.Sigma1 = roundUpDecimal(ratio*s2, 4)
+			s1, s2, err := rdp.PlanConfidentRho(rho, int(n), frac, ratio)
+			if err != nil {
+				return err
+			}
+			p.Sigma1, p.Sigma2 = decimal(s1), decimal(s2)
 		case p.Sigma1 == "":
 			s2, err := strconv.ParseFloat(p.Sigma2, 64)
 			if err != nil {

@@ -20,10 +20,18 @@ func checkPlan(eps, delta float64, queries int) (float64, error) {
 	if !(delta > 0 && delta < 1) {
 		return 0, fmt.Errorf("rdp: plan: delta %v must be in (0, 1)", delta)
 	}
-	if queries < 1 {
-		return 0, fmt.Errorf("rdp: plan: %d queries, need at least 1", queries)
+	budget := RhoForEps(eps, delta)
+	return budget, checkBudget(budget, queries)
+}
+
+func checkBudget(budget float64, queries int) error {
+	if !(budget > 0) || math.IsInf(budget, 0) {
+		return fmt.Errorf("rdp: plan: budget ρ %v must be a finite number > 0", budget)
 	}
-	return RhoForEps(eps, delta), nil
+	if queries < 1 {
+		return fmt.Errorf("rdp: plan: %d queries, need at least 1", queries)
+	}
+	return nil
 }
 
 // exactFits reports whether the exact sum of the charges (count_i copies of
@@ -59,6 +67,14 @@ func PlanGNMax(eps, delta float64, queries int) (sigma float64, err error) {
 	if err != nil {
 		return 0, err
 	}
+	return PlanGNMaxRho(budget, queries)
+}
+
+// PlanGNMaxRho is PlanGNMax for a filter budget ρ given directly.
+func PlanGNMaxRho(budget float64, queries int) (sigma float64, err error) {
+	if err := checkBudget(budget, queries); err != nil {
+		return 0, err
+	}
 	return bumpUntil(math.Sqrt(float64(queries)/budget), func(s float64) bool {
 		return exactFits(budget, []int{queries}, []float64{GNMaxRho(s)})
 	})
@@ -78,6 +94,14 @@ func AnsweredOf(queries int, answeredFrac float64) int {
 func PlanConfident(eps, delta float64, queries int, answeredFrac, sigmaRatio float64) (sigma1, sigma2 float64, err error) {
 	budget, err := checkPlan(eps, delta, queries)
 	if err != nil {
+		return 0, 0, err
+	}
+	return PlanConfidentRho(budget, queries, answeredFrac, sigmaRatio)
+}
+
+// PlanConfidentRho is PlanConfident for a filter budget ρ given directly.
+func PlanConfidentRho(budget float64, queries int, answeredFrac, sigmaRatio float64) (sigma1, sigma2 float64, err error) {
+	if err := checkBudget(budget, queries); err != nil {
 		return 0, 0, err
 	}
 	if !(answeredFrac >= 0 && answeredFrac <= 1) {
@@ -105,6 +129,14 @@ func PlanConfident(eps, delta float64, queries int, answeredFrac, sigmaRatio flo
 func PlanLNMax(eps, delta float64, queries int) (b float64, err error) {
 	budget, err := checkPlan(eps, delta, queries)
 	if err != nil {
+		return 0, err
+	}
+	return PlanLNMaxRho(budget, queries)
+}
+
+// PlanLNMaxRho is PlanLNMax for a filter budget ρ given directly.
+func PlanLNMaxRho(budget float64, queries int) (b float64, err error) {
+	if err := checkBudget(budget, queries); err != nil {
 		return 0, err
 	}
 	return bumpUntil(math.Sqrt(2*float64(queries)/budget), func(s float64) bool {
