@@ -203,28 +203,35 @@ func missingNoise(kind string, p MechanismParams) bool {
 	return p.Sigma1 == "" || p.Sigma2 == ""
 }
 
-// readHead reads batches until it holds at least n rows or the stream ends.
+// readHead reads batches until it holds at least n rows (100,000 when n ≤ 0)
+// or the stream ends. The caller releases what it returns, error or not.
 func readHead(ctx context.Context, r RecordReader, n int) ([]arrow.Record, int, error) {
 	if n <= 0 {
 		n = 100_000
 	}
-	var head []arrow.Record
+	return readRows(ctx, r, n)
+}
+
+// readRows reads batches until it holds at least n rows or the stream ends;
+// on error it returns what it read so far with the error.
+func readRows(ctx context.Context, r RecordReader, n int) ([]arrow.Record, int, error) {
+	var recs []arrow.Record
 	rows := 0
 	for rows < n {
 		if err := ctx.Err(); err != nil {
-			return head, rows, err
+			return recs, rows, err
 		}
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return head, rows, err
+			return recs, rows, err
 		}
-		head = append(head, rec)
+		recs = append(recs, rec)
 		rows += int(rec.NumRows())
 	}
-	return head, rows, nil
+	return recs, rows, nil
 }
 
 // batch is one public record batch on its way through the pipeline.

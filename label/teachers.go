@@ -3,9 +3,7 @@ package label
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 
@@ -36,22 +34,12 @@ const (
 
 // readAll reads every batch of r; on error it releases what it read.
 func readAll(ctx context.Context, r RecordReader) ([]arrow.Record, error) {
-	var recs []arrow.Record
-	for {
-		if err := ctx.Err(); err != nil {
-			releaseAll(recs)
-			return nil, err
-		}
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return recs, nil
-		}
-		if err != nil {
-			releaseAll(recs)
-			return nil, err
-		}
-		recs = append(recs, rec)
+	recs, _, err := readRows(ctx, r, math.MaxInt)
+	if err != nil {
+		releaseAll(recs)
+		return nil, err
 	}
+	return recs, nil
 }
 
 func releaseAll(recs []arrow.Record) {
