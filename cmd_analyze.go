@@ -2,12 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
@@ -153,68 +149,5 @@ func readVotes(path string, e *env) ([][]int64, error) {
 		return nil, fmt.Errorf("--votes: %w", err)
 	}
 	defer r.Close()
-	s := r.Schema()
-	if s.NumFields() < 2 {
-		return nil, usagef("--votes %s: %d column(s); a vote file has one integer column per class (at least two)", path, s.NumFields())
-	}
-	for _, f := range s.Fields() {
-		if !arrow.IsInteger(f.Type.ID()) {
-			return nil, usagef("--votes %s: column %q is %s; vote counts must be integers", path, f.Name, f.Type)
-		}
-	}
-	var votes [][]int64
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--votes %s: %w", path, err)
-		}
-		base := len(votes)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			votes = append(votes, make([]int64, rec.NumCols()))
-		}
-		for j, col := range rec.Columns() {
-			for i := 0; i < col.Len(); i++ {
-				if col.IsNull(i) {
-					rec.Release()
-					return nil, usagef("--votes %s: row %d, column %q is null", path, base+i, s.Field(j).Name)
-				}
-				v := intValue(col, i)
-				if v < 0 {
-					rec.Release()
-					return nil, usagef("--votes %s: row %d, column %q has a negative count %d", path, base+i, s.Field(j).Name, v)
-				}
-				votes[base+i][j] = v
-			}
-		}
-		rec.Release()
-	}
-	if len(votes) == 0 {
-		return nil, usagef("--votes %s: no rows", path)
-	}
-	return votes, nil
-}
-
-func intValue(a arrow.Array, i int) int64 {
-	switch c := a.(type) {
-	case *array.Int8:
-		return int64(c.Value(i))
-	case *array.Int16:
-		return int64(c.Value(i))
-	case *array.Int32:
-		return int64(c.Value(i))
-	case *array.Int64:
-		return c.Value(i)
-	case *array.Uint8:
-		return int64(c.Value(i))
-	case *array.Uint16:
-		return int64(c.Value(i))
-	case *array.Uint32:
-		return int64(c.Value(i))
-	case *array.Uint64:
-		return int64(c.Value(i))
-	}
-	return -1
+	return label.ReadVoteCounts(r, "--votes "+path)
 }

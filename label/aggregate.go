@@ -328,3 +328,51 @@ func (c *voteCursor) release() {
 		c.rec = nil
 	}
 }
+
+// ReadVoteCounts reads a whole counts vote file (one integer column per
+// class, one row per query) into memory, for analyses that need every row
+// at once (pate analyze). name is how errors name the file; every error
+// wraps ErrInvalidInput except a read error of r itself.
+func ReadVoteCounts(r RecordReader, name string) ([][]int64, error) {
+	s := r.Schema()
+	if s.NumFields() < 2 {
+		return nil, invalid("%s: %d column(s); a vote file has one integer column per class (at least two)", name, s.NumFields())
+	}
+	for _, f := range s.Fields() {
+		if !arrow.IsInteger(f.Type.ID()) {
+			return nil, invalid("%s: column %q is %s; vote counts must be integers", name, f.Name, f.Type)
+		}
+	}
+	var votes [][]int64
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, errorf(err, "%s", name)
+		}
+		base := len(votes)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			votes = append(votes, make([]int64, rec.NumCols()))
+		}
+		for j, col := range rec.Columns() {
+			for i := 0; i < col.Len(); i++ {
+				v, ok := intAt(col, i)
+				if !ok || v < 0 {
+					rec.Release()
+					if !ok {
+						return nil, invalid("%s: row %d, column %q is null", name, base+i, s.Field(j).Name)
+					}
+					return nil, invalid("%s: row %d, column %q has a negative count %d", name, base+i, s.Field(j).Name, v)
+				}
+				votes[base+i][j] = v
+			}
+		}
+		rec.Release()
+	}
+	if len(votes) == 0 {
+		return nil, invalid("%s: no rows", name)
+	}
+	return votes, nil
+}

@@ -259,3 +259,45 @@ func TestAggregateWithPublicLockstepAndErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestReadVoteCounts(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := arrow.NewSchema([]arrow.Field{{Name: "class_0", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "class_1", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	tests := []struct {
+		name string
+		c0   []int64
+		null int // row of class_0 made null, -1 for none
+		want string
+	}{
+		{"ok", []int64{3, 0, 5}, -1, ""},
+		{"negative", []int64{3, -2, 5}, -1, `row 1, column "class_0" has a negative count -2`},
+		{"null", []int64{3, 0, 5}, 2, `row 2, column "class_0" is null`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := array.NewRecordBuilder(mem, s)
+			for i, v := range tc.c0 {
+				if i == tc.null {
+					b.Field(0).AppendNull()
+				} else {
+					b.Field(0).(*array.Int64Builder).Append(v)
+				}
+				b.Field(1).(*array.Int32Builder).Append(int32(i))
+			}
+			r := &memReader{schema: s, recs: []arrow.Record{b.NewRecord()}}
+			b.Release()
+			defer r.release()
+			votes, err := ReadVoteCounts(r, "v.parquet")
+			if tc.want == "" {
+				if err != nil || len(votes) != 3 || votes[2][0] != 5 || votes[2][1] != 2 {
+					t.Fatalf("votes %v, error %v", votes, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "v.parquet") {
+				t.Fatalf("error %v, want one naming %q and the file", err, tc.want)
+			}
+		})
+	}
+}
