@@ -1,6 +1,8 @@
 package learners
 
 import (
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
@@ -117,4 +119,47 @@ func TestTeacherAccuracy(t *testing.T) {
 	if acc < 0.80 {
 		t.Errorf("plurality accuracy %.4f, want at least 0.80", acc)
 	}
+}
+
+// denseSplits makes k partitions of rows rows of dense synthetic data shaped
+// like the speed workload (shared/peers/sklearn_pate.py): dim N(0,1)
+// features, label = argmax over two classes of x·W + N(0, 0.5²).
+func denseSplits(k, rows, dim int) ([]*Matrix, [][]int32) {
+	r := rand.New(rand.NewPCG(1, 2))
+	w := make([]float64, 2*dim)
+	for i := range w {
+		w[i] = r.NormFloat64() / math.Sqrt(float64(dim))
+	}
+	xs := make([]*Matrix, k)
+	ys := make([][]int32, k)
+	for t := range k {
+		m := NewMatrix(rows, dim)
+		y := make([]int32, rows)
+		for i := range rows {
+			row := m.Row(i)
+			s0, s1 := r.NormFloat64()*0.5, r.NormFloat64()*0.5
+			for j := range row {
+				v := r.NormFloat64()
+				row[j] = float32(v)
+				s0 += v * w[j]
+				s1 += v * w[dim+j]
+			}
+			if s1 > s0 {
+				y[i] = 1
+			}
+		}
+		xs[t], ys[t] = m, y
+	}
+	return xs, ys
+}
+
+// BenchmarkFitLogregDense fits 250 logistic-regression teachers on 400
+// dense rows of 64 features each per operation (the training phase of the
+// speed workload: 100,000 sensitive rows, 250 teachers).
+func BenchmarkFitLogregDense(b *testing.B) {
+	xs, ys := denseSplits(250, 400, 64)
+	for b.Loop() {
+		fitAll(b, "logreg", xs, ys)
+	}
+	b.ReportMetric(250*float64(b.N)/b.Elapsed().Seconds(), "teachers/s")
 }
