@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
@@ -51,6 +53,15 @@ type parallelParquet struct {
 	total  int64
 	leaves []int   // projected leaf columns, nil = all
 	rows   []int64 // rows per row group, from the footer
+
+	// Column-at-a-time decoding (see decodeColumns): the top-level fields
+	// of the projection, the leaves they may read, the rows of a row group
+	// up to which it is used, and the batch size the row group is cut into.
+	fields   []int
+	included map[int]bool
+	colRows  []bool // colRows[rg]: decode row group rg column by column
+	batch    int64
+	mem      memory.Allocator
 
 	slots []chan arrow.Record
 	errs  []error // errs[i] is written before slots[i] is closed
@@ -93,21 +104,31 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	p.cond = sync.NewCond(&p.mu)
 	p.failAt.Store(int64(n))
 	decodeBatch := max(opts.BatchSize, minDecodeBatch)
+	p.batch = int64(decodeBatch)
+	p.mem = opts.Allocator
+	p.colRows = make([]bool, n)
+	width := decodedRowWidth(pf, leaves)
 	for i := range n {
 		p.rows[i] = pf.MetaData().RowGroup(i).NumRows()
 		perSlot := (p.rows[i] + int64(decodeBatch) - 1) / int64(decodeBatch)
 		p.slots[i] = make(chan arrow.Record, min(perSlot+1, maxSlotRecords))
+		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*width <= maxColumnwiseBytes
 	}
-	// Each worker parses the footer again into its own file.Reader:
-	// file.Reader and FileMetaData fill caches lazily, so sharing them
-	// between goroutines would race. The readers are made here, in one
+	// Each worker has a file.Reader of its own (a file.Reader is not safe
+	// for concurrent use) over the footer pf has parsed: the footer of a
+	// file of many row groups takes megabytes once decoded, and a copy per
+	// worker made the reader's memory grow with the length of the file.
+	// FileMetaData is read-only once its writer version, which it computes
+	// lazily, is set; that is done here. The readers are made here, in one
 	// goroutine, because NewParquetReader seeks f.
+	md := pf.MetaData()
+	md.WriterVersion()
 	frs := make([]*pqarrow.FileReader, workers)
 	for w := range frs {
 		props := parquet.NewReaderProperties(opts.Allocator)
 		props.BufferedStreamEnabled = true
 		props.BufferSize = parquetBufferSize
-		wpf, err := file.NewParquetReader(f, file.WithReadProps(props))
+		wpf, err := file.NewParquetReader(f, file.WithReadProps(props), file.WithMetadata(md))
 		if err != nil {
 			return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 		}
@@ -115,6 +136,25 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		if err != nil {
 			return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 		}
+	}
+	colIndices := leaves
+	if colIndices == nil {
+		colIndices = make([]int, pf.MetaData().Schema.NumColumns())
+		for i := range colIndices {
+			colIndices[i] = i
+		}
+	}
+	fields, err := frs[0].Manifest.GetFieldIndices(colIndices)
+	if err != nil {
+		return nil, fmt.Errorf("%s: parquet columns: %w: %w", name, ErrFormat, err)
+	}
+	if len(fields) != sc.NumFields() {
+		clear(p.colRows) // a projection pqarrow flattens differently: keep to its record reader
+	}
+	p.fields = fields
+	p.included = make(map[int]bool, len(colIndices))
+	for _, c := range colIndices {
+		p.included[c] = true
 	}
 	p.wg.Add(workers)
 	for _, fr := range frs {
@@ -173,6 +213,9 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
 	if testHookDecode != nil {
 		testHookDecode(rg)
 	}
+	if p.colRows[rg] {
+		return p.decodeColumns(fr, rg)
+	}
 	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
 	if err != nil {
 		return fmt.Errorf("%s: corrupt parquet file in row group %d: %w: %w", p.name, rg, ErrFormat, err)
@@ -203,6 +246,115 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
 		return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows, footer says %d: %w", p.name, rg, seen, p.rows[rg], ErrFormat)
 	}
 	return nil
+}
+
+// maxColumnwiseRows and maxColumnwiseBytes bound the row groups decoded
+// column by column: a whole row group is decoded at once, so its size must
+// be bounded whatever its footer says. (Variables so that the tests can
+// send every row group down either path.)
+var (
+	maxColumnwiseRows  int64 = 1 << 18
+	maxColumnwiseBytes int64 = 128 << 20
+)
+
+// decodedRowWidth estimates the decoded bytes of one row of the projected
+// leaves: the width of fixed-size types, 16 bytes for the others.
+func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
+	sc := pf.MetaData().Schema
+	width := func(i int) int64 {
+		switch sc.Column(i).PhysicalType() {
+		case parquet.Types.Boolean:
+			return 1
+		case parquet.Types.Int32, parquet.Types.Float:
+			return 4
+		case parquet.Types.Int64, parquet.Types.Double:
+			return 8
+		}
+		return 16
+	}
+	var w int64
+	if leaves == nil {
+		for i := range sc.NumColumns() {
+			w += width(i)
+		}
+		return w
+	}
+	for _, i := range leaves {
+		w += width(i)
+	}
+	return w
+}
+
+// decodeColumns reads row group rg one column at a time, each to the end,
+// and sends the row group cut into batches. pqarrow's record reader keeps
+// a page reader open for every column while it decodes a batch, each
+// holding a decompressed page and a read buffer of about a page (1 MB by
+// default) or two: over 64 columns that is some 200 MB live per worker.
+// Here one column's page buffers are live at a time; the price is that
+// the whole row group is decoded before its first batch is sent, which the
+// bounds on colRows keep small.
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int) error {
+	rows := p.rows[rg]
+	cols := make([]arrow.Array, 0, len(p.fields))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for k, fi := range p.fields {
+		if p.aborted(rg) {
+			return errAborted
+		}
+		cr, err := fr.GetFieldReader(context.Background(), fi, p.included, []int{rg})
+		if err != nil {
+			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
+		}
+		if cr == nil {
+			return fmt.Errorf("%s: parquet row group %d: no reader for column %q: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat)
+		}
+		ch, err := cr.NextBatch(rows)
+		cr.Release()
+		if err != nil {
+			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
+		}
+		col, err := oneChunk(ch, p.mem)
+		ch.Release()
+		if err != nil {
+			return fmt.Errorf("%s: parquet row group %d, column %q: %w", p.name, rg, p.sc.Field(k).Name, err)
+		}
+		cols = append(cols, col)
+		if int64(col.Len()) != rows {
+			return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows in column %q, footer says %d: %w", p.name, rg, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
+		}
+		if !arrow.TypeEqual(col.DataType(), p.sc.Field(k).Type) {
+			return fmt.Errorf("%s: parquet row group %d, column %q: decoded as %s, schema says %s: %w", p.name, rg, p.sc.Field(k).Name, col.DataType(), p.sc.Field(k).Type, ErrFormat)
+		}
+	}
+	rec := array.NewRecord(p.sc, cols, rows)
+	defer rec.Release()
+	for off := int64(0); off < rows; off += p.batch {
+		b := rec.NewSlice(off, min(off+p.batch, rows))
+		select {
+		case p.slots[rg] <- b:
+		case <-p.done:
+			b.Release()
+			return errAborted
+		}
+	}
+	return nil
+}
+
+// oneChunk returns the chunks of ch as one array (a new reference).
+func oneChunk(ch *arrow.Chunked, mem memory.Allocator) (arrow.Array, error) {
+	switch c := ch.Chunks(); len(c) {
+	case 0:
+		return array.MakeArrayOfNull(mem, ch.DataType(), 0), nil
+	case 1:
+		c[0].Retain()
+		return c[0], nil
+	default:
+		return array.Concatenate(c, mem)
+	}
 }
 
 // aborted reports whether the worker on row group rg should stop: the

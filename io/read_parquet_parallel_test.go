@@ -76,15 +76,21 @@ func TestReadParquetParallelOrder(t *testing.T) {
 				if !sameRows(t, ws, serial, wantRecs) {
 					t.Fatal("the one-reader reference differs from the fixture")
 				}
-				for _, workers := range workerCounts {
-					t.Run("workers="+itoa(workers), func(t *testing.T) {
-						ps, par, _ := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
-						defer releaseAll(par)
-						if !ps.Equal(ss) {
-							t.Fatalf("parallel schema %v, serial %v", ps, ss)
-						}
-						sameRows(t, ps, par, serial)
-					})
+				for _, mode := range []string{"columnwise", "lockstep"} {
+					for _, workers := range workerCounts {
+						t.Run(mode+"/workers="+itoa(workers), func(t *testing.T) {
+							if mode == "lockstep" {
+								defer func(v int64) { maxColumnwiseRows = v }(maxColumnwiseRows)
+								maxColumnwiseRows = 0
+							}
+							ps, par, _ := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
+							defer releaseAll(par)
+							if !ps.Equal(ss) {
+								t.Fatalf("parallel schema %v, serial %v", ps, ss)
+							}
+							sameRows(t, ps, par, serial)
+						})
+					}
 				}
 			})
 		}
