@@ -3,7 +3,9 @@ package learners
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -304,4 +306,41 @@ func TestFitStatsBatchMatchesValueByValue(t *testing.T) {
 	if math.Abs(a.mean-b.mean) > 1e-9*math.Abs(b.mean) || math.Abs(a.m2-b.m2) > 1e-9*b.m2 {
 		t.Fatalf("mean %v / %v, m2 %v / %v", a.mean, b.mean, a.m2, b.m2)
 	}
+}
+
+// BenchmarkEncodeDense encodes batches of 16,384 rows × 64 float64 columns
+// (the public batches of the speed workload).
+func BenchmarkEncodeDense(b *testing.B) {
+	const rows, cols = 16384, 64
+	mem := memory.NewGoAllocator()
+	fields := make([]arrow.Field, cols)
+	names := make([]string, cols)
+	arrs := make([]arrow.Array, cols)
+	r := rand.New(rand.NewPCG(5, 6))
+	for j := range cols {
+		names[j] = fmt.Sprintf("f%d", j)
+		fields[j] = arrow.Field{Name: names[j], Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+		bld := array.NewFloat64Builder(mem)
+		for range rows {
+			bld.Append(r.NormFloat64())
+		}
+		arrs[j] = bld.NewArray()
+		bld.Release()
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, rows)
+	for _, a := range arrs {
+		a.Release()
+	}
+	defer rec.Release()
+	enc, err := FitEncoder(rec.Schema(), names, []arrow.Record{rec}, EncoderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst Matrix
+	for b.Loop() {
+		if err := enc.Encode(rec, &dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
