@@ -414,8 +414,12 @@ func printSummary(e *env, rep *label.Report, out string) {
 		float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
 		float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
 	for _, l := range rep.Labels {
-		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g of its planned %.6g (weight %.3g)\n",
-			l.Label, l.Answered, l.Abstained, float64(l.Rho), float64(l.RhoPlanned), l.Weight)
+		planned := ""
+		if l.RhoPlanned > 0 {
+			planned = fmt.Sprintf(" of the %.6g planned for it (weight %.3g)", float64(l.RhoPlanned), l.Weight)
+		}
+		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g%s\n",
+			l.Label, l.Answered, l.Abstained, float64(l.Rho), planned)
 	}
 	if s := rep.Student; s != nil && rep.Sources != nil {
 		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)

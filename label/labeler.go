@@ -252,6 +252,9 @@ func validateLabels(cfg *Config) error {
 	}
 	cfg.Label = cfg.Labels[0]
 	if cfg.LabelWeights != nil {
+		if cfg.Epsilon == 0 {
+			return invalid("--label-weights splits the --epsilon budget; without --epsilon the noise is explicit and the same for every label column")
+		}
 		if len(cfg.LabelWeights) != len(cfg.Labels) {
 			return invalid("--label-weights has %d weights for %d label columns", len(cfg.LabelWeights), len(cfg.Labels))
 		}
