@@ -435,3 +435,52 @@ func TestMultiLabelConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiLabelWithoutBudget: with explicit noise and no --epsilon, every
+// label column pays for every query; the claim is the worst case of the
+// queries put, and MaxRho (the ledger's write-ahead bound) covers it, class
+// discovery included (one label column and two).
+func TestMultiLabelWithoutBudget(t *testing.T) {
+	for _, labels := range [][]string{{"a"}, {"a", "b"}} {
+		t.Run(fmt.Sprint(labels), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv, pub, _, _ := twoLabelData(mem, 10000, 2000)
+			defer releaseAll(priv.recs)
+			defer releaseAll(pub.recs)
+			cfg := twoLabelConfig(2)
+			cfg.Labels = labels
+			cfg.Epsilon, cfg.Params, cfg.Allocator = 0, MechanismParams{Threshold: 35, Sigma1: "20", Sigma2: "10"}, mem
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxRho, err := l.MaxRho()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := l.Run(context.Background(), priv, pub, &discard{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Worst case by hand: 300 queries × columns × (1/(2·20²) + 1/10²),
+			// plus the discoveries (σ = 10·√columns rounded up, each).
+			n := float64(len(labels))
+			disc := rep.ClassDiscovery
+			if len(labels) > 1 {
+				disc = rep.Labels[0].ClassDiscovery
+			}
+			sd := atof(t, disc.Sigma)
+			want := 300*n*(1.0/800+1.0/100) + n/(2*sd*sd)
+			if math.Abs(float64(rep.Guarantee.Rho)-want) > 1e-12*want {
+				t.Errorf("claimed ρ %.15g, worst case %.15g", float64(rep.Guarantee.Rho), want)
+			}
+			if maxRho < float64(rep.Guarantee.Rho) || float64(rep.Spent.Rho) > float64(rep.Guarantee.Rho) {
+				t.Errorf("MaxRho %.12g, claim %.12g, spent %g: the write-ahead bound must cover the claim", maxRho, float64(rep.Guarantee.Rho), float64(rep.Spent.Rho))
+			}
+			if res, err := Audit(rep); err != nil || !res.Holds {
+				t.Fatalf("audit: %v", err)
+			}
+		})
+	}
+}

@@ -182,7 +182,7 @@ func (l *Labeler) MaxRho() (float64, error) {
 	labels := float64(max(1, len(cfg.Labels)))
 	rho := float64(n) * per * labels
 	if cfg.Classes == nil {
-		rho += 1 / (2 * discoverySigmaFree * discoverySigmaFree)
+		rho += 1.0 / (2 * discoverySigmaFree * discoverySigmaFree) // 1.0: untyped integer constants would divide to 0
 	}
 	return rho, nil
 }
