@@ -108,6 +108,9 @@ func multiAdult(t *testing.T, queries string, minAcc float64) {
 	if res, err := label.Audit(rep); err != nil || !res.Holds {
 		t.Fatalf("audit: %v", err)
 	}
+	if code, stdout, stderr := pate(t, "audit", repPath); code != 0 || !strings.Contains(stdout, "label sex:") || !strings.Contains(stdout, "HOLDS") {
+		t.Errorf("pate audit: exit %d\n%s%s", code, stdout, stderr)
+	}
 
 	// Each label's accuracy on its answered rows.
 	schema, labelled := readAll(t, out, mem)
