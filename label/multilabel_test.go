@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
+	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 )
 
@@ -480,6 +481,107 @@ func TestMultiLabelWithoutBudget(t *testing.T) {
 			}
 			if res, err := Audit(rep); err != nil || !res.Holds {
 				t.Fatalf("audit: %v", err)
+			}
+		})
+	}
+}
+
+// jointOutcomes runs the joint query of a multi-label run (queryLabels) n
+// times on one histogram per label column and tallies the output pairs of
+// two columns: index (a+1)·(classes_b+1) + (b+1), with -1 for an abstention.
+func jointOutcomes(t *testing.T, aggs [2]*aggregator, counts [2][]int32, n int, seed uint64) []int {
+	t.Helper()
+	st := &runState{filter: &unlimited{}}
+	for _, a := range aggs {
+		ld := &labelData{agg: a, classes: &classSet{values: make([]string, a.classes)}}
+		st.labels = append(st.labels, &labelRun{labelData: ld, released: make([]int64, a.classes)})
+		st.rhoQuery += a.rhoPerQuery()
+	}
+	b := &batch{counts: counts[0], queryN: 1, zCheck: make([]int64, 1), zArg: make([]int64, aggs[0].classes),
+		more: []labelVotes{{counts: counts[1], zCheck: make([]int64, 1), zArg: make([]int64, aggs[1].classes)}}}
+	src := noise.NewSeededSource(seed, 98)
+	kb := aggs[1].classes + 1
+	tally := make([]int, (aggs[0].classes+1)*kb)
+	out := make([]int, 2)
+	for range n {
+		aggs[0].noiseFor(src, b.zCheck, b.zArg)
+		aggs[1].noiseFor(src, b.more[0].zCheck, b.more[0].zArg)
+		if !st.queryLabels(b, 0, out) {
+			t.Fatal("unlimited budget refused a query")
+		}
+		tally[(out[0]+1)*kb+out[1]+1]++
+	}
+	return tally
+}
+
+// TestEmpiricalJointAudit is the empirical privacy audit of one joint query
+// of two label columns: one privacy unit moves one teacher, hence one vote
+// in each column's histogram; the best output event (a set of output
+// pairs) must not tell the neighbours apart beyond the ε claimed for the
+// sum of both columns' ρ. The negative control samples the second column
+// with noise 8× smaller than its claim: the same harness must catch it.
+func TestEmpiricalJointAudit(t *testing.T) {
+	n := 1000000
+	if testing.Short() {
+		n = 100000
+	}
+	cs := MechanismParams{Threshold: 51, Sigma1: "1.5", Sigma2: "1.5"}
+	tests := []struct {
+		name    string
+		claim   [2]MechanismParams
+		sample  [2]MechanismParams
+		d0, d1  [2][]int32
+		caught  bool // the control: the lower bound must exceed the claim
+		samples int
+	}{
+		{name: "confident-gnmax × confident-gnmax", claim: [2]MechanismParams{cs, cs}, sample: [2]MechanismParams{cs, cs},
+			d0: [2][]int32{{50, 50}, {50, 50}}, d1: [2][]int32{{51, 49}, {51, 49}}, samples: n},
+		{name: "second column's noise 8x too small", claim: [2]MechanismParams{{Sigma: "8"}, {Sigma: "8"}},
+			sample: [2]MechanismParams{{Sigma: "8"}, {Sigma: "0.5"}},
+			d0:     [2][]int32{{50, 50}, {50, 50}}, d1: [2][]int32{{51, 49}, {51, 49}}, caught: true, samples: 40000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kind := MechanismConfidentGNMax
+			if tc.claim[0].Sigma != "" {
+				kind = MechanismGNMax
+			}
+			mk := func(p MechanismParams) *aggregator {
+				a, err := newAggregator(kind, 2, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a
+			}
+			claim := rdp.ZCDPEps(mk(tc.claim[0]).rhoPerQuery()+mk(tc.claim[1]).rhoPerQuery(), auditDelta)
+			t0 := jointOutcomes(t, [2]*aggregator{mk(tc.sample[0]), mk(tc.sample[1])}, tc.d0, tc.samples, 1)
+			t1 := jointOutcomes(t, [2]*aggregator{mk(tc.sample[0]), mk(tc.sample[1])}, tc.d1, tc.samples, 2)
+			// Events: every non-trivial set of the output pairs that occur.
+			var seen []int
+			for j := range t0 {
+				if t0[j]+t1[j] > 0 {
+					seen = append(seen, j)
+				}
+			}
+			events := 1<<len(seen) - 2
+			alpha := 0.05 / float64(2*events)
+			lb := 0.0
+			for set := 1; set < 1<<len(seen)-1; set++ {
+				var x0, x1 int
+				for i, j := range seen {
+					if set&(1<<i) != 0 {
+						x0 += t0[j]
+						x1 += t1[j]
+					}
+				}
+				lb = math.Max(lb, epsLowerBound(x1, x0, tc.samples, alpha, auditDelta))
+			}
+			t.Logf("%s: %d output pairs, empirical ε ≥ %.3f, claimed ε = %.3f for the joint query", tc.name, len(seen), lb, claim)
+			if !tc.caught && lb > claim {
+				t.Errorf("empirical lower bound ε ≥ %.4f exceeds the joint claim %.4f", lb, claim)
+			}
+			if tc.caught && lb <= claim {
+				t.Errorf("the audit missed a second column with too little noise: ε ≥ %.4f, claim %.4f", lb, claim)
 			}
 		})
 	}
