@@ -119,8 +119,16 @@ func printAudit(e *env, path string, res *label.AuditResult) {
 	fmt.Fprintf(w, "audit of %s: the claim %s\n", path, verdict)
 	fmt.Fprintf(w, "  claimed     ε = %g, δ = %g\n", res.ClaimedEpsilon, res.Delta)
 	fmt.Fprintf(w, "  recomputed  ε = %g (ρ = %.9g, %s, %s)\n", res.Epsilon, res.ClaimRho, res.Mechanism, basisWord(res.Filter))
-	fmt.Fprintf(w, "  per event   ρ_check = %.6g, ρ_answer = %.6g; discovery ρ = %.6g, δ = %g\n",
-		res.RhoCheck, res.RhoAnswer, res.DiscoveryRho, res.DiscoveryDelta)
+	per := "per event  "
+	if len(res.Labels) > 0 {
+		per = "per query  " // summed over the label columns
+	}
+	fmt.Fprintf(w, "  %s ρ_check = %.6g, ρ_answer = %.6g; discovery ρ = %.6g, δ = %g\n",
+		per, res.RhoCheck, res.RhoAnswer, res.DiscoveryRho, res.DiscoveryDelta)
+	for _, l := range res.Labels {
+		fmt.Fprintf(w, "    label %s: ρ_check = %.6g, ρ_answer = %.6g, %d checks, %d argmaxes, ρ = %.9g (+ discovery %.6g)\n",
+			l.Label, l.RhoCheck, l.RhoAnswer, l.ThresholdChecks, l.NoisyArgmaxes, l.Rho, l.DiscoveryRho)
+	}
 	fmt.Fprintf(w, "  events      %d queries, %d threshold checks, %d noisy argmaxes\n", res.Queries, res.ThresholdChecks, res.NoisyArgmaxes)
 	fmt.Fprintf(w, "  realized    ρ = %.9g, ε = %g (improved, order %g), %g (classic, order %g)",
 		float64(res.Spent.Rho), float64(res.Spent.EpsilonImproved), float64(res.Spent.OrderImproved),

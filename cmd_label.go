@@ -25,7 +25,7 @@ func labelCommand(e *env, jsonErrors *bool) *cli.Command {
 	return &cli.Command{
 		Name:  "label",
 		Usage: "label a public dataset with differentially private labels",
-		UsageText: `pate label --private F --label COL --public F -o F|- [--epsilon E --delta D] [options]
+		UsageText: `pate label --private F --label COL [--label COL2 ...] --public F -o F|- [--epsilon E --delta D] [options]
 
 Examples:
    pate label --private testdata/adult_train.parquet --label income \
@@ -33,10 +33,14 @@ Examples:
    pate label --private s.parquet --label y --public p.parquet --epsilon 1 --delta 1e-6 \
        --privacy-unit patient_id --max-queries 2000 -o - | python train.py
    pate label --private s.parquet --label y --public p.parquet --mechanism gnmax --sigma 40 \
-       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)`,
+       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)
+   pate label --private testdata/adult_train.parquet --label income --label sex \
+       --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 --label-weights 2,1 -o labeled.arrow
+                                        (two labels per row, one joint budget: income gets 2/3 of it)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
-			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
+			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget", Required: true},
+			&cli.StringFlag{Name: "label-weights", Usage: "with several --label: how to split the budget over them, e.g. 2,1 (default: equal shares)"},
 			&cli.StringFlag{Name: "public", Usage: "public data to label (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
@@ -101,6 +105,23 @@ func runLabel(c *cli.Context, e *env) error {
 			}
 		}
 	}
+	labels := splitList(c.StringSlice("label"))
+	if len(labels) == 0 {
+		return usagef("--label: give the label column")
+	}
+	var weights []float64
+	if c.IsSet("label-weights") {
+		for _, w := range splitList([]string{c.String("label-weights")}) {
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return usagef("--label-weights: each weight must be a positive finite number, got %q", w)
+			}
+			weights = append(weights, v)
+		}
+		if len(weights) != len(labels) {
+			return usagef("--label-weights has %d weights for %d --label columns", len(weights), len(labels))
+		}
+	}
 	quiet := c.Bool("quiet")
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
@@ -122,7 +143,9 @@ func runLabel(c *cli.Context, e *env) error {
 	defer pub.Close()
 
 	cfg := label.Config{
-		Label:            c.String("label"),
+		Label:            labels[0],
+		Labels:           labels,
+		LabelWeights:     weights,
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
 		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
 		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
@@ -390,6 +413,14 @@ func printSummary(e *env, rep *label.Report, out string) {
 	fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
 		float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
 		float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	for _, l := range rep.Labels {
+		planned := ""
+		if l.RhoPlanned > 0 {
+			planned = fmt.Sprintf(" of the %.6g planned for it (weight %.3g)", float64(l.RhoPlanned), l.Weight)
+		}
+		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g%s\n",
+			l.Label, l.Answered, l.Abstained, float64(l.Rho), planned)
+	}
 	if s := rep.Student; s != nil && rep.Sources != nil {
 		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)
 	}

@@ -167,7 +167,7 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 		maxRho = math.Inf(1) // unbounded: charged in full until the run ends
 	}
 	run, err := lr.l.Begin(ledger.BeginRequest{
-		Dataset: lr.dataset, Labels: []string{cfg.Label}, Mechanism: cfg.Mechanism,
+		Dataset: lr.dataset, Labels: cfg.Labels, Mechanism: cfg.Mechanism,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
 		Epsilon: cfg.Epsilon, Seeded: cfg.Seed != nil,
 	}, c.Float64("lifetime-epsilon"))

@@ -78,7 +78,7 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		spentRho = f.spent
 		// Without a filter the claim is the worst case of the queries put:
 		// their number is a count of public rows, not a function of the votes.
-		worst := td.discoveryRho + float64(st.seen)*agg.rhoPerQuery()
+		worst := td.discoveryRho + float64(st.seen)*st.perQueryRho()
 		eps := rdp.RoundUp(rdp.ZCDPEps(worst, deltaConv), epsDecimals)
 		rep.Guarantee = Guarantee{
 			Epsilon:    Float(eps),
@@ -97,16 +97,33 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 	if td.discovery != nil {
 		discSigma = td.discovery.Sigma
 	}
-	sp, err := RecomputeSpend(agg.kind, len(td.classes.values), rep.Params, agg.checks, agg.argmaxes, discSigma, td.discoveryDelta, cfg.Delta)
+	var sp Spend
+	var err error
+	if st.labels != nil {
+		sp, err = RecomputeSpendLabels(agg.kind, st.labelEvents(), td.discoveryDelta, cfg.Delta)
+	} else {
+		sp, err = RecomputeSpend(agg.kind, len(td.classes.values), rep.Params, agg.checks, agg.argmaxes, discSigma, td.discoveryDelta, cfg.Delta)
+	}
 	if err != nil { // the parameters were validated before the run
 		sp = Spend{Rho: Float(spentRho), EpsilonImproved: Float(math.Inf(1)), EpsilonClassic: Float(math.Inf(1)),
 			Delta: Float(cfg.Delta), ThresholdChecks: agg.checks, NoisyArgmaxes: agg.argmaxes}
 	}
 	rep.Spent = sp
+	if st.labels != nil {
+		var checks, argmaxes int64
+		for _, lr := range st.labels {
+			checks += lr.agg.checks
+			argmaxes += lr.agg.argmaxes
+		}
+		rep.Spent.ThresholdChecks, rep.Spent.NoisyArgmaxes = checks, argmaxes
+		st.finishLabels(rep, deltaConv)
+	}
 	rep.Timeline = st.timeline
-	rep.Released = make(map[string]int64, len(st.released))
-	for c, n := range st.released {
-		rep.Released[st.classes.values[c]] = n
+	if st.labels == nil {
+		rep.Released = make(map[string]int64, len(st.released))
+		for c, n := range st.released {
+			rep.Released[st.classes.values[c]] = n
+		}
 	}
 	sources := st.sources
 	rep.Sources = &sources

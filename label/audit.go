@@ -51,6 +51,8 @@ type AuditResult struct {
 	Epsilon        float64 `json:"epsilon"`
 	// The realized spend recomputed from the counts.
 	Spent Spend `json:"spent"`
+	// Per label column, in a multi-label report.
+	Labels []AuditLabel `json:"labels,omitempty"`
 	// Every comparison made; Holds is true when all passed.
 	Checks []AuditCheck `json:"checks"`
 	Holds  bool         `json:"holds"`
@@ -101,34 +103,68 @@ func EventRho(mechanism string, classes int, p MechanismParams) (check, answer f
 // as in reports.
 func RecomputeSpend(mechanism string, classes int, p MechanismParams, checks, argmaxes int64,
 	discSigma string, discDelta, delta float64) (Spend, error) {
-	a, err := newAggregator(mechanism, max(classes, 1), p)
-	if err != nil {
-		return Spend{}, invalid("%v", err)
-	}
-	rc, ra := a.rhoCheck, a.rhoAnswer
-	var discRho, discMu2 float64
-	if discSigma != "" {
-		_, s, err := parsePositive("class discovery sigma", discSigma)
-		if err != nil {
-			return Spend{}, invalid("%v", err)
-		}
-		discRho = rdp.DiscreteGaussianRho(1, s, max(classes, 1))
-		discMu2 = 1 / (s * s)
+	return RecomputeSpendLabels(mechanism, []LabelEvents{{Classes: classes, Params: p, Checks: checks,
+		Argmaxes: argmaxes, DiscoverySigma: discSigma}}, discDelta, delta)
+}
+
+// LabelEvents are the events one label column of a run was charged: its
+// number of classes, its noise, its threshold checks and noisy argmaxes,
+// and the σ of its class discovery ("" when its classes were public).
+type LabelEvents struct {
+	Classes          int
+	Params           MechanismParams
+	Checks, Argmaxes int64
+	DiscoverySigma   string
+}
+
+// RecomputeSpendLabels is RecomputeSpend for the events of several label
+// columns of one run (a multi-label run: every column's events on the same
+// queries). Rényi DP and zCDP compose by addition, at every order, whether
+// the events are of one column or of several: the curves add up and the
+// sum is converted once at δ − discDelta (discDelta: the discoveries' δ,
+// all columns together). The event counts of the result are the totals.
+func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, delta float64) (Spend, error) {
+	if len(labels) == 0 {
+		return Spend{}, invalid("no label column")
 	}
 	deltaConv := delta - discDelta
 	if !(deltaConv > 0 && deltaConv < 1) {
 		return Spend{}, invalid("δ %g minus the class discovery's δ %g is not in (0, 1)", delta, discDelta)
 	}
-	rho := float64(checks)*rc + float64(argmaxes)*ra + discRho
 	orders := rdp.DefaultOrders()
 	curve := make([]float64, len(orders))
-	gaussRho := rho
-	if mechanism == MechanismLNMax {
-		gaussRho = discRho
-		pure := rdp.PureDP(a.epsAnswer, orders)
-		for i := range curve {
-			curve[i] = float64(argmaxes) * pure[i]
+	var rho, gaussRho, mu2 float64
+	var checks, argmaxes int64
+	for _, lab := range labels {
+		a, err := newAggregator(mechanism, max(lab.Classes, 1), lab.Params)
+		if err != nil {
+			return Spend{}, invalid("%v", err)
 		}
+		rc, ra := a.rhoCheck, a.rhoAnswer
+		var discRho, discMu2 float64
+		if lab.DiscoverySigma != "" {
+			_, s, err := parsePositive("class discovery sigma", lab.DiscoverySigma)
+			if err != nil {
+				return Spend{}, invalid("%v", err)
+			}
+			discRho = rdp.DiscreteGaussianRho(1, s, max(lab.Classes, 1))
+			discMu2 = 1 / (s * s)
+		}
+		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho
+		rho += r
+		if mechanism == MechanismLNMax {
+			gaussRho += discRho
+			pure := rdp.PureDP(a.epsAnswer, orders)
+			for i := range curve {
+				curve[i] += float64(lab.Argmaxes) * pure[i]
+			}
+		} else {
+			gaussRho += r
+			// ρ = μ²/2 for every Gaussian event here.
+			mu2 += 2*float64(lab.Checks)*rc + 2*float64(lab.Argmaxes)*ra + discMu2
+		}
+		checks += lab.Checks
+		argmaxes += lab.Argmaxes
 	}
 	for i, o := range orders {
 		curve[i] += gaussRho * o
@@ -149,8 +185,6 @@ func RecomputeSpend(mechanism string, classes int, p MechanismParams, checks, ar
 		NoisyArgmaxes:   argmaxes,
 	}
 	if mechanism != MechanismLNMax {
-		// ρ = μ²/2 for every Gaussian event here.
-		mu2 := 2*float64(checks)*rc + 2*float64(argmaxes)*ra + discMu2
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
 		sp.EpsilonGDP = &g
 	}
@@ -194,6 +228,80 @@ func Audit(rep *Report) (*AuditResult, error) {
 	if !(g.Epsilon >= 0) || !(g.Rho >= 0) {
 		return nil, invalid("report: guarantee.epsilon and guarantee.rho must be numbers ≥ 0")
 	}
+	var res *AuditResult
+	var err error
+	if len(rep.Labels) > 0 {
+		res, err = auditLabels(rep)
+	} else {
+		res, err = auditLabel(rep)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sp, q := rep.Spent, rep.Queries
+	deltaConv := delta - res.DiscoveryDelta
+	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
+		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
+	}
+
+	realized := float64(res.Spent.Rho)
+	if rep.Budget.Filter {
+		res.ClaimRho = float64(g.Rho)
+		if float64(rep.Budget.RhoForQueries) != float64(g.Rho) {
+			return nil, invalid("report: budget.rho_budget %g differs from guarantee.rho %g", float64(rep.Budget.RhoForQueries), float64(g.Rho))
+		}
+		add("realized spend within the filter's budget", float64(g.Rho), realized, leq(realized, float64(g.Rho)),
+			"ρ recomputed from the counts (checks·ρ_check + argmaxes·ρ_answer + discovery ρ) must not exceed the budget ρ")
+	} else {
+		res.ClaimRho = res.DiscoveryRho + float64(q.Seen)*(res.RhoCheck+res.RhoAnswer)
+		add("worst case of the queries put", float64(g.Rho), res.ClaimRho, leq(res.ClaimRho, float64(g.Rho)),
+			"without a filter the claim is ρ = discovery ρ + queries × (ρ_check + ρ_answer)")
+		add("realized spend within the worst case", res.ClaimRho, realized, leq(realized, res.ClaimRho),
+			"ρ recomputed from the counts cannot exceed the worst case")
+	}
+	res.Epsilon = rdp.RoundUp(rdp.ZCDPEps(res.ClaimRho, deltaConv), epsDecimals)
+	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon),
+		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order), rounded up", res.ClaimRho, deltaConv))
+	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
+		"the report must not understate the realized ρ")
+	for _, c := range []struct {
+		name      string
+		rec, want Float
+	}{
+		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
+		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
+	} {
+		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
+	}
+	if res.Spent.EpsilonGDP != nil {
+		rec := math.Inf(-1)
+		if sp.EpsilonGDP != nil {
+			rec = float64(*sp.EpsilonGDP)
+		}
+		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
+			"the report must not understate the Gaussian-DP ε of the same events")
+	}
+	res.Holds = true
+	var failed []string
+	for _, c := range res.Checks {
+		if !c.OK {
+			res.Holds = false
+			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
+		}
+	}
+	res.Explanation = explain(rep, res)
+	if !res.Holds {
+		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	}
+	return res, nil
+}
+
+// auditLabel checks the counts of a single-label report and recomputes its
+// per-event costs, discovery and realized spend.
+func auditLabel(rep *Report) (*AuditResult, error) {
+	g := rep.Guarantee
+	delta := float64(g.Delta)
 	if len(rep.Classes) == 0 {
 		return nil, invalid("report: no classes")
 	}
@@ -255,61 +363,6 @@ func Audit(rep *Report) (*AuditResult, error) {
 		_, s, _ := parsePositive("", discSigma)
 		res.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, len(rep.Classes))
 	}
-	deltaConv := delta - res.DiscoveryDelta
-	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
-		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
-	}
-
-	realized := float64(res.Spent.Rho)
-	if rep.Budget.Filter {
-		res.ClaimRho = float64(g.Rho)
-		if float64(rep.Budget.RhoForQueries) != float64(g.Rho) {
-			return nil, invalid("report: budget.rho_budget %g differs from guarantee.rho %g", float64(rep.Budget.RhoForQueries), float64(g.Rho))
-		}
-		add("realized spend within the filter's budget", float64(g.Rho), realized, leq(realized, float64(g.Rho)),
-			"ρ recomputed from the counts (checks·ρ_check + argmaxes·ρ_answer + discovery ρ) must not exceed the budget ρ")
-	} else {
-		res.ClaimRho = res.DiscoveryRho + float64(q.Seen)*(res.RhoCheck+res.RhoAnswer)
-		add("worst case of the queries put", float64(g.Rho), res.ClaimRho, leq(res.ClaimRho, float64(g.Rho)),
-			"without a filter the claim is ρ = discovery ρ + queries × (ρ_check + ρ_answer)")
-		add("realized spend within the worst case", res.ClaimRho, realized, leq(realized, res.ClaimRho),
-			"ρ recomputed from the counts cannot exceed the worst case")
-	}
-	res.Epsilon = rdp.RoundUp(rdp.ZCDPEps(res.ClaimRho, deltaConv), epsDecimals)
-	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon),
-		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order), rounded up", res.ClaimRho, deltaConv))
-	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
-		"the report must not understate the realized ρ")
-	for _, c := range []struct {
-		name      string
-		rec, want Float
-	}{
-		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
-		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
-	} {
-		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
-			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
-	}
-	if res.Spent.EpsilonGDP != nil {
-		rec := math.Inf(-1)
-		if sp.EpsilonGDP != nil {
-			rec = float64(*sp.EpsilonGDP)
-		}
-		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
-			"the report must not understate the Gaussian-DP ε of the same events")
-	}
-	res.Holds = true
-	var failed []string
-	for _, c := range res.Checks {
-		if !c.OK {
-			res.Holds = false
-			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
-		}
-	}
-	res.Explanation = explain(rep, res)
-	if !res.Holds {
-		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
-	}
 	return res, nil
 }
 
@@ -336,12 +389,24 @@ func explain(rep *Report, res *AuditResult) []string {
 		out = append(out, fmt.Sprintf("Basis: no budget filter; the claim charges every one of the %d queries put as if it had been answered (ρ = %.6g), "+
 			"converted by the improved conversion at the best real order.", res.Queries, res.ClaimRho))
 	}
+	if len(res.Labels) > 0 {
+		names := make([]string, len(res.Labels))
+		for i, l := range res.Labels {
+			names[i] = l.Label
+		}
+		out = append(out, fmt.Sprintf("Several label columns (%s): each public row was one query answered per column, each column abstaining on its own; "+
+			"the columns' events compose (zCDP ρ adds up: one unit moves one vote in each column's histogram), and the guarantee covers all of them together.",
+			strings.Join(names, ", ")))
+	}
 	noise := "Noise: " + rep.Noise + "."
 	if res.Seeded {
 		noise += " The guarantee of a seeded run holds only while the seed stays secret."
 	}
 	out = append(out, noise)
-	if rep.ClassDiscovery != nil {
+	if len(res.Labels) > 0 && res.DiscoveryRho > 0 {
+		out = append(out, fmt.Sprintf("The set of classes of each label column was itself released privately (ρ = %.6g, δ = %.6g in all), and is included.",
+			res.DiscoveryRho, res.DiscoveryDelta))
+	} else if rep.ClassDiscovery != nil {
 		out = append(out, fmt.Sprintf("The set of classes was itself released privately (σ = %s, ρ = %.6g, δ = %.6g), and is included.",
 			rep.ClassDiscovery.Sigma, res.DiscoveryRho, res.DiscoveryDelta))
 	} else {

@@ -24,7 +24,13 @@ func invalid(format string, args ...any) error {
 
 // Config is one labelling run's parameters.
 type Config struct {
-	Label          string   // label column of the sensitive data
+	Label string // label column of the sensitive data (the first of Labels)
+	// Labels are every label column, in order (issue 6: one multi-label
+	// query per row with joint accounting); nil: Label alone. New sets it.
+	Labels []string
+	// LabelWeights split the budget over Labels (label i gets the fraction
+	// wᵢ/Σw of the ρ left after class discovery); nil: equal shares.
+	LabelWeights   []float64
 	Classes        []string // public class set; nil: discovered privately from the sensitive data
 	Features       []string // nil: every sensitive column but the label and the privacy unit
 	Keep           []string // public columns copied to the output; nil: all

@@ -3,6 +3,7 @@ package label
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,13 +24,14 @@ const (
 
 // Labeler is a validated labelling run, ready to Run.
 type Labeler struct {
-	cfg        Config
-	sensitive  *arrow.Schema
-	public     *arrow.Schema
-	labelField arrow.Field
-	features   []string
-	keep       []int // public column indices copied to the output
-	out        *arrow.Schema
+	cfg         Config
+	sensitive   *arrow.Schema
+	public      *arrow.Schema
+	labelField  arrow.Field   // the first label column
+	labelFields []arrow.Field // every label column (New only; aggregate mode has labelField alone)
+	features    []string
+	keep        []int // public column indices copied to the output
+	out         *arrow.Schema
 
 	votes      *arrow.Schema // aggregate mode: the vote file's schema
 	numClasses int           // aggregate mode: classes in the votes
@@ -46,18 +48,25 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateStudent(&cfg); err != nil {
 		return nil, err
 	}
+	if err := validateLabels(&cfg); err != nil {
+		return nil, err
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
-	lf, _, err := fieldByName(sensitive, cfg.Label)
-	if err != nil {
-		return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), cfg.Label, err, strings.Join(columnNames(sensitive), ", "))
+	for _, name := range cfg.Labels {
+		lf, _, err := fieldByName(sensitive, name)
+		if err != nil {
+			return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), name, err, strings.Join(columnNames(sensitive), ", "))
+		}
+		if !labelTypeSupported(lf.Type) {
+			return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans", cfg.sens(), name, lf.Type)
+		}
+		l.labelFields = append(l.labelFields, lf)
 	}
-	if !labelTypeSupported(lf.Type) {
-		return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans", cfg.sens(), cfg.Label, lf.Type)
-	}
+	lf := l.labelFields[0]
 	l.labelField = lf
 	if cfg.PrivacyUnit != "" {
-		if cfg.PrivacyUnit == cfg.Label {
-			return nil, invalid("--privacy-unit %q is the label column", cfg.PrivacyUnit)
+		if slices.Contains(cfg.Labels, cfg.PrivacyUnit) {
+			return nil, invalid("--privacy-unit %q is a label column", cfg.PrivacyUnit)
 		}
 		if _, _, err := fieldByName(sensitive, cfg.PrivacyUnit); err != nil {
 			return nil, invalid("%s: privacy-unit column %q (--privacy-unit): %v", cfg.sens(), cfg.PrivacyUnit, err)
@@ -76,7 +85,7 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	feats := cfg.Features
 	if feats == nil {
 		for _, f := range sensitive.Fields() {
-			if f.Name != cfg.Label && f.Name != cfg.PrivacyUnit {
+			if !slices.Contains(cfg.Labels, f.Name) && f.Name != cfg.PrivacyUnit {
 				feats = append(feats, f.Name)
 			}
 		}
@@ -85,8 +94,8 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 		return nil, invalid("%s: no feature columns besides the label", cfg.sens())
 	}
 	for _, name := range feats {
-		if name == cfg.Label {
-			return nil, invalid("--features: %q is the label column", name)
+		if slices.Contains(cfg.Labels, name) {
+			return nil, invalid("--features: %q is a label column", name)
 		}
 		sf, _, err := fieldByName(sensitive, name)
 		if err != nil {
@@ -105,17 +114,18 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	}
 	l.features = feats
 
-	// Output columns: the kept public columns, the label, the source.
+	// Output columns: the kept public columns, the labels, the source.
 	if err := l.selectKept(public); err != nil {
 		return nil, err
 	}
-	fields := make([]arrow.Field, 0, len(l.keep)+2)
+	fields := make([]arrow.Field, 0, len(l.keep)+len(l.labelFields)+1)
 	for _, i := range l.keep {
 		fields = append(fields, public.Field(i))
 	}
-	fields = append(fields,
-		arrow.Field{Name: cfg.Label, Type: lf.Type, Nullable: true},
-		arrow.Field{Name: SourceColumn, Type: arrow.BinaryTypes.String, Nullable: false})
+	for _, f := range l.labelFields {
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+	}
+	fields = append(fields, arrow.Field{Name: SourceColumn, Type: arrow.BinaryTypes.String, Nullable: false})
 	l.out = arrow.NewSchema(fields, nil)
 	l.cfg = cfg
 	return l, nil
@@ -190,8 +200,8 @@ func (l *Labeler) selectKept(public *arrow.Schema) error {
 	cfg := &l.cfg
 	if cfg.Keep == nil {
 		for i, f := range public.Fields() {
-			if f.Name == cfg.Label {
-				return invalid("%s has a column named like the label column %q; leave it out with --keep", cfg.pub(), cfg.Label)
+			if slices.Contains(l.labelNames(), f.Name) {
+				return invalid("%s has a column named like the label column %q; leave it out with --keep", cfg.pub(), f.Name)
 			}
 			if f.Name == SourceColumn {
 				return invalid("%s has a column named %q, which pate writes; leave it out with --keep", cfg.pub(), SourceColumn)
@@ -204,7 +214,7 @@ func (l *Labeler) selectKept(public *arrow.Schema) error {
 			if err != nil {
 				return invalid("%s: column %q (--keep): %v", cfg.pub(), name, err)
 			}
-			if name == cfg.Label || name == SourceColumn {
+			if slices.Contains(l.labelNames(), name) || name == SourceColumn {
 				return invalid("--keep %q: that name is taken by an output column", name)
 			}
 			if slices.Contains(l.keep, i) {
@@ -215,6 +225,66 @@ func (l *Labeler) selectKept(public *arrow.Schema) error {
 	}
 	return nil
 }
+
+// maxLabels bounds the label columns of one run (each has its own noise
+// streams, keyed in the low byte of a seeded stream id).
+const maxLabels = 64
+
+// validateLabels completes cfg.Labels from cfg.Label and checks the label
+// list and its weights.
+func validateLabels(cfg *Config) error {
+	if len(cfg.Labels) == 0 {
+		if cfg.Label == "" {
+			return invalid("--label: no label column given")
+		}
+		cfg.Labels = []string{cfg.Label}
+	}
+	if len(cfg.Labels) > maxLabels {
+		return invalid("--label: %d label columns, at most %d", len(cfg.Labels), maxLabels)
+	}
+	for i, name := range cfg.Labels {
+		if name == "" {
+			return invalid("--label: an empty column name")
+		}
+		if slices.Contains(cfg.Labels[:i], name) {
+			return invalid("--label %q is given twice", name)
+		}
+	}
+	cfg.Label = cfg.Labels[0]
+	if cfg.LabelWeights != nil {
+		if cfg.Epsilon == 0 {
+			return invalid("--label-weights splits the --epsilon budget; without --epsilon the noise is explicit and the same for every label column")
+		}
+		if len(cfg.LabelWeights) != len(cfg.Labels) {
+			return invalid("--label-weights has %d weights for %d label columns", len(cfg.LabelWeights), len(cfg.Labels))
+		}
+		for _, w := range cfg.LabelWeights {
+			if !(w > 0) || math.IsInf(w, 0) {
+				return invalid("--label-weights: each weight must be a positive finite number, got %g", w)
+			}
+		}
+	}
+	if len(cfg.Labels) > 1 {
+		if cfg.Classes != nil {
+			return invalid("--classes declares the classes of one label column; with several --label columns each column's classes are released privately (leave out --classes)")
+		}
+		if cfg.Student != "" {
+			return invalid("--student is not supported with several --label columns yet (run one pate label per label to get a student)")
+		}
+	}
+	return nil
+}
+
+// labelNames are the label columns, in order.
+func (l *Labeler) labelNames() []string {
+	if len(l.cfg.Labels) > 0 {
+		return l.cfg.Labels
+	}
+	return []string{l.cfg.Label}
+}
+
+// multi reports whether the run labels several columns.
+func (l *Labeler) multi() bool { return len(l.labelFields) > 1 }
 
 // OutputSchema is the schema of the labelled batches, without metadata.
 func (l *Labeler) OutputSchema() *arrow.Schema { return l.out }

@@ -176,9 +176,13 @@ func (l *Labeler) MaxRho() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rho := float64(n) * per
+	// Every label column pays for every query. The class discoveries of
+	// all the columns together cost what one column's would (each column's
+	// σ is discoverySigmaFree·√columns, rounded up).
+	labels := float64(max(1, len(cfg.Labels)))
+	rho := float64(n) * per * labels
 	if cfg.Classes == nil {
-		rho += 1 / (2 * discoverySigmaFree * discoverySigmaFree)
+		rho += 1.0 / (2 * discoverySigmaFree * discoverySigmaFree) // 1.0: untyped integer constants would divide to 0
 	}
 	return rho, nil
 }

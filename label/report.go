@@ -41,6 +41,11 @@ type Report struct {
 	Selection       string           `json:"selection,omitempty"`
 	Sources         *SourceCounts    `json:"sources,omitempty"`
 	Student         *StudentReport   `json:"student,omitempty"`
+	// Labels, in a multi-label run (several --label columns), says what
+	// each label column cost and released; the figures above are then the
+	// whole run's (label is the columns joined by commas, answered counts
+	// rows with at least one label released).
+	Labels []LabelReport `json:"labels,omitempty"`
 }
 
 // Guarantee is the (ε, δ) the run claims: the budget of its filter, fixed

@@ -24,6 +24,10 @@ const (
 	streamPartition = 1
 	streamClasses   = 2
 	streamAggregate = 3
+	// streamLabel + j (1 ≤ j < maxLabels) keys the aggregation noise of
+	// the j-th label column of a multi-label run, as streamAggregate keys
+	// the first's.
+	streamLabel = 128
 )
 
 func (l *Labeler) source(stream uint64) noise.Source {
@@ -108,6 +112,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// 4. Stream the public data: read → vote → aggregate → write.
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
 		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
+	if l.multi() {
+		st.initLabels(td)
+	}
 	st.vote = st.voteEnsemble
 	if err := st.startStudent(head); err != nil {
 		return nil, err
@@ -147,22 +154,18 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if cfg.MaxQueries > 0 && (queries < 0 || cfg.MaxQueries < queries) {
 		queries = cfg.MaxQueries
 	}
-	params := cfg.Params
-	if cfg.Epsilon > 0 {
-		if queries < 0 {
-			if missingNoise(cfg.Mechanism, params) {
-				return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
-			}
-		} else if err := planNoise(cfg.Mechanism, rhoAvail, queries, &params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
-			return nil, nil, nil, invalid("planning the noise: %v", err)
+	if len(td.labels) > 1 {
+		agg, err := l.prepareLabels(td, rhoAvail, queries, filter)
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		rep.PlannedQueries = queries
+		return rep, agg, filter, nil
 	}
-	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
-		params.Threshold = int64(DefaultThresholdFraction*float64(cfg.Teachers) + 0.5)
-	}
-	agg, err := newAggregator(cfg.Mechanism, len(td.classes.values), params)
+	params := cfg.Params
+	agg, err := l.planAggregator(len(td.classes.values), rhoAvail, queries, &params)
 	if err != nil {
-		return nil, nil, nil, invalid("%v", err)
+		return nil, nil, nil, err
 	}
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
@@ -170,6 +173,30 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	rep.Params = params
 	rep.PlannedQueries = queries
 	return rep, agg, filter, nil
+}
+
+// planAggregator plans the noise params leaves empty so that queries
+// queries fit rho (when the run has a budget), and builds the aggregator
+// over the given number of classes.
+func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params *MechanismParams) (*aggregator, error) {
+	cfg := &l.cfg
+	if cfg.Epsilon > 0 {
+		if queries < 0 {
+			if missingNoise(cfg.Mechanism, *params) {
+				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
+			}
+		} else if err := planNoise(cfg.Mechanism, rho, queries, params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
+			return nil, invalid("planning the noise: %v", err)
+		}
+	}
+	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
+		params.Threshold = int64(DefaultThresholdFraction*float64(cfg.Teachers) + 0.5)
+	}
+	agg, err := newAggregator(cfg.Mechanism, classes, *params)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	return agg, nil
 }
 
 // capHeap collects what training left behind and makes the garbage
@@ -245,6 +272,8 @@ type batch struct {
 	x      *learners.Matrix
 	zCheck []int64 // queryN threshold draws (Confident-GNMax)
 	zArg   []int64 // queryN × classes argmax draws
+
+	more []labelVotes // multi-label: the votes and noise of the label columns after the first
 }
 
 type runState struct {
@@ -269,7 +298,13 @@ type runState struct {
 	chosen  int64        // SelectRandom: queries selected so far
 	target  int64        // SelectRandom: queries to select
 
-	released  []int64 // answers per class
+	released []int64 // answers per class
+
+	// Multi-label runs (issue 6): every label column, the first included
+	// (its ensemble and aggregator are also ens and agg above), and the
+	// most one query costs, rounded up; nil for a single label.
+	labels    []*labelRun
+	rhoQuery  float64
 	timeline  []TimePoint
 	step      int64       // rows between two timeline points
 	stopped   atomic.Bool // the budget filter refused: no more queries
@@ -368,6 +403,9 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 				} else {
 					b.counts = b.counts[:need]
 				}
+				if st.labels != nil {
+					st.sizeMore(b)
+				}
 				if err := st.vote(b); err != nil {
 					b.rec.Release()
 					return err
@@ -399,6 +437,12 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 		defer lb.Release()
 		sb := array.NewStringBuilder(mem)
 		defer sb.Release()
+		var lbs []array.Builder // multi-label: one builder per label column
+		for _, lr := range st.labels {
+			b := array.NewBuilder(mem, lr.field.Type)
+			defer b.Release()
+			lbs = append(lbs, b)
+		}
 		send := func(rec arrow.Record) error {
 			select {
 			case labelled <- rec:
@@ -421,7 +465,10 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 				}
 			}
 			var la, sa arrow.Array
-			if sp != nil && sp.trained {
+			var more []arrow.Array // multi-label: the label columns after the first
+			if st.labels != nil {
+				la, more, sa = st.aggregateLabels(b, lbs, sb)
+			} else if sp != nil && sp.trained {
 				var err error
 				if la, sa, err = sp.label(b.rec, nil, nil); err != nil {
 					b.rec.Release()
@@ -498,7 +545,7 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 				la.Release()
 				sa.Release()
 			} else {
-				err = send(st.outRecord(b.rec, la, sa))
+				err = send(st.outRecord(b.rec, la, sa, more...))
 			}
 			b.rec.Release()
 			b.rec = nil
@@ -547,13 +594,24 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 
 // drawNoise draws the noise of a batch's queries, split over the cores.
 // A seeded run gives every (batch, part) its own stream, so its noise does
-// not depend on the scheduling.
+// not depend on the scheduling. Each label column of a multi-label run has
+// streams of its own.
 func (st *runState) drawNoise(b *batch, classes int) {
+	b.zCheck, b.zArg = st.drawLabelNoise(st.agg, streamAggregate, b, classes, b.zCheck, b.zArg)
+	for j := range b.more {
+		lv, lr := &b.more[j], st.labels[j+1]
+		lv.zCheck, lv.zArg = st.drawLabelNoise(lr.agg, streamLabel+uint64(j+1), b, len(lr.classes.values), lv.zCheck, lv.zArg)
+	}
+}
+
+// drawLabelNoise draws the noise of one label column's queries of b with
+// agg, in the noise streams of kind stream, reusing zCheck and zArg.
+func (st *runState) drawLabelNoise(agg *aggregator, stream uint64, b *batch, classes int, zCheck, zArg []int64) ([]int64, []int64) {
 	q := b.queryN
-	b.zArg = grow(b.zArg, q*classes)
-	b.zCheck = b.zCheck[:0]
-	if st.agg.check != nil {
-		b.zCheck = grow(b.zCheck, q)
+	zArg = grow(zArg, q*classes)
+	zCheck = zCheck[:0]
+	if agg.check != nil {
+		zCheck = grow(zCheck, q)
 	}
 	// Parts end at multiples of a fixed number of rows (not one per core),
 	// and a seeded run keys each part's noise stream by its first row: the
@@ -569,16 +627,17 @@ func (st *runState) drawNoise(b *batch, classes int) {
 		sem <- struct{}{}
 		go func(lo, hi int, row int64) {
 			defer func() { <-sem; wg.Done() }()
-			src := st.l.source(streamAggregate + uint64(row)<<8)
+			src := st.l.source(stream + uint64(row)<<8)
 			var check []int64
-			if len(b.zCheck) > 0 {
-				check = b.zCheck[lo:hi]
+			if len(zCheck) > 0 {
+				check = zCheck[lo:hi]
 			}
-			st.agg.noiseFor(src, check, b.zArg[lo*classes:hi*classes])
+			agg.noiseFor(src, check, zArg[lo*classes:hi*classes])
 		}(lo, hi, row)
 		lo = hi
 	}
 	wg.Wait()
+	return zCheck, zArg
 }
 
 func grow(s []int64, n int) []int64 {
@@ -645,6 +704,9 @@ func (st *runState) voteEnsemble(b *batch) error {
 		b.x.Data = b.x.Data[:len(b.sel)*b.x.Cols]
 	}
 	st.ens.Votes(b.x, b.counts)
+	for j := range b.more { // the other label columns' teachers, on the same rows
+		st.labels[j+1].ens.Votes(b.x, b.more[j].counts)
+	}
 	return nil
 }
 

@@ -407,17 +407,23 @@ func (s *student) close() {
 	}
 }
 
-// outRecord builds an output record from the public batch rec and the label
-// and source columns, which it releases.
-func (st *runState) outRecord(rec arrow.Record, la, sa arrow.Array) arrow.Record {
-	cols := make([]arrow.Array, 0, len(st.l.keep)+2)
+// outRecord builds an output record from the public batch rec, the label
+// column la, the source column sa and, in a multi-label run, the label
+// columns after the first (more); it releases them.
+func (st *runState) outRecord(rec arrow.Record, la, sa arrow.Array, more ...arrow.Array) arrow.Record {
+	cols := make([]arrow.Array, 0, len(st.l.keep)+2+len(more))
 	for _, j := range st.l.keep {
 		cols = append(cols, rec.Column(j))
 	}
-	cols = append(cols, la, sa)
+	cols = append(cols, la)
+	cols = append(cols, more...)
+	cols = append(cols, sa)
 	out := array.NewRecord(st.l.out, cols, rec.NumRows())
 	la.Release()
 	sa.Release()
+	for _, a := range more {
+		a.Release()
+	}
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"golang.org/x/sync/errgroup"
@@ -16,12 +17,35 @@ import (
 )
 
 // teacherData is what training the teachers tells the rest of the run.
+// classes, classesSource and discovery are the first label column's;
+// discoveryRho and discoveryDelta are the totals over the label columns.
 type teacherData struct {
 	classes        *classSet
 	classesSource  string
 	discovery      *ClassDiscovery
 	discoveryRho   float64
 	discoveryDelta float64
+
+	labels []*labelData // one per label column (New); nil in aggregate mode
+}
+
+// labelData is one label column's class set, its private discovery and its
+// ensemble: one model per teacher, trained on the teacher's partition.
+type labelData struct {
+	name           string
+	field          arrow.Field
+	classes        *classSet
+	classesSource  string
+	discovery      *ClassDiscovery
+	discoveryRho   float64
+	discoveryDelta float64
+	ens            *learners.Ensemble
+
+	// Set by prepareLabels (multi-label runs).
+	weight     float64 // share of the budget
+	rhoPlanned float64 // the ρ its noise was planned for
+	params     MechanismParams
+	agg        *aggregator
 }
 
 // Share of the budget's ρ and of δ spent on discovering the class set when
@@ -54,21 +78,24 @@ func releaseAll(recs []arrow.Record) {
 func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
 	cfg := &l.cfg
 
-	// Labels row by row; privacy-unit identities (a SHA-256 of the unit's
-	// canonical bytes) batch by batch, in parallel.
+	// Labels row by row, per label column; privacy-unit identities (a
+	// SHA-256 of the unit's canonical bytes) batch by batch, in parallel.
+	nl := len(l.labelFields)
 	var (
-		labels []string // canonical label text per usable row ("" for null)
-		hasLab []bool
+		labels = make([][]string, nl) // canonical label text per row ("" for null), per label column
+		hasLab = make([][]bool, nl)
 		total  int
 		starts []int // first row of each batch
 	)
 	for _, rec := range recs {
 		s := rec.Schema()
-		lc := rec.Column(s.FieldIndices(cfg.Label)[0])
-		for i := 0; i < int(rec.NumRows()); i++ {
-			v, ok := valueText(lc, i)
-			labels = append(labels, v)
-			hasLab = append(hasLab, ok)
+		for j, lf := range l.labelFields {
+			lc := rec.Column(s.FieldIndices(lf.Name)[0])
+			for i := 0; i < int(rec.NumRows()); i++ {
+				v, ok := valueText(lc, i)
+				labels[j] = append(labels[j], v)
+				hasLab[j] = append(hasLab[j], ok)
+			}
 		}
 		starts = append(starts, total)
 		total += int(rec.NumRows())
@@ -103,47 +130,41 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			return nil, nil, err
 		}
 	}
-	labelled := 0
-	for _, ok := range hasLab {
-		if ok {
-			labelled++
+	for j, lf := range l.labelFields {
+		if !slices.Contains(hasLab[j], true) {
+			return nil, nil, invalid("%s: the label column %q has no non-null value", cfg.sens(), lf.Name)
 		}
 	}
-	if labelled == 0 {
-		return nil, nil, invalid("%s: the label column %q has no non-null value", cfg.sens(), cfg.Label)
-	}
 
-	// Class set: declared (public) or released privately.
+	// Class sets: declared (public) or released privately, per label column.
 	td := &teacherData{}
-	var err error
-	if cfg.Classes != nil {
-		td.classes, err = newClassSet(l.labelField.Type, cfg.Classes)
-		if err != nil {
-			return nil, nil, invalid("--classes: %v", err)
+	for j, lf := range l.labelFields {
+		ld := &labelData{name: lf.Name, field: lf}
+		if cfg.Classes != nil {
+			var err error
+			ld.classes, err = newClassSet(lf.Type, cfg.Classes)
+			if err != nil {
+				return nil, nil, invalid("--classes: %v", err)
+			}
+			ld.classesSource = "declared with --classes"
+		} else if err := l.discoverClasses(ld, j, labels[j], hasLab[j], ids); err != nil {
+			return nil, nil, err
 		}
-		td.classesSource = "declared with --classes"
-	} else if err := l.discoverClasses(td, labels, hasLab, ids); err != nil {
-		return nil, nil, err
+		td.labels = append(td.labels, ld)
+		td.discoveryRho += ld.discoveryRho
+		td.discoveryDelta += ld.discoveryDelta
 	}
-	classes := len(td.classes.values)
+	td.classes, td.classesSource, td.discovery = td.labels[0].classes, td.labels[0].classesSource, td.labels[0].discovery
 
-	// Partition: one keyed random function of the unit identity.
+	// Partition: one keyed random function of the unit identity, shared by
+	// every label column, so a unit's rows all go to one teacher, which
+	// learns one model per label column (Bun, Nissim, Stemmer).
 	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
 	units := make(map[[32]byte]struct{})
-	teacherRows := make([][]int, cfg.Teachers)
-	y := make([]int32, total)
+	teacherOf := make([]int, total)
 	for i := range ids {
 		units[ids[i]] = struct{}{}
-		if !hasLab[i] {
-			continue
-		}
-		c, ok := td.classes.index[labels[i]]
-		if !ok { // a class the public set does not have: it cannot be voted for
-			continue
-		}
-		y[i] = int32(c)
-		t := part.teacher(ids[i][:])
-		teacherRows[t] = append(teacherRows[t], i)
+		teacherOf[i] = part.teacher(ids[i][:])
 	}
 	if len(units) < cfg.Teachers {
 		what := "rows"
@@ -152,14 +173,36 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		}
 		return nil, nil, invalid("%s has %d %s, fewer than the %d teachers (--teachers): every teacher needs its own units", cfg.sens(), len(units), what, cfg.Teachers)
 	}
-	empty := 0
-	for _, r := range teacherRows {
-		if len(r) == 0 {
-			empty++
+	teacherRows := make([][][]int, nl) // per label column, per teacher
+	y := make([][]int32, nl)
+	for j, ld := range td.labels {
+		teacherRows[j] = make([][]int, cfg.Teachers)
+		y[j] = make([]int32, total)
+		for i := range ids {
+			if !hasLab[j][i] {
+				continue
+			}
+			c, ok := ld.classes.index[labels[j][i]]
+			if !ok { // a class the public set does not have: it cannot be voted for
+				continue
+			}
+			y[j][i] = int32(c)
+			t := teacherOf[i]
+			teacherRows[j][t] = append(teacherRows[j][t], i)
 		}
-	}
-	if empty > 0 {
-		cfg.warn("%d of %d teachers received no usable rows and vote for the first class; consider fewer --teachers", empty, cfg.Teachers)
+		empty := 0
+		for _, r := range teacherRows[j] {
+			if len(r) == 0 {
+				empty++
+			}
+		}
+		if empty > 0 {
+			what := ""
+			if nl > 1 {
+				what = fmt.Sprintf(" for label %q", ld.name)
+			}
+			cfg.warn("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", empty, cfg.Teachers, what)
+		}
 	}
 
 	// Encode the sensitive rows with the public encoder.
@@ -175,17 +218,22 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		off += tmp.Rows
 	}
 
-	// Train, one goroutine per core.
-	models := make([]learners.Model, cfg.Teachers)
+	// Train, one goroutine per core: one model per (label column, teacher).
+	models := make([][]learners.Model, nl)
+	for j := range models {
+		models[j] = make([]learners.Model, cfg.Teachers)
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	next := make(chan int)
+	next := make(chan [2]int)
 	g.Go(func() error {
 		defer close(next)
-		for t := range models {
-			select {
-			case next <- t:
-			case <-gctx.Done():
-				return gctx.Err()
+		for j := range models {
+			for t := range models[j] {
+				select {
+				case next <- [2]int{j, t}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
 			}
 		}
 		return nil
@@ -196,23 +244,28 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			if err != nil {
 				return invalid("--learner: %v", err)
 			}
-			for t := range next {
-				rows := teacherRows[t]
+			for jt := range next {
+				j, t := jt[0], jt[1]
+				classes := len(td.labels[j].classes.values)
+				rows := teacherRows[j][t]
 				if len(rows) == 0 {
-					models[t] = constModel{classes: classes, dim: dim}
+					models[j][t] = constModel{classes: classes, dim: dim}
 					continue
 				}
 				x := learners.NewMatrix(len(rows), dim)
 				yt := make([]int32, len(rows))
-				for j, r := range rows {
-					copy(x.Row(j), X.Row(r))
-					yt[j] = y[r]
+				for k, r := range rows {
+					copy(x.Row(k), X.Row(r))
+					yt[k] = y[j][r]
 				}
 				m, err := lr.Fit(x, yt, classes)
 				if err != nil {
+					if nl > 1 {
+						return fmt.Errorf("training teacher %d for label %q: %w", t, td.labels[j].name, err)
+					}
 					return fmt.Errorf("training teacher %d: %w", t, err)
 				}
-				models[t] = m
+				models[j][t] = m
 			}
 			return nil
 		})
@@ -220,11 +273,14 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	ens, err := learners.NewEnsemble(models, classes)
-	if err != nil {
-		return nil, nil, fmt.Errorf("stacking the teachers: %w", err)
+	for j, ld := range td.labels {
+		ens, err := learners.NewEnsemble(models[j], len(ld.classes.values))
+		if err != nil {
+			return nil, nil, fmt.Errorf("stacking the teachers: %w", err)
+		}
+		ld.ens = ens
 	}
-	return ens, td, nil
+	return td.labels[0].ens, td, nil
 }
 
 // discoverClasses releases the set of label values privately, when the user
@@ -235,8 +291,14 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 // value held by one unit passes with probability at most δ_c. This is the
 // stable-histogram mechanism: ρ_c-zCDP on the values present in both
 // neighbours, plus δ_c for a value present in one only.
-func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []bool, ids [][32]byte) error {
+//
+// With L label columns, one unit moves one count of each column's
+// histogram: the L releases are one query of squared L2 sensitivity L. Each
+// column gets σ√L (so the discovery's total ρ is the single-label one) and
+// δ_c/L (a union bound over the columns).
+func (l *Labeler) discoverClasses(ld *labelData, j int, labels []string, hasLab []bool, ids [][32]byte) error {
 	cfg := &l.cfg
+	nl := float64(len(l.labelFields))
 	perUnit := make(map[[32]byte]map[string]int)
 	for i := range labels {
 		if !hasLab[i] {
@@ -255,7 +317,7 @@ func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []boo
 		for v := range m {
 			vals = append(vals, v)
 		}
-		sortClassValues(l.labelField.Type, vals)
+		sortClassValues(ld.field.Type, vals)
 		best := vals[0]
 		for _, v := range vals[1:] {
 			if m[v] > m[best] {
@@ -270,6 +332,9 @@ func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []boo
 		rhoB := rdp.RhoForEps(cfg.Epsilon, cfg.Delta*(1-discoveryDeltaShare))
 		sigma = math.Sqrt(1 / (2 * discoveryRhoShare * rhoB))
 	}
+	if nl > 1 {
+		sigma *= math.Sqrt(nl)
+	}
 	sigmaStr := roundUpDecimal(sigma, 3)
 	sr, err := noise.ParseRat(sigmaStr)
 	if err != nil {
@@ -281,28 +346,35 @@ func (l *Labeler) discoverClasses(td *teacherData, labels []string, hasLab []boo
 		return fmt.Errorf("class discovery: %w", err)
 	}
 	deltaC := cfg.Delta * discoveryDeltaShare
+	if nl > 1 {
+		deltaC /= nl
+	}
 	tau := 1 + discreteGaussianTailPoint(sigma, deltaC)
 
 	vals := make([]string, 0, len(counts))
 	for v := range counts {
 		vals = append(vals, v)
 	}
-	sortClassValues(l.labelField.Type, vals)
-	src := l.source(streamClasses)
+	sortClassValues(ld.field.Type, vals)
+	src := l.source(streamClasses + uint64(j)<<8)
 	var kept []string
 	for _, v := range vals {
 		if counts[v]+dg.Sample(src) >= tau {
 			kept = append(kept, v)
 		}
 	}
-	td.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))
-	td.discoveryDelta = deltaC
-	td.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(td.discoveryRho), Delta: Float(deltaC)}
-	td.classesSource = "released privately from the sensitive data (stable histogram)"
+	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))
+	ld.discoveryDelta = deltaC
+	ld.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(ld.discoveryRho), Delta: Float(deltaC)}
+	ld.classesSource = "released privately from the sensitive data (stable histogram)"
 	if len(kept) < 2 {
-		return invalid("label column %q: %d class(es) survived private class discovery (a class needs about %d privacy units to be released); declare the classes with --classes", cfg.Label, len(kept), tau)
+		hint := "; declare the classes with --classes"
+		if nl > 1 {
+			hint = ""
+		}
+		return invalid("label column %q: %d class(es) survived private class discovery (a class needs about %d privacy units to be released)%s", ld.name, len(kept), tau, hint)
 	}
-	td.classes, err = newClassSet(l.labelField.Type, kept)
+	ld.classes, err = newClassSet(ld.field.Type, kept)
 	return err
 }
 

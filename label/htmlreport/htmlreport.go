@@ -122,7 +122,11 @@ func (p *page) write() {
 	p.outcome()
 	p.card("ε spent over the queries", p.epsilonChart())
 	p.card("Answered and abstained over the public rows", p.answeredChart())
-	p.card("Released labels", p.labelsChart())
+	if len(rep.Labels) > 0 {
+		p.labelColumns()
+	} else {
+		p.card("Released labels", p.labelsChart())
+	}
 	p.card("Conversions of the realized spend", p.conversionsChart())
 	p.f("</div>\n")
 	p.f("<div class=\"card\" style=\"margin-top:18px\"><h2>What the guarantee means</h2>\n<ul class=\"explain\" id=\"explanation\">\n")
@@ -169,6 +173,33 @@ func (p *page) parameters() {
 		p.f("<tr><th>%s</th><td>%s</td></tr>\n", esc(r[0]), esc(r[1]))
 	}
 	p.f("</table></div>\n")
+}
+
+// labelColumns is the card of a multi-label run: what each label column
+// was planned for, cost and released.
+func (p *page) labelColumns() {
+	p.f("<div class=\"card\"><h2>Label columns (one joint query per row)</h2>\n<table id=\"labels\">\n")
+	p.f("<tr><th>column</th><th>share</th><th>noise</th><th>checks</th><th>argmaxes</th><th>answered</th><th>ρ</th><th>released</th></tr>\n")
+	for _, l := range p.rep.Labels {
+		pr := l.Params
+		var noise []string
+		for _, kv := range [][2]string{{"σ", pr.Sigma}, {"σ1", pr.Sigma1}, {"σ2", pr.Sigma2}, {"b", pr.LaplaceScale}} {
+			if kv[1] != "" {
+				noise = append(noise, kv[0]+" = "+kv[1])
+			}
+		}
+		if pr.Threshold != 0 {
+			noise = append(noise, "T = "+strconv.FormatInt(pr.Threshold, 10))
+		}
+		var rel []string
+		for _, c := range l.Classes {
+			rel = append(rel, fmt.Sprintf("%s: %d", c, l.Released[c]))
+		}
+		p.f("<tr><th>%s</th><td class=\"n\">%s</td><td>%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%s</td><td>%s</td></tr>\n",
+			esc(l.Label), num(l.Weight), esc(strings.Join(noise, ", ")), l.ThresholdChecks, l.NoisyArgmaxes, l.Answered,
+			num(float64(l.Rho)), esc(strings.Join(rel, ", ")))
+	}
+	p.f("</table>\n<p class=\"sub\">ρ adds up over the columns: the run's realized ρ is their sum plus the class discoveries'. A row counts as answered when at least one of its labels was released.</p></div>\n")
 }
 
 func (p *page) outcome() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -86,6 +87,7 @@ func TestWrite(t *testing.T) {
 	tests := []struct{ name, report string }{
 		{"adult confident-gnmax", "adult_report.json"},
 		{"lnmax without a filter", "lnmax_nofilter_report.json"},
+		{"two label columns", "multilabel_report.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,6 +127,9 @@ func TestWrite(t *testing.T) {
 			}
 			charts := svgs(t, page)
 			for _, id := range []string{"chart-epsilon", "chart-answered", "chart-labels", "chart-conversions"} {
+				if id == "chart-labels" && len(rep.Labels) > 0 {
+					continue // a multi-label run has a table per column instead
+				}
 				if charts[id] == nil {
 					t.Fatalf("chart %s missing", id)
 				}
@@ -135,6 +140,11 @@ func TestWrite(t *testing.T) {
 			dc := 0.0
 			if rep.ClassDiscovery != nil {
 				dc = float64(rep.ClassDiscovery.Delta)
+			}
+			for _, l := range rep.Labels {
+				if l.ClassDiscovery != nil {
+					dc += float64(l.ClassDiscovery.Delta)
+				}
 			}
 			spend := find(charts["chart-epsilon"], "polyline", "spend")
 			if len(spend) != 1 || int(fattr(t, spend[0], "data-n")) != len(rep.Timeline) {
@@ -185,8 +195,20 @@ func TestWrite(t *testing.T) {
 				t.Errorf("abstained %d, report %d", got, rep.Queries.Abstained)
 			}
 
-			// Released labels.
-			barsL := find(charts["chart-labels"], "rect", "bar")
+			// Released labels: a bar per class, or with several label
+			// columns a table row per column.
+			for _, l := range rep.Labels {
+				row := regexp.MustCompile(`<tr><th>` + regexp.QuoteMeta(l.Label) + `</th>.*?</tr>`).FindString(page)
+				for _, want := range []string{fmt.Sprintf(">%d<", l.Answered), fmt.Sprintf(">%d<", l.NoisyArgmaxes), "σ2 = " + l.Params.Sigma2} {
+					if !strings.Contains(row, want) {
+						t.Errorf("label column %s: row %q lacks %q", l.Label, row, want)
+					}
+				}
+			}
+			var barsL []*node
+			if len(rep.Labels) == 0 {
+				barsL = find(charts["chart-labels"], "rect", "bar")
+			}
 			if len(barsL) != len(rep.Released) {
 				t.Fatalf("%d label bars, %d classes released", len(barsL), len(rep.Released))
 			}
