@@ -2,7 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
+
+	"github.com/pate-tool/pate/label/ledger"
+	"github.com/pate-tool/pate/label/noise"
 )
 
 // TestReplicate: shared randomness couples the runs on two halves of the
@@ -46,5 +51,150 @@ func TestReplicate(t *testing.T) {
 				t.Errorf("shared randomness (%.4f) does not lower the disagreement (%.4f)", r.Shared.Rate, r.Independent.Rate)
 			}
 		})
+	}
+}
+
+// TestReportCalibration checks the noise of --private-report: the
+// sensitivity of a disagreement count, the discrete Laplace scale that makes
+// each count ε/2-DP, the bound printed for the noise, and (empirically, with
+// a fixed seed) that the sampler has the calibrated spread.
+func TestReportCalibration(t *testing.T) {
+	tests := []struct {
+		name                     string
+		repeats, splits, queried int
+		eps                      float64
+		wantSens                 int64
+		wantScale                string
+	}{
+		// One row is in one part per repeat; each pair with that part may
+		// change by every queried row.
+		{"adult 2 halves", 2, 2, 1500, 0.5, 3000, "6000"},
+		{"3 parts", 1, 3, 569, 1, 1138, "1138"},
+		{"5 repeats 4 parts", 5, 4, 100, 2, 1500, "750"},
+		{"binary ε", 1, 2, 10, 0.25, 10, "40"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sens := reportSensitivity(tc.repeats, tc.splits, tc.queried)
+			if sens != tc.wantSens {
+				t.Fatalf("sensitivity %d, want %d", sens, tc.wantSens)
+			}
+			scale, err := laplaceFor(sens, tc.eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if scale.RatString() != tc.wantScale {
+				t.Fatalf("scale %s, want %s", scale.RatString(), tc.wantScale)
+			}
+			// Neighbouring counts differ by at most sens: the log-ratio of
+			// the discrete Laplace pmf at any output is at most sens/scale.
+			f, _ := scale.Float64()
+			if got := float64(sens) / f; math.Abs(got-tc.eps) > 1e-12 {
+				t.Errorf("privacy loss %g, want ε = %g", got, tc.eps)
+			}
+		})
+	}
+	if _, err := laplaceFor(10, 0); err == nil {
+		t.Error("ε = 0 accepted")
+	}
+
+	// The printed bound: P(|Z| > u) ≤ 2.5% < P(|Z| > u−1), checked on
+	// 200,000 seeded draws, and E|Z| = 2p/((1−p)(1+p)) with p = exp(−1/t).
+	for _, ts := range []string{"3", "40"} {
+		scale, _ := noise.ParseRat(ts)
+		lap, err := noise.NewDiscreteLaplace(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := laplaceBound(scale, 0.025)
+		tf, _ := scale.Float64()
+		p := math.Exp(-1 / tf)
+		if tail := 2 * math.Pow(p, float64(u+1)) / (1 + p); tail > 0.025 {
+			t.Errorf("t = %s: bound %d leaves %.4f outside", ts, u, tail)
+		}
+		if tail := 2 * math.Pow(p, float64(u)) / (1 + p); u > 0 && tail <= 0.025 {
+			t.Errorf("t = %s: bound %d is not the smallest", ts, u)
+		}
+		src := noise.NewSeededSource(7, 1)
+		const draws = 200_000
+		outside, sumAbs := 0, 0.0
+		for i := 0; i < draws; i++ {
+			z := lap.Sample(src)
+			if z > u || z < -u {
+				outside++
+			}
+			sumAbs += math.Abs(float64(z))
+		}
+		if frac := float64(outside) / draws; frac > 0.0275 {
+			t.Errorf("t = %s: %.4f of the draws outside ±%d", ts, frac, u)
+		}
+		want := 2 * p / ((1 - p) * (1 + p))
+		if got := sumAbs / draws; math.Abs(got-want)/want > 0.02 {
+			t.Errorf("t = %s: E|Z| = %.3f, want %.3f", ts, got, want)
+		}
+	}
+}
+
+// TestReplicatePrivateReport: with --private-report the output is marked
+// private, carries its ε, sensitivity and noise scale, and the ε is in the
+// ledger; without it the output says NOT PRIVATE.
+func TestReplicatePrivateReport(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"replicate", "--json", "--repeats", "2", "--private", "testdata/breast_cancer.parquet", "--label", "label",
+		"--public", "testdata/breast_cancer.parquet", "--features", "mean_radius,mean_texture,mean_perimeter,mean_area",
+		"--teachers", "10", "--epsilon", "2", "--delta", "1e-5", "--classes", "0,1", "--max-queries", "300", "--ledger", dir}
+	code, stdout, stderr := pate(t, append(args, "--private-report", "--report-epsilon", "1")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r replicateResult
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Private || !strings.HasPrefix(r.Note, "PRIVATE") || r.Report == nil {
+		t.Fatalf("not marked private: %+v", r)
+	}
+	if r.Queried != 300 || r.Shared.Compared != 600 {
+		t.Errorf("queried %d, compared %d: want 300 and 600", r.Queried, r.Shared.Compared)
+	}
+	if r.Report.Epsilon != 1 || r.Report.EpsilonPerCount != 0.5 || r.Report.Sensitivity != 600 || r.Report.LaplaceScale != "1200.000000" {
+		t.Errorf("calibration %+v: want ε 1, 0.5 per count, sensitivity 2 × 1 × 300, scale 1200", r.Report)
+	}
+	for _, a := range []agreement{r.Shared, r.Independent} {
+		if a.Differ < 0 || a.Differ > a.Compared || !(a.Low <= a.Rate && a.Rate <= a.High) {
+			t.Errorf("released %+v", a)
+		}
+	}
+	l, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := l.Datasets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || len(ds[0].Runs) != 1 || ds[0].Runs[0].Mechanism != "replicate-report" || ds[0].Runs[0].Charged != 0.5 {
+		t.Fatalf("ledger: %+v", ds)
+	}
+
+	code, stdout, stderr = pate(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r = replicateResult{}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Private || !strings.HasPrefix(r.Note, "NOT PRIVATE") || r.Report != nil {
+		t.Errorf("a report without --private-report is not marked NOT PRIVATE: %+v", r)
+	}
+	if ds, _ := l.Datasets(); len(ds[0].Runs) != 1 {
+		t.Error("a NOT PRIVATE run was charged in the ledger")
+	}
+
+	for _, bad := range [][]string{{"--private-report"}, {"--private-report", "--report-epsilon", "-1"}, {"--report-epsilon", "1"}} {
+		if code, _, stderr := pate(t, append(args, bad...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
+		}
 	}
 }
