@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,11 @@ func replicateCommand(e *env, jsonErrors *bool) *cli.Command {
 		Usage: "would another sample of the population give the same labels? (a diagnostic, not private)",
 		UsageText: `pate replicate --private F --label COL --public F --epsilon E --delta D [--splits 2] [--repeats R] [options]
 
+With --replicable each configuration is run twice, as it is and with pate label --replicable (the noise
+keyed by public row from the shared seed, rounded to a grid with a shared random offset: the replicable
+rounding of Impagliazzo et al. 2022), and both are reported with the fraction of queries answered (and,
+with --truth COL, the accuracy of the answered rows), so that the gain in agreement can be set against its cost.
+
 The sensitive rows are split into disjoint random parts; each part labels the same public rows with the same
 mechanism and budget, once with shared randomness (the same seed for partition and noise: the coupling of
 replicability) and once with independent randomness. pate reports how often the released labels of two parts
@@ -41,7 +47,9 @@ Examples:
    pate replicate --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
        --epsilon 2 --delta 1e-5 --max-queries 1500 --classes 0,1 --repeats 3
    pate replicate --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
-       --epsilon 2 --delta 1e-5 --max-queries 1500 --classes 0,1 --private-report --report-epsilon 1`,
+       --epsilon 2 --delta 1e-5 --max-queries 1500 --classes 0,1 --private-report --report-epsilon 1
+   pate replicate --private testdata/adult_train.parquet --label income --public testdata/adult_test.parquet \
+       --truth income --epsilon 2 --delta 1e-5 --max-queries 1500 --classes 0,1 --replicable`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data", Required: true},
 			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
@@ -54,6 +62,9 @@ Examples:
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "number of random splits"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the splits and of the shared randomness"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
+			&cli.BoolFlag{Name: "replicable", Usage: "also label with --replicable (noise keyed by row from the shared seed, replicable rounding) and report how much it lowers the disagreement, and at what cost"},
+			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise"},
+			&cli.StringFlag{Name: "truth", Usage: "a column of the public file with the true labels: report the accuracy of the answered rows"},
 			&cli.BoolFlag{Name: "private-report", Usage: "release the disagreement counts with discrete Laplace noise, charged --report-epsilon (otherwise the output is NOT PRIVATE)"},
 			&cli.Float64Flag{Name: "report-epsilon", Usage: "with --private-report: the pure ε of the two released counts (half each)"},
 			&cli.StringFlag{Name: "ledger", Usage: "with --private-report: privacy ledger directory (default as for pate label)"},
@@ -79,22 +90,63 @@ type replicateResult struct {
 	Queried     int       `json:"queried_rows"` // rows compared per pair of parts: the others abstain in every run
 	Shared      agreement `json:"shared_randomness"`
 	Independent agreement `json:"independent_randomness"`
+	// Replicable is the same with pate label --replicable (--replicable).
+	Replicable *replicableArms `json:"replicable,omitempty"`
 	// Report describes the noise of a --private-report release.
 	Report *privateReport `json:"private_report,omitempty"`
 }
 
-// agreement is the disagreement rate of the released labels between parts.
+// replicableArms are the figures of the --replicable runs.
+type replicableArms struct {
+	Width       float64   `json:"width_sd"` // the rounding grid, in standard deviations of the noise
+	Seed        string    `json:"seed"`     // how the shared seed was shared
+	Shared      agreement `json:"shared_randomness"`
+	Independent agreement `json:"independent_randomness"`
+}
+
+// agreement is the disagreement rate of the released labels between parts,
+// and (not with --private-report) what the runs released.
 type agreement struct {
 	Compared int     `json:"rows_compared"`
 	Differ   int     `json:"rows_differing"` // with --private-report: the noisy count, clamped to [0, rows_compared]
 	Rate     float64 `json:"disagreement"`
 	Low      float64 `json:"ci95_low"`
 	High     float64 `json:"ci95_high"`
+
+	// Not private: omitted with --private-report.
+	AnswerVsAbstain int     `json:"answer_vs_abstain,omitempty"` // pairs where one part answered and the other abstained
+	LabelVsLabel    int     `json:"label_vs_label,omitempty"`    // pairs where both answered, differently
+	Queries         int     `json:"queries,omitempty"`           // queried rows over all runs
+	Answered        int     `json:"answered,omitempty"`          // of them answered
+	AnsweredFrac    float64 `json:"answered_fraction,omitempty"`
+	Checked         int     `json:"answers_with_truth,omitempty"` // --truth: answered rows with a true label
+	Correct         int     `json:"answers_correct,omitempty"`
+	Accuracy        float64 `json:"answered_accuracy,omitempty"`
 }
 
 func (a *agreement) finish() {
 	a.Rate = float64(a.Differ) / float64(max(1, a.Compared))
 	a.Low, a.High = wilson(a.Differ, a.Compared, z95)
+	a.AnsweredFrac = float64(a.Answered) / float64(max(1, a.Queries))
+	a.Accuracy = float64(a.Correct) / float64(max(1, a.Checked))
+}
+
+// utility adds one run's answers (and their accuracy against truth, when
+// known) over its first n rows.
+func (a *agreement) utility(labels, truth []string, n int) {
+	for i, v := range labels[:n] {
+		a.Queries++
+		if v == "" {
+			continue
+		}
+		a.Answered++
+		if truth != nil && truth[i] != "" {
+			a.Checked++
+			if truth[i] == v {
+				a.Correct++
+			}
+		}
+	}
 }
 
 // privateReport is the calibration of a --private-report release.
@@ -181,6 +233,7 @@ func laplaceBound(t *big.Rat, miss float64) int64 {
 func (a *agreement) release(l *noise.DiscreteLaplace, u int64, src noise.Source) {
 	noisy := int64(a.Differ) + l.Sample(src)
 	n := a.Compared
+	*a = agreement{Compared: n} // nothing but the noisy count is released
 	a.Differ = int(min(max(noisy, 0), int64(n)))
 	a.Rate = float64(a.Differ) / float64(max(1, n))
 	lo := int(min(max(noisy-u, 0), int64(n)))
@@ -227,12 +280,31 @@ func runReplicate(c *cli.Context, e *env) error {
 		return fmt.Errorf("%w: %s has %d rows, fewer than --splits %d", label.ErrInvalidInput, c.String("private"), n, splits)
 	}
 
+	var truth []string
+	if col := c.String("truth"); col != "" {
+		if private {
+			return usagef("--truth is not private: it cannot be used with --private-report")
+		}
+		if truth, err = readColumnText(mem, c.String("public"), col); err != nil {
+			return err
+		}
+	}
+
 	res := replicateResult{Private: false, Note: replicateNotPrivate, Splits: splits, Repeats: repeats}
+	// arms: plain shared, plain independent, and with --replicable the same
+	// two with replicable runs.
+	arms := []*agreement{&res.Shared, &res.Independent}
+	if c.Bool("replicable") {
+		res.Replicable = &replicableArms{Width: c.Float64("replicable-width"), Seed: replicateVia}
+		arms = append(arms, &res.Replicable.Shared, &res.Replicable.Independent)
+	}
 	base := c.Uint64("seed")
 	for r := 0; r < repeats; r++ {
 		parts := splitParts(label.SplitUnits(whole, splits, noise.NewSeededSource(base, uint64(1000+r))), splits)
-		shared := make([][]string, splits)
-		indep := make([][]string, splits)
+		labels := make([][][]string, len(arms)) // arm, part, row
+		for i := range labels {
+			labels[i] = make([][]string, splits)
+		}
 		for p := range parts {
 			if len(parts[p]) == 0 {
 				return fmt.Errorf("%w: repeat %d: part %d of %s is empty", label.ErrInvalidInput, r, p, c.String("private"))
@@ -241,30 +313,43 @@ func runReplicate(c *cli.Context, e *env) error {
 			if err != nil {
 				return err
 			}
-			s1 := base + uint64(r)*1_000_003
-			s2 := base + uint64(r)*1_000_003 + uint64(p+1)*7919
-			shared[p], err = replicateRun(c, sub, s1)
-			if err == nil {
-				indep[p], err = replicateRun(c, sub, s2)
+			for i := range arms {
+				seed := base + uint64(r)*1_000_003 // shared by the parts
+				if i%2 == 1 {
+					seed += uint64(p+1) * 7919 // independent
+				}
+				var rep *label.Replicable
+				if i >= 2 {
+					rep = &label.Replicable{Key: replicateKey(seed), Width: c.Float64("replicable-width"), Via: replicateVia}
+				}
+				if labels[i][p], err = replicateRun(c, sub, seed, rep); err != nil {
+					break
+				}
 			}
 			sub.Release()
 			if err != nil {
 				return fmt.Errorf("repeat %d, part %d: %w", r, p, err)
 			}
 		}
-		res.PublicRows = len(shared[0])
+		res.PublicRows = len(labels[0][0])
 		res.Queried = queriedRows(c.Int64("max-queries"), res.PublicRows)
-		for a := 0; a < splits; a++ {
-			for b := a + 1; b < splits; b++ {
-				compare(&res.Shared, shared[a][:res.Queried], shared[b][:res.Queried])
-				compare(&res.Independent, indep[a][:res.Queried], indep[b][:res.Queried])
+		if truth != nil && len(truth) != res.PublicRows {
+			return fmt.Errorf("%w: --truth %s: %d values for %d public rows", label.ErrInvalidInput, c.String("truth"), len(truth), res.PublicRows)
+		}
+		for i, arm := range arms {
+			for a := 0; a < splits; a++ {
+				arm.utility(labels[i][a], truth, res.Queried)
+				for b := a + 1; b < splits; b++ {
+					compare(arm, labels[i][a][:res.Queried], labels[i][b][:res.Queried])
+				}
 			}
 		}
 	}
-	res.Shared.finish()
-	res.Independent.finish()
+	for _, arm := range arms {
+		arm.finish()
+	}
 	if private {
-		if err := releaseReport(c, e, &res, reportEps); err != nil {
+		if err := releaseReport(c, e, &res, arms, reportEps); err != nil {
 			return err
 		}
 	}
@@ -277,8 +362,13 @@ func runReplicate(c *cli.Context, e *env) error {
 	fmt.Fprintf(w, "%s\n\n", res.Note)
 	fmt.Fprintf(w, "%d repeats × %d disjoint parts of %s; the first %d of %d public rows (the queries) compared per pair of parts\n",
 		repeats, splits, c.String("private"), res.Queried, res.PublicRows)
-	fmt.Fprintf(w, "shared randomness:      %.4f of the released labels differ (95%% CI %.4f–%.4f)\n", res.Shared.Rate, res.Shared.Low, res.Shared.High)
-	fmt.Fprintf(w, "independent randomness: %.4f of the released labels differ (95%% CI %.4f–%.4f)\n", res.Independent.Rate, res.Independent.Low, res.Independent.High)
+	printArm(w, "", "shared randomness:     ", &res.Shared, private, truth != nil)
+	printArm(w, "", "independent randomness:", &res.Independent, private, truth != nil)
+	if rr := res.Replicable; rr != nil {
+		fmt.Fprintf(w, "with --replicable (rounding grid %g σ; shared seed %s):\n", rr.Width, rr.Seed)
+		printArm(w, "  ", "shared randomness:     ", &rr.Shared, private, truth != nil)
+		printArm(w, "  ", "independent randomness:", &rr.Independent, private, truth != nil)
+	}
 	if p := res.Report; p != nil {
 		fmt.Fprintf(w, "private report: ε = %g (pure; %g per count), sensitivity %d rows per count, discrete Laplace scale %s, |noise| ≤ %d with 97.5%%\n",
 			p.Epsilon, p.EpsilonPerCount, p.Sensitivity, p.LaplaceScale, p.NoiseBound)
@@ -297,9 +387,10 @@ func queriedRows(maxQueries int64, rows int) int {
 
 // releaseReport charges the report's ε in the ledger (write-ahead), then
 // replaces the two counts by their noisy versions.
-func releaseReport(c *cli.Context, e *env, res *replicateResult, eps float64) error {
+func releaseReport(c *cli.Context, e *env, res *replicateResult, arms []*agreement, eps float64) error {
 	sens := reportSensitivity(res.Repeats, res.Splits, res.Queried)
-	t, err := laplaceFor(sens, eps/2)
+	perCount := eps / float64(len(arms))
+	t, err := laplaceFor(sens, perCount)
 	if err != nil {
 		return usagef("--report-epsilon: %v", err)
 	}
@@ -324,10 +415,11 @@ func releaseReport(c *cli.Context, e *env, res *replicateResult, eps float64) er
 	}
 	u := laplaceBound(t, 0.025)
 	src := noise.NewCryptoSource() // never seeded: a seeded report would not be private
-	res.Shared.release(lap, u, src)
-	res.Independent.release(lap, u, src)
+	for _, a := range arms {
+		a.release(lap, u, src)
+	}
 	res.Private, res.Note = true, privateNote
-	res.Report = &privateReport{Epsilon: eps, EpsilonPerCount: eps / 2, Sensitivity: sens,
+	res.Report = &privateReport{Epsilon: eps, EpsilonPerCount: perCount, Sensitivity: sens,
 		LaplaceScale: t.FloatString(6), NoiseBound: u, Basis: reportBasis}
 	if run != nil {
 		if err := run.End(rho); err != nil {
@@ -337,12 +429,69 @@ func releaseReport(c *cli.Context, e *env, res *replicateResult, eps float64) er
 	return nil
 }
 
+func printArm(w io.Writer, indent, name string, a *agreement, private, truth bool) {
+	fmt.Fprintf(w, "%s%s %.4f of the released labels differ (95%% CI %.4f–%.4f)\n", indent, name, a.Rate, a.Low, a.High)
+	if private {
+		return
+	}
+	fmt.Fprintf(w, "%s    %d answer vs abstention, %d label vs label; %.4f of the queries answered", indent, a.AnswerVsAbstain, a.LabelVsLabel, a.AnsweredFrac)
+	if truth {
+		fmt.Fprintf(w, ", %.4f of the answers correct", a.Accuracy)
+	}
+	fmt.Fprintln(w)
+}
+
 func compare(a *agreement, x, y []string) {
 	for i := range x {
 		a.Compared++
 		if x[i] != y[i] {
 			a.Differ++
+			if x[i] == "" || y[i] == "" {
+				a.AnswerVsAbstain++
+			} else {
+				a.LabelVsLabel++
+			}
 		}
+	}
+}
+
+// replicateVia is how pate replicate shares the seed of its --replicable runs.
+const replicateVia = "derived from --seed by pate replicate (a diagnostic, not a release)"
+
+// replicateKey is the shared key of a --replicable run of pate replicate.
+func replicateKey(seed uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte("pate replicate key "), seed)
+}
+
+// readColumnText reads one column of a file as text ("" for nulls).
+func readColumnText(mem memory.Allocator, path, col string) ([]string, error) {
+	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
+	if err != nil {
+		return nil, fmt.Errorf("--public: %w", err)
+	}
+	defer r.Close()
+	idx := r.Schema().FieldIndices(col)
+	if len(idx) != 1 {
+		return nil, fmt.Errorf("%w: --truth %q: %s has no such column (or has it twice)", label.ErrInvalidInput, col, path)
+	}
+	var out []string
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--public: %w", err)
+		}
+		a := rec.Column(idx[0])
+		for i := 0; i < a.Len(); i++ {
+			v := ""
+			if !a.IsNull(i) {
+				v = a.ValueStr(i)
+			}
+			out = append(out, v)
+		}
+		rec.Release()
 	}
 }
 
@@ -477,7 +626,7 @@ func (l *labelsOf) Write(rec arrow.Record) error {
 }
 
 // replicateRun labels the public file with the sensitive rows of sub.
-func replicateRun(c *cli.Context, sub arrow.Record, seed uint64) ([]string, error) {
+func replicateRun(c *cli.Context, sub arrow.Record, seed uint64, rep *label.Replicable) ([]string, error) {
 	mem := memory.DefaultAllocator
 	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: 16384, Allocator: mem})
 	if err != nil {
@@ -502,6 +651,7 @@ func replicateRun(c *cli.Context, sub arrow.Record, seed uint64) ([]string, erro
 		SensitiveName:    inputName(c.String("private")),
 		PublicName:       inputName(c.String("public")),
 		Seed:             &seed,
+		Replicable:       rep,
 		BatchSize:        16384,
 		Allocator:        mem,
 		Version:          version,

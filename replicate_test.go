@@ -3,9 +3,15 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/noise"
 )
@@ -194,6 +200,79 @@ func TestReplicatePrivateReport(t *testing.T) {
 
 	for _, bad := range [][]string{{"--private-report"}, {"--private-report", "--report-epsilon", "-1"}, {"--report-epsilon", "1"}} {
 		if code, _, stderr := pate(t, append(args, bad...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
+		}
+	}
+}
+
+// TestLabelReplicable: pate label --replicable draws each row's noise from
+// the shared seed, so the labels do not depend on the batch size; the
+// report says replicable and how the seed was shared, never the seed; the
+// accounting is unchanged (pate audit re-derives it); bad flags exit 2.
+func TestLabelReplicable(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "shared.seed")
+	const seed = "c2hhcmVkIHNlY3JldCBvZiB0d28gY3VyYXRvcnMK"
+	if err := os.WriteFile(seedFile, []byte(seed+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"label", "--private", "testdata/adult_train.parquet", "--label", "income", "--public", "testdata/adult_public.parquet",
+		"--epsilon", "2", "--delta", "1e-5", "--max-queries", "600", "--classes", "0,1", "--teachers", "100", "--seed", "5", "--quiet", "--no-ledger",
+		"--replicable", "--shared-seed-file", seedFile}
+	var labels [][]int64
+	var sources [][]string
+	for _, batch := range []string{"1000", "16384"} {
+		out, report := filepath.Join(dir, batch+".arrow"), filepath.Join(dir, batch+".json")
+		if code, _, stderr := pate(t, append(args, "--batch-size", batch, "-o", out, "--report", report)...); code != 0 {
+			t.Fatalf("batch %s: exit %d: %s", batch, code, stderr)
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		_, recs := readAll(t, out, mem)
+		labels = append(labels, int64Column(t, recs, "income"))
+		sources = append(sources, stringColumn(t, recs, label.SourceColumn))
+		release(recs)
+		mem.AssertSize(t, 0)
+
+		b, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), seed) {
+			t.Fatal("the report contains the shared seed")
+		}
+		var rep label.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Replicable || !rep.Seeded || !strings.Contains(rep.ReplicableVia, "--shared-seed-file") || rep.ReplicableGrid == nil || rep.ReplicableGrid.Check <= 0 {
+			t.Errorf("report: replicable %v, seeded %v, via %q, grid %+v", rep.Replicable, rep.Seeded, rep.ReplicableVia, rep.ReplicableGrid)
+		}
+		if rep.Queries.Answered == 0 || rep.Queries.Abstained == 0 {
+			t.Errorf("answered %d, abstained %d", rep.Queries.Answered, rep.Queries.Abstained)
+		}
+		if code, stdout, stderr := pate(t, "audit", report); code != 0 {
+			t.Errorf("audit: exit %d: %s%s", code, stdout, stderr)
+		}
+	}
+	if !slices.Equal(labels[0], labels[1]) || !slices.Equal(sources[0], sources[1]) {
+		t.Error("the labels of a replicable run depend on the batch size")
+	}
+
+	short := filepath.Join(dir, "short.seed")
+	if err := os.WriteFile(short, []byte("1234"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := args[:len(args)-3]
+	out := []string{"-o", filepath.Join(dir, "bad.arrow")}
+	for _, bad := range [][]string{
+		{"--replicable"},
+		{"--replicable", "--shared-seed-file", short},
+		{"--replicable", "--shared-seed-file", filepath.Join(dir, "missing")},
+		{"--shared-seed-file", seedFile},
+		{"--replicable", "--shared-seed-file", seedFile, "--replicable-width", "0"},
+		{"--replicable", "--shared-seed-file", seedFile, "--student", "logreg", "--select", "uncertain"},
+	} {
+		if code, _, stderr := pate(t, append(append(append([]string{}, base...), bad...), out...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
 		}
 	}

@@ -46,6 +46,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateStudent(&cfg); err != nil {
 		return nil, err
 	}
+	if err := validateReplicable(&cfg); err != nil {
+		return nil, err
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	lf, _, err := fieldByName(sensitive, cfg.Label)
 	if err != nil {

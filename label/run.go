@@ -164,6 +164,13 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if err != nil {
 		return nil, nil, nil, invalid("%v", err)
 	}
+	if cfg.Replicable != nil {
+		if agg.round, err = newRounding(agg, params, cfg.Replicable.Width); err != nil {
+			return nil, nil, nil, invalid("%v", err)
+		}
+		rep.Replicable, rep.ReplicableVia = true, cfg.Replicable.Via
+		rep.ReplicableGrid = &ReplicableGrid{Check: agg.round.check, Answer: agg.round.answer}
+	}
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
 	}
@@ -243,8 +250,9 @@ type batch struct {
 	noMore bool    // no query from this batch on: the student may take over
 	counts []int32 // queryN × classes votes
 	x      *learners.Matrix
-	zCheck []int64 // queryN threshold draws (Confident-GNMax)
-	zArg   []int64 // queryN × classes argmax draws
+	zCheck []int64     // queryN threshold draws (Confident-GNMax)
+	zArg   []int64     // queryN × classes argmax draws
+	zRep   []roundDraw // --replicable: queryN roundings
 }
 
 type runState struct {
@@ -449,7 +457,11 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 						if len(b.zCheck) > 0 {
 							zc = b.zCheck[q]
 						}
-						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], st.filter)
+						var rd *roundDraw
+						if len(b.zRep) > 0 {
+							rd = &b.zRep[q]
+						}
+						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], rd, st.filter)
 						switch o {
 						case outAnswered:
 							src = SourceTeachers
@@ -554,6 +566,10 @@ func (st *runState) drawNoise(b *batch, classes int) {
 	b.zCheck = b.zCheck[:0]
 	if st.agg.check != nil {
 		b.zCheck = grow(b.zCheck, q)
+	}
+	if st.agg.round != nil { // --replicable: each row's noise from its own keyed stream
+		st.drawReplicable(b, classes)
+		return
 	}
 	// Parts end at multiples of a fixed number of rows (not one per core),
 	// and a seeded run keys each part's noise stream by its first row: the
