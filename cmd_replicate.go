@@ -39,7 +39,7 @@ replicability) and once with independent randomness. pate reports how often the 
 differ (an abstention counts as a label), with a 95% Wilson interval over the queried public rows.
 
 Without --private-report the figures are NOT PRIVATE (a diagnostic for the data owner). With
---private-report --report-epsilon E the two disagreement counts are released with discrete Laplace noise
+--private-report --report-epsilon E the disagreement counts are released with discrete Laplace noise
 calibrated to their sensitivity to one sensitive row (repeats × (splits − 1) × queried rows: one row lives in
 one part per repeat and may change every label of that part), charged E in the privacy ledger.
 
@@ -66,7 +66,7 @@ Examples:
 			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise"},
 			&cli.StringFlag{Name: "truth", Usage: "a column of the public file with the true labels: report the accuracy of the answered rows"},
 			&cli.BoolFlag{Name: "private-report", Usage: "release the disagreement counts with discrete Laplace noise, charged --report-epsilon (otherwise the output is NOT PRIVATE)"},
-			&cli.Float64Flag{Name: "report-epsilon", Usage: "with --private-report: the pure ε of the two released counts (half each)"},
+			&cli.Float64Flag{Name: "report-epsilon", Usage: "with --private-report: the pure ε of the released counts (split evenly: two counts, four with --replicable)"},
 			&cli.StringFlag{Name: "ledger", Usage: "with --private-report: privacy ledger directory (default as for pate label)"},
 			&cli.BoolFlag{Name: "no-ledger", Usage: "with --private-report: do not record the report's ε in the privacy ledger"},
 		}, budgetFlags()...),
@@ -152,21 +152,21 @@ func (a *agreement) utility(labels, truth []string, n int) {
 // privateReport is the calibration of a --private-report release.
 type privateReport struct {
 	Epsilon         float64 `json:"epsilon"`           // pure ε of the whole release
-	EpsilonPerCount float64 `json:"epsilon_per_count"` // each of the two counts
+	EpsilonPerCount float64 `json:"epsilon_per_count"` // each released count
 	Sensitivity     int64   `json:"sensitivity"`       // of each count to one sensitive row
 	LaplaceScale    string  `json:"laplace_scale"`     // exact: sensitivity / epsilon_per_count
 	NoiseBound      int64   `json:"noise_bound"`       // |noise| ≤ this with probability ≥ 97.5%
 	Basis           string  `json:"basis"`
 }
 
-const privateNote = "PRIVATE (only with --private-report): the two disagreement counts are released with discrete Laplace noise " +
+const privateNote = "PRIVATE (only with --private-report): the disagreement counts (two, four with --replicable) are released with discrete Laplace noise " +
 	"calibrated to their global sensitivity to one sensitive row; the rates and intervals are computed from the noisy counts. " +
 	"Nothing else computed from the sensitive data is printed."
 
 const reportBasis = "pure ε-DP, discrete Laplace (Canonne–Kamath–Steinke 2020) with scale sensitivity/ε per count; " +
 	"sensitivity = repeats × (splits − 1) × queried rows: each row lies in one part per repeat (keyed hash of the row), " +
 	"its removal changes that part's teachers, which may change every label that part releases, so every pair of parts " +
-	"that includes it may change by up to the number of queried rows; the two counts compose to ε; " +
+	"that includes it may change by up to the number of queried rows; the counts (ε split evenly) compose to ε; " +
 	"intervals: 97.5% Wilson widened by the 97.5% noise bound (≥ 95% by a union bound)"
 
 // Quantiles of the standard normal for two-sided 95% and 97.5% intervals.
@@ -386,7 +386,7 @@ func queriedRows(maxQueries int64, rows int) int {
 }
 
 // releaseReport charges the report's ε in the ledger (write-ahead), then
-// replaces the two counts by their noisy versions.
+// replaces the counts by their noisy versions.
 func releaseReport(c *cli.Context, e *env, res *replicateResult, arms []*agreement, eps float64) error {
 	sens := reportSensitivity(res.Repeats, res.Splits, res.Queried)
 	perCount := eps / float64(len(arms))

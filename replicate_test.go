@@ -18,26 +18,30 @@ import (
 
 // TestReplicate: shared randomness couples the runs on two halves of the
 // sensitive data, so their labels differ far less often than with
-// independent randomness; breast_cancer and digits (10 classes) run too.
+// independent randomness; on Adult (income, ε = 2) --replicable lowers the
+// shared-seed disagreement further (fixed seeds); breast_cancer and digits
+// (10 classes) run too, with --replicable. The logged figures are the
+// README's.
 func TestReplicate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains teachers 8 times per case")
 	}
 	tests := []struct {
-		name string
-		args []string
+		name          string
+		args          []string
+		wantReplicate bool // --replicable must lower the shared-seed disagreement
 	}{
-		{"adult", []string{"--private", "testdata/adult_train.parquet", "--label", "income", "--public", "testdata/adult_public.parquet",
-			"--epsilon", "2", "--delta", "1e-5", "--classes", "0,1", "--max-queries", "1500"}},
-		{"breast_cancer", []string{"--private", "testdata/breast_cancer.parquet", "--label", "label", "--public", "testdata/breast_cancer.parquet",
+		{"adult", []string{"--private", "testdata/adult_train.parquet", "--label", "income", "--public", "testdata/adult_test.parquet", "--truth", "income",
+			"--epsilon", "2", "--delta", "1e-5", "--classes", "0,1", "--max-queries", "1500"}, true},
+		{"breast_cancer", []string{"--private", "testdata/breast_cancer.parquet", "--label", "label", "--public", "testdata/breast_cancer.parquet", "--truth", "label",
 			"--features", "mean_radius,mean_texture,mean_perimeter,mean_area,worst_radius,worst_concave_points", "--teachers", "10",
-			"--epsilon", "2", "--delta", "1e-5", "--classes", "0,1"}},
-		{"digits", []string{"--private", "testdata/digits.parquet", "--label", "label", "--public", "testdata/digits.parquet",
-			"--teachers", "20", "--epsilon", "4", "--delta", "1e-5", "--classes", "0,1,2,3,4,5,6,7,8,9", "--learner", "nb"}},
+			"--epsilon", "2", "--delta", "1e-5", "--classes", "0,1"}, false},
+		{"digits", []string{"--private", "testdata/digits.parquet", "--label", "label", "--public", "testdata/digits.parquet", "--truth", "label",
+			"--teachers", "20", "--epsilon", "4", "--delta", "1e-5", "--classes", "0,1,2,3,4,5,6,7,8,9", "--learner", "nb"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := pate(t, append([]string{"replicate", "--json", "--repeats", "2"}, tc.args...)...)
+			code, stdout, stderr := pate(t, append([]string{"replicate", "--json", "--repeats", "2", "--replicable"}, tc.args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -45,8 +49,20 @@ func TestReplicate(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: shared %.4f [%.4f, %.4f], independent %.4f [%.4f, %.4f] over %d row pairs",
-				tc.name, r.Shared.Rate, r.Shared.Low, r.Shared.High, r.Independent.Rate, r.Independent.Low, r.Independent.High, r.Shared.Compared)
+			for _, arm := range []struct {
+				name string
+				a    agreement
+			}{{"shared", r.Shared}, {"independent", r.Independent}, {"replicable shared", r.Replicable.Shared}, {"replicable independent", r.Replicable.Independent}} {
+				a := arm.a
+				t.Logf("%s %s: %.4f [%.4f, %.4f] of %d row pairs differ (%d answer vs abstention, %d label vs label); answered %.4f, accuracy %.4f",
+					tc.name, arm.name, a.Rate, a.Low, a.High, a.Compared, a.AnswerVsAbstain, a.LabelVsLabel, a.AnsweredFrac, a.Accuracy)
+				if a.Compared == 0 || a.Differ != a.AnswerVsAbstain+a.LabelVsLabel || a.Queries == 0 || a.Checked != a.Answered {
+					t.Errorf("%s: inconsistent %+v", arm.name, a)
+				}
+			}
+			if tc.wantReplicate && r.Replicable.Shared.Rate >= r.Shared.Rate {
+				t.Errorf("--replicable does not lower the shared-seed disagreement: %.4f, without it %.4f", r.Replicable.Shared.Rate, r.Shared.Rate)
+			}
 			if r.Private || r.Note == "" {
 				t.Error("the result is not marked as not private")
 			}
@@ -275,5 +291,67 @@ func TestLabelReplicable(t *testing.T) {
 		if code, _, stderr := pate(t, append(append(append([]string{}, base...), bad...), out...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
 		}
+	}
+}
+
+// TestLabelReplicableSmall: pate label --replicable on breast_cancer and
+// digits (10 classes, GNMax and LNMax too); logs the answered rows and
+// their accuracy for the README.
+func TestLabelReplicableSmall(t *testing.T) {
+	dir := t.TempDir()
+	seedFile := filepath.Join(dir, "shared.seed")
+	if err := os.WriteFile(seedFile, []byte("0123456789abcdef-two-curators"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, data, keep string
+		args             []string
+	}{
+		{"breast_cancer", "testdata/breast_cancer.parquet", "mean_radius", []string{"--teachers", "10", "--epsilon", "2", "--classes", "0,1",
+			"--features", "mean_radius,mean_texture,mean_perimeter,mean_area,worst_radius,worst_concave_points"}},
+		{"digits", "testdata/digits.parquet", "pixel_0_0", []string{"--teachers", "20", "--epsilon", "4", "--classes", "0,1,2,3,4,5,6,7,8,9", "--learner", "nb"}},
+		{"digits gnmax", "testdata/digits.parquet", "pixel_0_0", []string{"--teachers", "20", "--epsilon", "4", "--classes", "0,1,2,3,4,5,6,7,8,9", "--learner", "nb",
+			"--mechanism", "gnmax", "--max-queries", "200"}},
+		{"breast_cancer lnmax", "testdata/breast_cancer.parquet", "mean_radius", []string{"--teachers", "10", "--epsilon", "2", "--classes", "0,1", "--mechanism", "lnmax", "--max-queries", "100"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, report := filepath.Join(dir, "out.arrow"), filepath.Join(dir, "r.json")
+			args := append([]string{"label", "--private", tc.data, "--label", "label", "--public", tc.data, "--keep", tc.keep,
+				"--delta", "1e-5", "--seed", "3", "--quiet", "--no-ledger", "--replicable", "--shared-seed-file", seedFile, "-o", out, "--report", report}, tc.args...)
+			if code, _, stderr := pate(t, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			_, recs := readAll(t, out, mem)
+			got := int64Column(t, recs, "label")
+			release(recs)
+			_, trecs := readAll(t, tc.data, mem)
+			truth := int64Column(t, trecs, "label")
+			release(trecs)
+			answered, correct := 0, 0
+			for i, v := range got {
+				if v >= 0 {
+					answered++
+					if v == truth[i] {
+						correct++
+					}
+				}
+			}
+			b, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep label.Report
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d queries, %d answered, %.4f of them correct; ε = %g, grid %+v", tc.name, rep.Queries.Seen, answered,
+				float64(correct)/float64(max(1, answered)), float64(rep.Guarantee.Epsilon), *rep.ReplicableGrid)
+			if !rep.Replicable || int64(answered) != rep.Queries.Answered || answered == 0 {
+				t.Errorf("replicable %v, %d answered rows in the output, %d in the report", rep.Replicable, answered, rep.Queries.Answered)
+			}
+		})
 	}
 }
