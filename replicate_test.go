@@ -214,7 +214,27 @@ func TestReplicatePrivateReport(t *testing.T) {
 		t.Error("a NOT PRIVATE run was charged in the ledger")
 	}
 
-	for _, bad := range [][]string{{"--private-report"}, {"--private-report", "--report-epsilon", "-1"}, {"--report-epsilon", "1"}} {
+	// With --replicable four counts are released, ε/4 each, and nothing
+	// else about the runs.
+	code, stdout, stderr = pate(t, append(args, "--private-report", "--report-epsilon", "1", "--replicable", "--no-ledger")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r = replicateResult{}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Private || r.Report == nil || r.Report.EpsilonPerCount != 0.25 || r.Report.LaplaceScale != "2400.000000" || r.Replicable == nil {
+		t.Fatalf("private --replicable: %+v", r)
+	}
+	for _, a := range []agreement{r.Shared, r.Independent, r.Replicable.Shared, r.Replicable.Independent} {
+		if a.Queries != 0 || a.Answered != 0 || a.AnswerVsAbstain != 0 || a.LabelVsLabel != 0 || a.Differ > a.Compared {
+			t.Errorf("a private report released more than its noisy count: %+v", a)
+		}
+	}
+
+	for _, bad := range [][]string{{"--private-report"}, {"--private-report", "--report-epsilon", "-1"}, {"--report-epsilon", "1"},
+		{"--private-report", "--report-epsilon", "1", "--truth", "label"}} {
 		if code, _, stderr := pate(t, append(args, bad...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
 		}
@@ -238,8 +258,8 @@ func TestLabelReplicable(t *testing.T) {
 	var labels [][]int64
 	var sources [][]string
 	for _, batch := range []string{"1000", "16384"} {
-		out, report := filepath.Join(dir, batch+".arrow"), filepath.Join(dir, batch+".json")
-		if code, _, stderr := pate(t, append(args, "--batch-size", batch, "-o", out, "--report", report)...); code != 0 {
+		out, report, html := filepath.Join(dir, batch+".arrow"), filepath.Join(dir, batch+".json"), filepath.Join(dir, batch+".html")
+		if code, _, stderr := pate(t, append(args, "--batch-size", batch, "-o", out, "--report", report, "--report-html", html)...); code != 0 {
 			t.Fatalf("batch %s: exit %d: %s", batch, code, stderr)
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -255,6 +275,9 @@ func TestLabelReplicable(t *testing.T) {
 		}
 		if strings.Contains(string(b), seed) {
 			t.Fatal("the report contains the shared seed")
+		}
+		if h, err := os.ReadFile(html); err != nil || !strings.Contains(string(h), "<b>replicable</b>") || strings.Contains(string(h), seed) {
+			t.Errorf("the HTML report does not say the run is replicable, or shows the seed (%v)", err)
 		}
 		var rep label.Report
 		if err := json.Unmarshal(b, &rep); err != nil {

@@ -124,7 +124,7 @@ func (tc auditCase) aggregators(t *testing.T) (claim, run *aggregator) {
 			t.Fatal(err)
 		}
 		if tc.width > 0 {
-			if run.round, err = newRounding(run, p, tc.width); err != nil {
+			if run.round, err = newRounding(run, p, tc.width, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -3,6 +3,8 @@ package label
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/pate-tool/pate/label/noise"
 )
@@ -70,9 +72,11 @@ func validateReplicable(cfg *Config) error {
 	return nil
 }
 
-// rounding is the replicable rounding of one run: grid widths in votes.
+// rounding is the replicable rounding of one run: grid widths in votes,
+// and the shared key's cipher.
 type rounding struct {
 	check, answer int64 // Confident-GNMax threshold grid; argmax grid
+	keyed         *noise.Keyed
 }
 
 // roundDraw is the shared randomness of one row's rounding.
@@ -81,13 +85,10 @@ type roundDraw struct {
 	tie                 uint64 // the row's tie-breaking priorities
 }
 
-// rowSource is the shared randomness of public row row: the keyed stream
-// number row under the shared key.
-func (l *Labeler) rowSource(row int64) noise.Source {
-	return noise.NewKeyedSource(l.cfg.Replicable.Key, uint64(row))
-}
-
-func newRounding(a *aggregator, p MechanismParams, width float64) (*rounding, error) {
+// newRounding sets up the rounding of aggregator a with noise p, on a grid
+// of width standard deviations, keyed by key (nil in tests that draw from
+// their own sources).
+func newRounding(a *aggregator, p MechanismParams, width float64, key []byte) (*rounding, error) {
 	// The width in votes: width × the noise's standard deviation
 	// (std·f), rounded up. A public parameter, not on the noise path.
 	votes := func(name, s string, std float64) (int64, error) {
@@ -98,6 +99,9 @@ func newRounding(a *aggregator, p MechanismParams, width float64) (*rounding, er
 		return max(1, int64(math.Ceil(width*std*f))), nil
 	}
 	r := &rounding{}
+	if key != nil {
+		r.keyed = noise.NewKeyed(key)
+	}
 	var err error
 	switch a.kind {
 	case MechanismGNMax:
@@ -169,25 +173,39 @@ func mix64(x uint64) uint64 {
 }
 
 // drawReplicable draws the noise and rounding of a batch's queries, each
-// from its own row's keyed stream.
+// from its own row's keyed stream (stream number = public row index), in
+// parallel over the cores: a row's draws depend on nothing else.
 func (st *runState) drawReplicable(b *batch, classes int) {
 	q := b.queryN
-	b.zRep = b.zRep[:0]
-	check := make([]int64, 1)
-	for i := 0; i < q; i++ {
-		row := b.first + int64(i)
-		if b.sel != nil {
-			row = b.first + int64(b.sel[i])
-		}
-		src := st.l.rowSource(row)
-		c := check[:0]
-		if st.agg.check != nil {
-			c = check
-		}
-		st.agg.noiseFor(src, c, b.zArg[i*classes:(i+1)*classes])
-		if len(c) > 0 {
-			b.zCheck[i] = c[0]
-		}
-		b.zRep = append(b.zRep, st.agg.round.draw(src))
+	if cap(b.zRep) < q {
+		b.zRep = make([]roundDraw, q)
 	}
+	b.zRep = b.zRep[:q]
+	r := st.agg.round
+	workers := min(runtime.GOMAXPROCS(0), max(1, q/1024))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			check := make([]int64, 1)
+			for i := lo; i < hi; i++ {
+				row := b.first + int64(i)
+				if b.sel != nil {
+					row = b.first + int64(b.sel[i])
+				}
+				src := r.keyed.Stream(uint64(row))
+				c := check[:0]
+				if st.agg.check != nil {
+					c = check
+				}
+				st.agg.noiseFor(src, c, b.zArg[i*classes:(i+1)*classes])
+				if len(c) > 0 {
+					b.zCheck[i] = c[0]
+				}
+				b.zRep[i] = r.draw(src)
+			}
+		}(w*q/workers, (w+1)*q/workers)
+	}
+	wg.Wait()
 }

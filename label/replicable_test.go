@@ -98,7 +98,7 @@ func TestReplicableAgreement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := newRounding(a, MechanismParams{Sigma1: "40", Sigma2: "20"}, tc.width)
+			r, err := newRounding(a, MechanismParams{Sigma1: "40", Sigma2: "20"}, tc.width, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

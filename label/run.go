@@ -165,7 +165,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 		return nil, nil, nil, invalid("%v", err)
 	}
 	if cfg.Replicable != nil {
-		if agg.round, err = newRounding(agg, params, cfg.Replicable.Width); err != nil {
+		if agg.round, err = newRounding(agg, params, cfg.Replicable.Width, cfg.Replicable.Key); err != nil {
 			return nil, nil, nil, invalid("%v", err)
 		}
 		rep.Replicable, rep.ReplicableVia = true, cfg.Replicable.Via

@@ -19,6 +19,15 @@ const keyDomain = "pate/noise/key"
 // as unpredictable as AES to anyone who does not know the key — and fully
 // predictable to anyone who does. The key is not retained.
 func NewKeyedSource(key []byte, stream uint64) Source {
+	return NewKeyed(key).Stream(stream)
+}
+
+// Keyed holds the cipher of a key, to open many streams under it cheaply.
+// It is safe for concurrent use; each Source it returns is not.
+type Keyed struct{ block cipher.Block }
+
+// NewKeyed prepares the cipher of NewKeyedSource's construction for key.
+func NewKeyed(key []byte) *Keyed {
 	h := sha256.New()
 	h.Write([]byte(keyDomain))
 	h.Write(key)
@@ -28,7 +37,12 @@ func NewKeyedSource(key []byte, stream uint64) Source {
 		panic("noise: aes.NewCipher with a 32-byte key: " + err.Error()) // unreachable
 	}
 	clear(k)
+	return &Keyed{block: block}
+}
+
+// Stream returns the Source NewKeyedSource(key, stream) returns.
+func (k *Keyed) Stream(stream uint64) Source {
 	var iv [aes.BlockSize]byte
 	binary.BigEndian.PutUint64(iv[:8], stream)
-	return &seededSource{i: bufSize, stream: cipher.NewCTR(block, iv[:])}
+	return &seededSource{i: bufSize, stream: cipher.NewCTR(k.block, iv[:])}
 }
