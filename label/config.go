@@ -56,13 +56,14 @@ type Config struct {
 	SensitiveName string // how errors name the sensitive input (a file name)
 	PublicName    string // how errors name the public input
 
-	Seed *uint64 // nil: noise and partition keys from a cryptographically secure source
+	Seed      *uint64 // nil: noise and partition keys from a cryptographically secure source
+	BatchSize int
+	Allocator memory.Allocator
+	Version   string
+
 	// Replicable (issue 6): the aggregation's noise and a replicable
 	// rounding drawn from a key shared with other curators (replicable.go).
 	Replicable *Replicable
-	BatchSize  int
-	Allocator  memory.Allocator
-	Version    string
 
 	// Progress, when set, is called after every public batch.
 	Progress func(Progress)

@@ -250,9 +250,10 @@ type batch struct {
 	noMore bool    // no query from this batch on: the student may take over
 	counts []int32 // queryN × classes votes
 	x      *learners.Matrix
-	zCheck []int64     // queryN threshold draws (Confident-GNMax)
-	zArg   []int64     // queryN × classes argmax draws
-	zRep   []roundDraw // --replicable: queryN roundings
+	zCheck []int64 // queryN threshold draws (Confident-GNMax)
+	zArg   []int64 // queryN × classes argmax draws
+
+	zRep []roundDraw // --replicable: queryN roundings
 }
 
 type runState struct {
