@@ -25,18 +25,18 @@ const replicateNotPrivate = "NOT PRIVATE: pate replicate splits and reads the se
 func replicateCommand(e *env, jsonErrors *bool) *cli.Command {
 	return &cli.Command{
 		Name:  "replicate",
-		Usage: "would another sample of the population give the same labels? (a diagnostic, not private)",
+		Usage: "would another sample of the population give the same labels? (a diagnostic, not private unless --private-report)",
 		UsageText: `pate replicate --private F --label COL --public F --epsilon E --delta D [--splits 2] [--repeats R] [options]
-
-With --replicable each configuration is run twice, as it is and with pate label --replicable (the noise
-keyed by public row from the shared seed, rounded to a grid with a shared random offset: the replicable
-rounding of Impagliazzo et al. 2022), and both are reported with the fraction of queries answered (and,
-with --truth COL, the accuracy of the answered rows), so that the gain in agreement can be set against its cost.
 
 The sensitive rows are split into disjoint random parts; each part labels the same public rows with the same
 mechanism and budget, once with shared randomness (the same seed for partition and noise: the coupling of
 replicability) and once with independent randomness. pate reports how often the released labels of two parts
 differ (an abstention counts as a label), with a 95% Wilson interval over the queried public rows.
+
+With --replicable each configuration is run twice, as it is and with pate label --replicable (the noise
+keyed by public row from the shared seed, rounded to a grid with a shared random offset: the replicable
+rounding of Impagliazzo et al. 2022), and both are reported with the fraction of queries answered (and,
+with --truth COL, the accuracy of the answered rows), so that the gain in agreement can be set against its cost.
 
 Without --private-report the figures are NOT PRIVATE (a diagnostic for the data owner). With
 --private-report --report-epsilon E the disagreement counts are released with discrete Laplace noise
