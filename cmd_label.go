@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,10 @@ Examples:
        --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)
    pate label --private testdata/adult_train.parquet --label income --label sex \
        --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 --label-weights 2,1 -o labeled.arrow
-                                        (two labels per row, one joint budget: income gets 2/3 of it)`,
+                                        (two labels per row, one joint budget: income gets 2/3 of it)
+   head -c 32 /dev/urandom | base64 > shared.seed      (once; give it to the other curator, not to the recipients)
+   pate label --private mine.parquet --label y --public p.parquet --epsilon 2 --delta 1e-5 \
+       --replicable --shared-seed-file shared.seed -o labeled.arrow`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget", Required: true},
@@ -64,6 +68,10 @@ Examples:
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
 			&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
 			&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
+			// issue 6: replicable labels.
+			&cli.BoolFlag{Name: "replicable", Usage: "draw the noise per public row from the --shared-seed-file and round it to a grid with a shared random offset (replicable rounding): two curators with samples of the same population and the same seed release the same labels with high probability; the seed must stay secret from the recipients"},
+			&cli.StringFlag{Name: "shared-seed-file", Usage: "with --replicable: a file holding the secret seed shared between curators (at least 16 bytes; surrounding white space ignored; never reported)"},
+			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise (wider: more replicable, less accurate)"},
 			&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the run's δ)"},
 		}, budgetFlags()...),
 		Action: func(c *cli.Context) error {
@@ -122,6 +130,10 @@ func runLabel(c *cli.Context, e *env) error {
 			return usagef("--label-weights has %d weights for %d --label columns", len(weights), len(labels))
 		}
 	}
+	replicable, err := replicableFlags(c)
+	if err != nil {
+		return err
+	}
 	quiet := c.Bool("quiet")
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
@@ -166,6 +178,7 @@ func runLabel(c *cli.Context, e *env) error {
 		SensitiveName:    inputName(c.String("private")),
 		PublicName:       inputName(c.String("public")),
 		Seed:             seed,
+		Replicable:       replicable,
 		BatchSize:        batch,
 		Allocator:        mem,
 		Version:          version,
@@ -518,4 +531,30 @@ func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// replicableFlags reads --replicable and its seed file.
+func replicableFlags(c *cli.Context) (*label.Replicable, error) {
+	if !c.Bool("replicable") {
+		if c.IsSet("shared-seed-file") || c.IsSet("replicable-width") {
+			return nil, usagef("--shared-seed-file and --replicable-width need --replicable")
+		}
+		return nil, nil
+	}
+	path := c.String("shared-seed-file")
+	if path == "" {
+		return nil, usagef("--replicable needs --shared-seed-file (the secret seed shared between curators)")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--shared-seed-file: %v", err)
+	}
+	key := bytes.TrimSpace(b)
+	if len(key) < 16 {
+		return nil, usagef("--shared-seed-file %s: the seed has %d bytes, fewer than 16 (make one with: head -c 32 /dev/urandom | base64)", path, len(key))
+	}
+	if w := c.Float64("replicable-width"); !(w > 0 && w <= 1e6) {
+		return nil, usagef("--replicable-width must be in (0, 1e6], got %g", w)
+	}
+	return &label.Replicable{Key: key, Width: c.Float64("replicable-width"), Via: "--shared-seed-file, a file shared between curators"}, nil
 }

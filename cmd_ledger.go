@@ -169,7 +169,7 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 	run, err := lr.l.Begin(ledger.BeginRequest{
 		Dataset: lr.dataset, Labels: cfg.Labels, Mechanism: cfg.Mechanism,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
-		Epsilon: cfg.Epsilon, Seeded: cfg.Seed != nil,
+		Epsilon: cfg.Epsilon, Seeded: cfg.Seed != nil || cfg.Replicable != nil,
 	}, c.Float64("lifetime-epsilon"))
 	if errors.Is(err, ledger.ErrLifetimeExceeded) {
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)

@@ -20,7 +20,11 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	if cfg.Mechanism == MechanismLNMax {
 		noiseKind = "discrete Laplace (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"
 	}
-	if cfg.Seed != nil {
+	if cfg.Replicable != nil {
+		noiseKind += "; REPLICABLE: drawn per public row from a seed shared between curators (" + cfg.Replicable.Via +
+			") and rounded to a grid with a shared random offset (replicable rounding, Impagliazzo et al. 2022): " +
+			"reproducible by anyone who knows the seed"
+	} else if cfg.Seed != nil {
 		noiseKind += "; SEEDED: the noise is reproducible by anyone who knows the seed"
 	} else {
 		noiseKind += " from a cryptographically secure generator (AES-256-CTR keyed from crypto/rand)"
@@ -32,7 +36,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 		Command:         "label",
 		Mechanism:       cfg.Mechanism,
 		Noise:           noiseKind,
-		Seeded:          cfg.Seed != nil,
+		Seeded:          cfg.Seed != nil || cfg.Replicable != nil,
 		Teachers:        cfg.Teachers,
 		Learner:         cfg.Learner,
 		Label:           cfg.Label,

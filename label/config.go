@@ -67,6 +67,10 @@ type Config struct {
 	Allocator memory.Allocator
 	Version   string
 
+	// Replicable (issue 6): the aggregation's noise and a replicable
+	// rounding drawn from a key shared with other curators (replicable.go).
+	Replicable *Replicable
+
 	// Progress, when set, is called after every public batch.
 	Progress func(Progress)
 	// Warn, when set, receives warnings meant for the local user (stderr).

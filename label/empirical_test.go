@@ -63,7 +63,12 @@ func outcomeCounts(t *testing.T, a *aggregator, counts []int32, n int, seed uint
 	var b unlimited
 	for range n {
 		a.noiseFor(src, check, answer)
-		j, out := a.query(counts, check[0], answer, &b)
+		var rd *roundDraw
+		if a.round != nil { // --replicable: the row's rounding, drawn after its noise
+			d := a.round.draw(src)
+			rd = &d
+		}
+		j, out := a.query(counts, check[0], answer, rd, &b)
 		switch out {
 		case outAnswered:
 			if j < 0 || j >= a.classes {
@@ -98,6 +103,9 @@ type auditCase struct {
 	// sample overrides the noise the runs use (the claim still comes from
 	// params): a negative control that must be caught.
 	sample *MechanismParams
+	// width > 0 makes the runs replicable (replicable rounding, this grid);
+	// the claim is the plain mechanism's.
+	width float64
 }
 
 func (tc auditCase) aggregators(t *testing.T) (claim, run *aggregator) {
@@ -107,9 +115,18 @@ func (tc auditCase) aggregators(t *testing.T) (claim, run *aggregator) {
 		t.Fatal(err)
 	}
 	run = claim
-	if tc.sample != nil {
-		if run, err = newAggregator(tc.kind, tc.classes, *tc.sample); err != nil {
+	if tc.sample != nil || tc.width > 0 {
+		p := tc.params
+		if tc.sample != nil {
+			p = *tc.sample
+		}
+		if run, err = newAggregator(tc.kind, tc.classes, p); err != nil {
 			t.Fatal(err)
+		}
+		if tc.width > 0 {
+			if run.round, err = newRounding(run, p, tc.width, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return claim, run
@@ -175,6 +192,14 @@ func TestEmpiricalPrivacyAudit(t *testing.T) {
 		{name: "lnmax eps 1", kind: MechanismLNMax, classes: 2,
 			params: MechanismParams{LaplaceScale: "2"}, d0: []int32{50, 50}, d1: []int32{51, 49}},
 		{name: "lnmax eps 4", kind: MechanismLNMax, classes: 3,
+			params: MechanismParams{LaplaceScale: "0.5"}, d0: []int32{40, 40, 20}, d1: []int32{41, 39, 20}},
+		// --replicable: the rounding is post-processing, so the claim of
+		// the plain mechanism must still hold.
+		{name: "replicable confident-gnmax", kind: MechanismConfidentGNMax, classes: 2, width: 1,
+			params: MechanismParams{Threshold: 51, Sigma1: "1", Sigma2: "1"}, d0: []int32{50, 50}, d1: []int32{51, 49}},
+		{name: "replicable gnmax", kind: MechanismGNMax, classes: 2, width: 2,
+			params: MechanismParams{Sigma: "1"}, d0: []int32{50, 50}, d1: []int32{51, 49}},
+		{name: "replicable lnmax", kind: MechanismLNMax, classes: 3, width: 1,
 			params: MechanismParams{LaplaceScale: "0.5"}, d0: []int32{40, 40, 20}, d1: []int32{41, 39, 20}},
 	}
 	for _, tc := range cases {

@@ -51,6 +51,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateLabels(&cfg); err != nil {
 		return nil, err
 	}
+	if err := validateReplicable(&cfg); err != nil {
+		return nil, err
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	for _, name := range cfg.Labels {
 		lf, _, err := fieldByName(sensitive, name)

@@ -57,6 +57,7 @@ type aggregator struct {
 	rhoAnswer float64                 // ρ of one noisy argmax
 	rhoCheck  float64                 // ρ of one threshold check
 	epsAnswer float64                 // LNMax: pure ε of one noisy argmax (2/b)
+	round     *rounding               // --replicable: replicable rounding of the noisy values (replicable.go)
 
 	checks, argmaxes int64 // events charged so far
 }
@@ -151,11 +152,12 @@ func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
 	}
 }
 
-// query aggregates one histogram with the noise drawn for it. It asks the
+// query aggregates one histogram with the noise drawn for it (and, in a
+// replicable run, the row's rounding rd; nil otherwise). It asks the
 // budget before each event and charges it for what happens: the threshold
 // check on every query, the noisy argmax only on answered ones
 // (invariant 6).
-func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, b budget) (int, outcome) {
+func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, rd *roundDraw, b budget) (int, outcome) {
 	if a.check != nil {
 		if !b.Fits(a.rhoCheck) {
 			return -1, outStopped
@@ -168,7 +170,7 @@ func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, b budg
 				top = int64(c)
 			}
 		}
-		if top+zCheck < a.threshold {
+		if !a.passes(top+zCheck, rd) {
 			return -1, outAbstained
 		}
 	}
@@ -177,6 +179,9 @@ func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, b budg
 	}
 	_ = b.Charge(a.rhoAnswer)
 	a.argmaxes++
+	if rd != nil && a.round.answer > 0 {
+		return a.round.argmax(counts, zAnswer, *rd), outAnswered
+	}
 	best, bestVal := 0, int64(math.MinInt64)
 	for j, c := range counts {
 		if v := int64(c) + zAnswer[j]; v > bestVal {
@@ -184,4 +189,13 @@ func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, b budg
 		}
 	}
 	return best, outAnswered
+}
+
+// passes is the threshold check on the noisy top vote: rounded to the
+// row's grid in a replicable run (rd non-nil).
+func (a *aggregator) passes(noisyTop int64, rd *roundDraw) bool {
+	if rd != nil {
+		return a.round.passes(noisyTop, a.threshold, *rd)
+	}
+	return noisyTop >= a.threshold
 }

@@ -144,7 +144,7 @@ func (st *runState) queryLabels(b *batch, q int, out []int) bool {
 	}
 	for j, lr := range st.labels {
 		counts, zc, za := b.votesOf(j, q, len(lr.classes.values))
-		c, o := lr.agg.query(counts, zc, za, st.filter)
+		c, o := lr.agg.query(counts, zc, za, nil, st.filter)
 		out[j] = -1
 		if o == outAnswered {
 			out[j] = c

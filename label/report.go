@@ -22,6 +22,9 @@ type Report struct {
 	Params          MechanismParams  `json:"parameters"`
 	Noise           string           `json:"noise"`
 	Seeded          bool             `json:"seeded"`
+	Replicable      bool             `json:"replicable"`
+	ReplicableVia   string           `json:"replicable_seed,omitempty"` // how the shared seed was shared (never the seed)
+	ReplicableGrid  *ReplicableGrid  `json:"replicable_grid,omitempty"`
 	Teachers        int              `json:"teachers"`
 	Learner         string           `json:"learner"`
 	Label           string           `json:"label"`
@@ -151,4 +154,12 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	}
 	*f = Float(v)
 	return nil
+}
+
+// ReplicableGrid is the replicable rounding of a --replicable run: the
+// widths, in votes, of the grids the noisy top vote (Check, Confident-GNMax)
+// and the noisy counts (Answer) are rounded to.
+type ReplicableGrid struct {
+	Check  int64 `json:"check,omitempty"`
+	Answer int64 `json:"answer,omitempty"`
 }

@@ -167,6 +167,13 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if cfg.Replicable != nil {
+		if agg.round, err = newRounding(agg, params, cfg.Replicable.Width, cfg.Replicable.Key); err != nil {
+			return nil, nil, nil, invalid("%v", err)
+		}
+		rep.Replicable, rep.ReplicableVia = true, cfg.Replicable.Via
+		rep.ReplicableGrid = &ReplicableGrid{Check: agg.round.check, Answer: agg.round.answer}
+	}
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
 	}
@@ -274,6 +281,7 @@ type batch struct {
 	zArg   []int64 // queryN × classes argmax draws
 
 	more []labelVotes // multi-label: the votes and noise of the label columns after the first
+	zRep []roundDraw  // --replicable: queryN roundings
 }
 
 type runState struct {
@@ -496,7 +504,11 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 						if len(b.zCheck) > 0 {
 							zc = b.zCheck[q]
 						}
-						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], st.filter)
+						var rd *roundDraw
+						if len(b.zRep) > 0 {
+							rd = &b.zRep[q]
+						}
+						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], rd, st.filter)
 						switch o {
 						case outAnswered:
 							src = SourceTeachers
@@ -597,6 +609,15 @@ func (st *runState) stream(ctx context.Context, head []arrow.Record, public Reco
 // not depend on the scheduling. Each label column of a multi-label run has
 // streams of its own.
 func (st *runState) drawNoise(b *batch, classes int) {
+	if st.agg.round != nil { // --replicable (one label column): each row's noise from its own keyed stream
+		b.zArg = grow(b.zArg, b.queryN*classes)
+		b.zCheck = b.zCheck[:0]
+		if st.agg.check != nil {
+			b.zCheck = grow(b.zCheck, b.queryN)
+		}
+		st.drawReplicable(b, classes)
+		return
+	}
 	b.zCheck, b.zArg = st.drawLabelNoise(st.agg, streamAggregate, b, classes, b.zCheck, b.zArg)
 	for j := range b.more {
 		lv, lr := &b.more[j], st.labels[j+1]

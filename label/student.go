@@ -468,7 +468,7 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 	zArg := make([]int64, classes)
 	ask := func(i int) bool { // false: the budget stopped the queries
 		st.agg.noiseFor(src, zCheck, zArg)
-		c, o := st.agg.query(counts[i*classes:(i+1)*classes], zCheck[0], zArg, st.filter)
+		c, o := st.agg.query(counts[i*classes:(i+1)*classes], zCheck[0], zArg, nil, st.filter)
 		switch o {
 		case outAnswered:
 			st.pre[i] = int32(c)

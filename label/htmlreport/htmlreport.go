@@ -114,7 +114,9 @@ func (p *page) write() {
 		p.f("<div class=\"verdict bad\" id=\"verdict\" data-holds=\"false\">The claim DOES NOT hold: the report claims ε = <b>%s</b>, the recomputation gives ε = <b>%s</b> (see the checks below).</div>\n",
 			num(a.ClaimedEpsilon), num(a.Epsilon))
 	}
-	if rep.Seeded {
+	if rep.Replicable {
+		p.f("<div class=\"seeded\">This run is <b>replicable</b>: its noise comes from a seed shared between curators (%s). Its guarantee holds only while the seed stays secret from the recipients of the labels, and covers this release alone.</div>\n", esc(rep.ReplicableVia))
+	} else if rep.Seeded {
 		p.f("<div class=\"seeded\">This run was <b>seeded</b>: anyone who knows the seed can reproduce its noise. Use seeded runs for tests only.</div>\n")
 	}
 	p.f("<div class=\"grid\">\n")
@@ -167,6 +169,7 @@ func (p *page) parameters() {
 		[2]string{"Guarantee ρ (zCDP)", num(float64(rep.Guarantee.Rho))},
 		[2]string{"Basis", rep.Guarantee.Basis},
 		[2]string{"Seeded", strconv.FormatBool(rep.Seeded)},
+		[2]string{"Replicable", strconv.FormatBool(rep.Replicable)},
 	)
 	p.f("<div class=\"card\"><h2>Parameters</h2>\n<table id=\"parameters\">\n")
 	for _, r := range rows {
