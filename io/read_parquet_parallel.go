@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -62,6 +63,7 @@ type parallelParquet struct {
 	colRows  []bool // colRows[rg]: decode row group rg column by column
 	batch    int64
 	mem      memory.Allocator
+	md       *metadata.FileMetaData // the footer, shared by the workers' readers
 
 	slots []chan arrow.Record
 	errs  []error // errs[i] is written before slots[i] is closed
@@ -123,6 +125,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	// goroutine, because NewParquetReader seeks f.
 	md := pf.MetaData()
 	md.WriterVersion()
+	p.md = md
 	frs := make([]*pqarrow.FileReader, workers)
 	for w := range frs {
 		props := parquet.NewReaderProperties(opts.Allocator)

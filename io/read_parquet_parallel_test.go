@@ -322,3 +322,55 @@ func TestReadParquetParallelClose(t *testing.T) {
 
 // keep arrow imported for the interface assertion helpers above.
 var _ arrow.Record
+
+// TestParquetFooterStatisticsDropped checks that an open Parquet reader
+// keeps no column statistics (they grow with the number of row groups and
+// reading does not need them) and that the rows still read back whole.
+func TestParquetFooterStatisticsDropped(t *testing.T) {
+	path := writeRowGroups(t, 5000, 1000, compress.Codecs.Snappy)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc0, err := raw.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := cc0.StatsSet(); !set {
+		t.Fatal("the fixture should carry statistics")
+	}
+	r, err := Open(path, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	md := r.src.(*parallelParquet).md
+	for i := range len(md.RowGroups) {
+		for j := range md.Schema.NumColumns() {
+			cc, err := md.RowGroup(i).ColumnChunk(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if set, _ := cc.StatsSet(); set {
+				t.Fatalf("row group %d, column %d: statistics kept", i, j)
+			}
+		}
+	}
+	n := 0
+	for {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		n += int(rec.NumRows())
+		rec.Release()
+	}
+	if n != 5000 {
+		t.Fatalf("read %d rows, want 5000", n)
+	}
+}
