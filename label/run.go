@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 
@@ -206,16 +208,42 @@ func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params
 	return agg, nil
 }
 
-// capHeap collects what training left behind and makes the garbage
-// collector keep the heap within a quarter of the live data while the public
-// rows stream (the default lets it double): streaming allocates a batch's
-// worth of garbage per batch, and with the default the peak of a long run
-// would depend on its length. It returns a function that restores the
-// previous setting.
+// capHeap collects what training left behind and bounds the memory of the
+// stream that follows by what the run has already used, so that the peak
+// of a run does not depend on its number of public rows:
+//
+//   - the garbage collector keeps the heap within a quarter of the live
+//     data (the default lets it double): streaming allocates a batch's
+//     worth of garbage per batch;
+//   - a soft memory limit at the memory the runtime holds once training is
+//     done (and its garbage collected): without it the heap's free spans,
+//     returned to the kernel only slowly, let the resident size of a long
+//     stream creep past that of a short one with the same live data. The
+//     limit is soft: a stream that needs more live memory gets it.
+//
+// It returns a function that restores the previous settings.
 func capHeap() func() {
 	runtime.GC()
 	prev := debug.SetGCPercent(25)
-	return func() { debug.SetGCPercent(prev) }
+	prevLimit := debug.SetMemoryLimit(max(runtimeMemory(), minStreamLimit))
+	return func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prev)
+	}
+}
+
+// minStreamLimit is the smallest soft memory limit of the stream.
+const minStreamLimit = 64 << 20
+
+// runtimeMemory is the memory the Go runtime holds from the kernel and has
+// not released, what its soft memory limit counts.
+func runtimeMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return math.MaxInt64
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
 // timelineStep spaces the report's timeline points: about 200 over the
