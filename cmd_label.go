@@ -93,7 +93,7 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale"} {
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
 		if c.IsSet(flag) {
 			v, err := strconv.ParseFloat(c.String(flag), 64)
 			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
@@ -226,7 +226,10 @@ func runLabel(c *cli.Context, e *env) error {
 // shared by the commands that release labels.
 func budgetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax or lnmax"},
+		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax, lnmax; " +
+			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
+			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
+			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
 		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
@@ -237,6 +240,14 @@ func budgetFlags() []cli.Flag {
 		&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
 		&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
 		&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
+		// issue 5.
+		&cli.IntFlag{Name: "bins", Usage: "private-learner: stump thresholds at this many public quantiles per feature (default 32)"},
+		&cli.StringFlag{Name: "em-epsilon", Usage: "private-learner, stable-em: ε of the exponential mechanism (default: planned from --epsilon)"},
+		&cli.StringFlag{Name: "subset-rate", Usage: "stable-em: probability q that a sensitive row joins the random subset S1 (default: planned)"},
+		&cli.StringFlag{Name: "gamma", Usage: "stable-em: probability γ of answering a uniformly random label (default 0.5)"},
+		&cli.StringFlag{Name: "svt-epsilon0", Usage: "svt: ε of one sparse-vector instance (default: planned from --svt-cutoff)"},
+		&cli.Int64Flag{Name: "svt-cutoff", Usage: "svt: plan for this many instances: the run stops at the N-th unstable query (default 1)"},
+		&cli.Int64Flag{Name: "svt-threshold", Usage: "svt: threshold w on the distance to instability (default: the smallest that keeps the stable-release failure below δ/2)"},
 	}
 }
 
@@ -245,6 +256,8 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 	return label.MechanismParams{
 		Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
 		Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
+		Bins: c.Int("bins"), EMEpsilon: c.String("em-epsilon"), SubsetRate: c.String("subset-rate"), Gamma: c.String("gamma"),
+		SVTEpsilon0: c.String("svt-epsilon0"), SVTCutoff: c.Int64("svt-cutoff"), SVTThreshold: c.Int64("svt-threshold"),
 	}
 }
 

@@ -20,6 +20,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	if cfg.Mechanism == MechanismLNMax {
 		noiseKind = "discrete Laplace (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"
 	}
+	noiseKind = pureNoise(cfg.Mechanism, noiseKind) // issue 5
 	if cfg.Seed != nil {
 		noiseKind += "; SEEDED: the noise is reproducible by anyone who knows the seed"
 	} else {
@@ -103,6 +104,9 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 			Delta: Float(cfg.Delta), ThresholdChecks: agg.checks, NoisyArgmaxes: agg.argmaxes}
 	}
 	rep.Spent = sp
+	if f, ok := filter.(*pureFilter); ok { // issue 5: pure ε-DP events
+		pureReport(rep, cfg.Mechanism, f, agg)
+	}
 	rep.Timeline = st.timeline
 	rep.Released = make(map[string]int64, len(st.released))
 	for c, n := range st.released {

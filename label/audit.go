@@ -186,6 +186,9 @@ func Audit(rep *Report) (*AuditResult, error) {
 	if !slices.Contains(Mechanisms, rep.Mechanism) {
 		return nil, invalid("report: unknown mechanism %q", rep.Mechanism)
 	}
+	if isPure(rep.Mechanism) { // issue 5: pure ε-DP events (audit_pure.go)
+		return auditPure(rep)
+	}
 	g := rep.Guarantee
 	delta := float64(g.Delta)
 	if !(delta > 0 && delta < 1) {
