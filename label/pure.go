@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
@@ -240,7 +241,7 @@ func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggrega
 	switch cfg.Mechanism {
 	case MechanismPrivateLearner:
 		if p.EMEpsilon == "" {
-			p.EMEpsilon = decimal(roundDownDecimal(cfg.Epsilon, 4))
+			p.EMEpsilon = roundDownDecimal(cfg.Epsilon, 4)
 		}
 		if p.Bins == 0 {
 			p.Bins = DefaultBins
@@ -422,20 +423,25 @@ func (l *Labeler) startPure(v voter, rep *Report, agg *aggregator, b budget) err
 	return nil
 }
 
-// roundDownDecimal rounds x > 0 down to digits significant digits.
-func roundDownDecimal(x float64, digits int) float64 {
-	s := roundUpDecimal(x, digits)
-	r, err := noise.ParseRat(s)
-	if err != nil {
-		return x
+// roundDownDecimal rounds x > 0 down to digits significant decimal
+// digits, as a short exact decimal string (the samplers read it without
+// loss). Rounding down keeps an ε at most what was planned.
+func roundDownDecimal(x float64, digits int) string {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	v, _ := r.Float64()
-	if v <= x {
-		return v
+	exact := new(big.Rat).SetFloat64(x)
+	e := int(math.Floor(math.Log10(x))) - (digits - 1)
+	m := int64(math.Floor(x/math.Pow(10, float64(e)))) + 1
+	for ; m > 0; m-- {
+		s := strconv.FormatInt(m, 10) + "e" + strconv.Itoa(e)
+		r, ok := new(big.Rat).SetString(s)
+		if ok && r.Cmp(exact) <= 0 {
+			f, _ := r.Float64()
+			return strconv.FormatFloat(f, 'g', -1, 64)
+		}
 	}
-	e := math.Floor(math.Log10(x)) - float64(digits-1)
-	scale := math.Pow(10, e)
-	return math.Floor(x/scale) * scale
+	return "0"
 }
 
 // ratOf parses an exact decimal parameter already validated.

@@ -87,9 +87,9 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 	beta := g * math.Expm1(e0) / float64(classes)
 	switch {
 	case p.SubsetRate == "" && p.EMEpsilon == "":
-		q := roundDownDecimal(beta/2, 4)
-		p.SubsetRate = decimal(q)
-		p.EMEpsilon = decimal(roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4))
+		p.SubsetRate = roundDownDecimal(beta/2, 4)
+		_, q, _ := parsePositive("subset-rate", p.SubsetRate)
+		p.EMEpsilon = roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4)
 	case p.SubsetRate == "":
 		_, em, err := parsePositive("em-epsilon", p.EMEpsilon)
 		if err != nil {
@@ -99,7 +99,7 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 		if th >= beta {
 			return fmt.Errorf("--em-epsilon %s alone exceeds the stability β = %.4g that %d queries allow", p.EMEpsilon, beta, n)
 		}
-		p.SubsetRate = decimal(roundDownDecimal((beta-th)/(1-th), 4))
+		p.SubsetRate = roundDownDecimal((beta-th)/(1-th), 4)
 	default:
 		_, q, err := parsePositive("subset-rate", p.SubsetRate)
 		if err != nil {
@@ -108,7 +108,7 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 		if q >= beta {
 			return fmt.Errorf("--subset-rate %s alone exceeds the stability β = %.4g that %d queries allow", p.SubsetRate, beta, n)
 		}
-		p.EMEpsilon = decimal(roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4))
+		p.EMEpsilon = roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4)
 	}
 	return nil
 }
@@ -206,10 +206,26 @@ func (s *stableEM) predict(x []float32) (int32, error) {
 			s1 = append(s1, r)
 		}
 	}
-	// 2. One stump per distinct labelling of S1 (Zobrist hashes of the
-	// labellings; the keys are independent of the data).
+	// 2. One stump per distinct labelling of S1.
+	cands := s.labellings(s1, rand.New(rand.NewPCG(src.Uint64(), src.Uint64())))
+	// 3. The exponential mechanism over them, scored on every sensitive row.
+	errs := make([]int64, len(cands))
+	for i, h := range cands {
+		errs[i] = s.errors(h)
+	}
+	i, err := permuteAndFlip(src, errs, s.eps)
+	if err != nil {
+		return -1, err
+	}
+	return cands[i].predict(x), nil
+}
+
+// labellings returns one stump per distinct labelling of the rows s1 by
+// the stump class (Zobrist hashes of the labellings, 128 bits, with keys
+// from rng, which is independent of the data; constant labellings come from
+// the thresholds ±Inf). The set depends on s1 only.
+func (s *stableEM) labellings(s1 []int32, rng *rand.Rand) []stump {
 	m := len(s1)
-	rng := rand.New(rand.NewPCG(src.Uint64(), src.Uint64()))
 	z := make([][2]uint64, m*s.classes)
 	for i := range z {
 		z[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
@@ -274,16 +290,7 @@ func (s *stableEM) predict(x []float32) (int32, error) {
 			}
 		}
 	}
-	// 3. The exponential mechanism over them, scored on every sensitive row.
-	errs := make([]int64, len(cands))
-	for i, h := range cands {
-		errs[i] = s.errors(h)
-	}
-	i, err := permuteAndFlip(src, errs, s.eps)
-	if err != nil {
-		return -1, err
-	}
-	return cands[i].predict(x), nil
+	return cands
 }
 
 // Votes implements voter: one vote for each row's private prediction.
