@@ -2,6 +2,7 @@ package label
 
 import (
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/pate-tool/pate/label/noise"
@@ -179,4 +180,59 @@ func TestEmpiricalPrivacySVT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEmpiricalAuditHasPowerPure is the negative control of the pure
+// mechanisms' empirical tests: the same harness, with noise far smaller
+// than the claim assumes, must find an ε above the claim.
+func TestEmpiricalAuditHasPowerPure(t *testing.T) {
+	const n = 50000
+	t.Run("svt noise 8x too small", func(t *testing.T) {
+		claim := 0.5
+		p := MechanismParams{SVTEpsilon0: "4", SVTThreshold: 3}
+		var d0, d1 [][]int32
+		for range 6 {
+			d0 = append(d0, []int32{26, 18})
+			d1 = append(d1, []int32{25, 19})
+		}
+		tally := func(h [][]int32, seed uint64) []int {
+			a, err := newAggregator(MechanismSVT, 2, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.svt.src = noise.NewSeededSource(seed, 9)
+			out := make([]int, len(h)+1)
+			for range n {
+				out[svtRun(a.svt, a, h)]++
+			}
+			return out
+		}
+		lb, event := bestEventBound(tally(d0, 1), tally(d1, 2), n, 0)
+		t.Logf("empirical ε ≥ %.3f (event %s), claim %g", lb, event, claim)
+		if lb <= claim {
+			t.Errorf("the audit missed svt noise 8x too small: ε ≥ %.3f, claim %g", lb, claim)
+		}
+	})
+	t.Run("exponential mechanism eps 8x too large", func(t *testing.T) {
+		claim := 0.5
+		r := big.NewRat(4, 1)
+		tally := func(errs []int64, seed uint64) []int {
+			src := noise.NewSeededSource(seed, 5)
+			out := make([]int, len(errs))
+			for range n {
+				i, err := permuteAndFlip(src, errs, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[i]++
+			}
+			return out
+		}
+		// Neighbours: one added row raises the first candidate's errors by one.
+		lb, event := bestEventBound(tally([]int64{0, 1, 1, 1}, 1), tally([]int64{1, 1, 1, 1}, 2), n, 0)
+		t.Logf("empirical ε ≥ %.3f (event %s), claim %g", lb, event, claim)
+		if lb <= claim {
+			t.Errorf("the audit missed an exponential mechanism 8x too sharp: ε ≥ %.3f, claim %g", lb, claim)
+		}
+	})
 }
