@@ -106,6 +106,10 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 	rep.Spent = sp
 	if f, ok := filter.(*pureFilter); ok { // issue 5: pure ε-DP events
 		pureReport(rep, cfg.Mechanism, f, agg)
+		rep.Budget.StoppedOn, rep.Budget.MaxQueries = st.stopped.Load(), cfg.MaxQueries
+		if rep.Budget.StoppedOn {
+			rep.Budget.StoppedAtRow = st.stopRow
+		}
 	}
 	rep.Timeline = st.timeline
 	rep.Released = make(map[string]int64, len(st.released))

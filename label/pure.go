@@ -189,6 +189,13 @@ func (f *pureFilter) Charge(rho float64) error {
 // rhoSpent is the realized zCDP ρ (the ledger and the timeline use it).
 func (f *pureFilter) rhoSpent() float64 { return f.rho0 + float64(f.used)*rdp.PureDPRho(f.eps0) }
 
+// epsSpent is the smaller reading of the events charged so far (progress
+// display).
+func (f *pureFilter) epsSpent() float64 {
+	e, _, _ := rdp.PureComposition(f.used, f.eps0, f.rho0, f.deltaZ).Claim(f.deltaZ)
+	return e
+}
+
 // pureEventEps is the ε of one event of a pure mechanism with parameters p
 // over the given number of classes, from the exact decimal parameters.
 func pureEventEps(kind string, classes int, p MechanismParams) (float64, error) {

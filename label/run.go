@@ -672,5 +672,8 @@ func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
 // epsSpent is the realized spend so far, for the progress display.
 func (st *runState) epsSpent() float64 {
+	if f, ok := st.filter.(*pureFilter); ok { // issue 5
+		return f.epsSpent()
+	}
 	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)
 }
