@@ -101,3 +101,31 @@ func TestPureMechanismsStopAtTheCap(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivateLearnerClaimsItsOneEvent: a private-learner run makes one
+// event, so a budget larger than its ε is not claimed: --em-epsilon 0.5
+// within --epsilon 2 guarantees (0.5, 0).
+func TestPrivateLearnerClaimsItsOneEvent(t *testing.T) {
+	dir := t.TempDir()
+	out, rp := filepath.Join(dir, "o.arrow"), filepath.Join(dir, "r.json")
+	code, _, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label", "--keep", "mean_radius",
+		"--public", "testdata/breast_cancer.parquet", "--delta", "1e-5", "--seed", "4", "-q", "--no-ledger", "--classes", "0,1",
+		"--mechanism", "private-learner", "--epsilon", "2", "--em-epsilon", "0.5", "-o", out, "--report", rp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r label.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Guarantee.Epsilon != 0.5 || r.Guarantee.Delta != 0 || r.PureDP == nil || r.PureDP.MaxEvents != 1 || r.Queries.Answered != r.Queries.PublicRows {
+		t.Errorf("guarantee %+v, pure_dp %+v, queries %+v", r.Guarantee, r.PureDP, r.Queries)
+	}
+	if code, stdout, _ := pate(t, "audit", rp); code != 0 || !strings.Contains(stdout, "HOLDS") {
+		t.Errorf("audit exit %d: %s", code, stdout)
+	}
+}

@@ -294,6 +294,14 @@ func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggrega
 	if f.max < 1 {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for one event of ε %g", ErrBudgetRefused, cfg.Epsilon, cfg.Delta, eps0)
 	}
+	// No run has more events than it puts queries (one for
+	// private-learner): a smaller cap, known before the run, is a tighter
+	// claim.
+	if cfg.Mechanism == MechanismPrivateLearner {
+		f.max = 1
+	} else if queries >= 0 {
+		f.max = min(f.max, max(queries, 1))
+	}
 	if cfg.Mechanism == MechanismSVT {
 		p.SVTCutoff = f.max
 		if p.SVTThreshold == 0 {
