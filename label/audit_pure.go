@@ -122,20 +122,27 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		add("stable-release failure δ", extra, bad, bad <= extra,
 			fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
 	}
-	real := rdp.PureComposition(sp.PureEvents, eps0, res.DiscoveryRho, deltaZ)
-	res.Spent = Spend{Rho: Float(real.Rho), EpsilonImproved: Float(rdp.RoundUp(real.ZCDP, epsDecimals)),
-		Delta: Float(deltaZ), NoisyArgmaxes: sp.NoisyArgmaxes, PureEvents: sp.PureEvents}
-	add("recorded realized ρ", float64(sp.Rho), real.Rho, leq(real.Rho, float64(sp.Rho)), "the report must not understate the realized ρ")
-	add("recorded spend, zCDP reading", float64(sp.EpsilonImproved), float64(res.Spent.EpsilonImproved),
-		float64(res.Spent.EpsilonImproved) <= float64(sp.EpsilonImproved)+1e-6, "the report must not understate the realized ε")
-	if !math.IsInf(real.Basic, 1) {
-		v := Float(rdp.RoundUp(real.Basic, epsDecimals))
-		res.Spent.EpsilonPure = &v
+	res.Spent = pureSpend(sp.PureEvents, eps0, res.DiscoveryRho, deltaZ)
+	res.Spent.NoisyArgmaxes = sp.NoisyArgmaxes
+	realRho := float64(res.Spent.Rho)
+	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
+	for _, c := range []struct {
+		name      string
+		rec, want Float
+	}{
+		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
+		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
+	} {
+		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+			"the report must not understate the realized ε (rounded up to 6 decimals)")
+	}
+	if res.Spent.EpsilonPure != nil {
 		rec := math.Inf(-1)
 		if sp.EpsilonPure != nil {
 			rec = float64(*sp.EpsilonPure)
 		}
-		add("recorded spend, basic composition", rec, float64(v), float64(v) <= rec+1e-6, "Σ εᵢ of the events charged, δ = 0")
+		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+			"Σ εᵢ of the events charged, δ = 0")
 	}
 	res.Holds = true
 	var failed []string

@@ -353,16 +353,8 @@ func pureReport(rep *Report, kind string, f *pureFilter, agg *aggregator) {
 			"the smaller of the basic-composition and zCDP readings of the cap is claimed", f.max, f.eps0, f.eps, f.delta),
 	}
 	rep.Budget = BudgetReport{Epsilon: Float(f.eps), Delta: Float(f.delta), Filter: true, RhoForQueries: Float(claim.Rho)}
-	sp := rdp.PureComposition(f.used, f.eps0, f.rho0, f.deltaZ)
-	rep.Spent = Spend{
-		Rho: Float(sp.Rho), EpsilonImproved: Float(rdp.RoundUp(sp.ZCDP, epsDecimals)), OrderImproved: Float(zcdpOrder(sp.Rho, f.deltaZ)),
-		EpsilonClassic: Float(rdp.RoundUp(sp.ZCDP, epsDecimals)), OrderClassic: Float(zcdpOrder(sp.Rho, f.deltaZ)),
-		Delta: Float(f.deltaZ), NoisyArgmaxes: answered, PureEvents: f.used,
-	}
-	if sp.Basic < math.Inf(1) {
-		v := Float(rdp.RoundUp(sp.Basic, epsDecimals))
-		rep.Spent.EpsilonPure = &v
-	}
+	rep.Spent = pureSpend(f.used, f.eps0, f.rho0, f.deltaZ)
+	rep.Spent.NoisyArgmaxes = answered
 	pr := &PureDPReport{
 		Event: f.event, EventEpsilon: Float(f.eps0), MaxEvents: f.max, Events: f.used,
 		BasicEpsilon: Float(claim.Basic), ZCDPEpsilon: Float(claim.ZCDP), ZCDPDelta: Float(f.deltaZ),
@@ -384,6 +376,35 @@ func pureReport(rep *Report, kind string, f *pureFilter, agg *aggregator) {
 			"an unstable query abstains and ends its instance", rep.Params.SVTThreshold)
 	}
 	rep.PureDP = pr
+}
+
+// pureSpend is the realized spend of n events of eps0-DP (plus the zCDP
+// part rho0): ρ; the improved conversion of their RDP curve n·min(ε0,
+// λε0²/2) + ρ0·λ at the best of the paper orders or of the zCDP reading;
+// Mironov's classic conversion over the paper orders; and Σ εᵢ (δ = 0) when
+// every event is pure. pate audit computes the same.
+func pureSpend(n int64, eps0, rho0, deltaZ float64) Spend {
+	r := rdp.PureComposition(n, eps0, rho0, deltaZ)
+	orders := rdp.DefaultOrders()
+	curve := rdp.PureDP(eps0, orders)
+	for i, o := range orders {
+		curve[i] = float64(n)*curve[i] + rho0*o
+	}
+	ei, oi := rdp.EpsImproved(orders, curve, deltaZ)
+	if r.ZCDP < ei {
+		ei, oi = r.ZCDP, zcdpOrder(r.Rho, deltaZ)
+	}
+	ec, oc := rdp.EpsClassic(orders, curve, deltaZ)
+	sp := Spend{
+		Rho: Float(r.Rho), EpsilonImproved: Float(rdp.RoundUp(ei, epsDecimals)), OrderImproved: Float(oi),
+		EpsilonClassic: Float(rdp.RoundUp(ec, epsDecimals)), OrderClassic: Float(oc),
+		Delta: Float(deltaZ), PureEvents: n,
+	}
+	if !math.IsInf(r.Basic, 1) {
+		v := Float(rdp.RoundUp(r.Basic, epsDecimals))
+		sp.EpsilonPure = &v
+	}
+	return sp
 }
 
 // plannedQueries is the number of queries a run puts: the public rows, or
