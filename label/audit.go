@@ -148,6 +148,11 @@ func RecomputeSpend(mechanism string, classes int, p MechanismParams, checks, ar
 		ThresholdChecks: checks,
 		NoisyArgmaxes:   argmaxes,
 	}
+	if mechanism == MechanismLNMax && discSigma == "" {
+		// Every event is pure: basic composition, δ = 0 (issue 5).
+		v := Float(rdp.RoundUp(float64(argmaxes)*a.epsAnswer, epsDecimals))
+		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
+	}
 	if mechanism != MechanismLNMax {
 		// ρ = μ²/2 for every Gaussian event here.
 		mu2 := 2*float64(checks)*rc + 2*float64(argmaxes)*ra + discMu2
@@ -300,6 +305,14 @@ func Audit(rep *Report) (*AuditResult, error) {
 		}
 		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
 			"the report must not understate the Gaussian-DP ε of the same events")
+	}
+	if res.Spent.EpsilonPure != nil {
+		rec := math.Inf(-1)
+		if sp.EpsilonPure != nil {
+			rec = float64(*sp.EpsilonPure)
+		}
+		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
 	}
 	res.Holds = true
 	var failed []string
