@@ -306,11 +306,8 @@ func Audit(rep *Report) (*AuditResult, error) {
 		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
 			"the report must not understate the Gaussian-DP ε of the same events")
 	}
-	if res.Spent.EpsilonPure != nil {
-		rec := math.Inf(-1)
-		if sp.EpsilonPure != nil {
-			rec = float64(*sp.EpsilonPure)
-		}
+	if res.Spent.EpsilonPure != nil && sp.EpsilonPure != nil { // reports before issue 5 do not state it
+		rec := float64(*sp.EpsilonPure)
 		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
 			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
 	}
