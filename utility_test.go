@@ -209,6 +209,16 @@ func TestUtilityTable(t *testing.T) {
 			}
 		}
 	}
+	// svt with more teachers (Adult, ε = 2): the distances grow, the
+	// teachers weaken.
+	for _, k := range []string{"1000", "8000"} {
+		r := runAndScore(t, sets[0].truth, "income", "--private", "testdata/adult_train.parquet", "--label", "income",
+			"--public", "testdata/adult_public.parquet", "--teachers", k, "--mechanism", "svt", "--epsilon", "2", "--delta", "1e-5",
+			"--classes", "0,1", "--seed", "20261121")
+		fmt.Fprintf(&b, "| Adult (income) | svt, %s teachers | 2 | (%g, %g) | %.1f%% (%d of %d) | %.1f%% | %d | — (released: %d of class 0, %d of class 1) |\n", k,
+			float64(r.report.Guarantee.Epsilon), float64(r.report.Guarantee.Delta),
+			100*r.fraction(), r.answered, r.rows, 100*r.accuracy(), r.correct, r.report.Released["0"], r.report.Released["1"])
+	}
 	t.Log("\n" + b.String())
 	if p := os.Getenv("PATE_UTILITY_TABLE_OUT"); p != "" {
 		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
