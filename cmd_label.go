@@ -33,7 +33,10 @@ Examples:
    pate label --private s.parquet --label y --public p.parquet --epsilon 1 --delta 1e-6 \
        --privacy-unit patient_id --max-queries 2000 -o - | python train.py
    pate label --private s.parquet --label y --public p.parquet --mechanism gnmax --sigma 40 \
-       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)`,
+       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)
+   pate label --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
+       --mechanism private-learner --classes 0,1 --epsilon 1 --delta 1e-5 -o labeled.arrow
+                                        (one ε-DP decision stump labels every row: (1, 0)-DP)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
 			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
