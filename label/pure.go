@@ -268,6 +268,9 @@ func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggrega
 		if queries < 0 {
 			return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan svt for")
 		}
+		if td.discovery != nil {
+			cfg.warn("svt without --classes: the private class discovery is Gaussian, so only the zCDP reading of the instances applies (their ε0 is much smaller); declare the classes with --classes if they are public")
+		}
 		f.extraDelta = cfg.Delta * svtDeltaShare
 		f.deltaZ -= f.extraDelta
 		if p.SVTEpsilon0 == "" {
