@@ -40,7 +40,10 @@ Examples:
                                         (two labels per row, one joint budget: income gets 2/3 of it)
    head -c 32 /dev/urandom | base64 > shared.seed      (once; give it to the other curator, not to the recipients)
    pate label --private mine.parquet --label y --public p.parquet --epsilon 2 --delta 1e-5 \
-       --replicable --shared-seed-file shared.seed -o labeled.arrow`,
+       --replicable --shared-seed-file shared.seed -o labeled.arrow
+   pate label --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
+       --mechanism private-learner --classes 0,1 --epsilon 1 --delta 1e-5 -o labeled.arrow
+                                        (one ε-DP decision stump labels every row: (1, 0)-DP)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget", Required: true},
@@ -105,7 +108,7 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale"} {
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
 		if c.IsSet(flag) {
 			v, err := strconv.ParseFloat(c.String(flag), 64)
 			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
@@ -262,7 +265,10 @@ func runLabel(c *cli.Context, e *env) error {
 // shared by the commands that release labels.
 func budgetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax or lnmax"},
+		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax, lnmax; " +
+			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
+			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
+			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
 		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
@@ -273,6 +279,14 @@ func budgetFlags() []cli.Flag {
 		&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
 		&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
 		&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
+		// issue 5.
+		&cli.IntFlag{Name: "bins", Usage: "private-learner: stump thresholds at this many public quantiles per feature (default 32)"},
+		&cli.StringFlag{Name: "em-epsilon", Usage: "private-learner, stable-em: ε of the exponential mechanism (default: planned from --epsilon)"},
+		&cli.StringFlag{Name: "subset-rate", Usage: "stable-em: probability q that a sensitive row joins the random subset S1 (default: planned)"},
+		&cli.StringFlag{Name: "gamma", Usage: "stable-em: probability γ of answering a uniformly random label (default 0.5)"},
+		&cli.StringFlag{Name: "svt-epsilon0", Usage: "svt: ε of one sparse-vector instance (default: planned from --svt-cutoff)"},
+		&cli.Int64Flag{Name: "svt-cutoff", Usage: "svt: plan for this many instances: the run stops at the N-th unstable query (default 1)"},
+		&cli.Int64Flag{Name: "svt-threshold", Usage: "svt: threshold w on the distance to instability (default: the smallest that keeps the stable-release failure below δ/2)"},
 	}
 }
 
@@ -281,6 +295,8 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 	return label.MechanismParams{
 		Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
 		Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
+		Bins: c.Int("bins"), EMEpsilon: c.String("em-epsilon"), SubsetRate: c.String("subset-rate"), Gamma: c.String("gamma"),
+		SVTEpsilon0: c.String("svt-epsilon0"), SVTCutoff: c.Int64("svt-cutoff"), SVTThreshold: c.Int64("svt-threshold"),
 	}
 }
 
@@ -423,9 +439,15 @@ func printSummary(e *env, rep *label.Report, out string) {
 	q := rep.Queries
 	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
 		q.PublicRows, q.Answered, q.Abstained, q.Seen)
-	fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
-		float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
-		float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	if pd := rep.PureDP; pd != nil { // issue 5: pure ε-DP events
+		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",
+			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism, rep.Guarantee.Conversion,
+			pd.Events, pd.MaxEvents, float64(pd.EventEpsilon))
+	} else {
+		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
+			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
+			float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	}
 	for _, l := range rep.Labels {
 		planned := ""
 		if l.RhoPlanned > 0 {

@@ -68,6 +68,10 @@ func runPlan(c *cli.Context, e *env) error {
 		return usagef("--delta must be in (0, 1), got %g", delta)
 	}
 	kind := c.String("mechanism")
+	switch kind {
+	case label.MechanismSVT, label.MechanismPrivateLearner, label.MechanismStableEM:
+		return usagef("--mechanism %s: pate plan plans the noise of confident-gnmax, gnmax and lnmax; pate label plans %s from --epsilon itself and its report states the plan", kind, kind)
+	}
 	frac := c.Float64("answered-fraction")
 	if !(frac > 0 && frac <= 1) {
 		return usagef("--answered-fraction must be in (0, 1], got %g", frac)

@@ -20,6 +20,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	if cfg.Mechanism == MechanismLNMax {
 		noiseKind = "discrete Laplace (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"
 	}
+	noiseKind = pureNoise(cfg.Mechanism, noiseKind) // issue 5
 	if cfg.Replicable != nil {
 		noiseKind += "; REPLICABLE: drawn per public row from a seed shared between curators (" + cfg.Replicable.Via +
 			") and rounded to a grid with a shared random offset (replicable rounding, Impagliazzo et al. 2022): " +
@@ -121,6 +122,13 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		}
 		rep.Spent.ThresholdChecks, rep.Spent.NoisyArgmaxes = checks, argmaxes
 		st.finishLabels(rep, deltaConv)
+	}
+	if f, ok := filter.(*pureFilter); ok { // issue 5: pure ε-DP events
+		pureReport(rep, cfg.Mechanism, f, agg)
+		rep.Budget.StoppedOn, rep.Budget.MaxQueries = st.stopped.Load(), cfg.MaxQueries
+		if rep.Budget.StoppedOn {
+			rep.Budget.StoppedAtRow = st.stopRow
+		}
 	}
 	rep.Timeline = st.timeline
 	if st.labels == nil {

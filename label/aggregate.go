@@ -38,6 +38,9 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 	if err := validate(&cfg); err != nil {
 		return nil, err
 	}
+	if !needsTeachers(cfg.Mechanism) {
+		return nil, invalid("--mechanism %s learns from the sensitive rows themselves, not from votes: use pate label", cfg.Mechanism)
+	}
 	l := &Labeler{cfg: cfg, public: public, votes: votes}
 	switch cfg.VotesFormat {
 	case "", VotesCounts:

@@ -133,8 +133,9 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 	}
 	orders := rdp.DefaultOrders()
 	curve := make([]float64, len(orders))
-	var rho, gaussRho, mu2 float64
+	var rho, gaussRho, mu2, pureEps float64
 	var checks, argmaxes int64
+	classesPublic := true
 	for _, lab := range labels {
 		a, err := newAggregator(mechanism, max(lab.Classes, 1), lab.Params)
 		if err != nil {
@@ -152,8 +153,12 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		}
 		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho
 		rho += r
+		if lab.DiscoverySigma != "" {
+			classesPublic = false
+		}
 		if mechanism == MechanismLNMax {
 			gaussRho += discRho
+			pureEps += float64(lab.Argmaxes) * a.epsAnswer
 			pure := rdp.PureDP(a.epsAnswer, orders)
 			for i := range curve {
 				curve[i] += float64(lab.Argmaxes) * pure[i]
@@ -183,6 +188,11 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		Delta:           Float(delta),
 		ThresholdChecks: checks,
 		NoisyArgmaxes:   argmaxes,
+	}
+	if mechanism == MechanismLNMax && classesPublic {
+		// Every event is pure: basic composition, δ = 0 (issue 5).
+		v := Float(rdp.RoundUp(pureEps, epsDecimals))
+		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
 	}
 	if mechanism != MechanismLNMax {
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
@@ -219,6 +229,9 @@ func Audit(rep *Report) (*AuditResult, error) {
 	}
 	if !slices.Contains(Mechanisms, rep.Mechanism) {
 		return nil, invalid("report: unknown mechanism %q", rep.Mechanism)
+	}
+	if isPure(rep.Mechanism) { // issue 5: pure ε-DP events (audit_pure.go)
+		return auditPure(rep)
 	}
 	g := rep.Guarantee
 	delta := float64(g.Delta)
@@ -281,6 +294,11 @@ func Audit(rep *Report) (*AuditResult, error) {
 		}
 		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
 			"the report must not understate the Gaussian-DP ε of the same events")
+	}
+	if res.Spent.EpsilonPure != nil && sp.EpsilonPure != nil { // reports before issue 5 do not state it
+		rec := float64(*sp.EpsilonPure)
+		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
 	}
 	res.Holds = true
 	var failed []string

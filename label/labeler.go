@@ -173,6 +173,9 @@ func validate(cfg *Config) error {
 	if cfg.Allocator == nil {
 		cfg.Allocator = memory.DefaultAllocator
 	}
+	if isPure(cfg.Mechanism) {
+		return validatePure(cfg)
+	}
 	if cfg.Epsilon == 0 {
 		p := cfg.Params
 		missing := ""

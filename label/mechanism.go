@@ -14,10 +14,15 @@ const (
 	MechanismConfidentGNMax = "confident-gnmax"
 	MechanismGNMax          = "gnmax"
 	MechanismLNMax          = "lnmax"
+	// Issue 5: private prediction beyond PATE (pure ε-DP events).
+	MechanismPrivateLearner = "private-learner" // privlearner.go
+	MechanismSVT            = "svt"             // svt.go
+	MechanismStableEM       = "stable-em"       // stableem.go
 )
 
 // Mechanisms lists the aggregation mechanisms, the default first.
-var Mechanisms = []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax}
+var Mechanisms = []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax,
+	MechanismPrivateLearner, MechanismSVT, MechanismStableEM}
 
 // outcome is what the aggregator did with one query.
 type outcome int
@@ -58,6 +63,7 @@ type aggregator struct {
 	rhoCheck  float64                 // ρ of one threshold check
 	epsAnswer float64                 // LNMax: pure ε of one noisy argmax (2/b)
 	round     *rounding               // --replicable: replicable rounding of the noisy values (replicable.go)
+	svt       *svtState               // svt: the sparse-vector state (svt.go)
 
 	checks, argmaxes int64 // events charged so far
 }
@@ -69,6 +75,15 @@ type MechanismParams struct {
 	Sigma1       string `json:"sigma1,omitempty"`        // Confident-GNMax threshold noise σ1
 	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
 	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
+
+	// Issue 5 (see pure.go): the new mechanisms' parameters.
+	EMEpsilon    string `json:"em_epsilon,omitempty"`    // private-learner, stable-em: ε of the exponential mechanism
+	Bins         int    `json:"bins,omitempty"`          // private-learner: stump thresholds at public quantiles
+	SubsetRate   string `json:"subset_rate,omitempty"`   // stable-em: probability q that a row is in S1
+	Gamma        string `json:"gamma,omitempty"`         // stable-em: probability γ of a uniform label
+	SVTEpsilon0  string `json:"svt_epsilon0,omitempty"`  // svt: ε of one sparse-vector instance
+	SVTCutoff    int64  `json:"svt_cutoff,omitempty"`    // svt: instances (unstable answers) planned for
+	SVTThreshold int64  `json:"svt_threshold,omitempty"` // svt: distance-to-instability threshold w
 }
 
 func parsePositive(name, s string) (*big.Rat, float64, error) {
@@ -122,6 +137,8 @@ func newAggregator(kind string, classes int, p MechanismParams) (*aggregator, er
 		}
 		a.epsAnswer = 2 / b
 		a.rhoAnswer = a.epsAnswer * a.epsAnswer / 2
+	case MechanismPrivateLearner, MechanismStableEM, MechanismSVT:
+		return newPureAggregator(a, p)
 	default:
 		return nil, fmt.Errorf("unknown mechanism %q (valid: %v)", kind, Mechanisms)
 	}
@@ -136,6 +153,10 @@ func (a *aggregator) rhoPerQuery() float64 { return a.rhoCheck + a.rhoAnswer }
 // noise does not depend on the data, so it can be drawn ahead of the votes,
 // in parallel; each draw is used at most once and unused draws are dropped.
 func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
+	if a.answer == nil && a.laplace == nil { // issue 5: no noise added to the votes
+		clear(answer)
+		return
+	}
 	if a.check != nil {
 		for i := range check {
 			check[i] = a.check.Sample(src)
@@ -158,6 +179,9 @@ func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
 // check on every query, the noisy argmax only on answered ones
 // (invariant 6).
 func (a *aggregator) query(counts []int32, zCheck int64, zAnswer []int64, rd *roundDraw, b budget) (int, outcome) {
+	if a.svt != nil {
+		return a.svt.query(a, counts, b)
+	}
 	if a.check != nil {
 		if !b.Fits(a.rhoCheck) {
 			return -1, outStopped

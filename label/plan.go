@@ -158,6 +158,11 @@ func (l *Labeler) MaxRho() (float64, error) {
 	if cfg.Classes == nil {
 		deltaC = cfg.Delta * discoveryDeltaShare
 	}
+	if isPure(cfg.Mechanism) && cfg.Epsilon > 0 {
+		// The cap on events pays either by zCDP (ρ ≤ ρ_B) or by basic
+		// composition (ρ = Σ εᵢ²/2 ≤ (Σ εᵢ)²/2 ≤ ε²/2).
+		return math.Max(rdp.RhoForEps(cfg.Epsilon, cfg.Delta-deltaC), cfg.Epsilon*cfg.Epsilon/2), nil
+	}
 	if cfg.Epsilon > 0 {
 		return rdp.RhoForEps(cfg.Epsilon, cfg.Delta-deltaC), nil
 	}

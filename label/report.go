@@ -49,6 +49,36 @@ type Report struct {
 	// whole run's (label is the columns joined by commas, answered counts
 	// rows with at least one label released).
 	Labels []LabelReport `json:"labels,omitempty"`
+	PureDP *PureDPReport `json:"pure_dp,omitempty"`
+}
+
+// PureDPReport describes the pure ε-DP events of the issue-5 mechanisms
+// (private-learner, svt, stable-em): what one event is, its ε, the cap on
+// their number fixed before the run, the events charged, and the two
+// readings of the cap, the smaller of which is the guarantee.
+type PureDPReport struct {
+	Event        string `json:"event"`
+	EventEpsilon Float  `json:"event_epsilon"`
+	MaxEvents    int64  `json:"max_events"`
+	Events       int64  `json:"events"`
+	// BasicEpsilon is MaxEvents·EventEpsilon at δ = 0 ("inf" when a
+	// Gaussian class discovery is part of the run); ZCDPEpsilon is the
+	// conversion of ρ = MaxEvents·EventEpsilon²/2 (+ discovery ρ) at ZCDPDelta.
+	BasicEpsilon Float  `json:"basic_composition_epsilon"`
+	ZCDPEpsilon  Float  `json:"zcdp_epsilon"`
+	ZCDPDelta    Float  `json:"zcdp_delta"`
+	Claimed      string `json:"claimed_reading"`
+	// StableDelta (svt) is the δ of the event that a query whose majority
+	// is not stable is reported stable; it is part of the guarantee's δ.
+	StableDelta Float `json:"stable_release_delta,omitempty"`
+	// Unstable (svt) counts the queries found unstable (each abstained and
+	// ended an instance).
+	Unstable int64 `json:"unstable_queries,omitempty"`
+	// Beta and Gamma (stable-em): the additive stability of the predictor
+	// and the probability of a uniform label.
+	Beta  Float  `json:"beta,omitempty"`
+	Gamma Float  `json:"gamma,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // Guarantee is the (ε, δ) the run claims: the budget of its filter, fixed
@@ -74,6 +104,11 @@ type Spend struct {
 	EpsilonClassic  Float  `json:"epsilon_classic"`
 	OrderClassic    Float  `json:"order_classic"`
 	EpsilonGDP      *Float `json:"epsilon_gdp,omitempty"`
+	// EpsilonPure is the basic composition Σ εᵢ (δ = 0) of the pure events
+	// charged (issue-5 mechanisms without class discovery); PureEvents
+	// their number.
+	EpsilonPure     *Float `json:"epsilon_pure,omitempty"`
+	PureEvents      int64  `json:"pure_events,omitempty"`
 	Delta           Float  `json:"delta"`
 	ThresholdChecks int64  `json:"threshold_checks"`
 	NoisyArgmaxes   int64  `json:"noisy_argmaxes"`

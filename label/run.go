@@ -94,7 +94,13 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if res.err != nil {
 		return nil, errorf(res.err, "%s", cfg.sens())
 	}
-	ens, td, err := l.trainTeachers(ctx, sensRecs, enc)
+	var ens voter
+	var td *teacherData
+	if needsTeachers(cfg.Mechanism) {
+		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
+	} else { // issue 5: private-learner, stable-em work on the rows themselves
+		ens, td, err = l.trainRows(ctx, sensRecs, enc, head)
+	}
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
 	if err != nil {
@@ -110,6 +116,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if err != nil {
 		return nil, err
 	}
+	if err := l.startPure(ens, rep, agg, filter); err != nil {
+		return nil, err
+	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
@@ -118,6 +127,12 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		st.initLabels(td)
 	}
 	st.vote = st.voteEnsemble
+	if se, ok := ens.(*stableEM); ok { // issue 5: each batch's predictions draw from their own stream
+		st.vote = func(b *batch) error {
+			se.src = l.source(streamStableEM + uint64(b.first)<<8)
+			return st.voteEnsemble(b)
+		}
+	}
 	if err := st.startStudent(head); err != nil {
 		return nil, err
 	}
@@ -137,6 +152,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 // not give, and builds the aggregator.
 func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
+	if isPure(cfg.Mechanism) { // issue 5
+		return l.preparePure(td, plannedQueries(cfg))
+	}
 	rep := l.newReport(td)
 	var filter budget = &unlimited{spent: td.discoveryRho}
 	rhoAvail := 0.0
@@ -315,7 +333,7 @@ type batch struct {
 type runState struct {
 	l          *Labeler
 	enc        *learners.Encoder
-	ens        *learners.Ensemble
+	ens        voter
 	agg        *aggregator
 	filter     budget
 	classes    *classSet
@@ -724,6 +742,8 @@ func (st *runState) rhoSpent() float64 {
 		return f.Spent()
 	case *unlimited:
 		return f.spent
+	case *pureFilter:
+		return f.rhoSpent()
 	}
 	return 0
 }
@@ -763,5 +783,8 @@ func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
 // epsSpent is the realized spend so far, for the progress display.
 func (st *runState) epsSpent() float64 {
+	if f, ok := st.filter.(*pureFilter); ok { // issue 5
+		return f.epsSpent()
+	}
 	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)
 }

@@ -1,0 +1,190 @@
+package label
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+// auditPure re-derives the guarantee of a private-learner, svt or
+// stable-em report from its budget, its exact parameters and its counts:
+// the ε of one event, the cap on events the budget allows, the smaller of
+// the basic-composition and zCDP readings of that cap, svt's stable-release
+// failure δ, and the realized spend.
+func auditPure(rep *Report) (*AuditResult, error) {
+	pr, g, b := rep.PureDP, rep.Guarantee, rep.Budget
+	if pr == nil {
+		return nil, invalid("report: a %s run without its pure_dp section", rep.Mechanism)
+	}
+	eps, delta := float64(b.Epsilon), float64(b.Delta)
+	if !(eps > 0) || math.IsInf(eps, 0) || !(delta > 0 && delta < 1) || !b.Filter {
+		return nil, invalid("report: a %s run needs its budget (ε > 0, δ in (0, 1)), got (%g, %g)", rep.Mechanism, eps, delta)
+	}
+	classes := len(rep.Classes)
+	if classes < 2 {
+		return nil, invalid("report: %d classes", classes)
+	}
+	sp, q := rep.Spent, rep.Queries
+	if sp.PureEvents < 0 || q.Seen < 0 || q.Answered < 0 || q.PublicRows < 0 || pr.MaxEvents < 0 || pr.Unstable < 0 {
+		return nil, invalid("report: negative counts")
+	}
+	if q.Answered != sp.NoisyArgmaxes {
+		return nil, invalid("report: %d answered queries but %d answers counted in the spend", q.Answered, sp.NoisyArgmaxes)
+	}
+	if q.Answered > q.Seen || q.Seen > q.PublicRows {
+		return nil, invalid("report: counts out of order (answered %d, queries %d, rows %d)", q.Answered, q.Seen, q.PublicRows)
+	}
+	var released int64
+	for _, n := range rep.Released {
+		released += n
+	}
+	if released != q.Answered {
+		return nil, invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	}
+	switch rep.Mechanism {
+	case MechanismPrivateLearner:
+		if sp.PureEvents != 1 {
+			return nil, invalid("report: private-learner charges exactly one event, the report counts %d", sp.PureEvents)
+		}
+	case MechanismStableEM:
+		if sp.PureEvents != q.Answered {
+			return nil, invalid("report: stable-em charges one event per answer: %d events, %d answers", sp.PureEvents, q.Answered)
+		}
+	case MechanismSVT:
+		if pr.Unstable+q.Answered != q.Seen {
+			return nil, invalid("report: svt: %d unstable + %d answered ≠ %d queries", pr.Unstable, q.Answered, q.Seen)
+		}
+		if sp.PureEvents < pr.Unstable || sp.PureEvents > pr.Unstable+1 || (q.Seen > 0 && sp.PureEvents == 0) {
+			return nil, invalid("report: svt: %d instances for %d unstable queries", sp.PureEvents, pr.Unstable)
+		}
+	}
+
+	eps0, err := pureEventEps(rep.Mechanism, classes, rep.Params)
+	if err != nil {
+		return nil, invalid("report parameters: %v", err)
+	}
+	res := &AuditResult{
+		Mechanism: rep.Mechanism, Filter: true, Seeded: rep.Seeded,
+		RhoAnswer: rdp.PureDPRho(eps0), NoisyArgmaxes: sp.NoisyArgmaxes, Queries: q.Seen,
+		ClaimedEpsilon: float64(g.Epsilon), Delta: float64(g.Delta),
+	}
+	if d := rep.ClassDiscovery; d != nil {
+		_, s, err := parsePositive("class discovery sigma", d.Sigma)
+		if err != nil {
+			return nil, invalid("report: %v", err)
+		}
+		res.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, classes)
+		res.DiscoveryDelta = float64(d.Delta)
+		if want := DiscoveryDelta(delta, false); math.Abs(res.DiscoveryDelta-want) > 1e-9*want {
+			return nil, invalid("report: class discovery δ %g is not the share %g of δ %g that pate gives it", res.DiscoveryDelta, discoveryDeltaShare, delta)
+		}
+	}
+	extra := 0.0
+	if rep.Mechanism == MechanismSVT {
+		extra = delta * svtDeltaShare
+	}
+	deltaZ := delta - res.DiscoveryDelta - extra
+	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
+		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
+	}
+	maxEvents, err := rdp.PureEventsThatFit(eps, deltaZ, eps0, res.DiscoveryRho)
+	if err != nil {
+		return nil, invalid("report: %v", err)
+	}
+	add("event cap", float64(pr.MaxEvents), float64(maxEvents), pr.MaxEvents <= maxEvents,
+		fmt.Sprintf("events of ε %.6g that the budget (ε %g, δ %g) pays for, by basic composition or zCDP", eps0, eps, delta))
+	add("events within the cap", float64(pr.MaxEvents), float64(sp.PureEvents), sp.PureEvents <= pr.MaxEvents,
+		"the events charged must not exceed the cap")
+	claim := rdp.PureComposition(pr.MaxEvents, eps0, res.DiscoveryRho, deltaZ)
+	e, d, basic := claim.Claim(deltaZ)
+	if basic {
+		d = extra
+	} else {
+		d = delta
+	}
+	res.ClaimRho = claim.Rho
+	res.Epsilon = rdp.RoundUp(e, epsDecimals)
+	reading := "zCDP reading (ε0²/2 per event) at δ " + fmt.Sprint(deltaZ)
+	if basic {
+		reading = "basic composition (cap × ε0, δ = 0)"
+	}
+	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon), "the smaller reading of the cap: "+reading+", rounded up")
+	add("claimed δ", float64(g.Delta), d, d <= float64(g.Delta)*(1+1e-12), "δ of the reading claimed (plus svt's stable-release failure δ)")
+	if rep.Mechanism == MechanismSVT {
+		m := rep.PlannedQueries
+		add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
+		bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
+		if err != nil {
+			return nil, invalid("report parameters: %v", err)
+		}
+		add("stable-release failure δ", extra, bad, bad <= extra,
+			fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
+	}
+	res.Spent = pureSpend(sp.PureEvents, eps0, res.DiscoveryRho, deltaZ)
+	res.Spent.NoisyArgmaxes = sp.NoisyArgmaxes
+	realRho := float64(res.Spent.Rho)
+	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
+	for _, c := range []struct {
+		name      string
+		rec, want Float
+	}{
+		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
+		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
+	} {
+		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+			"the report must not understate the realized ε (rounded up to 6 decimals)")
+	}
+	if res.Spent.EpsilonPure != nil {
+		rec := math.Inf(-1)
+		if sp.EpsilonPure != nil {
+			rec = float64(*sp.EpsilonPure)
+		}
+		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+			"Σ εᵢ of the events charged, δ = 0")
+	}
+	res.Holds = true
+	var failed []string
+	for _, c := range res.Checks {
+		if !c.OK {
+			res.Holds = false
+			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
+		}
+	}
+	res.Explanation = explainPure(rep, res, eps0, pr.MaxEvents, basic)
+	if !res.Holds {
+		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	}
+	return res, nil
+}
+
+func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, basic bool) []string {
+	nb := rep.Neighbouring
+	if nb == "" {
+		nb = "add or remove one " + rep.PrivacyUnit
+	}
+	out := []string{
+		fmt.Sprintf("Privacy unit: %s. Two sensitive datasets are neighbours when they differ in one unit: %s.", rep.PrivacyUnit, nb),
+		fmt.Sprintf("Guarantee: (ε = %g, δ = %g): every outcome's probability changes by a factor of at most e^ε = %.3g when one unit is added or removed, except with probability δ.",
+			res.ClaimedEpsilon, res.Delta, math.Exp(res.ClaimedEpsilon)),
+	}
+	how := fmt.Sprintf("zCDP: %d events × ε0²/2 = ρ %.6g, converted at the best order", maxEvents, res.ClaimRho)
+	if basic {
+		how = fmt.Sprintf("basic composition: %d events × ε0 = %.6g, with δ = 0 for the events themselves", maxEvents, float64(maxEvents)*eps0)
+	}
+	out = append(out, fmt.Sprintf("Basis: %s. Each event is %.6g-DP; the budget allowed at most %d of them, a cap fixed before the run; %d were charged. The claim is the smaller of two valid readings — %s.",
+		rep.PureDP.Event, eps0, maxEvents, res.Spent.PureEvents, how))
+	if rep.Mechanism == MechanismSVT {
+		out = append(out, fmt.Sprintf("A query reported stable releases the teachers' majority at no further cost; the probability that any query whose majority could change is reported stable is at most %g, and is part of δ.",
+			float64(rep.PureDP.StableDelta)))
+	}
+	n := "Noise: " + rep.Noise + "."
+	if res.Seeded {
+		n += " The guarantee of a seeded run holds only while the seed stays secret."
+	}
+	out = append(out, n,
+		"Covered: the released labels, which rows were answered, and every figure of the report, and anything computed from them.",
+		"Not covered: other releases about the same people (see pate ledger), the public data itself, and anything that leaks the seed.")
+	return out
+}

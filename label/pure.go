@@ -1,0 +1,512 @@
+package label
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// Issue 5: the mechanisms whose events are pure ε-DP — private-learner (one
+// exponential-mechanism draw), svt (sparse-vector instances) and stable-em
+// (one ε-private prediction per query). Every event of such a run costs the
+// same ε0, so the budget is a cap on the number of events fixed before the
+// run (rdp.PureEventsThatFit), and the run claims the smaller of the two
+// readings of that cap: basic composition (cap·ε0, δ = 0) or zCDP
+// (cap·ε0²/2, converted at δ).
+
+// Noise streams of the new mechanisms (see run.go).
+const (
+	streamPrivateLearner = 6
+	streamSVT            = 7
+	streamStableEM       = 8 // + first row << 8, like streamAggregate
+)
+
+// Defaults of the new mechanisms' parameters.
+const (
+	DefaultBins  = 32
+	DefaultGamma = "0.5"
+	// DefaultSVTCutoff is the number of sparse-vector instances (the run
+	// stops at the DefaultSVTCutoff-th unstable query) planned for when
+	// neither --svt-cutoff nor --svt-epsilon0 is given.
+	DefaultSVTCutoff = 1
+	// svtDeltaShare is the share of δ given to the event that a query whose
+	// majority is not stable is reported stable (svt.go).
+	svtDeltaShare = 0.5
+)
+
+// isPure reports whether kind is one of the issue-5 mechanisms.
+func isPure(kind string) bool {
+	return kind == MechanismPrivateLearner || kind == MechanismSVT || kind == MechanismStableEM
+}
+
+// needsTeachers reports whether kind votes with the teacher ensemble.
+func needsTeachers(kind string) bool {
+	return kind != MechanismPrivateLearner && kind != MechanismStableEM
+}
+
+// validatePure checks the settings the new mechanisms need.
+func validatePure(cfg *Config) error {
+	if len(cfg.Labels) > 1 {
+		return invalid("--mechanism %s labels one --label column for now, got %d", cfg.Mechanism, len(cfg.Labels))
+	}
+	if cfg.Replicable != nil {
+		return invalid("--replicable works with confident-gnmax, gnmax and lnmax, not --mechanism %s", cfg.Mechanism)
+	}
+	if cfg.Epsilon <= 0 {
+		return invalid("--mechanism %s needs --epsilon: its budget is a cap on pure ε-DP events fixed before the run", cfg.Mechanism)
+	}
+	p := &cfg.Params
+	if p.Bins < 0 {
+		return invalid("--bins must be positive, got %d", p.Bins)
+	}
+	if p.SVTCutoff < 0 || p.SVTThreshold < 0 {
+		return invalid("--svt-cutoff and --svt-threshold must not be negative")
+	}
+	for _, f := range []struct{ name, v string }{
+		{"em-epsilon", p.EMEpsilon}, {"subset-rate", p.SubsetRate}, {"gamma", p.Gamma}, {"svt-epsilon0", p.SVTEpsilon0},
+	} {
+		if f.v != "" {
+			if _, _, err := parsePositive(f.name, f.v); err != nil {
+				return invalid("%v", err)
+			}
+		}
+	}
+	if needsTeachers(cfg.Mechanism) {
+		return nil
+	}
+	if cfg.Classes == nil {
+		return invalid("--mechanism %s needs --classes: its guarantee is pure ε-DP and a private class discovery would add a δ", cfg.Mechanism)
+	}
+	if cfg.PrivacyUnit != "" {
+		return invalid("--mechanism %s scores errors per row (sensitivity 1): --privacy-unit is not supported with it", cfg.Mechanism)
+	}
+	if cfg.Select == SelectUncertain {
+		return invalid("--select uncertain is not supported with --mechanism %s", cfg.Mechanism)
+	}
+	return nil
+}
+
+// voter counts votes (or one-hot predictions) for a matrix of encoded rows.
+type voter interface {
+	Votes(x *learners.Matrix, counts []int32)
+}
+
+// sensitiveRows encodes the sensitive rows and their labels for the
+// mechanisms that work on the rows themselves (no teachers): y is the class
+// index of each row, -1 when the label is null or not a declared class.
+func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Matrix, []int32, *teacherData, error) {
+	cfg := &l.cfg
+	cs, err := newClassSet(l.labelField.Type, cfg.Classes)
+	if err != nil {
+		return nil, nil, nil, invalid("--classes: %v", err)
+	}
+	td := &teacherData{classes: cs, classesSource: "declared with --classes"}
+	total := 0
+	for _, r := range recs {
+		total += int(r.NumRows())
+	}
+	dim := enc.Dim()
+	X := learners.NewMatrix(total, dim)
+	y := make([]int32, 0, total)
+	tmp := learners.NewMatrix(0, dim)
+	off := 0
+	usable := 0
+	for bi, rec := range recs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+		lc := rec.Column(rec.Schema().FieldIndices(cfg.Label)[0])
+		for i := 0; i < int(rec.NumRows()); i++ {
+			c := int32(-1)
+			if v, ok := valueText(lc, i); ok {
+				if k, ok := cs.index[v]; ok {
+					c = int32(k)
+					usable++
+				}
+			}
+			y = append(y, c)
+		}
+		if err := enc.Encode(rec, tmp); err != nil {
+			return nil, nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+		}
+		copy(X.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
+		off += tmp.Rows
+	}
+	if usable == 0 {
+		return nil, nil, nil, invalid("%s: no row of the label column %q holds one of the --classes", cfg.sens(), cfg.Label)
+	}
+	return X, y, td, nil
+}
+
+// encodeHead encodes the public head batches (public data: the hypothesis
+// class of the stump learners is fixed from it).
+func encodeHead(enc *learners.Encoder, head []arrow.Record) (*learners.Matrix, error) {
+	rows := 0
+	for _, r := range head {
+		rows += int(r.NumRows())
+	}
+	dim := enc.Dim()
+	x := learners.NewMatrix(rows, dim)
+	tmp := learners.NewMatrix(0, dim)
+	off := 0
+	for _, r := range head {
+		if err := enc.Encode(r, tmp); err != nil {
+			return nil, err
+		}
+		copy(x.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
+		off += tmp.Rows
+	}
+	return x, nil
+}
+
+// pureFilter is the budget of a pure run: at most max events of ε0 each
+// (rdp.PureEventsThatFit), fixed before the run. Events of ρ = 0 (the
+// answers of private-learner, the stable answers of svt) are free.
+type pureFilter struct {
+	eps, delta float64 // the budget the user gave
+	deltaZ     float64 // δ at which the zCDP reading converts
+	extraDelta float64 // svt: δ of the stable-release failure
+	eps0, rho0 float64 // one event; the class discovery's ρ
+	max, used  int64
+	event      string // what one event is, for the report
+}
+
+func (f *pureFilter) Fits(rho float64) bool { return rho == 0 || f.used < f.max }
+
+func (f *pureFilter) Charge(rho float64) error {
+	if rho == 0 {
+		return nil
+	}
+	if f.used >= f.max {
+		return fmt.Errorf("%w: all %d events of ε %g spent", rdp.ErrBudgetExceeded, f.max, f.eps0)
+	}
+	f.used++
+	return nil
+}
+
+// rhoSpent is the realized zCDP ρ (the ledger and the timeline use it).
+func (f *pureFilter) rhoSpent() float64 { return f.rho0 + float64(f.used)*rdp.PureDPRho(f.eps0) }
+
+// epsSpent is the smaller reading of the events charged so far (progress
+// display).
+func (f *pureFilter) epsSpent() float64 {
+	e, _, _ := rdp.PureComposition(f.used, f.eps0, f.rho0, f.deltaZ).Claim(f.deltaZ)
+	return e
+}
+
+// pureEventEps is the ε of one event of a pure mechanism with parameters p
+// over the given number of classes, from the exact decimal parameters.
+func pureEventEps(kind string, classes int, p MechanismParams) (float64, error) {
+	switch kind {
+	case MechanismPrivateLearner:
+		_, e, err := parsePositive("em-epsilon", p.EMEpsilon)
+		return e, err
+	case MechanismSVT:
+		_, e, err := parsePositive("svt-epsilon0", p.SVTEpsilon0)
+		return e, err
+	case MechanismStableEM:
+		q, g, e, err := stableEMParams(p)
+		if err != nil {
+			return 0, err
+		}
+		return rdp.FlipEps(rdp.StableTV(q, e), g, classes), nil
+	}
+	return 0, fmt.Errorf("%s is not a pure mechanism", kind)
+}
+
+// newPureAggregator completes an aggregator of a pure mechanism. Answers of
+// private-learner are free (its one event is the choice of the model);
+// every answer of stable-em is one event; svt charges its instances.
+func newPureAggregator(a *aggregator, p MechanismParams) (*aggregator, error) {
+	eps0, err := pureEventEps(a.kind, a.classes, p)
+	if err != nil {
+		return nil, err
+	}
+	a.epsAnswer = eps0
+	switch a.kind {
+	case MechanismStableEM:
+		a.rhoAnswer = rdp.PureDPRho(eps0)
+	case MechanismSVT:
+		if a.svt, err = newSVT(p, eps0); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// preparePure plans the parameters of a pure mechanism from the budget,
+// builds its filter (the cap on events) and its aggregator.
+func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggregator, budget, error) {
+	cfg := &l.cfg
+	rep := l.newReport(td)
+	classes := len(td.classes.values)
+	p := cfg.Params
+	f := &pureFilter{eps: cfg.Epsilon, delta: cfg.Delta, rho0: td.discoveryRho}
+	f.deltaZ = cfg.Delta - td.discoveryDelta
+	switch cfg.Mechanism {
+	case MechanismPrivateLearner:
+		if p.EMEpsilon == "" {
+			p.EMEpsilon = roundDownDecimal(cfg.Epsilon, 4)
+		}
+		if p.Bins == 0 {
+			p.Bins = DefaultBins
+		}
+		f.event = "one draw of the exponential mechanism (permute-and-flip) over the decision stumps: the model that labels every row"
+		rep.Teachers, rep.Learner = 0, "decision stumps (private-learner)"
+	case MechanismStableEM:
+		if queries < 0 {
+			return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan stable-em for")
+		}
+		if err := planStableEM(&p, cfg.Epsilon, f.deltaZ, queries, classes); err != nil {
+			return nil, nil, nil, invalid("planning stable-em: %v", err)
+		}
+		f.event = "one ε-private prediction of stable-em (Dagan & Feldman 2020, Corollary 1)"
+		rep.Teachers, rep.Learner = 0, "decision stumps (stable-em)"
+	case MechanismSVT:
+		if queries < 0 {
+			return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan svt for")
+		}
+		if td.discovery != nil {
+			cfg.warn("svt without --classes: the private class discovery is Gaussian, so only the zCDP reading of the instances applies (their ε0 is much smaller); declare the classes with --classes if they are public")
+		}
+		f.extraDelta = cfg.Delta * svtDeltaShare
+		f.deltaZ -= f.extraDelta
+		if p.SVTEpsilon0 == "" {
+			c := p.SVTCutoff
+			if c == 0 {
+				c = DefaultSVTCutoff
+			}
+			e, err := rdp.PlanPureEps(cfg.Epsilon, f.deltaZ, c, f.rho0)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("%w: planning svt: %v", ErrBudgetRefused, err)
+			}
+			p.SVTEpsilon0 = decimal(e)
+		}
+		f.event = "one sparse-vector instance (AboveThreshold, ended by an unstable query)"
+	}
+	eps0, err := pureEventEps(cfg.Mechanism, classes, p)
+	if err != nil {
+		return nil, nil, nil, invalid("%v", err)
+	}
+	f.eps0 = eps0
+	if f.max, err = rdp.PureEventsThatFit(cfg.Epsilon, f.deltaZ, eps0, f.rho0); err != nil {
+		return nil, nil, nil, invalid("budget: %v", err)
+	}
+	if f.max < 1 {
+		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for one event of ε %g", ErrBudgetRefused, cfg.Epsilon, cfg.Delta, eps0)
+	}
+	// No run has more events than it puts queries (one for
+	// private-learner): a smaller cap, known before the run, is a tighter
+	// claim.
+	if cfg.Mechanism == MechanismPrivateLearner {
+		f.max = 1
+	} else if queries >= 0 {
+		f.max = min(f.max, max(queries, 1))
+	}
+	if cfg.Mechanism == MechanismSVT {
+		p.SVTCutoff = f.max
+		if p.SVTThreshold == 0 {
+			w, err := svtPlanThreshold(p, queries, f.max, f.extraDelta)
+			if err != nil {
+				return nil, nil, nil, invalid("planning svt: %v", err)
+			}
+			p.SVTThreshold = w
+		}
+		if bad, err := svtFailureDelta(p, queries, f.max); err != nil || bad > f.extraDelta {
+			return nil, nil, nil, invalid("--svt-threshold %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)",
+				p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
+		}
+	}
+	agg, err := newAggregator(cfg.Mechanism, classes, p)
+	if err != nil {
+		return nil, nil, nil, invalid("%v", err)
+	}
+	if agg.svt != nil {
+		agg.svt.src = l.source(streamSVT)
+	}
+	rep.Params = p
+	rep.PlannedQueries = queries
+	return rep, agg, f, nil
+}
+
+// pureReport fills the guarantee, the spend and the pure-DP section of a
+// pure run's report: the claim is the smaller reading of the cap, fixed
+// before the run; the spend is the reading of the events charged.
+func pureReport(rep *Report, kind string, f *pureFilter, agg *aggregator) {
+	answered := agg.argmaxes
+	claim := rdp.PureComposition(f.max, f.eps0, f.rho0, f.deltaZ)
+	eps, d, basic := claim.Claim(f.deltaZ)
+	reading := "zCDP (ε²/2 per event; Bun & Steinke 2016, Prop. 1.4), improved conversion at the best order"
+	if basic {
+		reading = "basic composition of pure ε-DP events (Σ εᵢ, δ = 0)"
+	}
+	// The zCDP reading holds at the whole δ (its conversion's share, the
+	// class discovery's, svt's stable-release failure); basic composition
+	// needs only svt's failure δ (it is possible only without a discovery).
+	d = f.delta
+	if basic {
+		d = f.extraDelta
+	}
+	rep.Guarantee = Guarantee{
+		Epsilon: Float(rdp.RoundUp(eps, epsDecimals)), Delta: Float(d), Rho: Float(claim.Rho),
+		Conversion: reading,
+		Basis: fmt.Sprintf("at most %d pure ε-DP events of ε = %.6g each, a cap fixed before the run from the budget (ε %g, δ %g); "+
+			"the smaller of the basic-composition and zCDP readings of the cap is claimed", f.max, f.eps0, f.eps, f.delta),
+	}
+	rep.Budget = BudgetReport{Epsilon: Float(f.eps), Delta: Float(f.delta), Filter: true, RhoForQueries: Float(claim.Rho)}
+	rep.Spent = pureSpend(f.used, f.eps0, f.rho0, f.deltaZ)
+	rep.Spent.NoisyArgmaxes = answered
+	pr := &PureDPReport{
+		Event: f.event, EventEpsilon: Float(f.eps0), MaxEvents: f.max, Events: f.used,
+		BasicEpsilon: Float(claim.Basic), ZCDPEpsilon: Float(claim.ZCDP), ZCDPDelta: Float(f.deltaZ),
+		Claimed: reading, StableDelta: Float(f.extraDelta),
+	}
+	if !math.IsInf(claim.Basic, 1) {
+		pr.BasicEpsilon = Float(rdp.RoundUp(claim.Basic, epsDecimals))
+	}
+	pr.ZCDPEpsilon = Float(rdp.RoundUp(claim.ZCDP, epsDecimals))
+	if kind == MechanismStableEM {
+		q, g, e, _ := stableEMParams(rep.Params)
+		pr.Beta = Float(rdp.StableTV(q, e))
+		pr.Gamma = Float(g)
+		pr.Note = "β = q + (1−q)·tanh(ε_EM/2) (Poisson subset S1 of rate q, exponential mechanism of ε_EM); ε per query = ln(1 + C·β/γ); every answered query is one event"
+	}
+	if agg.svt != nil {
+		pr.Unstable = agg.svt.unstable
+		pr.Note = fmt.Sprintf("distance-to-instability threshold w = %d; discrete Laplace noise of scale 2/ε0 on the threshold, 4/ε0 on each query; "+
+			"an unstable query abstains and ends its instance", rep.Params.SVTThreshold)
+	}
+	rep.PureDP = pr
+}
+
+// pureSpend is the realized spend of n events of eps0-DP (plus the zCDP
+// part rho0): ρ; the improved conversion of their RDP curve n·min(ε0,
+// λε0²/2) + ρ0·λ at the best of the paper orders or of the zCDP reading;
+// Mironov's classic conversion over the paper orders; and Σ εᵢ (δ = 0) when
+// every event is pure. pate audit computes the same.
+func pureSpend(n int64, eps0, rho0, deltaZ float64) Spend {
+	r := rdp.PureComposition(n, eps0, rho0, deltaZ)
+	orders := rdp.DefaultOrders()
+	curve := rdp.PureDP(eps0, orders)
+	for i, o := range orders {
+		curve[i] = float64(n)*curve[i] + rho0*o
+	}
+	ei, oi := rdp.EpsImproved(orders, curve, deltaZ)
+	if r.ZCDP < ei {
+		ei, oi = r.ZCDP, zcdpOrder(r.Rho, deltaZ)
+	}
+	ec, oc := rdp.EpsClassic(orders, curve, deltaZ)
+	sp := Spend{
+		Rho: Float(r.Rho), EpsilonImproved: Float(rdp.RoundUp(ei, epsDecimals)), OrderImproved: Float(oi),
+		EpsilonClassic: Float(rdp.RoundUp(ec, epsDecimals)), OrderClassic: Float(oc),
+		Delta: Float(deltaZ), PureEvents: n,
+	}
+	if !math.IsInf(r.Basic, 1) {
+		v := Float(rdp.RoundUp(r.Basic, epsDecimals))
+		sp.EpsilonPure = &v
+	}
+	return sp
+}
+
+// plannedQueries is the number of queries a run puts: the public rows, or
+// --max-queries when smaller; -1 when unknown.
+func plannedQueries(cfg *Config) int64 {
+	q := cfg.PublicRows
+	if cfg.MaxQueries > 0 && (q < 0 || cfg.MaxQueries < q) {
+		q = cfg.MaxQueries
+	}
+	return q
+}
+
+// trainRows prepares private-learner or stable-em from the sensitive rows
+// (instead of training teachers).
+func (l *Labeler) trainRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
+	X, y, td, err := l.sensitiveRows(ctx, recs, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	classes := len(td.classes.values)
+	if l.cfg.Mechanism == MechanismPrivateLearner {
+		xPub, err := encodeHead(enc, head)
+		if err != nil {
+			return nil, nil, invalid("%s: %v", l.cfg.pub(), err)
+		}
+		bins := l.cfg.Params.Bins
+		if bins == 0 {
+			bins = DefaultBins
+		}
+		pl, err := newPrivateLearner(xPub, X, y, classes, bins)
+		return pl, td, err
+	}
+	// stable-em: its parameters are planned later (prepareMechanism); the
+	// voter reads them when the stream starts (startPure).
+	return &stableEM{X: X, y: y, classes: classes}, td, nil
+}
+
+// startPure runs what a pure mechanism does once the budget is set:
+// private-learner draws its model (its one event), stable-em indexes the
+// sensitive rows with the planned parameters.
+func (l *Labeler) startPure(v voter, rep *Report, agg *aggregator, b budget) error {
+	switch m := v.(type) {
+	case *privateLearner:
+		return m.choose(l.source(streamPrivateLearner), ratOf(rep.Params.EMEpsilon), b, rdp.PureDPRho(agg.epsAnswer))
+	case *stableEM:
+		se, err := newStableEM(m.X, m.y, m.classes, rep.Params)
+		if err != nil {
+			return err
+		}
+		*m = *se
+	}
+	return nil
+}
+
+// roundDownDecimal rounds x > 0 down to digits significant decimal
+// digits, as a short exact decimal string (the samplers read it without
+// loss). Rounding down keeps an ε at most what was planned.
+func roundDownDecimal(x float64, digits int) string {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	exact := new(big.Rat).SetFloat64(x)
+	e := int(math.Floor(math.Log10(x))) - (digits - 1)
+	m := int64(math.Floor(x/math.Pow(10, float64(e)))) + 1
+	for ; m > 0; m-- {
+		s := strconv.FormatInt(m, 10) + "e" + strconv.Itoa(e)
+		r, ok := new(big.Rat).SetString(s)
+		if ok && r.Cmp(exact) <= 0 {
+			f, _ := r.Float64()
+			return strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return "0"
+}
+
+// ratOf parses an exact decimal parameter already validated.
+func ratOf(s string) *big.Rat {
+	r, err := noise.ParseRat(s)
+	if err != nil {
+		return new(big.Rat)
+	}
+	return r
+}
+
+// pureNoise describes the randomness of the issue-5 mechanisms.
+func pureNoise(kind, other string) string {
+	switch kind {
+	case MechanismPrivateLearner:
+		return "exponential mechanism sampled exactly by permute-and-flip (McKenney & Sheffet 2020) with Bernoulli(exp(−γ)) coins for rational γ (Canonne, Kamath, Steinke 2020)"
+	case MechanismStableEM:
+		return "Poisson subsets, exponential mechanism by exact permute-and-flip (Bernoulli(exp(−γ)) coins, Canonne, Kamath, Steinke 2020) and exact uniform label mixing"
+	case MechanismSVT:
+		return "discrete Laplace (Canonne, Kamath, Steinke 2020) on the sparse vector's threshold and queries, sampled exactly with integer arithmetic"
+	}
+	return other
+}

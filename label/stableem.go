@@ -1,0 +1,306 @@
+package label
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// stable-em (issue 5): the uniformly stable learner of Dagan & Feldman
+// ("PAC learning with stable and private predictions", COLT 2020, Theorem 1)
+// turned into ε-private prediction by label mixing (Corollary 1). For each
+// query x:
+//  1. draw a random subset S1 of the sensitive rows — each row
+//     independently with probability q (Poisson sampling; see below);
+//  2. form one decision stump per distinct labelling of S1 by the class of
+//     stumps (every encoded feature, a threshold between each two
+//     consecutive distinct S1 values, or beyond them all, and every ordered
+//     pair of classes);
+//  3. pick one with the exponential mechanism (permute-and-flip, ε_EM),
+//     scored by its errors on all the sensitive rows (sensitivity 1);
+//  4. predict x with it, and with probability γ output a uniformly random
+//     label instead.
+//
+// Stability: neighbours differ in one row z. It lands in S1 with
+// probability q; otherwise S1 — hence the candidate set — has the same
+// distribution, and the exponential mechanism, ε_EM-DP, moves the
+// probability of any output by at most tanh(ε_EM/2) (total variation of two
+// distributions within a factor e^ε_EM of each other). So every label's
+// probability moves by at most β = q + (1−q)·tanh(ε_EM/2). After the mixing
+// each label has probability ≥ γ/C, so the ratio is at most 1 + Cβ/γ:
+// ε = ln(1 + Cβ/γ) per query, a pure ε-DP event (rdp.StableTV, rdp.FlipEps).
+//
+// Deviation from the paper: it draws S1 of a fixed size m, which makes β =
+// m/n depend on the number n of sensitive rows; Poisson sampling of rate q
+// gives the same β = q for every n, so the guarantee is fixed before the run
+// without releasing n.
+
+// stableEMParams parses q, γ and ε_EM.
+func stableEMParams(p MechanismParams) (q, gamma, eps float64, err error) {
+	var qr, gr *big.Rat
+	if qr, q, err = parsePositive("subset-rate", p.SubsetRate); err != nil {
+		return
+	}
+	if gr, gamma, err = parsePositive("gamma", p.Gamma); err != nil {
+		return
+	}
+	if _, eps, err = parsePositive("em-epsilon", p.EMEpsilon); err != nil {
+		return
+	}
+	one := big.NewRat(1, 1)
+	if qr.Cmp(one) > 0 || gr.Cmp(one) > 0 {
+		return 0, 0, 0, fmt.Errorf("--subset-rate and --gamma must be at most 1, got %s and %s", p.SubsetRate, p.Gamma)
+	}
+	return
+}
+
+// planStableEM fills the parameters left empty so that n queries fit the
+// budget: the per-query ε0 is the largest that n events allow; γ defaults
+// to DefaultGamma; the stability β = γ(e^ε0 − 1)/C is split evenly between
+// the subsampling (q) and the exponential mechanism (ε_EM), or the given one
+// takes its share and the other the rest.
+func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) error {
+	if p.Gamma == "" {
+		p.Gamma = DefaultGamma
+	}
+	if p.SubsetRate != "" && p.EMEpsilon != "" {
+		return nil
+	}
+	if n <= 0 {
+		return fmt.Errorf("no queries to plan for")
+	}
+	e0, err := rdp.PlanPureEps(eps, delta, n, 0)
+	if err != nil {
+		return err
+	}
+	_, g, err := parsePositive("gamma", p.Gamma)
+	if err != nil {
+		return err
+	}
+	beta := g * math.Expm1(e0) / float64(classes)
+	switch {
+	case p.SubsetRate == "" && p.EMEpsilon == "":
+		p.SubsetRate = roundDownDecimal(beta/2, 4)
+		_, q, _ := parsePositive("subset-rate", p.SubsetRate)
+		p.EMEpsilon = roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4)
+	case p.SubsetRate == "":
+		_, em, err := parsePositive("em-epsilon", p.EMEpsilon)
+		if err != nil {
+			return err
+		}
+		th := math.Tanh(em / 2)
+		if th >= beta {
+			return fmt.Errorf("--em-epsilon %s alone exceeds the stability β = %.4g that %d queries allow", p.EMEpsilon, beta, n)
+		}
+		p.SubsetRate = roundDownDecimal((beta-th)/(1-th), 4)
+	default:
+		_, q, err := parsePositive("subset-rate", p.SubsetRate)
+		if err != nil {
+			return err
+		}
+		if q >= beta {
+			return fmt.Errorf("--subset-rate %s alone exceeds the stability β = %.4g that %d queries allow", p.SubsetRate, beta, n)
+		}
+		p.EMEpsilon = roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4)
+	}
+	return nil
+}
+
+// stableEM holds the sensitive rows, sorted per feature with cumulative
+// class counts so that a stump's errors take one binary search.
+type stableEM struct {
+	X       *learners.Matrix
+	rows    []int32 // the usable rows (label in the class set)
+	y       []int32
+	classes int
+	sorted  [][]float32 // per feature: the usable rows' values, ascending
+	cum     [][]int32   // per feature: (len+1)·classes cumulative class counts
+	total   []int64
+	q       [2]uint64 // q = num/den
+	gamma   [2]uint64
+	eps     *big.Rat
+	src     noise.Source // set per batch by the voter stage
+}
+
+func ratParts(r *big.Rat) ([2]uint64, error) {
+	if !r.Num().IsUint64() || !r.Denom().IsUint64() {
+		return [2]uint64{}, fmt.Errorf("%s has too many digits", r.RatString())
+	}
+	return [2]uint64{r.Num().Uint64(), r.Denom().Uint64()}, nil
+}
+
+func newStableEM(X *learners.Matrix, y []int32, classes int, p MechanismParams) (*stableEM, error) {
+	s := &stableEM{X: X, y: y, classes: classes, total: make([]int64, classes), eps: ratOf(p.EMEpsilon)}
+	var err error
+	if s.q, err = ratParts(ratOf(p.SubsetRate)); err != nil {
+		return nil, invalid("--subset-rate: %v", err)
+	}
+	if s.gamma, err = ratParts(ratOf(p.Gamma)); err != nil {
+		return nil, invalid("--gamma: %v", err)
+	}
+	for i, c := range y {
+		if c >= 0 {
+			s.rows = append(s.rows, int32(i))
+			s.total[c]++
+		}
+	}
+	n := len(s.rows)
+	s.sorted = make([][]float32, X.Cols)
+	s.cum = make([][]int32, X.Cols)
+	idx := make([]int32, n)
+	for f := 0; f < X.Cols; f++ {
+		copy(idx, s.rows)
+		slices.SortFunc(idx, func(a, b int32) int {
+			va, vb := X.Data[int(a)*X.Cols+f], X.Data[int(b)*X.Cols+f]
+			switch {
+			case va < vb:
+				return -1
+			case va > vb:
+				return 1
+			}
+			return 0
+		})
+		vals := make([]float32, n)
+		cum := make([]int32, (n+1)*classes)
+		for k, r := range idx {
+			vals[k] = X.Data[int(r)*X.Cols+f]
+			copy(cum[(k+1)*classes:(k+2)*classes], cum[k*classes:(k+1)*classes])
+			cum[(k+1)*classes+int(y[r])]++
+		}
+		s.sorted[f], s.cum[f] = vals, cum
+	}
+	return s, nil
+}
+
+// errors counts the errors of a stump on the usable sensitive rows.
+func (s *stableEM) errors(h stump) int64 {
+	vals := s.sorted[h.feat]
+	nl := sort.Search(len(vals), func(i int) bool { return vals[i] > h.thr })
+	if math.IsInf(float64(h.thr), -1) {
+		nl = 0
+	}
+	left := s.cum[h.feat][nl*s.classes : (nl+1)*s.classes]
+	n := int64(len(vals))
+	return (int64(nl) - int64(left[h.left])) + (n - int64(nl)) - (s.total[h.right] - int64(left[h.right]))
+}
+
+// predict answers one query x (before the budget is asked: an answer the
+// budget refuses is dropped unreleased).
+func (s *stableEM) predict(x []float32) (int32, error) {
+	src := s.src
+	// 4 (drawn first, the coin does not depend on the data). Mixing.
+	if noise.UniformUint64(src, s.gamma[1]) < s.gamma[0] {
+		return int32(noise.UniformUint64(src, uint64(s.classes))), nil
+	}
+	// 1. S1, Poisson sampled.
+	var s1 []int32
+	for _, r := range s.rows {
+		if noise.UniformUint64(src, s.q[1]) < s.q[0] {
+			s1 = append(s1, r)
+		}
+	}
+	// 2. One stump per distinct labelling of S1.
+	cands := s.labellings(s1, rand.New(rand.NewPCG(src.Uint64(), src.Uint64())))
+	// 3. The exponential mechanism over them, scored on every sensitive row.
+	errs := make([]int64, len(cands))
+	for i, h := range cands {
+		errs[i] = s.errors(h)
+	}
+	i, err := permuteAndFlip(src, errs, s.eps)
+	if err != nil {
+		return -1, err
+	}
+	return cands[i].predict(x), nil
+}
+
+// labellings returns one stump per distinct labelling of the rows s1 by
+// the stump class (Zobrist hashes of the labellings, 128 bits, with keys
+// from rng, which is independent of the data; constant labellings come from
+// the thresholds ±Inf). The set depends on s1 only.
+func (s *stableEM) labellings(s1 []int32, rng *rand.Rand) []stump {
+	m := len(s1)
+	z := make([][2]uint64, m*s.classes)
+	for i := range z {
+		z[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
+	}
+	xor := func(a, b [2]uint64) [2]uint64 { return [2]uint64{a[0] ^ b[0], a[1] ^ b[1]} }
+	seen := make(map[[2]uint64]struct{})
+	var cands []stump
+	order := make([]int, m)
+	prefix := make([][2]uint64, (m+1)*s.classes) // prefix[p*C+c]: XOR of z[order[k]][c], k < p
+	all := make([][2]uint64, s.classes)
+	for c := 0; c < s.classes; c++ {
+		for k := 0; k < m; k++ {
+			all[c] = xor(all[c], z[k*s.classes+c])
+		}
+	}
+	cols := s.X.Cols
+	for f := 0; f < cols; f++ {
+		for k := range order {
+			order[k] = k
+		}
+		val := func(k int) float32 { return s.X.Data[int(s1[order[k]])*cols+f] }
+		sort.Slice(order, func(a, b int) bool {
+			return s.X.Data[int(s1[order[a]])*cols+f] < s.X.Data[int(s1[order[b]])*cols+f]
+		})
+		for c := 0; c < s.classes; c++ {
+			prefix[c] = [2]uint64{}
+		}
+		for k := 0; k < m; k++ {
+			for c := 0; c < s.classes; c++ {
+				prefix[(k+1)*s.classes+c] = xor(prefix[k*s.classes+c], z[order[k]*s.classes+c])
+			}
+		}
+		for p := 0; p <= m; p++ {
+			if p > 0 && p < m && val(p-1) == val(p) {
+				continue // no threshold separates equal values
+			}
+			var thr float32
+			switch {
+			case p == 0:
+				thr = float32(math.Inf(-1))
+			case p == m:
+				thr = float32(math.Inf(1))
+			default:
+				thr = val(p-1) + (val(p)-val(p-1))/2
+				if thr >= val(p) { // float32 midpoint rounding
+					thr = val(p - 1)
+				}
+			}
+			for a := 0; a < s.classes; a++ {
+				for b := 0; b < s.classes; b++ {
+					if a == b {
+						continue
+					}
+					// Left rows labelled a, right rows b.
+					h := xor(prefix[p*s.classes+a], xor(all[b], prefix[p*s.classes+b]))
+					if _, dup := seen[h]; dup {
+						continue
+					}
+					seen[h] = struct{}{}
+					cands = append(cands, stump{f, thr, int32(a), int32(b)})
+				}
+			}
+		}
+	}
+	return cands
+}
+
+// Votes implements voter: one vote for each row's private prediction.
+func (s *stableEM) Votes(x *learners.Matrix, counts []int32) {
+	clear(counts[:x.Rows*s.classes])
+	for i := 0; i < x.Rows; i++ {
+		c, err := s.predict(x.Row(i))
+		if err != nil { // cannot happen: the candidate set always has the constant stumps
+			c = 0
+		}
+		counts[i*s.classes+int(c)] = 1
+	}
+}

@@ -1,0 +1,111 @@
+package label
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/learners"
+)
+
+// readParquet reads every batch of a testdata Parquet file.
+func readParquet(t *testing.T, name string, mem memory.Allocator) (*arrow.Schema, []arrow.Record) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 14}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	var recs []arrow.Record
+	for rr.Next() {
+		r := rr.Record()
+		r.Retain()
+		recs = append(recs, r)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema, recs
+}
+
+// TestSVTDistanceQuantiles is the local, NOT PRIVATE measurement behind the
+// README's explanation of svt on Adult: the distribution of the teachers'
+// distance to instability over adult_public (250 logistic-regression
+// teachers, partition seed 1), and the thresholds the planner sets for 1, 2
+// and 4 instances within ε = 2. Run with PATE_UTILITY_TABLE=1.
+func TestSVTDistanceQuantiles(t *testing.T) {
+	if os.Getenv("PATE_UTILITY_TABLE") == "" {
+		t.Skip("set PATE_UTILITY_TABLE=1 (trains 250 teachers)")
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	ss, sens := readParquet(t, "adult_train.parquet", mem)
+	defer releaseAll(sens)
+	ps, pub := readParquet(t, "adult_public.parquet", mem)
+	defer releaseAll(pub)
+	seed := uint64(1)
+	l, err := New(Config{Label: "income", Classes: []string{"0", "1"}, Teachers: 250, Learner: "logreg", Delta: 1e-5, Epsilon: 2,
+		BatchSize: 1 << 14, Seed: &seed, Allocator: mem}, ss, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := learners.FitEncoder(ps, l.features, pub, l.cfg.EncoderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ens, _, err := l.trainTeachers(context.Background(), sens, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dists []int64
+	x := learners.NewMatrix(0, enc.Dim())
+	for _, r := range pub {
+		if err := enc.Encode(r, x); err != nil {
+			t.Fatal(err)
+		}
+		c := make([]int32, x.Rows*2)
+		ens.Votes(x, c)
+		for i := 0; i < x.Rows; i++ {
+			_, d := distanceToInstability(c[2*i : 2*i+2])
+			dists = append(dists, d)
+		}
+	}
+	slices.Sort(dists)
+	for _, q := range []float64{0.01, 0.05, 0.1, 0.2, 0.3, 0.5} {
+		t.Logf("quantile %.2f of the distance to instability: %d", q, dists[int(q*float64(len(dists)))])
+	}
+	for _, c := range []struct {
+		eps0 string
+		n    int64
+	}{{"2", 1}, {"1", 2}, {"0.5", 4}} {
+		w, err := svtPlanThreshold(MechanismParams{SVTEpsilon0: c.eps0}, int64(len(dists)), c.n, 5e-6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		below, _ := slices.BinarySearch(dists, w+1)
+		t.Logf("%d instance(s) of ε0 = %s: w = %d; %.1f%% of the rows have distance ≤ w", c.n, c.eps0, w, 100*float64(below)/float64(len(dists)))
+	}
+}
