@@ -301,17 +301,20 @@ func (s *fitStats) addFloats(vs []float64) {
 	n := 0
 	mn, mx := s.min, s.max
 	for _, v := range vs {
-		if math.IsNaN(v) {
-			s.missing++
-			continue
-		}
-		if math.IsInf(v, 0) {
+		if v-v != 0 { // NaN or ±Inf
+			if v != v {
+				s.missing++
+			}
 			continue
 		}
 		sum += v
 		n++
-		mn = math.Min(mn, v)
-		mx = math.Max(mx, v)
+		if v < mn {
+			mn = v
+		}
+		if v > mx {
+			mx = v
+		}
 	}
 	if n == 0 {
 		return
@@ -319,11 +322,10 @@ func (s *fitStats) addFloats(vs []float64) {
 	mean := sum / float64(n)
 	var m2 float64
 	for _, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
+		if v-v == 0 {
+			d := v - mean
+			m2 += d * d
 		}
-		d := v - mean
-		m2 += d * d
 	}
 	total := s.n + n
 	delta := mean - s.mean

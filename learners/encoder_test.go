@@ -344,3 +344,35 @@ func BenchmarkEncodeDense(b *testing.B) {
 	}
 	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkFitEncoderDense fits the encoder on 100,000 rows × 64 float64
+// columns (the public head of the speed workload).
+func BenchmarkFitEncoderDense(b *testing.B) {
+	const rows, cols = 100_000, 64
+	mem := memory.NewGoAllocator()
+	fields := make([]arrow.Field, cols)
+	names := make([]string, cols)
+	arrs := make([]arrow.Array, cols)
+	r := rand.New(rand.NewPCG(7, 8))
+	for j := range cols {
+		names[j] = fmt.Sprintf("f%d", j)
+		fields[j] = arrow.Field{Name: names[j], Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+		bld := array.NewFloat64Builder(mem)
+		for range rows {
+			bld.Append(r.NormFloat64())
+		}
+		arrs[j] = bld.NewArray()
+		bld.Release()
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, rows)
+	for _, a := range arrs {
+		a.Release()
+	}
+	defer rec.Release()
+	for b.Loop() {
+		if _, err := FitEncoder(rec.Schema(), names, []arrow.Record{rec}, EncoderOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
