@@ -21,6 +21,7 @@ import (
 // assignment is independent of every data value but the identity itself.
 type partitioner struct {
 	k   int
+	key []byte
 	mac hash.Hash
 	buf []byte
 	sum []byte
@@ -31,7 +32,13 @@ func newPartitioner(k int, src noise.Source) *partitioner {
 	for i := 0; i < 4; i++ {
 		binary.LittleEndian.PutUint64(key[8*i:], src.Uint64())
 	}
-	return &partitioner{k: k, mac: hmac.New(sha256.New, key)}
+	return &partitioner{k: k, key: key, mac: hmac.New(sha256.New, key)}
+}
+
+// clone returns a partitioner with the same key, for another goroutine (a
+// partitioner is not safe for concurrent use).
+func (p *partitioner) clone() *partitioner {
+	return &partitioner{k: p.k, key: p.key, mac: hmac.New(sha256.New, p.key)}
 }
 
 // teacher returns the teacher of the unit whose canonical bytes are id.

@@ -100,12 +100,19 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		starts = append(starts, total)
 		total += int(rec.NumRows())
 	}
+	// Partition: one keyed random function of the unit identity, shared by
+	// every label column, so a unit's rows all go to one teacher, which
+	// learns one model per label column (Bun, Nissim, Stemmer). Each batch's
+	// goroutine has a partitioner of its own, under the one key.
+	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
 	ids := make([][32]byte, total) // SHA-256 of each row's unit identity
+	teacherOf := make([]int, total)
 	{
 		g := new(errgroup.Group)
 		g.SetLimit(runtime.GOMAXPROCS(0))
 		for bi, rec := range recs {
 			g.Go(func() error {
+				part := part.clone()
 				var uc arrow.Array
 				if cfg.PrivacyUnit != "" {
 					uc = rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
@@ -121,7 +128,9 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 					} else {
 						buf = rowIdentity(append(buf[:0], 0), cols, i)
 					}
-					ids[starts[bi]+i] = sha256.Sum256(buf)
+					r := starts[bi] + i
+					ids[r] = sha256.Sum256(buf)
+					teacherOf[r] = part.teacher(ids[r][:])
 				}
 				return nil
 			})
@@ -156,15 +165,11 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	}
 	td.classes, td.classesSource, td.discovery = td.labels[0].classes, td.labels[0].classesSource, td.labels[0].discovery
 
-	// Partition: one keyed random function of the unit identity, shared by
-	// every label column, so a unit's rows all go to one teacher, which
-	// learns one model per label column (Bun, Nissim, Stemmer).
-	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
-	units := make(map[[32]byte]struct{})
-	teacherOf := make([]int, total)
-	for i := range ids {
+	// Every teacher needs units of its own: count distinct units up to the
+	// number of teachers (no further: only whether there are enough matters).
+	units := make(map[[32]byte]struct{}, min(total, cfg.Teachers))
+	for i := 0; i < total && len(units) < cfg.Teachers; i++ {
 		units[ids[i]] = struct{}{}
-		teacherOf[i] = part.teacher(ids[i][:])
 	}
 	if len(units) < cfg.Teachers {
 		what := "rows"
@@ -206,16 +211,25 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	}
 
 	// Encode the sensitive rows with the public encoder.
+	// Batch by batch in parallel (the encoder is read-only).
 	dim := enc.Dim()
 	X := learners.NewMatrix(total, dim)
-	tmp := learners.NewMatrix(0, dim)
-	off := 0
-	for bi, rec := range recs {
-		if err := enc.Encode(rec, tmp); err != nil {
-			return nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+	{
+		g := new(errgroup.Group)
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for bi, rec := range recs {
+			g.Go(func() error {
+				tmp := learners.NewMatrix(0, dim)
+				if err := enc.Encode(rec, tmp); err != nil {
+					return invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+				}
+				copy(X.Data[starts[bi]*dim:], tmp.Data[:tmp.Rows*dim])
+				return nil
+			})
 		}
-		copy(X.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
-		off += tmp.Rows
+		if err := g.Wait(); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	// Train, one goroutine per core: one model per (label column, teacher).
