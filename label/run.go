@@ -227,41 +227,49 @@ func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params
 }
 
 // capHeap collects what training left behind and bounds the memory of the
-// stream that follows by what the run has already used, so that the peak
-// of a run does not depend on its number of public rows:
+// stream that follows by the memory in use when it starts, so that the
+// peak of a run does not depend on its number of public rows:
 //
 //   - the garbage collector keeps the heap within a quarter of the live
 //     data (the default lets it double): streaming allocates a batch's
 //     worth of garbage per batch;
-//   - a soft memory limit at the memory the runtime holds once training is
-//     done (and its garbage collected): without it the heap's free spans,
-//     returned to the kernel only slowly, let the resident size of a long
-//     stream creep past that of a short one with the same live data. The
-//     limit is soft: a stream that needs more live memory gets it.
+//   - a soft memory limit of half again the memory in use once training is
+//     done and its garbage collected (by then the reader has decoded as
+//     far ahead as it may, so this is the stream's working set): without
+//     it, free heap spans are handed back to the kernel so slowly that the
+//     resident size of a long stream crept past that of a short one with
+//     the same live data. The limit is soft: a stream that needs more
+//     live memory gets it, at the price of more collections.
 //
 // It returns a function that restores the previous settings.
 func capHeap() func() {
 	runtime.GC()
 	prev := debug.SetGCPercent(25)
-	prevLimit := debug.SetMemoryLimit(max(runtimeMemory(), minStreamLimit))
+	inUse := runtimeMemoryInUse()
+	prevLimit := debug.SetMemoryLimit(inUse + max(inUse/2, minStreamHeadroom))
 	return func() {
 		debug.SetMemoryLimit(prevLimit)
 		debug.SetGCPercent(prev)
 	}
 }
 
-// minStreamLimit is the smallest soft memory limit of the stream.
-const minStreamLimit = 64 << 20
+// minStreamHeadroom is the least the stream's soft memory limit allows
+// above the memory in use when it starts.
+const minStreamHeadroom = 64 << 20
 
-// runtimeMemory is the memory the Go runtime holds from the kernel and has
-// not released, what its soft memory limit counts.
-func runtimeMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+// runtimeMemoryInUse is the memory the Go runtime holds from the kernel,
+// less what it has released and its free heap spans: what its soft memory
+// limit counts, but for the free spans it could hand back.
+func runtimeMemoryInUse() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return math.MaxInt64
+	for _, v := range s {
+		if v.Value.Kind() != metrics.KindUint64 {
+			return math.MaxInt64 / 2
+		}
 	}
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64())
 }
 
 // timelineStep spaces the report's timeline points: about 200 over the
