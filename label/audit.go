@@ -253,9 +253,7 @@ func Audit(rep *Report) (*AuditResult, error) {
 	}
 	sp, q := rep.Spent, rep.Queries
 	deltaConv := delta - res.DiscoveryDelta
-	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
-		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
-	}
+	add := res.add
 
 	realized := float64(res.Spent.Rho)
 	if rep.Budget.Filter {
@@ -277,40 +275,10 @@ func Audit(rep *Report) (*AuditResult, error) {
 		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order), rounded up", res.ClaimRho, deltaConv))
 	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
 		"the report must not understate the realized ρ")
-	for _, c := range []struct {
-		name      string
-		rec, want Float
-	}{
-		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
-		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
-	} {
-		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
-			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
-	}
-	if res.Spent.EpsilonGDP != nil {
-		rec := math.Inf(-1)
-		if sp.EpsilonGDP != nil {
-			rec = float64(*sp.EpsilonGDP)
-		}
-		add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
-			"the report must not understate the Gaussian-DP ε of the same events")
-	}
-	if res.Spent.EpsilonPure != nil && sp.EpsilonPure != nil { // reports before issue 5 do not state it
-		rec := float64(*sp.EpsilonPure)
-		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
-			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
-	}
-	res.Holds = true
-	var failed []string
-	for _, c := range res.Checks {
-		if !c.OK {
-			res.Holds = false
-			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
-		}
-	}
+	res.checkRecordedSpend(sp, false)
 	res.Explanation = explain(rep, res)
-	if !res.Holds {
-		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	if err := res.verdict(); err != nil {
+		return res, err
 	}
 	return res, nil
 }
@@ -343,15 +311,8 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 	if rep.Mechanism != MechanismConfidentGNMax && sp.ThresholdChecks != 0 {
 		return nil, invalid("report: %s makes no threshold checks, the report counts %d", rep.Mechanism, sp.ThresholdChecks)
 	}
-	if q.Answered > q.Seen || q.Seen > q.PublicRows {
-		return nil, invalid("report: counts out of order (answered %d, queries %d, rows %d)", q.Answered, q.Seen, q.PublicRows)
-	}
-	var released int64
-	for _, n := range rep.Released {
-		released += n
-	}
-	if released != q.Answered {
-		return nil, invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	if err := checkQueryCounts(rep); err != nil {
+		return nil, err
 	}
 
 	res := &AuditResult{
@@ -436,4 +397,76 @@ func explain(rep *Report, res *AuditResult) []string {
 		"Not covered: other releases about the same people (add their budgets: see pate ledger), the public data itself, "+
 			"and anything that leaks the seed, the teachers or the vote counts.")
 	return out
+}
+
+// add records one check of an audit.
+func (res *AuditResult) add(name string, claimed, recomputed float64, ok bool, detail string) {
+	res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
+}
+
+// checkRecordedSpend checks that the report's recorded spend sp does not
+// understate the recomputed one. A report of a pure ε-DP mechanism must
+// state its basic-composition ε (requirePure); other reports may omit it
+// (those written before pate recorded it).
+func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
+	for _, c := range []struct {
+		name      string
+		rec, want Float
+	}{
+		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
+		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
+	} {
+		res.add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
+	}
+	if res.Spent.EpsilonGDP != nil {
+		rec := math.Inf(-1)
+		if sp.EpsilonGDP != nil {
+			rec = float64(*sp.EpsilonGDP)
+		}
+		res.add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
+			"the report must not understate the Gaussian-DP ε of the same events")
+	}
+	if res.Spent.EpsilonPure != nil && (requirePure || sp.EpsilonPure != nil) {
+		rec := math.Inf(-1)
+		if sp.EpsilonPure != nil {
+			rec = float64(*sp.EpsilonPure)
+		}
+		res.add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
+	}
+}
+
+// verdict sets Holds from the checks; it returns ErrClaimExceeded naming
+// the failed ones.
+func (res *AuditResult) verdict() error {
+	res.Holds = true
+	var failed []string
+	for _, c := range res.Checks {
+		if !c.OK {
+			res.Holds = false
+			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
+		}
+	}
+	if !res.Holds {
+		return fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// checkQueryCounts checks that a report's query counts are in order and
+// that its released labels are its answered queries.
+func checkQueryCounts(rep *Report) error {
+	q := rep.Queries
+	if q.Answered > q.Seen || q.Seen > q.PublicRows {
+		return invalid("report: counts out of order (answered %d, queries %d, rows %d)", q.Answered, q.Seen, q.PublicRows)
+	}
+	var released int64
+	for _, n := range rep.Released {
+		released += n
+	}
+	if released != q.Answered {
+		return invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package label
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -33,15 +32,8 @@ func auditPure(rep *Report) (*AuditResult, error) {
 	if q.Answered != sp.NoisyArgmaxes {
 		return nil, invalid("report: %d answered queries but %d answers counted in the spend", q.Answered, sp.NoisyArgmaxes)
 	}
-	if q.Answered > q.Seen || q.Seen > q.PublicRows {
-		return nil, invalid("report: counts out of order (answered %d, queries %d, rows %d)", q.Answered, q.Seen, q.PublicRows)
-	}
-	var released int64
-	for _, n := range rep.Released {
-		released += n
-	}
-	if released != q.Answered {
-		return nil, invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	if err := checkQueryCounts(rep); err != nil {
+		return nil, err
 	}
 	switch rep.Mechanism {
 	case MechanismPrivateLearner:
@@ -86,9 +78,7 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		extra = delta * svtDeltaShare
 	}
 	deltaZ := delta - res.DiscoveryDelta - extra
-	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
-		res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
-	}
+	add := res.add
 	maxEvents, err := rdp.PureEventsThatFit(eps, deltaZ, eps0, res.DiscoveryRho)
 	if err != nil {
 		return nil, invalid("report: %v", err)
@@ -126,35 +116,10 @@ func auditPure(rep *Report) (*AuditResult, error) {
 	res.Spent.NoisyArgmaxes = sp.NoisyArgmaxes
 	realRho := float64(res.Spent.Rho)
 	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
-	for _, c := range []struct {
-		name      string
-		rec, want Float
-	}{
-		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
-		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
-	} {
-		add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
-			"the report must not understate the realized ε (rounded up to 6 decimals)")
-	}
-	if res.Spent.EpsilonPure != nil {
-		rec := math.Inf(-1)
-		if sp.EpsilonPure != nil {
-			rec = float64(*sp.EpsilonPure)
-		}
-		add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
-			"Σ εᵢ of the events charged, δ = 0")
-	}
-	res.Holds = true
-	var failed []string
-	for _, c := range res.Checks {
-		if !c.OK {
-			res.Holds = false
-			failed = append(failed, fmt.Sprintf("%s: recomputed %.6g, report says %.6g", c.Name, c.Recomputed, c.Claimed))
-		}
-	}
+	res.checkRecordedSpend(sp, true)
 	res.Explanation = explainPure(rep, res, eps0, pr.MaxEvents, basic)
-	if !res.Holds {
-		return res, fmt.Errorf("%w: %s", ErrClaimExceeded, strings.Join(failed, "; "))
+	if err := res.verdict(); err != nil {
+		return res, err
 	}
 	return res, nil
 }

@@ -308,15 +308,13 @@ func TestFitStatsBatchMatchesValueByValue(t *testing.T) {
 	}
 }
 
-// BenchmarkEncodeDense encodes batches of 16,384 rows × 64 float64 columns
-// (the public batches of the speed workload).
-func BenchmarkEncodeDense(b *testing.B) {
-	const rows, cols = 16384, 64
+// denseRecord builds rows × cols of N(0,1) float64 columns f0, f1, ...
+func denseRecord(rows, cols int, seed uint64) (arrow.Record, []string) {
 	mem := memory.NewGoAllocator()
 	fields := make([]arrow.Field, cols)
 	names := make([]string, cols)
 	arrs := make([]arrow.Array, cols)
-	r := rand.New(rand.NewPCG(5, 6))
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	for j := range cols {
 		names[j] = fmt.Sprintf("f%d", j)
 		fields[j] = arrow.Field{Name: names[j], Type: arrow.PrimitiveTypes.Float64, Nullable: true}
@@ -327,10 +325,18 @@ func BenchmarkEncodeDense(b *testing.B) {
 		arrs[j] = bld.NewArray()
 		bld.Release()
 	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, rows)
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(rows))
 	for _, a := range arrs {
 		a.Release()
 	}
+	return rec, names
+}
+
+// BenchmarkEncodeDense encodes batches of 16,384 rows × 64 float64 columns
+// (the public batches of the speed workload).
+func BenchmarkEncodeDense(b *testing.B) {
+	const rows = 16384
+	rec, names := denseRecord(rows, 64, 5)
 	defer rec.Release()
 	enc, err := FitEncoder(rec.Schema(), names, []arrow.Record{rec}, EncoderOptions{})
 	if err != nil {
@@ -348,26 +354,8 @@ func BenchmarkEncodeDense(b *testing.B) {
 // BenchmarkFitEncoderDense fits the encoder on 100,000 rows × 64 float64
 // columns (the public head of the speed workload).
 func BenchmarkFitEncoderDense(b *testing.B) {
-	const rows, cols = 100_000, 64
-	mem := memory.NewGoAllocator()
-	fields := make([]arrow.Field, cols)
-	names := make([]string, cols)
-	arrs := make([]arrow.Array, cols)
-	r := rand.New(rand.NewPCG(7, 8))
-	for j := range cols {
-		names[j] = fmt.Sprintf("f%d", j)
-		fields[j] = arrow.Field{Name: names[j], Type: arrow.PrimitiveTypes.Float64, Nullable: true}
-		bld := array.NewFloat64Builder(mem)
-		for range rows {
-			bld.Append(r.NormFloat64())
-		}
-		arrs[j] = bld.NewArray()
-		bld.Release()
-	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), arrs, rows)
-	for _, a := range arrs {
-		a.Release()
-	}
+	const rows = 100_000
+	rec, names := denseRecord(rows, 64, 7)
 	defer rec.Release()
 	for b.Loop() {
 		if _, err := FitEncoder(rec.Schema(), names, []arrow.Record{rec}, EncoderOptions{}); err != nil {

@@ -129,7 +129,7 @@ func (m *linearModel) Predict(x *Matrix, out []int32) {
 		row := x.Row(i)
 		best, bs := 0, float32(math.Inf(-1))
 		for c := 0; c < m.classes; c++ {
-			s := m.b[c] + dot32(m.w[c*m.dim:(c+1)*m.dim], row)
+			s := m.b[c] + dot4(m.w[c*m.dim:(c+1)*m.dim], row)
 			if s > bs {
 				best, bs = c, s
 			}
@@ -145,7 +145,7 @@ func (m *linearModel) PredictProba(x *Matrix, out []float32) {
 		p := out[i*k : (i+1)*k]
 		mx := math.Inf(-1)
 		for c := 0; c < k; c++ {
-			s := float64(m.b[c]) + float64(dot32(m.w[c*m.dim:(c+1)*m.dim], row))
+			s := float64(m.b[c]) + float64(dot4(m.w[c*m.dim:(c+1)*m.dim], row))
 			p[c] = float32(s)
 			mx = math.Max(mx, s)
 		}
@@ -163,22 +163,6 @@ func softmaxInPlace(p []float32, mx float64) {
 	for c := range p {
 		p[c] = float32(float64(p[c]) / sum)
 	}
-}
-
-func dot32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // constantLinear is the linear model that always predicts class c.

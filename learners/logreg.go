@@ -177,9 +177,9 @@ func log1pSmall(e float64) float64 {
 
 // dot4 returns Σ a[j]·b[j] with four independent accumulators, so the
 // additions do not wait on each other (about 3× a single running sum).
-func dot4(a, b []float64) float64 {
+func dot4[T float32 | float64](a, b []T) T {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
+	var s0, s1, s2, s3 T
 	j := 0
 	for ; j+4 <= len(a); j += 4 {
 		s0 += a[j] * b[j]
