@@ -127,8 +127,10 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	md.WriterVersion()
 	p.md = md
 	frs := make([]*pqarrow.FileReader, workers)
+	pools := make([]*pagePool, workers)
 	for w := range frs {
-		props := parquet.NewReaderProperties(opts.Allocator)
+		pools[w] = &pagePool{mem: opts.Allocator}
+		props := parquet.NewReaderProperties(pools[w])
 		props.BufferedStreamEnabled = true
 		props.BufferSize = parquetBufferSize
 		wpf, err := file.NewParquetReader(f, file.WithReadProps(props), file.WithMetadata(md))
@@ -160,8 +162,8 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		p.included[c] = true
 	}
 	p.wg.Add(workers)
-	for _, fr := range frs {
-		go p.work(fr)
+	for w, fr := range frs {
+		go p.work(fr, pools[w])
 	}
 	return p, nil
 }
@@ -182,14 +184,16 @@ func (p *parallelParquet) take() (rg int, ok bool) {
 	return rg, true
 }
 
-func (p *parallelParquet) work(fr *pqarrow.FileReader) {
+func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool) {
 	defer p.wg.Done()
+	defer pool.close()
 	for {
 		rg, ok := p.take()
 		if !ok {
 			return
 		}
-		if err := p.decode(fr, rg); err != nil {
+		pool.setRecycle(p.colRows[rg])
+		if err := p.decode(fr, rg, pool); err != nil {
 			p.errs[rg] = err
 			if !errors.Is(err, errAborted) {
 				for {
@@ -206,7 +210,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader) {
 
 // decode reads row group rg into its slot. A panic of the decoders becomes
 // an error naming the file and the row group.
-func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool) (err error) {
 	var seen int64
 	defer func() {
 		if v := recover(); v != nil {
@@ -217,7 +221,7 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int) (err error) {
 		testHookDecode(rg)
 	}
 	if p.colRows[rg] {
-		return p.decodeColumns(fr, rg)
+		return p.decodeColumns(fr, rg, pool)
 	}
 	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
 	if err != nil {
@@ -296,7 +300,7 @@ func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
 // Here one column's page buffers are live at a time; the price is that
 // the whole row group is decoded before its first batch is sent, which the
 // bounds on colRows keep small.
-func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int) error {
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool) error {
 	rows := p.rows[rg]
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
@@ -317,6 +321,7 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int) error {
 		}
 		ch, err := cr.NextBatch(rows)
 		cr.Release()
+		pool.columnDone() // the column is read: its pages are no longer read
 		if err != nil {
 			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
 		}
@@ -419,4 +424,122 @@ func (p *parallelParquet) close() error {
 		}
 	}
 	return nil
+}
+
+// pagePool allocates one worker's Parquet page buffers. Arrow v15's page
+// reader frees a page's buffer when it hands the page out, while the page is
+// still being decoded, so a freed buffer cannot be reused at once. When the
+// worker decodes a row group column by column (setRecycle(true)), a column's
+// pages are all done with once its reader is released: reuse then makes the
+// buffers it freed available again, and the next column's pages are decoded
+// into memory already in use (otherwise every page is a fresh megabyte that
+// the kernel must fault in and the collector must sweep). Otherwise buffers
+// go straight back to mem. One worker uses a pagePool; the lock is for the
+// finalizers that release the file reader's pooled scratch buffers.
+type pagePool struct {
+	mu      sync.Mutex
+	mem     memory.Allocator
+	recycle bool
+	pending [][]byte // freed by the page reader, perhaps still being read
+	free    [][]byte // safe to hand out again
+	held    int
+}
+
+// maxPagePool bounds the bytes a pagePool keeps.
+const maxPagePool = 16 << 20
+
+func (pp *pagePool) setRecycle(on bool) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if !on {
+		pp.reuse()
+		pp.drop()
+	}
+	pp.recycle = on
+}
+
+func (pp *pagePool) Allocate(size int) []byte {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.recycle {
+		for i, b := range pp.free {
+			if cap(b) >= size && cap(b) <= 2*size+4096 {
+				pp.free[i] = pp.free[len(pp.free)-1]
+				pp.free = pp.free[:len(pp.free)-1]
+				pp.held -= cap(b)
+				b = b[:size]
+				clear(b)
+				return b
+			}
+		}
+	}
+	return pp.mem.Allocate(size)
+}
+
+func (pp *pagePool) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		n := len(b)
+		b = b[:size]
+		if size > n {
+			clear(b[n:])
+		}
+		return b
+	}
+	nb := pp.Allocate(size)
+	copy(nb, b)
+	pp.Free(b)
+	return nb
+}
+
+func (pp *pagePool) Free(b []byte) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if pp.recycle && cap(b) > 0 {
+		pp.pending = append(pp.pending, b)
+		return
+	}
+	pp.mem.Free(b[:cap(b)])
+}
+
+// columnDone makes the buffers freed so far available again.
+func (pp *pagePool) columnDone() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.reuse()
+}
+
+// reuse makes the buffers freed so far available again, keeping at most
+// maxPagePool bytes.
+func (pp *pagePool) reuse() {
+	for _, b := range pp.pending {
+		if pp.held+cap(b) <= maxPagePool {
+			pp.free = append(pp.free, b)
+			pp.held += cap(b)
+		} else {
+			pp.mem.Free(b[:cap(b)])
+		}
+	}
+	clear(pp.pending)
+	pp.pending = pp.pending[:0]
+}
+
+// drop hands every kept buffer back to mem.
+func (pp *pagePool) drop() {
+	for _, b := range pp.free {
+		pp.mem.Free(b[:cap(b)]) // as allocated: a reused buffer may have been resliced
+	}
+	clear(pp.free)
+	pp.free, pp.held = pp.free[:0], 0
+}
+
+// close hands everything back to mem (the worker is done).
+func (pp *pagePool) close() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.reuse()
+	pp.drop()
+	for _, b := range pp.pending {
+		pp.mem.Free(b[:cap(b)])
+	}
+	pp.pending = nil
 }

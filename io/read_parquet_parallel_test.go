@@ -374,3 +374,40 @@ func TestParquetFooterStatisticsDropped(t *testing.T) {
 		t.Fatalf("read %d rows, want 5000", n)
 	}
 }
+
+// TestPagePool checks the page-buffer pool's one rule: a buffer the page
+// reader frees is not handed out again before the column is done (the page
+// may still be read), and is after; with recycling off, or at close,
+// everything goes back to the underlying allocator.
+func TestPagePool(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	pp := &pagePool{mem: mem}
+	pp.setRecycle(true)
+	a := pp.Allocate(1000)
+	a[0] = 7
+	pp.Free(a)
+	b := pp.Allocate(1000)
+	if &b[0] == &a[0] {
+		t.Fatal("a freed page buffer was reused before its column was done")
+	}
+	pp.columnDone()
+	c := pp.Allocate(900)
+	if &c[0] != &a[0] {
+		t.Fatal("a buffer freed before columnDone was not reused")
+	}
+	if c[0] != 0 {
+		t.Fatal("a reused buffer must come back zeroed")
+	}
+	if d := pp.Allocate(100); &d[0] == &b[0] {
+		t.Fatal("b was never freed, it must not be handed out")
+	} else {
+		pp.Free(d)
+	}
+	pp.Free(b)
+	pp.Free(c)
+	pp.setRecycle(false) // kept buffers go back to mem
+	e := pp.Allocate(1000)
+	pp.Free(e)
+	pp.close()
+}
