@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"slices"
 	"sort"
 
@@ -207,7 +206,7 @@ func (s *stableEM) predict(x []float32) (int32, error) {
 		}
 	}
 	// 2. One stump per distinct labelling of S1.
-	cands := s.labellings(s1, rand.New(rand.NewPCG(src.Uint64(), src.Uint64())))
+	cands := s.labellings(s1, src)
 	// 3. The exponential mechanism over them, scored on every sensitive row.
 	errs := make([]int64, len(cands))
 	for i, h := range cands {
@@ -222,13 +221,13 @@ func (s *stableEM) predict(x []float32) (int32, error) {
 
 // labellings returns one stump per distinct labelling of the rows s1 by
 // the stump class (Zobrist hashes of the labellings, 128 bits, with keys
-// from rng, which is independent of the data; constant labellings come from
+// drawn from src, independent of the data; constant labellings come from
 // the thresholds ±Inf). The set depends on s1 only.
-func (s *stableEM) labellings(s1 []int32, rng *rand.Rand) []stump {
+func (s *stableEM) labellings(s1 []int32, src noise.Source) []stump {
 	m := len(s1)
 	z := make([][2]uint64, m*s.classes)
 	for i := range z {
-		z[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
+		z[i] = [2]uint64{src.Uint64(), src.Uint64()}
 	}
 	xor := func(a, b [2]uint64) [2]uint64 { return [2]uint64{a[0] ^ b[0], a[1] ^ b[1]} }
 	seen := make(map[[2]uint64]struct{})
