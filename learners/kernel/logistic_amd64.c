@@ -1,11 +1,11 @@
 //go:build cgo && amd64
 
 // Binary logistic loss and gradient over dense float64 rows (see logistic.go
-// for the contract). Rows are taken a block at a time (8 with AVX-512, 4 with
-// AVX2), one row per vector lane: the dot products w·x_r are vectorised over
-// the features and summed across into one vector of z values, so e^−|z|, σ(z)
-// and the loss terms of the block cost one vector exp and one division; the
-// gradient x_r·(σ(z_r) − t_r) is accumulated vectorised over the features.
+// for the contract). Rows are taken 8 at a time, one row per vector lane (two
+// 4-lane vectors with AVX2): the dot products w·x_r are vectorised over the
+// features and summed across into vectors of z values, so e^−|z|, σ(z) and
+// the loss terms of the block cost a vector exp and a division; the gradient
+// x_r·(σ(z_r) − t_r) is accumulated vectorised over the features.
 //
 // The softplus terms log(1+e^−|z|) are summed as the logarithm of their
 // product, one product per lane renormalised every 128 blocks (128 factors
@@ -189,82 +189,103 @@ T256 AI __m256d hsum4x256(__m256d a0, __m256d a1, __m256d a2, __m256d a3) {
 	return _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20), _mm256_permute2f128_pd(t0, t1, 0x31));
 }
 
-// lanemask256 has lanes 0..n−1 set (for maskload/maskstore), n in 0..4.
+// lanemask256 has lanes 0..n−1 set (for maskload/maskstore); n <= 0 sets
+// none, n >= 4 all.
 T256 AI __m256i lanemask256(int n) {
 	return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 
+// terms256 takes four rows' z and labels (lanes outside valid are ignored):
+// it adds their linear loss terms to *lin, multiplies their softplus factors
+// into *prod and returns their σ(z) − t (0 outside valid).
+T256 AI __m256d terms256(__m256d z, __m256d tv, __m256d valid, __m256d *lin, __m256d *prod) {
+	const __m256d one = _mm256_set1_pd(1), zero = _mm256_setzero_pd();
+	__m256d e = exp256(_mm256_or_pd(z, _mm256_set1_pd(-0.0)));
+	__m256d ope = _mm256_add_pd(one, e);
+	__m256d maxz = _mm256_max_pd(zero, z); // NaN stays NaN
+	*lin = _mm256_add_pd(*lin, _mm256_and_pd(valid, _mm256_fnmadd_pd(tv, z, maxz)));
+	*prod = _mm256_mul_pd(*prod, _mm256_blendv_pd(one, ope, valid));
+	__m256d neg = _mm256_cmp_pd(z, zero, _CMP_LT_OQ);
+	__m256d sig = _mm256_div_pd(_mm256_blendv_pd(one, e, neg), ope);
+	return _mm256_and_pd(valid, _mm256_sub_pd(sig, tv));
+}
+
+// logistic256 takes 8 rows per block as two 4-lane halves, so the dot
+// products run 8 independent FMA chains like the AVX-512 path.
 T256 static double logistic256(const double *x, const double *t, int64_t rows, int64_t dim, const double *w,
                                double b, double *gw, double *gb) {
 	const int64_t full = dim & ~(int64_t)3;
 	const int ntail = (int)(dim & 3);
 	const __m256i tail = lanemask256(ntail);
-	__m256d lin = _mm256_setzero_pd(), gbv = _mm256_setzero_pd(), prod = _mm256_set1_pd(1);
+	__m256d lin[2], prod[2], gbv = _mm256_setzero_pd();
+	for (int h = 0; h < 2; h++) {
+		lin[h] = _mm256_setzero_pd();
+		prod[h] = _mm256_set1_pd(1);
+	}
 	double exp2 = 0;
 	memset(gw, 0, (size_t)dim * sizeof(double));
-	for (int64_t i = 0, blk = 1; i < rows; i += 4, blk++) {
-		const int nv = rows - i < 4 ? (int)(rows - i) : 4;
-		const __m256i valid = lanemask256(nv);
-		const __m256d validd = _mm256_castsi256_pd(valid);
-		const double *xr[4];
-		for (int r = 0; r < 4; r++) xr[r] = x + (i + (r < nv ? r : nv - 1)) * dim;
-		__m256d acc[4];
-#pragma GCC unroll 4
-		for (int r = 0; r < 4; r++) acc[r] = _mm256_setzero_pd();
+	for (int64_t i = 0, blk = 1; i < rows; i += 8, blk++) {
+		const int nv = rows - i < 8 ? (int)(rows - i) : 8;
+		const double *xr[8];
+		for (int r = 0; r < 8; r++) xr[r] = x + (i + (r < nv ? r : nv - 1)) * dim;
+		__m256d acc[8];
+#pragma GCC unroll 8
+		for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_pd();
 		for (int64_t j = 0; j < full; j += 4) {
 			__m256d wv = _mm256_loadu_pd(w + j);
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++) acc[r] = _mm256_fmadd_pd(wv, _mm256_loadu_pd(xr[r] + j), acc[r]);
+#pragma GCC unroll 8
+			for (int r = 0; r < 8; r++) acc[r] = _mm256_fmadd_pd(wv, _mm256_loadu_pd(xr[r] + j), acc[r]);
 		}
 		if (ntail) {
 			__m256d wv = _mm256_maskload_pd(w + full, tail);
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++)
+#pragma GCC unroll 8
+			for (int r = 0; r < 8; r++)
 				acc[r] = _mm256_fmadd_pd(wv, _mm256_maskload_pd(xr[r] + full, tail), acc[r]);
 		}
-		__m256d z = _mm256_add_pd(hsum4x256(acc[0], acc[1], acc[2], acc[3]), _mm256_set1_pd(b));
-		__m256d tv = _mm256_maskload_pd(t + i, valid);
+		double rr[8];
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			const __m256i valid = lanemask256(nv - 4 * h); // no lane when nv <= 4h
+			__m256d z = hsum4x256(acc[4 * h], acc[4 * h + 1], acc[4 * h + 2], acc[4 * h + 3]);
+			z = _mm256_add_pd(z, _mm256_set1_pd(b));
+			__m256d tv = _mm256_maskload_pd(t + i + 4 * h, valid); // masked lanes are not read
+			__m256d rv = terms256(z, tv, _mm256_castsi256_pd(valid), &lin[h], &prod[h]);
+			gbv = _mm256_add_pd(gbv, rv);
+			_mm256_storeu_pd(rr + 4 * h, rv);
+		}
 
-		__m256d e = exp256(_mm256_or_pd(z, _mm256_set1_pd(-0.0)));
-		__m256d ope = _mm256_add_pd(_mm256_set1_pd(1), e);
-		__m256d maxz = _mm256_max_pd(_mm256_setzero_pd(), z);
-		lin = _mm256_add_pd(lin, _mm256_and_pd(validd, _mm256_fnmadd_pd(tv, z, maxz)));
-		prod = _mm256_mul_pd(prod, _mm256_blendv_pd(_mm256_set1_pd(1), ope, validd));
-		__m256d neg = _mm256_cmp_pd(z, _mm256_setzero_pd(), _CMP_LT_OQ);
-		__m256d sig = _mm256_div_pd(_mm256_blendv_pd(_mm256_set1_pd(1), e, neg), ope);
-		__m256d rv = _mm256_and_pd(validd, _mm256_sub_pd(sig, tv));
-		gbv = _mm256_add_pd(gbv, rv);
-
-		double rr[4];
-		_mm256_storeu_pd(rr, rv);
-		__m256d rb[4];
-#pragma GCC unroll 4
-		for (int r = 0; r < 4; r++) rb[r] = _mm256_set1_pd(rr[r]);
+		__m256d rb[8];
+#pragma GCC unroll 8
+		for (int r = 0; r < 8; r++) rb[r] = _mm256_set1_pd(rr[r]);
 		for (int64_t j = 0; j < full; j += 4) {
 			__m256d g = _mm256_loadu_pd(gw + j);
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++) g = _mm256_fmadd_pd(rb[r], _mm256_loadu_pd(xr[r] + j), g);
+#pragma GCC unroll 8
+			for (int r = 0; r < 8; r++) g = _mm256_fmadd_pd(rb[r], _mm256_loadu_pd(xr[r] + j), g);
 			_mm256_storeu_pd(gw + j, g);
 		}
 		if (ntail) {
 			__m256d g = _mm256_maskload_pd(gw + full, tail);
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++) g = _mm256_fmadd_pd(rb[r], _mm256_maskload_pd(xr[r] + full, tail), g);
+#pragma GCC unroll 8
+			for (int r = 0; r < 8; r++) g = _mm256_fmadd_pd(rb[r], _mm256_maskload_pd(xr[r] + full, tail), g);
 			_mm256_maskstore_pd(gw + full, tail, g);
 		}
 		if (blk % RENORM == 0) {
-			double lanes[4];
-			_mm256_storeu_pd(lanes, prod);
-			renorm(lanes, 4, &exp2);
-			prod = _mm256_loadu_pd(lanes);
+			double lanes[8];
+			_mm256_storeu_pd(lanes, prod[0]);
+			_mm256_storeu_pd(lanes + 4, prod[1]);
+			renorm(lanes, 8, &exp2);
+			prod[0] = _mm256_loadu_pd(lanes);
+			prod[1] = _mm256_loadu_pd(lanes + 4);
 		}
 	}
-	double g[4], l[4], p[4];
+	double g[4], l[8], p[8];
 	_mm256_storeu_pd(g, gbv);
 	*gb = (g[0] + g[1]) + (g[2] + g[3]);
-	_mm256_storeu_pd(l, lin);
-	_mm256_storeu_pd(p, prod);
-	return finish(l, p, 4, exp2);
+	_mm256_storeu_pd(l, lin[0]);
+	_mm256_storeu_pd(l + 4, lin[1]);
+	_mm256_storeu_pd(p, prod[0]);
+	_mm256_storeu_pd(p + 4, prod[1]);
+	return finish(l, p, 8, exp2);
 }
 
 /* --------------------------------------------------------------- dispatch */
