@@ -2,6 +2,8 @@ package learners
 
 import (
 	"math"
+
+	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // LogReg is L2-regularised logistic regression, the same model as
@@ -193,48 +195,18 @@ func dot4[T float32 | float64](a, b []T) T {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// evalDense is eval over the dense copy of x. The softplus terms
-// log(1+e^−|z|) are summed as the logarithm of their product, one math.Log
-// per evaluation instead of one per row: the product of n factors in [1, 2]
-// carries a relative error of about n·2⁻⁵³, so the loss is as exact as the
-// sum of logarithms would be. Frexp keeps the product in range.
+// evalDense is eval over the dense copy of x: the loss and gradient come
+// from kernel.LogisticEval (SIMD with cgo on amd64, which sums the softplus
+// terms as the logarithm of their product, one log per evaluation), then the
+// L2 term is added.
 func (p *binaryProblem) evalDense(theta, grad []float64) float64 {
 	d := p.x.cols
-	w, b := theta[:d], theta[d]
-	gw := grad[:d]
-	clear(grad)
-	f, gb := 0.0, 0.0
-	prod, exp2 := 1.0, 0
-	for i, t := range p.t {
-		row := p.dense[i*d : (i+1)*d]
-		z := b + dot4(w, row)
-		var sig float64
-		if z >= 0 {
-			e := math.Exp(-z)
-			f += z
-			prod *= 1 + e
-			sig = 1 / (1 + e)
-		} else {
-			e := math.Exp(z)
-			prod *= 1 + e
-			sig = e / (1 + e)
-		}
-		if i&511 == 511 {
-			fr, ex := math.Frexp(prod)
-			prod, exp2 = fr, exp2+ex
-		}
-		f -= t * z
-		r := sig - t
-		gb += r
-		axpy(r, row, gw)
-	}
-	f += math.Log(prod) + float64(exp2)*math.Ln2
+	f := kernel.LogisticEval(p.dense, p.t, p.x.rows, d, theta, grad)
 	reg := 0.0
-	for j, v := range w {
+	for j, v := range theta[:d] {
 		reg += v * v
-		gw[j] += p.lambda * v
+		grad[j] += p.lambda * v
 	}
-	grad[d] = gb
 	return f + 0.5*p.lambda*reg
 }
 

@@ -54,3 +54,35 @@ func BenchmarkVotes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLogisticEval measures one loss-and-gradient evaluation of a
+// teacher's training problem (400 rows × 64 features, as in the speed
+// workload) on every path.
+func BenchmarkLogisticEval(b *testing.B) {
+	const rows, dim = 400, 64
+	r := rand.New(rand.NewPCG(1, 1))
+	x := make([]float64, rows*dim)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	t := make([]float64, rows)
+	for i := range t {
+		t[i] = float64(r.IntN(2))
+	}
+	theta := make([]float64, dim+1)
+	for j := range theta {
+		theta[j] = 0.3 * r.NormFloat64()
+	}
+	grad := make([]float64, dim+1)
+	for _, isa := range supportedISAs() {
+		b.Run(isa.String(), func(b *testing.B) {
+			old := activeISA
+			activeISA = isa
+			defer func() { activeISA = old }()
+			for b.Loop() {
+				LogisticEval(x, t, rows, dim, theta, grad)
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}

@@ -4,6 +4,7 @@ package kernel
 
 /*
 #cgo CFLAGS: -O3 -std=gnu11
+#cgo LDFLAGS: -lm
 #include "kernel_amd64.h"
 */
 import "C"
@@ -27,4 +28,25 @@ func (l *Linear) votesFast(x []float32, n int, counts []int32) {
 		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
 		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
+}
+
+// logisticFast runs the C logistic kernel of activeISA (rows, dim >= 1).
+func logisticFast(x, t []float64, rows, dim int, theta, grad []float64) float64 {
+	var gb C.double
+	f := C.pate_logistic(C.int(activeISA),
+		(*C.double)(unsafe.Pointer(&x[0])), (*C.double)(unsafe.Pointer(&t[0])), C.int64_t(rows), C.int64_t(dim),
+		(*C.double)(unsafe.Pointer(&theta[0])), C.double(theta[dim]),
+		(*C.double)(unsafe.Pointer(&grad[0])), &gb)
+	grad[dim] = float64(gb)
+	return float64(f)
+}
+
+// expNonPos writes e^x[i] (x[i] <= 0) to out with the C kernels' vector exp
+// of activeISA; tests bound its error.
+func expNonPos(x, out []float64) {
+	if len(x) == 0 {
+		return
+	}
+	C.pate_exp_nonpos(C.int(activeISA), (*C.double)(unsafe.Pointer(&x[0])), C.int64_t(len(x)),
+		(*C.double)(unsafe.Pointer(&out[0])))
 }

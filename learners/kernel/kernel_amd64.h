@@ -15,4 +15,13 @@ int pate_cpu_level(void);
 // pc = classes−1 packed classes hold scores relative to class 0.
 void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
                 int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts);
+
+// pate_logistic overwrites gw (dim) and *gb with the gradient of the binary
+// logistic loss of the rows of x (rows × dim) with labels t at weights w and
+// intercept b, and returns the loss (see logistic.go).
+double pate_logistic(int level, const double *x, const double *t, int64_t rows, int64_t dim, const double *w,
+                     double b, double *gw, double *gb);
+
+// pate_exp_nonpos writes e^x[i] for the n values x[i] <= 0 to out (tests).
+void pate_exp_nonpos(int level, const double *x, int64_t n, double *out);
 #endif
