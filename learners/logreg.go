@@ -64,7 +64,7 @@ func (l *LogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 			}
 		}
 		p := &binaryProblem{t: t, lambda: 1 / C, z: make([]float64, x.Rows)}
-		if 2*nonZeros(x) > x.Rows*x.Cols {
+		if mostlyNonZero(x) {
 			p.x, p.dense = &sparse{rows: x.Rows, cols: x.Cols}, toDense(x)
 		} else {
 			p.x = toSparse(x)
@@ -109,6 +109,24 @@ type sparse struct {
 	ptr        []int32
 	ind        []int32
 	val        []float64
+}
+
+// mostlyNonZero reports whether more than half the entries of x are
+// non-zero (numeric features, where the dense products beat the CSR ones),
+// stopping as soon as the answer is known.
+func mostlyNonZero(x *Matrix) bool {
+	n := x.Rows * x.Cols
+	nnz, zeros := 0, 0
+	for _, v := range x.Data[:n] {
+		if v != 0 {
+			if nnz++; 2*nnz > n {
+				return true
+			}
+		} else if zeros++; 2*zeros >= n {
+			return false
+		}
+	}
+	return false
 }
 
 // nonZeros counts the non-zero entries of x.

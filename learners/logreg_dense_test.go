@@ -52,3 +52,26 @@ func TestBinaryEvalDenseMatchesSparse(t *testing.T) {
 		})
 	}
 }
+
+// TestMostlyNonZero checks the early-stopping density test against a full
+// count, on both sides of one half and at it.
+func TestMostlyNonZero(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []float32
+	}{
+		{"empty", nil},
+		{"all zero", []float32{0, 0, 0, 0}},
+		{"all non-zero", []float32{1, 2, 3, 4}},
+		{"exactly half", []float32{1, 0, 2, 0}},
+		{"half plus one", []float32{1, 0, 2, 3}},
+		{"half minus one", []float32{0, 0, 2, 0, 5, 0}},
+		{"zeros first", []float32{0, 0, 1, 1, 1}},
+		{"non-zeros first", []float32{1, 1, 0, 0, 0}},
+	} {
+		x := &Matrix{Rows: 1, Cols: len(c.data), Data: c.data}
+		if got, want := mostlyNonZero(x), 2*nonZeros(x) > len(c.data); got != want {
+			t.Errorf("%s: mostlyNonZero = %v, want %v", c.name, got, want)
+		}
+	}
+}
