@@ -120,6 +120,9 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	if w == 0 || d.MaxRepetitionLevel() != 0 || d.MaxDefinitionLevel() > 1 {
 		return nil, false
 	}
+	if rg < 0 || rg >= len(md.RowGroups) || leaf >= len(md.RowGroups[rg].GetColumns()) || md.RowGroups[rg].GetColumns()[leaf].GetMetaData() == nil {
+		return nil, false
+	}
 	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
 	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.HasDictionaryPage() {
 		return nil, false
@@ -257,11 +260,18 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 		}
 		return src, true
 	}
-	if c.codecID == compress.Codecs.Snappy {
-		// The decoded length leads a snappy block: checking it first
-		// keeps a corrupt length from allocating gigabytes.
+	// The decoded length leads a snappy block and, if stated, a zstd
+	// frame: checking it first keeps a corrupt length from allocating
+	// gigabytes. (A zstd frame that does not state it, as the Go writer's
+	// frames of small pages, is decoded as pqarrow would: the same call.)
+	switch c.codecID {
+	case compress.Codecs.Snappy:
 		m, k := binary.Uvarint(src)
 		if k <= 0 || m != uint64(size) {
+			return nil, false
+		}
+	case compress.Codecs.Zstd:
+		if m, ok := zstdContentSize(src); ok && m != uint64(size) {
 			return nil, false
 		}
 	}
@@ -277,6 +287,50 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 		copy(dst, out)
 	}
 	return dst, true
+}
+
+// zstdContentSize returns the content size in the header of the zstd frame
+// that begins b; ok is false if b does not begin with a frame header that
+// states it (RFC 8878, section 3.1.1.1).
+func zstdContentSize(b []byte) (uint64, bool) {
+	if len(b) < 5 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
+		return 0, false
+	}
+	fhd := b[4]
+	single := fhd&0x20 != 0
+	if fhd&0x08 != 0 { // reserved bit
+		return 0, false
+	}
+	pos := 5
+	if !single {
+		pos++ // window descriptor
+	}
+	pos += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+	var n int
+	switch fhd >> 6 {
+	case 0:
+		if !single {
+			return 0, false // size not stated
+		}
+		n = 1
+	case 1:
+		n = 2
+	case 2:
+		n = 4
+	case 3:
+		n = 8
+	}
+	if len(b) < pos+n {
+		return 0, false
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[pos+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	return v, true
 }
 
 // pageV1 decodes a DATA_PAGE: the whole page is compressed; for an

@@ -398,3 +398,81 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 	}
 	mem.AssertSize(t, 0)
 }
+
+// TestZstdContentSize checks the frame header parser against frames the
+// codec writes, and that it refuses what is no frame header.
+func TestZstdContentSize(t *testing.T) {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 255, 256, 300, 65535, 65536 + 256, 1 << 20} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i * i >> 3)
+		}
+		frame := codec.Encode(nil, src)
+		got, ok := zstdContentSize(frame)
+		if ok && got != uint64(n) {
+			t.Errorf("%d bytes: header says %d", n, got)
+		}
+		if !ok && n >= 256 {
+			t.Errorf("%d bytes: no content size found", n)
+		}
+		for cut := range min(len(frame), 12) {
+			if got, ok := zstdContentSize(frame[:cut]); ok && got != uint64(n) {
+				t.Errorf("%d bytes cut to %d: header says %d", n, cut, got)
+			}
+		}
+	}
+	for _, b := range [][]byte{nil, {0x28, 0xb5, 0x2f}, {1, 2, 3, 4, 5, 6, 7, 8}, {0x28, 0xb5, 0x2f, 0xfd, 0x08, 0, 0, 0}} {
+		if _, ok := zstdContentSize(b); ok {
+			t.Errorf("% x: content size found in no frame header", b)
+		}
+	}
+}
+
+// TestPageHeaderParse checks the Thrift page header reader on a header
+// pqarrow writes, its truncations, and nesting and lengths meant to
+// exhaust it.
+func TestPageHeaderParse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.parquet")
+	writePlainFile(t, path, plainFile{rows: 100, rgRows: 100, codec: compress.Codecs.Snappy, v2: true})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgn := plainChunkRanges(t, path, []string{"f64n"})[0]
+	chunk := data[rgn[0] : rgn[0]+rgn[1]]
+	var h pageHeader
+	n, ok := h.parse(chunk)
+	if !ok || h.typ != pageDataV2 || !h.v2 || h.numValues != 100 || h.numRows != 100 || h.enc != encodingPlain || int(h.csize) != len(chunk)-n {
+		t.Fatalf("parsed %+v (%d bytes, ok %v) from a chunk of %d bytes", h, n, ok, len(chunk))
+	}
+	for cut := range n {
+		var h pageHeader
+		if _, ok := h.parse(chunk[:cut]); ok {
+			t.Errorf("a header cut to %d of %d bytes parsed", cut, n)
+		}
+	}
+	// Field 9 (unknown), a struct holding a struct ... 100 deep.
+	deep := []byte{0x9c}
+	for range 100 {
+		deep = append(deep, 0x1c)
+	}
+	bad := map[string][]byte{
+		"deep":      deep,
+		"long list": {0x99, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"long map":  {0x9b, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x55},
+		"long bin":  {0x98, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"big i32":   {0x15, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		"bad type":  {0x1d},
+		"no fields": {0x00},
+	}
+	for name, b := range bad {
+		var h pageHeader
+		if _, ok := h.parse(b); ok {
+			t.Errorf("%s: parsed", name)
+		}
+	}
+}
