@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -325,7 +326,7 @@ func TestParquetPlainCorrupt(t *testing.T) {
 
 // plainChunkRanges returns the byte ranges (offset, length) of the column
 // chunks of the named columns in every row group of path.
-func plainChunkRanges(t *testing.T, path string, cols []string) [][2]int64 {
+func plainChunkRanges(t testing.TB, path string, cols []string) [][2]int64 {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -475,4 +476,49 @@ func TestPageHeaderParse(t *testing.T) {
 			t.Errorf("%s: parsed", name)
 		}
 	}
+}
+
+// FuzzPlainChunk feeds arbitrary bytes to the fast path's page decoder as
+// an uncompressed column chunk (the codecs have fuzzers of their own, and
+// their panics make the fast path fall back): it must not panic, and
+// what it accepts must fill exactly the rows asked for. The seeds are
+// real chunks, v1 and v2, required and optional.
+func FuzzPlainChunk(f *testing.F) {
+	for _, v2 := range []bool{false, true} {
+		path := filepath.Join(f.TempDir(), "seed.parquet")
+		writePlainFile(f, path, plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, v2: v2, smallPages: true})
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, c := range []string{"i32", "i32n", "f64n", "f32null"} {
+			rgn := plainChunkRanges(f, path, []string{c})[0]
+			w8 := c == "f64n"
+			f.Add(data[rgn[0]:rgn[0]+rgn[1]], c != "i32", w8, uint16(300))
+		}
+	}
+	f.Fuzz(func(t *testing.T, chunk []byte, optional, w8 bool, rows uint16) {
+		w := 4
+		if w8 {
+			w = 8
+		}
+		n := int64(rows % 4096)
+		if n == 0 {
+			return
+		}
+		c := plainChunk{buf: chunk, w: w, rows: n, values: make([]byte, n*int64(w))}
+		if optional {
+			c.valid = make([]byte, bitutil.BytesForBits(n))
+		}
+		nulls, ok := c.decode(&plainDecoder{})
+		if !ok {
+			return
+		}
+		if c.row != n || nulls < 0 || nulls > n || !optional && nulls != 0 {
+			t.Fatalf("accepted: %d rows of %d, %d nulls", c.row, n, nulls)
+		}
+		if optional && int64(bitutil.CountSetBits(c.valid, 0, int(n))) != n-nulls {
+			t.Fatalf("%d valid bits, %d rows, %d nulls", bitutil.CountSetBits(c.valid, 0, int(n)), n, nulls)
+		}
+	})
 }
