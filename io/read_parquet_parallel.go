@@ -64,6 +64,10 @@ type parallelParquet struct {
 	batch    int64
 	mem      memory.Allocator
 	md       *metadata.FileMetaData // the footer, shared by the workers' readers
+	// plainLeaves[k]: the leaf column of field k if the fast path for flat
+	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
+	// nil when it is off for the whole file.
+	plainLeaves []int
 
 	slots []chan arrow.Record
 	errs  []error // errs[i] is written before slots[i] is closed
@@ -161,9 +165,23 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	for _, c := range colIndices {
 		p.included[c] = true
 	}
+	var size int64 = -1
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	if size >= 0 && len(fields) == sc.NumFields() && plainFileOK(md) {
+		p.plainLeaves = make([]int, len(fields))
+		for k, fi := range fields {
+			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
+		}
+	}
 	p.wg.Add(workers)
 	for w, fr := range frs {
-		go p.work(fr, pools[w])
+		var pd *plainDecoder
+		if p.plainLeaves != nil {
+			pd = &plainDecoder{r: f, size: size}
+		}
+		go p.work(fr, pools[w], pd)
 	}
 	return p, nil
 }
@@ -184,7 +202,7 @@ func (p *parallelParquet) take() (rg int, ok bool) {
 	return rg, true
 }
 
-func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool) {
+func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plainDecoder) {
 	defer p.wg.Done()
 	defer pool.close()
 	for {
@@ -193,7 +211,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool) {
 			return
 		}
 		pool.setRecycle(p.colRows[rg])
-		if err := p.decode(fr, rg, pool); err != nil {
+		if err := p.decode(fr, rg, pool, pd); err != nil {
 			p.errs[rg] = err
 			if !errors.Is(err, errAborted) {
 				for {
@@ -210,7 +228,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool) {
 
 // decode reads row group rg into its slot. A panic of the decoders becomes
 // an error naming the file and the row group.
-func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool) (err error) {
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder) (err error) {
 	var seen int64
 	defer func() {
 		if v := recover(); v != nil {
@@ -221,7 +239,7 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool)
 		testHookDecode(rg)
 	}
 	if p.colRows[rg] {
-		return p.decodeColumns(fr, rg, pool)
+		return p.decodeColumns(fr, rg, pool, pd)
 	}
 	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
 	if err != nil {
@@ -300,7 +318,7 @@ func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
 // Here one column's page buffers are live at a time; the price is that
 // the whole row group is decoded before its first batch is sent, which the
 // bounds on colRows keep small.
-func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool) error {
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder) error {
 	rows := p.rows[rg]
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
@@ -311,6 +329,12 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 	for k, fi := range p.fields {
 		if p.aborted(rg) {
 			return errAborted
+		}
+		if p.plainLeaves != nil && p.plainLeaves[k] >= 0 {
+			if col, ok := pd.plainColumn(p.md, rg, p.plainLeaves[k], rows, p.sc.Field(k).Type, p.mem); ok {
+				cols = append(cols, col)
+				continue
+			}
 		}
 		cr, err := fr.GetFieldReader(context.Background(), fi, p.included, []int{rg})
 		if err != nil {

@@ -1,0 +1,779 @@
+package io
+
+import (
+	"encoding/binary"
+	"io"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/arrow/endian"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// The fast path for flat fixed-width PLAIN columns.
+//
+// pqarrow copies each byte of such a column four times: the read into the
+// page reader's buffer, the buffered stream, the decompressed page and the
+// PLAIN decoder's copy into the Arrow values. plainColumn reads the column
+// chunk with one ReadAt into a buffer the worker keeps, parses the page
+// headers itself and decompresses (or copies) each page's values straight
+// into the Arrow values buffer. It takes only the simplest chunks (see
+// plainLeaf and plainColumn) and gives up on anything else, whereupon the
+// caller decodes the column with pqarrow as before: it never returns an
+// error, so errors on corrupt input are pqarrow's.
+
+// parquetPlainFast turns the fast path on (a variable for the tests and
+// the benchmark).
+var parquetPlainFast = true
+
+// plainColumns counts the column chunks the fast path decoded (tests).
+var plainColumns atomic.Int64
+
+// maxPlainKeep bounds the buffers a plainDecoder keeps between chunks.
+const maxPlainKeep = 32 << 20
+
+// Parquet's Thrift enums, as in parquet.thrift.
+const (
+	pageData       = 0
+	pageDataV2     = 3
+	encodingPlain  = 0
+	encodingRLE    = 3
+	maxThriftDepth = 16
+)
+
+// plainDecoder is one row-group worker's state for the fast path.
+type plainDecoder struct {
+	r       io.ReaderAt
+	size    int64  // of the file
+	chunk   []byte // the column chunk, reused
+	scratch []byte // a decompressed page whose values must be scattered, reused
+}
+
+// plainLeaf returns the leaf column of the projected top-level field k if
+// the fast path may decode it: a flat leaf (no repetition, definition level
+// at most 1) of physical type INT32, INT64, FLOAT or DOUBLE read as exactly
+// int32, int64, float32 or float64; -1 otherwise.
+func plainLeaf(md *metadata.FileMetaData, m *pqarrow.SchemaManifest, fi int, dt arrow.DataType) int {
+	if fi < 0 || fi >= len(m.Fields) || !m.Fields[fi].IsLeaf() {
+		return -1
+	}
+	c := m.Fields[fi].ColIndex
+	if c < 0 || c >= md.Schema.NumColumns() {
+		return -1
+	}
+	d := md.Schema.Column(c)
+	if d.MaxRepetitionLevel() != 0 || d.MaxDefinitionLevel() > 1 {
+		return -1
+	}
+	if plainWidth(d.PhysicalType(), dt) == 0 {
+		return -1
+	}
+	return c
+}
+
+// plainWidth is the byte width of physical type pt read as Arrow type dt,
+// or 0 if the pair is not one the fast path decodes.
+func plainWidth(pt parquet.Type, dt arrow.DataType) int {
+	switch {
+	case pt == parquet.Types.Int32 && dt.ID() == arrow.INT32,
+		pt == parquet.Types.Float && dt.ID() == arrow.FLOAT32:
+		return 4
+	case pt == parquet.Types.Int64 && dt.ID() == arrow.INT64,
+		pt == parquet.Types.Double && dt.ID() == arrow.FLOAT64:
+		return 8
+	}
+	return 0
+}
+
+// plainFileOK reports whether the fast path may be used on any column of
+// the file whose footer is md: not encrypted, little-endian host, and not
+// written by a parquet-mr old enough for pqarrow to pad its chunk ranges
+// (PARQUET-816).
+func plainFileOK(md *metadata.FileMetaData) bool {
+	return parquetPlainFast && !endian.IsBigEndian && md != nil &&
+		!md.IsSetEncryptionAlgorithm() && md.FileDecryptor == nil &&
+		!md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
+}
+
+// plainColumn decodes column chunk leaf of row group rg (rows rows, flat,
+// physical type of the descriptor d, Arrow type dt), or returns ok false
+// when the chunk is not one it takes or anything in it is unexpected.
+func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, rows int64, dt arrow.DataType, mem memory.Allocator) (arr arrow.Array, ok bool) {
+	// The codecs panic on corrupt input: that too is a reason to fall back.
+	defer func() {
+		if recover() != nil {
+			arr, ok = nil, false
+		}
+	}()
+	if pd == nil || rows <= 0 || rows > maxColumnwiseRows {
+		return nil, false
+	}
+	d := md.Schema.Column(leaf)
+	w := plainWidth(d.PhysicalType(), dt)
+	if w == 0 || d.MaxRepetitionLevel() != 0 || d.MaxDefinitionLevel() > 1 {
+		return nil, false
+	}
+	if rg < 0 || rg >= len(md.RowGroups) || leaf >= len(md.RowGroups[rg].GetColumns()) || md.RowGroups[rg].GetColumns()[leaf].GetMetaData() == nil {
+		return nil, false
+	}
+	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.HasDictionaryPage() {
+		return nil, false
+	}
+	if cc.NumValues() != rows || cc.Type() != d.PhysicalType() {
+		return nil, false
+	}
+	for _, e := range cc.Encodings() {
+		if e != parquet.Encodings.Plain && e != parquet.Encodings.RLE && e != parquet.Encodings.BitPacked {
+			return nil, false
+		}
+	}
+	var codec compress.Codec
+	switch cc.Compression() {
+	case compress.Codecs.Uncompressed:
+	case compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Zstd:
+		if codec, err = compress.GetCodec(cc.Compression()); err != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if off < 4 || n <= 0 || n > maxColumnwiseBytes || off > pd.size || n > pd.size-off {
+		return nil, false
+	}
+	if int64(cap(pd.chunk)) < n {
+		pd.chunk = make([]byte, n)
+	}
+	buf := pd.chunk[:n]
+	defer pd.trim()
+	if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
+		return nil, false
+	}
+
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(rows) * w)
+	var valid *memory.Buffer
+	if d.MaxDefinitionLevel() == 1 {
+		valid = memory.NewResizableBuffer(mem)
+		defer valid.Release()
+		valid.Resize(int(bitutil.BytesForBits(rows)))
+		clear(valid.Bytes())
+	}
+	var nulls int64
+	col := plainChunk{buf: buf, codec: codec, codecID: cc.Compression(), w: w, rows: rows, values: values.Bytes()}
+	if valid != nil {
+		col.valid = valid.Bytes()
+	}
+	if nulls, ok = col.decode(pd); !ok {
+		return nil, false
+	}
+	bufs := []*memory.Buffer{nil, values}
+	if nulls > 0 {
+		bufs[0] = valid
+	}
+	data := array.NewData(dt, int(rows), bufs, nil, int(nulls), 0)
+	defer data.Release()
+	plainColumns.Add(1)
+	return array.MakeFromData(data), true
+}
+
+// trim drops buffers too large to keep.
+func (pd *plainDecoder) trim() {
+	if cap(pd.chunk) > maxPlainKeep {
+		pd.chunk = nil
+	}
+	if cap(pd.scratch) > maxPlainKeep {
+		pd.scratch = nil
+	}
+}
+
+// plainChunk is one column chunk being decoded.
+type plainChunk struct {
+	buf     []byte // the chunk's bytes
+	codec   compress.Codec
+	codecID compress.Compression
+	w       int
+	rows    int64
+	values  []byte // rows*w bytes
+	valid   []byte // validity bitmap, nil for a required column
+	row     int64  // rows decoded so far
+	nulls   int64
+}
+
+// decode decodes every page of the chunk; the chunk must hold exactly rows
+// values in data pages and nothing else.
+func (c *plainChunk) decode(pd *plainDecoder) (nulls int64, ok bool) {
+	pos := 0
+	for pos < len(c.buf) {
+		var h pageHeader
+		n, ok := h.parse(c.buf[pos:])
+		if !ok {
+			return 0, false
+		}
+		pos += n
+		if h.csize < 0 || h.usize < 0 || int64(h.csize) > int64(len(c.buf)-pos) {
+			return 0, false
+		}
+		body := c.buf[pos : pos+int(h.csize)]
+		pos += int(h.csize)
+		switch {
+		case h.typ == pageData && h.v1 && !h.v2:
+			ok = c.pageV1(pd, &h, body)
+		case h.typ == pageDataV2 && h.v2 && !h.v1:
+			ok = c.pageV2(pd, &h, body)
+		default:
+			ok = false // dictionary, index or unknown pages
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	if c.row != c.rows {
+		return 0, false
+	}
+	return c.nulls, true
+}
+
+// pageRows checks a page's value count and returns it.
+func (c *plainChunk) pageRows(n int32) (int64, bool) {
+	if n <= 0 || int64(n) > c.rows-c.row {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// inflate decompresses src, which must inflate to exactly size bytes, into
+// dst[:size] (dst is used if large enough) and returns it.
+func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
+	if c.codec == nil {
+		if len(src) != size {
+			return nil, false
+		}
+		return src, true
+	}
+	// The decoded length leads a snappy block and, if stated, a zstd
+	// frame: checking it first keeps a corrupt length from allocating
+	// gigabytes. (A zstd frame that does not state it, as the Go writer's
+	// frames of small pages, is decoded as pqarrow would: the same call.)
+	switch c.codecID {
+	case compress.Codecs.Snappy:
+		m, k := binary.Uvarint(src)
+		if k <= 0 || m != uint64(size) {
+			return nil, false
+		}
+	case compress.Codecs.Zstd:
+		if m, ok := zstdContentSize(src); ok && m != uint64(size) {
+			return nil, false
+		}
+	}
+	if cap(dst) < size {
+		dst = make([]byte, size)
+	}
+	dst = dst[:size]
+	out := c.codec.Decode(dst, src)
+	if len(out) != size {
+		return nil, false
+	}
+	if size > 0 && unsafe.SliceData(out) != unsafe.SliceData(dst) {
+		copy(dst, out)
+	}
+	return dst, true
+}
+
+// zstdContentSize returns the content size in the header of the zstd frame
+// that begins b; ok is false if b does not begin with a frame header that
+// states it (RFC 8878, section 3.1.1.1).
+func zstdContentSize(b []byte) (uint64, bool) {
+	if len(b) < 5 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
+		return 0, false
+	}
+	fhd := b[4]
+	single := fhd&0x20 != 0
+	if fhd&0x08 != 0 { // reserved bit
+		return 0, false
+	}
+	pos := 5
+	if !single {
+		pos++ // window descriptor
+	}
+	pos += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+	var n int
+	switch fhd >> 6 {
+	case 0:
+		if !single {
+			return 0, false // size not stated
+		}
+		n = 1
+	case 1:
+		n = 2
+	case 2:
+		n = 4
+	case 3:
+		n = 8
+	}
+	if len(b) < pos+n {
+		return 0, false
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[pos+i])
+	}
+	if n == 2 {
+		v += 256
+	}
+	return v, true
+}
+
+// pageV1 decodes a DATA_PAGE: the whole page is compressed; for an
+// optional column it starts with the definition levels (RLE, 4-byte length
+// prefix).
+func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	if h.enc != encodingPlain {
+		return false
+	}
+	n, ok := c.pageRows(h.numValues)
+	if !ok {
+		return false
+	}
+	at := int(c.row) * c.w
+	if c.valid == nil {
+		// The page is the values: inflate them in place.
+		if int64(h.usize) != n*int64(c.w) {
+			return false
+		}
+		page, ok := c.inflate(c.values[at:at+int(h.usize):at+int(h.usize)], body, int(h.usize))
+		if !ok {
+			return false
+		}
+		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
+			copy(c.values[at:], page)
+		}
+		c.row += n
+		return true
+	}
+	if h.defEnc != encodingRLE {
+		return false
+	}
+	page, ok := c.inflate(pd.scratch, body, int(h.usize))
+	if !ok {
+		return false
+	}
+	if c.codec != nil {
+		pd.scratch = page
+	}
+	if len(page) < 4 {
+		return false
+	}
+	ln := binary.LittleEndian.Uint32(page)
+	if uint64(ln) > uint64(len(page)-4) {
+		return false
+	}
+	nn, ok := c.levels(page[4:4+int(ln)], n)
+	if !ok {
+		return false
+	}
+	return c.scatter(page[4+int(ln):], n, nn)
+}
+
+// pageV2 decodes a DATA_PAGE_V2: the levels come first, uncompressed, then
+// the values, compressed if is_compressed.
+func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	if h.enc != encodingPlain || h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 {
+		return false
+	}
+	n, ok := c.pageRows(h.numValues)
+	if !ok || int64(h.numNulls) > n || int(h.defLen) > len(body) || h.defLen > h.usize {
+		return false
+	}
+	levels, rest := body[:h.defLen], body[h.defLen:]
+	vsize := int(h.usize - h.defLen)
+	nn := n
+	if c.valid == nil {
+		if h.defLen != 0 || h.numNulls != 0 {
+			return false
+		}
+	} else {
+		if nn, ok = c.levels(levels, n); !ok || n-nn != int64(h.numNulls) {
+			return false
+		}
+	}
+	if int64(vsize) != nn*int64(c.w) {
+		return false
+	}
+	codecWas := c.codec
+	if !h.compressed {
+		c.codec = nil
+	}
+	defer func() { c.codec = codecWas }()
+	at := int(c.row) * c.w
+	if nn == n {
+		// No nulls: the values go straight into place.
+		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
+		if !ok {
+			return false
+		}
+		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
+			copy(c.values[at:], page)
+		}
+		c.row += n
+		return true
+	}
+	page, ok := c.inflate(pd.scratch, rest, vsize)
+	if !ok {
+		return false
+	}
+	if c.codec != nil {
+		pd.scratch = page
+	}
+	return c.scatter(page, n, nn)
+}
+
+// levels decodes the n definition levels of a page (bit width 1, the
+// RLE/bit-packed hybrid) into the validity bitmap from c.row on and
+// returns the number of non-null values.
+func (c *plainChunk) levels(b []byte, n int64) (int64, bool) {
+	done := int64(0)
+	for done < n {
+		hdr, k := binary.Uvarint(b)
+		if k <= 0 || hdr > 1<<31 {
+			return 0, false
+		}
+		b = b[k:]
+		if hdr&1 == 1 { // bit-packed groups of 8 levels, LSB first: a bitmap
+			groups := int64(hdr >> 1)
+			if groups == 0 || groups > int64(len(b)) {
+				return 0, false
+			}
+			take := min(groups*8, n-done)
+			bitutil.CopyBitmap(b, 0, int(take), c.valid, int(c.row+done))
+			b = b[groups:]
+			done += take
+			continue
+		}
+		count := int64(hdr >> 1)
+		if count == 0 || len(b) < 1 || b[0] > 1 {
+			return 0, false
+		}
+		take := min(count, n-done)
+		bitutil.SetBitsTo(c.valid, c.row+done, take, b[0] == 1)
+		b = b[1:]
+		done += take
+	}
+	return int64(bitutil.CountSetBits(c.valid, int(c.row), int(n))), true
+}
+
+// scatter copies the nn non-null values of src to their rows (the n rows
+// from c.row on, validity already decoded), zeroing the null slots.
+func (c *plainChunk) scatter(src []byte, n, nn int64) bool {
+	w := c.w
+	if int64(len(src)) != nn*int64(w) {
+		return false
+	}
+	at := int(c.row) * w
+	if nn == n {
+		copy(c.values[at:], src)
+	} else {
+		dst := c.values[at : at+int(n)*w]
+		j := 0
+		for i := range int(n) {
+			if bitutil.BitIsSet(c.valid, int(c.row)+i) {
+				copy(dst[i*w:(i+1)*w], src[j:j+w])
+				j += w
+			} else {
+				clear(dst[i*w : (i+1)*w])
+			}
+		}
+	}
+	c.nulls += n - nn
+	c.row += n
+	return true
+}
+
+// pageHeader holds the fields of a Thrift PageHeader the fast path reads.
+type pageHeader struct {
+	typ, usize, csize            int32
+	hasType, hasUsize, hasCsize  bool
+	v1, v2                       bool // data_page_header / data_page_header_v2 present
+	numValues, enc, defEnc       int32
+	numNulls, numRows            int32
+	defLen, repLen               int32
+	compressed                   bool
+	hasNum, hasEnc, hasV2Lengths bool
+}
+
+// parse reads a PageHeader (Thrift compact protocol) from the start of b
+// and returns its length; ok is false on anything malformed or a missing
+// required field.
+func (h *pageHeader) parse(b []byte) (int, bool) {
+	r := thriftReader{b: b}
+	h.compressed = true
+	var last int16
+	for {
+		id, typ, stop := r.field(&last)
+		if r.bad || stop {
+			break
+		}
+		switch {
+		case id == 1 && typ == tI32:
+			h.typ, h.hasType = r.i32(), true
+		case id == 2 && typ == tI32:
+			h.usize, h.hasUsize = r.i32(), true
+		case id == 3 && typ == tI32:
+			h.csize, h.hasCsize = r.i32(), true
+		case id == 5 && typ == tStruct:
+			h.v1 = true
+			h.dataPage(&r)
+		case id == 8 && typ == tStruct:
+			h.v2 = true
+			h.dataPageV2(&r)
+		default:
+			r.skip(typ, 0)
+		}
+	}
+	if r.bad || !h.hasType || !h.hasUsize || !h.hasCsize || (h.v1 || h.v2) && !h.hasNum {
+		return 0, false
+	}
+	if h.v2 && !h.hasV2Lengths {
+		return 0, false
+	}
+	return r.pos, true
+}
+
+func (h *pageHeader) dataPage(r *thriftReader) {
+	var last int16
+	var seen [5]bool
+	for {
+		id, typ, stop := r.field(&last)
+		if r.bad || stop {
+			break
+		}
+		switch {
+		case id == 1 && typ == tI32:
+			h.numValues = r.i32()
+		case id == 2 && typ == tI32:
+			h.enc = r.i32()
+		case id == 3 && typ == tI32:
+			h.defEnc = r.i32()
+		case id == 4 && typ == tI32:
+			r.i32()
+		default:
+			r.skip(typ, 1)
+			continue
+		}
+		seen[id] = true
+	}
+	h.hasNum = seen[1] && seen[2] && seen[3] && seen[4]
+}
+
+func (h *pageHeader) dataPageV2(r *thriftReader) {
+	var last int16
+	var seen [7]bool
+	for {
+		id, typ, stop := r.field(&last)
+		if r.bad || stop {
+			break
+		}
+		switch {
+		case id == 1 && typ == tI32:
+			h.numValues = r.i32()
+		case id == 2 && typ == tI32:
+			h.numNulls = r.i32()
+		case id == 3 && typ == tI32:
+			h.numRows = r.i32()
+		case id == 4 && typ == tI32:
+			h.enc = r.i32()
+		case id == 5 && typ == tI32:
+			h.defLen = r.i32()
+		case id == 6 && typ == tI32:
+			h.repLen = r.i32()
+		case id == 7 && (typ == tTrue || typ == tFalse):
+			h.compressed = typ == tTrue
+			continue
+		default:
+			r.skip(typ, 1)
+			continue
+		}
+		seen[id] = true
+	}
+	h.hasNum = seen[1] && seen[2] && seen[3] && seen[4]
+	h.hasV2Lengths = seen[5] && seen[6]
+}
+
+// Thrift compact protocol types.
+const (
+	tTrue   = 1
+	tFalse  = 2
+	tByte   = 3
+	tI16    = 4
+	tI32    = 5
+	tI64    = 6
+	tDouble = 7
+	tBinary = 8
+	tList   = 9
+	tSet    = 10
+	tMap    = 11
+	tStruct = 12
+)
+
+// thriftReader reads the Thrift compact protocol from a byte slice; any
+// error sets bad, after which every read returns zero.
+type thriftReader struct {
+	b   []byte
+	pos int
+	bad bool
+}
+
+func (r *thriftReader) byte() byte {
+	if r.bad || r.pos >= len(r.b) {
+		r.bad = true
+		return 0
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c
+}
+
+func (r *thriftReader) uvarint() uint64 {
+	if r.bad {
+		return 0
+	}
+	v, k := binary.Uvarint(r.b[r.pos:])
+	if k <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.pos += k
+	return v
+}
+
+func (r *thriftReader) zigzag() int64 {
+	v := r.uvarint()
+	return int64(v>>1) ^ -int64(v&1)
+}
+
+func (r *thriftReader) i32() int32 {
+	v := r.zigzag()
+	if v != int64(int32(v)) {
+		r.bad = true
+		return 0
+	}
+	return int32(v)
+}
+
+// field reads a field header; last is the previous field id of the struct.
+func (r *thriftReader) field(last *int16) (id int16, typ byte, stop bool) {
+	c := r.byte()
+	if r.bad || c == 0 {
+		return 0, 0, true
+	}
+	typ = c & 0x0f
+	if d := c >> 4; d != 0 {
+		id = *last + int16(d)
+	} else {
+		v := r.zigzag()
+		if v != int64(int16(v)) {
+			r.bad = true
+			return 0, 0, true
+		}
+		id = int16(v)
+	}
+	*last = id
+	return id, typ, false
+}
+
+// skip skips a value of type typ; depth bounds the nesting.
+func (r *thriftReader) skip(typ byte, depth int) {
+	if r.bad {
+		return
+	}
+	if depth > maxThriftDepth {
+		r.bad = true
+		return
+	}
+	switch typ {
+	case tTrue, tFalse: // a struct field's bool is in its type
+	case tByte:
+		r.byte()
+	case tI16, tI32, tI64:
+		r.uvarint()
+	case tDouble:
+		r.take(8)
+	case tBinary:
+		r.take(r.uvarint())
+	case tList, tSet:
+		c := r.byte()
+		n := uint64(c >> 4)
+		if n == 15 {
+			n = r.uvarint()
+		}
+		r.elems(c&0x0f, n, depth)
+	case tMap:
+		n := r.uvarint()
+		if n == 0 {
+			return
+		}
+		kv := r.byte()
+		if n > uint64(len(r.b)) {
+			r.bad = true
+			return
+		}
+		for range n {
+			r.elem(kv>>4, depth)
+			r.elem(kv&0x0f, depth)
+			if r.bad {
+				return
+			}
+		}
+	case tStruct:
+		var last int16
+		for !r.bad {
+			_, t, stop := r.field(&last)
+			if stop {
+				return
+			}
+			r.skip(t, depth+1)
+		}
+	default:
+		r.bad = true
+	}
+}
+
+// elems skips n container elements of type typ.
+func (r *thriftReader) elems(typ byte, n uint64, depth int) {
+	if n > uint64(len(r.b)-r.pos) { // every element takes a byte or more
+		r.bad = true
+		return
+	}
+	for range n {
+		r.elem(typ, depth)
+		if r.bad {
+			return
+		}
+	}
+}
+
+// elem skips one container element: a bool element is a byte.
+func (r *thriftReader) elem(typ byte, depth int) {
+	if typ == tTrue || typ == tFalse {
+		r.byte()
+		return
+	}
+	r.skip(typ, depth+1)
+}
+
+func (r *thriftReader) take(n uint64) {
+	if r.bad || n > uint64(len(r.b)-r.pos) {
+		r.bad = true
+		return
+	}
+	r.pos += int(n)
+}
