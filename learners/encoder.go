@@ -556,18 +556,20 @@ func encodeNum[T number](vals []T, col arrow.Array, f *Feature, dst *Matrix) {
 	d, w, off := dst.Data, dst.Cols, f.Offset
 	mean, inv := f.Mean, 1/f.Std
 	nulls := col.NullN() > 0
-	for r := 0; r < dst.Rows; r++ {
-		v := float64(vals[r])
-		if (nulls && col.IsNull(r)) || v != v {
-			if f.Missing {
-				d[r*w+off+1] = 1
-			}
-			continue // the mean encodes as 0
-		}
-		if math.IsInf(v, 0) {
-			if v > 0 {
+	for r, x := range vals[:dst.Rows] {
+		v := float64(x)
+		// One test sorts out the rare cases: v−v is 0 for every finite v
+		// and NaN for NaN and ±Inf.
+		if v-v != 0 || (nulls && col.IsNull(r)) {
+			switch {
+			case (nulls && col.IsNull(r)) || v != v:
+				if f.Missing {
+					d[r*w+off+1] = 1
+				}
+				continue // the mean encodes as 0
+			case v > 0:
 				v = f.Max
-			} else {
+			default:
 				v = f.Min
 			}
 		}

@@ -34,6 +34,7 @@ func main() {
 	k := flag.Int("classes", 2, "classes")
 	seed := flag.Uint64("seed", 0, "seed")
 	codec := flag.String("compression", "snappy", "snappy, zstd or none")
+	flag.BoolVar(&dictionary, "dictionary", false, "dictionary-encode the columns (pyarrow's default; pate then reads them with Arrow's reader)")
 	flag.Parse()
 	switch *codec {
 	case "snappy":
@@ -61,7 +62,10 @@ func main() {
 	}
 }
 
-var compression = compress.Codecs.Snappy
+var (
+	compression = compress.Codecs.Snappy
+	dictionary  bool
+)
 
 func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool) error {
 	fields := make([]arrow.Field, 0, d+1)
@@ -79,7 +83,7 @@ func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool
 	defer f.Close()
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compression),
-		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryDefault(dictionary),
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 		parquet.WithMaxRowGroupLength(128<<10),
 	)
