@@ -68,6 +68,7 @@ type parallelParquet struct {
 	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
 	// nil when it is off for the whole file.
 	plainLeaves []int
+	fieldLeaves [][]int // the projected leaf columns of each field of fields
 
 	slots []chan arrow.Record
 	errs  []error // errs[i] is written before slots[i] is closed
@@ -165,6 +166,14 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	for _, c := range colIndices {
 		p.included[c] = true
 	}
+	p.fieldLeaves = make([][]int, len(fields))
+	for k, fi := range fields {
+		for _, leaf := range appendLeaves(nil, &frs[0].Manifest.Fields[fi]) {
+			if p.included[leaf] {
+				p.fieldLeaves[k] = append(p.fieldLeaves[k], leaf)
+			}
+		}
+	}
 	var size int64 = -1
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
@@ -181,7 +190,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		if p.plainLeaves != nil {
 			pd = &plainDecoder{r: f, size: size}
 		}
-		go p.work(fr, pools[w], pd)
+		go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size})
 	}
 	return p, nil
 }
@@ -202,7 +211,7 @@ func (p *parallelParquet) take() (rg int, ok bool) {
 	return rg, true
 }
 
-func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plainDecoder) {
+func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plainDecoder, hc *headerChecker) {
 	defer p.wg.Done()
 	defer pool.close()
 	for {
@@ -211,7 +220,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 			return
 		}
 		pool.setRecycle(p.colRows[rg])
-		if err := p.decode(fr, rg, pool, pd); err != nil {
+		if err := p.decode(fr, rg, pool, pd, hc); err != nil {
 			p.errs[rg] = err
 			if !errors.Is(err, errAborted) {
 				for {
@@ -228,7 +237,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 
 // decode reads row group rg into its slot. A panic of the decoders becomes
 // an error naming the file and the row group.
-func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder) (err error) {
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder, hc *headerChecker) (err error) {
 	var seen int64
 	defer func() {
 		if v := recover(); v != nil {
@@ -239,7 +248,12 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool,
 		testHookDecode(rg)
 	}
 	if p.colRows[rg] {
-		return p.decodeColumns(fr, rg, pool, pd)
+		return p.decodeColumns(fr, rg, pool, pd, hc)
+	}
+	for k := range p.fields {
+		if err := p.checkHeaders(hc, rg, k); err != nil {
+			return err
+		}
 	}
 	rr, err := fr.GetRecordReader(context.Background(), p.leaves, []int{rg})
 	if err != nil {
@@ -269,6 +283,18 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool,
 	}
 	if seen != p.rows[rg] {
 		return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows, footer says %d: %w", p.name, rg, seen, p.rows[rg], ErrFormat)
+	}
+	return nil
+}
+
+// checkHeaders checks the page headers of the chunks of projected field k
+// in row group rg before Arrow's reader parses them (parquet_check.go).
+func (p *parallelParquet) checkHeaders(hc *headerChecker, rg, k int) error {
+	defer hc.trim()
+	for _, leaf := range p.fieldLeaves[k] {
+		if err := hc.chunk(p.md, rg, leaf); err != nil {
+			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
+		}
 	}
 	return nil
 }
@@ -318,7 +344,7 @@ func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
 // Here one column's page buffers are live at a time; the price is that
 // the whole row group is decoded before its first batch is sent, which the
 // bounds on colRows keep small.
-func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder) error {
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder, hc *headerChecker) error {
 	rows := p.rows[rg]
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
@@ -335,6 +361,9 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 				cols = append(cols, col)
 				continue
 			}
+		}
+		if err := p.checkHeaders(hc, rg, k); err != nil {
+			return err
 		}
 		cr, err := fr.GetFieldReader(context.Background(), fi, p.included, []int{rg})
 		if err != nil {

@@ -1,0 +1,105 @@
+package io
+
+import (
+	"errors"
+	"fmt"
+	stdio "io"
+
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+)
+
+// Arrow v15's page reader parses each page header with the general Thrift
+// decoder, and a page header of a few hundred hostile bytes (containers
+// declaring huge sizes, nested many levels deep) sends it into a loop that
+// allocates without bound: a 473-byte file found by FuzzReadParquet took
+// gigabytes and never returned. Before Arrow reads a column chunk, pate
+// walks the chunk's page headers with the bounded reader of its own fast
+// path (depth at most 16, no container larger than the bytes left) and
+// refuses the file if one does not parse. Headers that parse are small and
+// well-formed, and Arrow's decoder handles them.
+
+// maxPageHeaderWindow is the most a header check reads for one page header
+// (Arrow's own limit on a page header's size).
+const maxPageHeaderWindow = 16 << 20
+
+// errPageHeader marks a page header that does not parse.
+var errPageHeader = errors.New("unreadable page header")
+
+// headerChecker checks the page headers of column chunks of one file; it
+// keeps its read buffer between chunks. One worker uses it.
+type headerChecker struct {
+	r    stdio.ReaderAt
+	size int64 // the file's size
+	buf  []byte
+}
+
+// chunk checks the page headers of column leaf of row group rg, up to the
+// chunk's number of values. It leaves alone what it cannot check without
+// the keys or files pate does not have (encrypted or external chunks): the
+// Arrow reader reports those.
+func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
+	if md.IsSetEncryptionAlgorithm() || rg < 0 || rg >= len(md.RowGroups) || leaf < 0 || leaf >= len(md.RowGroups[rg].GetColumns()) {
+		return nil
+	}
+	raw := md.RowGroups[rg].GetColumns()[leaf]
+	if raw.GetMetaData() == nil || raw.IsSetCryptoMetadata() || raw.GetFilePath() != "" {
+		return nil
+	}
+	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+	if err != nil {
+		return nil
+	}
+	start := cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	end := start + cc.TotalCompressedSize()
+	if start < 0 || cc.TotalCompressedSize() < 0 || end < start || (hc.size >= 0 && end > hc.size) {
+		return nil // Arrow refuses a chunk outside the file with its own error
+	}
+	want := cc.NumValues()
+	var seen int64
+	for pos := start; pos < end && seen < want; {
+		h, n, err := hc.header(pos, end)
+		if err != nil {
+			return fmt.Errorf("%w at byte %d", err, pos)
+		}
+		if h.csize < 0 {
+			return fmt.Errorf("%w at byte %d: negative page size", errPageHeader, pos)
+		}
+		if h.v1 || h.v2 {
+			seen += int64(h.numValues)
+		}
+		pos += int64(n) + int64(h.csize)
+	}
+	return nil
+}
+
+// header parses the page header at pos, reading a window of 64 KB that
+// doubles while the header may run past it, up to maxPageHeaderWindow.
+func (hc *headerChecker) header(pos, end int64) (*pageHeader, int, error) {
+	for window := int64(64 << 10); ; window *= 2 {
+		n := min(window, end-pos)
+		if int64(cap(hc.buf)) < n {
+			hc.buf = make([]byte, n)
+		}
+		b := hc.buf[:n]
+		if m, err := hc.r.ReadAt(b, pos); m < len(b) {
+			return nil, 0, fmt.Errorf("reading a page header: %w", err)
+		}
+		var h pageHeader
+		if hl, ok := h.parse(b); ok {
+			return &h, hl, nil
+		}
+		if n == end-pos || window >= maxPageHeaderWindow {
+			return nil, 0, errPageHeader
+		}
+	}
+}
+
+// trim drops a read buffer grown for an unusually large header.
+func (hc *headerChecker) trim() {
+	if cap(hc.buf) > 1<<20 {
+		hc.buf = nil
+	}
+}
