@@ -49,6 +49,9 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 	}
+	if err := checkFooter(pf); err != nil {
+		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
+	}
 	dropStatistics(pf)
 	s := &parquetSource{name: name, pf: pf, total: pf.NumRows()}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: parquetParallel}, opts.Allocator)
@@ -184,4 +187,31 @@ func dropStatistics(pf *file.Reader) {
 			}
 		}
 	}
+}
+
+// checkFooter checks what Arrow's readers assume of a footer without
+// checking it: every row group has a column chunk per leaf column, and
+// every chunk carries its metadata. pqarrow sets its column readers up in
+// goroutines of its own, where a nil dereference on a chunk without
+// metadata is a panic pate cannot recover (FuzzReadParquet found one).
+func checkFooter(pf *file.Reader) error {
+	md := pf.MetaData()
+	leaves := md.Schema.NumColumns()
+	for i, rg := range md.RowGroups {
+		if rg == nil {
+			return fmt.Errorf("row group %d has no metadata", i)
+		}
+		if n := len(rg.GetColumns()); n != leaves {
+			return fmt.Errorf("row group %d has %d column chunks, the schema %d columns", i, n, leaves)
+		}
+		for j, cc := range rg.GetColumns() {
+			switch {
+			case cc == nil || cc.GetMetaData() == nil:
+				return fmt.Errorf("row group %d, column %d: the column chunk has no metadata", i, j)
+			case cc.IsSetCryptoMetadata():
+				return fmt.Errorf("row group %d, column %d: encrypted column chunks are not supported", i, j)
+			}
+		}
+	}
+	return nil
 }
