@@ -3,6 +3,8 @@ package learners
 import (
 	"fmt"
 	"math"
+
+	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // Learner fits a Model on labelled rows. y has x.Rows entries in
@@ -129,7 +131,7 @@ func (m *linearModel) Predict(x *Matrix, out []int32) {
 		row := x.Row(i)
 		best, bs := 0, float32(math.Inf(-1))
 		for c := 0; c < m.classes; c++ {
-			s := m.b[c] + dot4(m.w[c*m.dim:(c+1)*m.dim], row)
+			s := m.b[c] + kernel.Dot(m.w[c*m.dim:(c+1)*m.dim], row)
 			if s > bs {
 				best, bs = c, s
 			}
@@ -145,7 +147,7 @@ func (m *linearModel) PredictProba(x *Matrix, out []float32) {
 		p := out[i*k : (i+1)*k]
 		mx := math.Inf(-1)
 		for c := 0; c < k; c++ {
-			s := float64(m.b[c]) + float64(dot4(m.w[c*m.dim:(c+1)*m.dim], row))
+			s := float64(m.b[c]) + float64(kernel.Dot(m.w[c*m.dim:(c+1)*m.dim], row))
 			p[c] = float32(s)
 			mx = math.Max(mx, s)
 		}

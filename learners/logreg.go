@@ -195,24 +195,6 @@ func log1pSmall(e float64) float64 {
 	return math.Log(1 + e)
 }
 
-// dot4 returns Σ a[j]·b[j] with four independent accumulators, so the
-// additions do not wait on each other (about 3× a single running sum).
-func dot4[T float32 | float64](a, b []T) T {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 T
-	j := 0
-	for ; j+4 <= len(a); j += 4 {
-		s0 += a[j] * b[j]
-		s1 += a[j+1] * b[j+1]
-		s2 += a[j+2] * b[j+2]
-		s3 += a[j+3] * b[j+3]
-	}
-	for ; j < len(a); j++ {
-		s0 += a[j] * b[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // evalDense is eval over the dense copy of x: the loss and gradient come
 // from kernel.LogisticEval (SIMD with cgo on amd64, which sums the softplus
 // terms as the logarithm of their product, one log per evaluation), then the

@@ -18,7 +18,7 @@ func (l *Linear) votesGeneric(x []float32, n int, counts []int32) {
 	if i < n {
 		xi := x[i*dim : (i+1)*dim]
 		for q := range s0 {
-			s0[q] = dot32(l.dw[q*dim:(q+1)*dim], xi) + l.db[q]
+			s0[q] = Dot(l.dw[q*dim:(q+1)*dim], xi) + l.db[q]
 		}
 		l.tally(s0, counts[i*c:(i+1)*c])
 	}
@@ -82,15 +82,17 @@ func scores2(dw, db []float32, dim int, x0, x1, s0, s1 []float32) {
 	}
 	for ; q < lines; q++ {
 		w := dw[q*dim : (q+1)*dim]
-		s0[q] = dot32(w, x0) + db[q]
-		s1[q] = dot32(w, x1) + db[q]
+		s0[q] = Dot(w, x0) + db[q]
+		s1[q] = Dot(w, x1) + db[q]
 	}
 }
 
-// dot32 returns the float32 dot product of a and b (len(b) >= len(a)).
-func dot32(a, b []float32) float32 {
+// Dot returns Σ a[j]·b[j] (len(b) ≥ len(a)) with four independent
+// accumulators, so the additions do not wait on each other: the pure-Go
+// fallback of the kernels, and the dot product of the learners.
+func Dot[T float32 | float64](a, b []T) T {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
+	var s0, s1, s2, s3 T
 	j := 0
 	for ; j+4 <= len(a); j += 4 {
 		s0 += a[j] * b[j]

@@ -45,7 +45,7 @@ func logisticGeneric(x, t []float64, rows, dim int, theta, grad []float64) float
 	prod, exp2 := 1.0, 0
 	for i, ti := range t[:rows] {
 		row := x[i*dim : (i+1)*dim]
-		z := b + dot64(w, row)
+		z := b + Dot(w, row)
 		var sig float64
 		if z >= 0 {
 			e := math.Exp(-z)
@@ -71,22 +71,4 @@ func logisticGeneric(x, t []float64, rows, dim int, theta, grad []float64) float
 	}
 	grad[dim] = gb
 	return f + math.Log(prod) + float64(exp2)*math.Ln2
-}
-
-// dot64 returns Σ a[j]·b[j] with four independent accumulators, so the
-// additions do not wait on each other.
-func dot64(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(a); j += 4 {
-		s0 += a[j] * b[j]
-		s1 += a[j+1] * b[j+1]
-		s2 += a[j+2] * b[j+2]
-		s3 += a[j+3] * b[j+3]
-	}
-	for ; j < len(a); j++ {
-		s0 += a[j] * b[j]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
