@@ -21,13 +21,14 @@ func detectISA() isaLevel {
 	return isaGeneric
 }
 
-// votesFast runs the C kernel of activeISA on all n rows in one cgo call.
-func (l *Linear) votesFast(x []float32, n int, counts []int32) {
+// votesFast runs the C kernel of activeISA on all n rows in one cgo call; x
+// is row-major when ld is 0, column-major with leading dimension ld otherwise.
+func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
 	C.pate_votes(C.int(activeISA),
 		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
-		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
+		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
 }
 
 // logisticFast runs the C logistic kernel of activeISA (rows, dim >= 1).

@@ -6,7 +6,9 @@ import "math"
 
 func detectISA() isaLevel { return isaGeneric }
 
-func (l *Linear) votesFast(x []float32, n int, counts []int32) { l.votesGeneric(x, n, counts) }
+func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
+	l.votesGenericLD(x, ld, n, counts)
+}
 
 func logisticFast(x, t []float64, rows, dim int, theta, grad []float64) float64 {
 	return logisticGeneric(x, t, rows, dim, theta, grad)

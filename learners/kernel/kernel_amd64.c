@@ -15,6 +15,11 @@
 #include "kernel_amd64.h"
 
 #define AI static inline __attribute__((always_inline))
+
+// XAT is feature j of row r of x: row-major (n × dim) when ld is 0,
+// column-major with leading dimension ld otherwise. The kernels are inlined
+// into one copy per layout, where ld or the row stride is known.
+#define XAT(x, r, j) ((x)[ld ? (int64_t)(j) * ld + (r) : (int64_t)(r) * dim + (j)])
 #define T512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,popcnt")))
 #define T256 __attribute__((target("avx2,fma,popcnt")))
 
@@ -35,8 +40,8 @@ int pate_cpu_level(void) {
 
 // bin512 adds to ones[r] the number of teachers in V groups (V = 1 or 2)
 // whose difference score on row r is > 0.
-T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *x, const int R, const int V,
-                    int32_t *ones) {
+T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *x, const int64_t ld, const int R,
+                    const int V, int32_t *ones) {
 	__m512 acc[2][R512];
 	const float *w1 = wp + dim * 16;
 #pragma GCC unroll 16
@@ -49,7 +54,7 @@ T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *
 		__m512 b = V == 2 ? _mm512_load_ps(w1 + j * 16) : a;
 #pragma GCC unroll 16
 		for (int r = 0; r < R; r++) {
-			__m512 xv = _mm512_set1_ps(x[r * dim + j]);
+			__m512 xv = _mm512_set1_ps(XAT(x, r, j));
 			acc[0][r] = _mm512_fmadd_ps(a, xv, acc[0][r]);
 			if (V == 2) acc[1][r] = _mm512_fmadd_ps(b, xv, acc[1][r]);
 		}
@@ -65,8 +70,8 @@ T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *
 
 // mc512 adds to counts[r*classes + c] the votes of V groups on row r. The
 // pc = classes−1 packed classes are scores relative to class 0, which scores 0.
-T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int R,
-                   const int V, int32_t *counts) {
+T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
+                   const int R, const int V, int32_t *counts) {
 	__m512 best[2][R512];
 	__m512i idx[2][R512];
 	const int64_t pc = classes - 1;
@@ -92,7 +97,7 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 			__m512 b = V == 2 ? _mm512_load_ps(w1 + j * 16) : a;
 #pragma GCC unroll 16
 			for (int r = 0; r < R; r++) {
-				__m512 xv = _mm512_set1_ps(x[r * dim + j]);
+				__m512 xv = _mm512_set1_ps(XAT(x, r, j));
 				acc[0][r] = _mm512_fmadd_ps(a, xv, acc[0][r]);
 				if (V == 2) acc[1][r] = _mm512_fmadd_ps(b, xv, acc[1][r]);
 			}
@@ -133,24 +138,24 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T512 static void votes512(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                          int64_t dim, const float *x, int64_t n, int32_t *counts) {
+T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R512) {
 		const int R = (int)(n - i < R512 ? n - i : R512);
-		const float *xb = x + i * dim;
+		const float *xb = ld ? x + i : x + i * dim;
 		int32_t *cb = counts + i * classes;
 		if (pc == 1) {
 			int32_t ones[R512] = {0};
 			int64_t g = 0;
 			for (; g + 2 <= groups; g += 2) {
 				const float *w = wp + g * dim * 16, *b = bp + g * 16;
-#define BIN2(RR) bin512(w, b, dim, xb, RR, 2, ones)
+#define BIN2(RR) bin512(w, b, dim, xb, ld, RR, 2, ones)
 				ROWCASES(BIN2)
 			}
 			if (g < groups) {
 				const float *w = wp + g * dim * 16, *b = bp + g * 16;
-#define BIN1(RR) bin512(w, b, dim, xb, RR, 1, ones)
+#define BIN1(RR) bin512(w, b, dim, xb, ld, RR, 1, ones)
 				ROWCASES(BIN1)
 			}
 			for (int r = 0; r < R; r++) {
@@ -163,12 +168,12 @@ T512 static void votes512(const float *wp, const float *bp, int64_t groups, int6
 		int64_t g = 0;
 		for (; g + 2 <= groups; g += 2) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC2(RR) mc512(w, b, classes, dim, xb, RR, 2, cb)
+#define MC2(RR) mc512(w, b, classes, dim, xb, ld, RR, 2, cb)
 			ROWCASES(MC2)
 		}
 		if (g < groups) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC1(RR) mc512(w, b, classes, dim, xb, RR, 1, cb)
+#define MC1(RR) mc512(w, b, classes, dim, xb, ld, RR, 1, cb)
 			ROWCASES(MC1)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad; // padded teachers all vote class 0
@@ -183,7 +188,8 @@ T256 AI int32_t gt0count256(__m256 v, __m256 zero) {
 	return __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_GT_OQ)));
 }
 
-T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *x, const int R, int32_t *ones) {
+T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *x, const int64_t ld, const int R,
+                    int32_t *ones) {
 	__m256 lo[R256], hi[R256];
 #pragma GCC unroll 8
 	for (int r = 0; r < R; r++) {
@@ -195,7 +201,7 @@ T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *
 		__m256 b = _mm256_load_ps(wp + j * 16 + 8);
 #pragma GCC unroll 8
 		for (int r = 0; r < R; r++) {
-			__m256 xv = _mm256_broadcast_ss(x + r * dim + j);
+			__m256 xv = _mm256_broadcast_ss(&XAT(x, r, j));
 			lo[r] = _mm256_fmadd_ps(a, xv, lo[r]);
 			hi[r] = _mm256_fmadd_ps(b, xv, hi[r]);
 		}
@@ -205,8 +211,8 @@ T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *
 	for (int r = 0; r < R; r++) ones[r] += gt0count256(lo[r], zero) + gt0count256(hi[r], zero);
 }
 
-T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int R,
-                   int32_t *counts) {
+T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
+                   const int R, int32_t *counts) {
 	__m256 best[2][R256];
 	__m256i idx[2][R256];
 	const int64_t pc = classes - 1;
@@ -228,7 +234,7 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
 			__m256 b = _mm256_load_ps(w + j * 16 + 8);
 #pragma GCC unroll 8
 			for (int r = 0; r < R; r++) {
-				__m256 xv = _mm256_broadcast_ss(x + r * dim + j);
+				__m256 xv = _mm256_broadcast_ss(&XAT(x, r, j));
 				lo[r] = _mm256_fmadd_ps(a, xv, lo[r]);
 				hi[r] = _mm256_fmadd_ps(b, xv, hi[r]);
 			}
@@ -269,18 +275,18 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T256 static void votes256(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                          int64_t dim, const float *x, int64_t n, int32_t *counts) {
+T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R256) {
 		const int R = (int)(n - i < R256 ? n - i : R256);
-		const float *xb = x + i * dim;
+		const float *xb = ld ? x + i : x + i * dim;
 		int32_t *cb = counts + i * classes;
 		if (pc == 1) {
 			int32_t ones[R256] = {0};
 			for (int64_t g = 0; g < groups; g++) {
 				const float *w = wp + g * dim * 16, *b = bp + g * 16;
-#define BIN256(RR) bin256(w, b, dim, xb, RR, ones)
+#define BIN256(RR) bin256(w, b, dim, xb, ld, RR, ones)
 				ROWCASES6(BIN256)
 			}
 			for (int r = 0; r < R; r++) {
@@ -292,17 +298,46 @@ T256 static void votes256(const float *wp, const float *bp, int64_t groups, int6
 		for (int64_t q = 0; q < (int64_t)R * classes; q++) cb[q] = 0;
 		for (int64_t g = 0; g < groups; g++) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC256(RR) mc256(w, b, classes, dim, xb, RR, cb)
+#define MC256(RR) mc256(w, b, classes, dim, xb, ld, RR, cb)
 			ROWCASES6(MC256)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad;
 	}
 }
 
+// Each layout gets its own copy of the kernels, with the stride of the other
+// layout a constant zero: ld = 0 is row-major x (n × dim), ld > 0 column-major
+// (x[j*ld + r]).
+T512 static void votes512rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes512(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+}
+T512 static void votes512cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
+	votes512(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+}
+T256 static void votes256rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes256(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+}
+T256 static void votes256cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
+                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
+	votes256(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+}
+
 void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                int64_t dim, const float *x, int64_t n, int32_t *counts) {
-	if (level >= PATE_ISA_AVX512)
-		votes512(wp, bp, groups, k, classes, pc, dim, x, n, counts);
-	else
-		votes256(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+                int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+	if (level >= PATE_ISA_AVX512) {
+		if (ld)
+			votes512cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+		else
+			votes512rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+	} else {
+		if (ld)
+			votes256cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+		else
+			votes256rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+	}
 }

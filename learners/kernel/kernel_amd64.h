@@ -11,10 +11,12 @@
 int pate_cpu_level(void);
 
 // pate_votes overwrites counts (n × classes) with the votes of k teachers
-// packed in groups of 16 (see pack.go) on the n rows of x (n × dim).
-// pc = classes−1 packed classes hold scores relative to class 0.
+// packed in groups of 16 (see pack.go) on the n rows of x: row-major (n × dim)
+// when ld is 0, column-major with leading dimension ld >= n (feature j of row r
+// at x[j*ld + r]) otherwise. pc = classes−1 packed classes hold scores
+// relative to class 0.
 void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
-                int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts);
+                int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts);
 
 // pate_logistic overwrites gw (dim) and *gb with the gradient of the binary
 // logistic loss of the rows of x (rows × dim) with labels t at weights w and

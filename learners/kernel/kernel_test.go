@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -314,6 +315,54 @@ func TestVotesNaN(t *testing.T) {
 					if got[i*c] != k {
 						t.Fatalf("row %d with NaN: %v, want all %d votes on class 0", i, got[i*c:(i+1)*c], k)
 					}
+				}
+			})
+		})
+	}
+}
+
+// TestVotesColumnsMatchesRowMajor checks that the column-major entry point
+// gives exactly the votes of the row-major one on every path (both sum the
+// same products in the same order), with a leading dimension larger than
+// the rows and NaN in the gap so that a wrong stride shows.
+func TestVotesColumnsMatchesRowMajor(t *testing.T) {
+	tests := []struct{ k, c, dim, n, ld int }{
+		{k: 250, c: 2, dim: 64, n: 128, ld: 128},
+		{k: 250, c: 2, dim: 64, n: 125, ld: 131},
+		{k: 33, c: 3, dim: 14, n: 37, ld: 40},
+		{k: 5, c: 10, dim: 7, n: 1, ld: 3},
+		{k: 251, c: 2, dim: 100, n: 13, ld: 13},
+		{k: 16, c: 4, dim: 1, n: 30, ld: 64},
+	}
+	for i, tc := range tests {
+		t.Run(fmt.Sprintf("k%d/c%d/d%d/n%d/ld%d", tc.k, tc.c, tc.dim, tc.n, tc.ld), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 11))
+			w := genNormal(r, tc.k*tc.c*tc.dim)
+			b := genNormal(r, tc.k*tc.c)
+			x := genNormal(r, tc.n*tc.dim)
+			xt := make([]float32, tc.dim*tc.ld)
+			for j := range xt {
+				xt[j] = float32(math.NaN())
+			}
+			for row := 0; row < tc.n; row++ {
+				for j := 0; j < tc.dim; j++ {
+					xt[j*tc.ld+row] = x[row*tc.dim+j]
+				}
+			}
+			l, err := NewLinear(tc.k, tc.c, tc.dim, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths(t, func(t *testing.T) {
+				want := make([]int32, tc.n*tc.c)
+				l.Votes(x, tc.n, want)
+				got := make([]int32, tc.n*tc.c)
+				for j := range got {
+					got[j] = -99
+				}
+				l.VotesColumns(xt[:(tc.dim-1)*tc.ld+tc.n], tc.ld, tc.n, got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("column-major votes differ from row-major:\n got %v\nwant %v", got, want)
 				}
 			})
 		})

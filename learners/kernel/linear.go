@@ -90,8 +90,44 @@ func (l *Linear) Votes(x []float32, n int, counts []int32) {
 	x = x[:n*l.dim]
 	counts = counts[:n*l.classes]
 	if l.packed != nil && activeISA != isaGeneric {
-		l.votesFast(x, n, counts)
+		l.votesFast(x, 0, n, counts)
 		return
 	}
 	l.votesGeneric(x, n, counts)
+}
+
+// VotesColumns is Votes on x held column-major: feature j of row r at
+// x[j*ld + r], ld >= n. A tile of a few hundred rows in this layout can be
+// filled column by column from Arrow columns with sequential reads and
+// writes; the votes are identical to those of the same rows row-major.
+func (l *Linear) VotesColumns(x []float32, ld, n int, counts []int32) {
+	if n <= 0 {
+		return
+	}
+	if ld < n || len(x) < (l.dim-1)*ld+n || len(counts) < n*l.classes {
+		panic(fmt.Sprintf("kernel: VotesColumns on %d rows (ld %d) needs ld >= n, len(x) >= %d and len(counts) >= %d, got ld %d, %d and %d",
+			n, ld, (l.dim-1)*ld+n, n*l.classes, ld, len(x), len(counts)))
+	}
+	counts = counts[:n*l.classes]
+	if l.packed != nil && activeISA != isaGeneric {
+		l.votesFast(x, ld, n, counts)
+		return
+	}
+	l.votesGenericLD(x, ld, n, counts)
+}
+
+// votesGenericLD is votesGeneric for either layout: a column-major x is
+// copied row-major first.
+func (l *Linear) votesGenericLD(x []float32, ld, n int, counts []int32) {
+	if ld == 0 {
+		l.votesGeneric(x, n, counts)
+		return
+	}
+	rm := make([]float32, n*l.dim)
+	for j := 0; j < l.dim; j++ {
+		for r, v := range x[j*ld : j*ld+n] {
+			rm[r*l.dim+j] = v
+		}
+	}
+	l.votesGeneric(rm, n, counts)
 }
