@@ -127,6 +127,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		st.initLabels(td)
 	}
 	st.vote = st.voteEnsemble
+	st.tileBufs.New = func() any { return new([]float32) }
 	if se, ok := ens.(*stableEM); ok { // issue 5: each batch's predictions draw from their own stream
 		st.vote = func(b *batch) error {
 			se.src = l.source(streamStableEM + uint64(b.first)<<8)
@@ -354,11 +355,13 @@ type runState struct {
 
 	// The student (issue 4): see student.go.
 	student *student
-	sources SourceCounts // output rows by source
-	pre     []int32      // SelectUncertain: outcome of each candidate row
-	selSrc  noise.Source // SelectRandom: the selection's draws
-	chosen  int64        // SelectRandom: queries selected so far
-	target  int64        // SelectRandom: queries to select
+
+	tileBufs sync.Pool    // *[]float32 column-major tiles of voteTiles
+	sources  SourceCounts // output rows by source
+	pre      []int32      // SelectUncertain: outcome of each candidate row
+	selSrc   noise.Source // SelectRandom: the selection's draws
+	chosen   int64        // SelectRandom: queries selected so far
+	target   int64        // SelectRandom: queries to select
 
 	released []int64 // answers per class
 
@@ -769,6 +772,13 @@ func (st *runState) voteEnsemble(b *batch) error {
 	}
 	if b.sel != nil {
 		rec = b.rec // encode the batch, then keep the selected rows
+	} else if st.student == nil { // nobody needs the encoded rows afterwards
+		if ens := st.stacked(); ens != nil {
+			if err := st.voteTiles(rec, ens, b); err != nil {
+				return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
+			}
+			return nil
+		}
 	}
 	if err := st.enc.Encode(rec, b.x); err != nil {
 		return fmt.Errorf("%w: %s, rows %d–%d: %v", ErrInvalidInput, st.l.cfg.pub(), b.first, b.first+n-1, err)
@@ -784,6 +794,77 @@ func (st *runState) voteEnsemble(b *batch) error {
 	for j := range b.more { // the other label columns' teachers, on the same rows
 		st.labels[j+1].ens.Votes(b.x, b.more[j].counts)
 	}
+	return nil
+}
+
+// stacked returns the ensembles of the label columns, in order, when every
+// one is stacked for the fused kernel (see voteTiles); nil otherwise.
+func (st *runState) stacked() []*learners.Ensemble {
+	e, ok := st.ens.(*learners.Ensemble)
+	if !ok || !e.Stacked() {
+		return nil
+	}
+	out := []*learners.Ensemble{e}
+	for j := 1; j < len(st.labels); j++ {
+		ej := st.labels[j].ens
+		if ej == nil || !ej.Stacked() {
+			return nil
+		}
+		out = append(out, ej)
+	}
+	return out
+}
+
+// voteTiles counts the votes of the rows of rec in tiles of a few hundred
+// rows, each encoded column-major and voted on at once by the goroutine that
+// encoded it, while it is in that core's cache. Encoding a whole batch first
+// would write it to memory and read it back.
+func (st *runState) voteTiles(rec arrow.Record, ens []*learners.Ensemble, b *batch) error {
+	p, err := st.enc.Prepare(rec)
+	if err != nil {
+		return err
+	}
+	n, dim := p.Rows(), st.enc.Dim()
+	// About 32 KiB of encoded values per tile.
+	rows := min(1024, max(16, (32<<10)/(4*max(1, dim))))
+	tiles := (n + rows - 1) / rows
+	counts := make([][]int32, len(ens))
+	classes := make([]int, len(ens))
+	counts[0], classes[0] = b.counts, ens[0].Classes()
+	for j := 1; j < len(ens); j++ {
+		counts[j], classes[j] = b.more[j-1].counts, ens[j].Classes()
+	}
+	var next atomic.Int64
+	work := func() {
+		bp := st.tileBufs.Get().(*[]float32)
+		defer st.tileBufs.Put(bp)
+		if len(*bp) < dim*rows {
+			*bp = make([]float32, dim*rows)
+		}
+		x := *bp
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= tiles {
+				return
+			}
+			lo, hi := t*rows, min(n, (t+1)*rows)
+			p.EncodeColumns(lo, hi, x, rows)
+			for j, e := range ens {
+				e.VotesColumns(x, rows, hi-lo, counts[j][lo*classes[j]:hi*classes[j]])
+			}
+		}
+	}
+	workers := min(tiles, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
 	return nil
 }
 

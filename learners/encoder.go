@@ -469,71 +469,150 @@ func (e *Encoder) CheckSchema(schema *arrow.Schema) error {
 // to rec.NumRows() rows of Dim() columns. Columns are looked up by name, in
 // any order; other columns are ignored. It allocates nothing per row.
 func (e *Encoder) Encode(rec arrow.Record, dst *Matrix) error {
-	n := int(rec.NumRows())
-	dst.Cols = e.Width
-	dst.Reset(n)
-	clear(dst.Data)
+	p, err := e.Prepare(rec)
+	if err != nil {
+		return err
+	}
+	p.EncodeRows(0, p.Rows(), dst)
+	return nil
+}
+
+// Prepared is a record batch made ready for encoding: its feature columns
+// found and checked, and the dictionaries of dictionary-encoded string
+// columns mapped onto the vocabulary once. EncodeRows may be called
+// concurrently on different destinations, so that goroutines can encode
+// (and use) parts of one batch each while they are in the cache.
+type Prepared struct {
+	e    *Encoder
+	rows int
+	cols []arrow.Array
+	dict [][]int32 // per feature: dictionary index → bucket, for dictionary columns
+}
+
+// Prepare finds and checks rec's feature columns. The returned Prepared
+// refers to rec's columns and is valid while rec is.
+func (e *Encoder) Prepare(rec arrow.Record) (*Prepared, error) {
+	p := &Prepared{e: e, rows: int(rec.NumRows()), cols: make([]arrow.Array, len(e.Columns))}
 	for i := range e.Columns {
 		f := &e.Columns[i]
 		col, err := column(rec, f)
 		if err != nil {
-			return fmt.Errorf("learners: %w", err)
+			return nil, fmt.Errorf("learners: %w", err)
 		}
+		p.cols[i] = col
+		if a, ok := col.(*array.Dictionary); ok && f.Kind == KindString {
+			if p.dict == nil {
+				p.dict = make([][]int32, len(e.Columns))
+			}
+			p.dict[i] = dictBuckets(a.Dictionary(), f)
+		}
+	}
+	return p, nil
+}
+
+// Rows returns the number of rows of the prepared batch.
+func (p *Prepared) Rows() int { return p.rows }
+
+// EncodeRows writes the encoded rows [lo, hi) of the batch into dst, which
+// is reset to hi−lo rows of Dim() columns.
+func (p *Prepared) EncodeRows(lo, hi int, dst *Matrix) {
+	dst.Cols = p.e.Width
+	dst.Reset(hi - lo)
+	clear(dst.Data)
+	p.encode(lo, tile{d: dst.Data, rows: hi - lo, rs: p.e.Width, cs: 1})
+}
+
+// EncodeColumns writes the encoded rows [lo, hi) of the batch into dst
+// column-major: encoded column j of row lo+r at dst[j*ld + r], ld >= hi−lo.
+// dst needs (Dim()−1)·ld + hi−lo values; the gaps between columns are left
+// as they are. Each column is read and written sequentially, which suits
+// tiles of a few hundred rows (see kernel.Linear.VotesColumns).
+func (p *Prepared) EncodeColumns(lo, hi int, dst []float32, ld int) {
+	n := hi - lo
+	if n <= 0 {
+		return
+	}
+	for j := 0; j < p.e.Width; j++ {
+		clear(dst[j*ld : j*ld+n])
+	}
+	p.encode(lo, tile{d: dst, rows: n, rs: 1, cs: ld})
+}
+
+// tile is where encoded rows go: value (r, c) at d[r*rs + c*cs], for rows
+// r < rows.
+type tile struct {
+	d      []float32
+	rows   int
+	rs, cs int
+}
+
+// at returns the index of (r, c).
+func (t tile) at(r, c int) int { return r*t.rs + c*t.cs }
+
+// encode writes rows lo … lo+t.rows−1 into t, which holds zeros.
+func (p *Prepared) encode(lo int, t tile) {
+	if t.rows <= 0 {
+		return
+	}
+	for i := range p.e.Columns {
+		f, col := &p.e.Columns[i], p.cols[i]
 		switch f.Kind {
 		case KindNumeric:
-			encodeNumeric(col, f, dst)
+			encodeNumeric(col, lo, f, t)
 		case KindString:
-			encodeString(col, f, dst)
+			var m []int32
+			if p.dict != nil {
+				m = p.dict[i]
+			}
+			encodeString(col, lo, m, f, t)
 		case KindBool:
 			a := col.(*array.Boolean)
-			d, w := dst.Data, dst.Cols
-			for r := 0; r < n; r++ {
+			for r := 0; r < t.rows; r++ {
 				switch {
-				case a.IsNull(r):
-					d[r*w+f.Offset+1] = 1
-				case a.Value(r):
-					d[r*w+f.Offset] = 1
+				case a.IsNull(lo + r):
+					t.d[t.at(r, f.Offset+1)] = 1
+				case a.Value(lo + r):
+					t.d[t.at(r, f.Offset)] = 1
 				}
 			}
 		}
 	}
-	return nil
 }
 
 type number interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
-func encodeNumeric(col arrow.Array, f *Feature, dst *Matrix) {
+// encodeNumeric encodes rows lo… of col into the t.rows rows of t.
+func encodeNumeric(col arrow.Array, lo int, f *Feature, t tile) {
 	switch a := col.(type) {
 	case *array.Int8:
-		encodeNum(a.Int8Values(), col, f, dst)
+		encodeNum(a.Int8Values(), col, lo, f, t)
 	case *array.Int16:
-		encodeNum(a.Int16Values(), col, f, dst)
+		encodeNum(a.Int16Values(), col, lo, f, t)
 	case *array.Int32:
-		encodeNum(a.Int32Values(), col, f, dst)
+		encodeNum(a.Int32Values(), col, lo, f, t)
 	case *array.Int64:
-		encodeNum(a.Int64Values(), col, f, dst)
+		encodeNum(a.Int64Values(), col, lo, f, t)
 	case *array.Uint8:
-		encodeNum(a.Uint8Values(), col, f, dst)
+		encodeNum(a.Uint8Values(), col, lo, f, t)
 	case *array.Uint16:
-		encodeNum(a.Uint16Values(), col, f, dst)
+		encodeNum(a.Uint16Values(), col, lo, f, t)
 	case *array.Uint32:
-		encodeNum(a.Uint32Values(), col, f, dst)
+		encodeNum(a.Uint32Values(), col, lo, f, t)
 	case *array.Uint64:
-		encodeNum(a.Uint64Values(), col, f, dst)
+		encodeNum(a.Uint64Values(), col, lo, f, t)
 	case *array.Float32:
-		encodeNum(a.Float32Values(), col, f, dst)
+		encodeNum(a.Float32Values(), col, lo, f, t)
 	case *array.Float64:
-		encodeNum(a.Float64Values(), col, f, dst)
+		encodeNum(a.Float64Values(), col, lo, f, t)
 	case *array.Float16:
-		d, w := dst.Data, dst.Cols
-		for r := 0; r < dst.Rows; r++ {
-			v, ok := numericAt(col, r)
+		for r := 0; r < t.rows; r++ {
+			v, ok := numericAt(col, lo+r)
 			val, miss := f.scale(v, ok)
-			d[r*w+f.Offset] = val
+			t.d[t.at(r, f.Offset)] = val
 			if f.Missing {
-				d[r*w+f.Offset+1] = miss
+				t.d[t.at(r, f.Offset+1)] = miss
 			}
 		}
 	}
@@ -552,19 +631,20 @@ func (f *Feature) scale(v float64, valid bool) (float32, float32) {
 	return float32((v - f.Mean) / f.Std), 0
 }
 
-func encodeNum[T number](vals []T, col arrow.Array, f *Feature, dst *Matrix) {
-	d, w, off := dst.Data, dst.Cols, f.Offset
+func encodeNum[T number](vals []T, col arrow.Array, lo int, f *Feature, t tile) {
+	d, rs := t.d, t.rs
+	at, miss := t.at(0, f.Offset), t.at(0, f.Offset+1) // row 0's cells
 	mean, inv := f.Mean, 1/f.Std
 	nulls := col.NullN() > 0
-	for r, x := range vals[:dst.Rows] {
+	for r, x := range vals[lo : lo+t.rows] {
 		v := float64(x)
 		// One test sorts out the rare cases: v−v is 0 for every finite v
 		// and NaN for NaN and ±Inf.
-		if v-v != 0 || (nulls && col.IsNull(r)) {
+		if v-v != 0 || (nulls && col.IsNull(lo+r)) {
 			switch {
-			case (nulls && col.IsNull(r)) || v != v:
+			case (nulls && col.IsNull(lo+r)) || v != v:
 				if f.Missing {
-					d[r*w+off+1] = 1
+					d[miss+r*rs] = 1
 				}
 				continue // the mean encodes as 0
 			case v > 0:
@@ -573,52 +653,65 @@ func encodeNum[T number](vals []T, col arrow.Array, f *Feature, dst *Matrix) {
 				v = f.Min
 			}
 		}
-		d[r*w+off] = float32((v - mean) * inv)
+		d[at+r*rs] = float32((v - mean) * inv)
 	}
 }
 
-func encodeString(col arrow.Array, f *Feature, dst *Matrix) {
-	d, w, off := dst.Data, dst.Cols, f.Offset
-	other, missing := len(f.Vocab), len(f.Vocab)+1
-	bucket := func(s string) int {
-		if j, ok := f.index[s]; ok {
-			return int(j)
+// dictBuckets maps each entry of a string dictionary onto f's one-hot
+// bucket: its vocabulary index, "other" or "missing".
+func dictBuckets(dict arrow.Array, f *Feature) []int32 {
+	m := make([]int32, dict.Len())
+	for k := range m {
+		if dict.IsNull(k) {
+			m[k] = int32(len(f.Vocab) + 1)
+		} else {
+			m[k] = int32(f.bucket(dictString(dict, k)))
 		}
-		return other
 	}
+	return m
+}
+
+// bucket returns the one-hot index of string s: its vocabulary index, or
+// the "other" bucket.
+func (f *Feature) bucket(s string) int {
+	if j, ok := f.index[s]; ok {
+		return int(j)
+	}
+	return len(f.Vocab)
+}
+
+// encodeString encodes rows lo… of col into the t.rows rows of t; m maps a
+// dictionary column's indices onto buckets (see dictBuckets).
+func encodeString(col arrow.Array, lo int, m []int32, f *Feature, t tile) {
+	d, at := t.d, t.at(0, f.Offset)
+	missing := len(f.Vocab) + 1
 	switch a := col.(type) {
 	case *array.String:
-		for r := 0; r < dst.Rows; r++ {
+		for r := 0; r < t.rows; r++ {
 			j := missing
-			if a.IsValid(r) {
-				j = bucket(a.Value(r))
+			if a.IsValid(lo + r) {
+				j = f.bucket(a.Value(lo + r))
 			}
-			d[r*w+off+j] = 1
+			d[at+r*t.rs+j*t.cs] = 1
 		}
 	case *array.LargeString:
-		for r := 0; r < dst.Rows; r++ {
+		for r := 0; r < t.rows; r++ {
 			j := missing
-			if a.IsValid(r) {
-				j = bucket(a.Value(r))
+			if a.IsValid(lo + r) {
+				j = f.bucket(a.Value(lo + r))
 			}
-			d[r*w+off+j] = 1
+			d[at+r*t.rs+j*t.cs] = 1
 		}
 	case *array.Dictionary:
-		dict := a.Dictionary()
-		m := make([]int, dict.Len()) // per batch, not per row
-		for k := range m {
-			if dict.IsNull(k) {
-				m[k] = missing
-			} else {
-				m[k] = bucket(dictString(dict, k))
-			}
+		if m == nil {
+			m = dictBuckets(a.Dictionary(), f)
 		}
-		for r := 0; r < dst.Rows; r++ {
+		for r := 0; r < t.rows; r++ {
 			j := missing
-			if a.IsValid(r) {
-				j = m[a.GetValueIndex(r)]
+			if a.IsValid(lo + r) {
+				j = int(m[a.GetValueIndex(lo+r)])
 			}
-			d[r*w+off+j] = 1
+			d[at+r*t.rs+j*t.cs] = 1
 		}
 	}
 }

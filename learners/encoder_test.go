@@ -139,6 +139,44 @@ func TestEncoder(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkRows(t, x, tc.want)
+
+			// The same rows by parts: row-major and column-major tiles.
+			p, err := enc.Prepare(tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := p.Rows()
+			for _, part := range [][2]int{{0, n}, {1, n}, {0, 1}, {n - 1, n}, {1, n - 1}} {
+				lo, hi := part[0], part[1]
+				if lo >= hi {
+					continue
+				}
+				m := hi - lo
+				var rm Matrix
+				rm.Data = []float32{42, 42, 42}
+				p.EncodeRows(lo, hi, &rm)
+				checkRows(t, &rm, tc.want[lo:hi])
+				ld := m + 3
+				cm := make([]float32, (enc.Dim()-1)*ld+m)
+				for i := range cm {
+					cm[i] = 42
+				}
+				p.EncodeColumns(lo, hi, cm, ld)
+				for r := 0; r < m; r++ {
+					for j, w := range tc.want[lo+r] {
+						if got := cm[j*ld+r]; math.Abs(float64(got-w)) > 1e-6 {
+							t.Fatalf("rows %d–%d column-major: row %d column %d = %v, want %v", lo, hi, r, j, got, w)
+						}
+					}
+				}
+				for j := 0; j+1 < enc.Dim(); j++ {
+					for g := m; g < ld; g++ {
+						if cm[j*ld+g] != 42 {
+							t.Fatalf("rows %d–%d column-major: gap cell %d of column %d overwritten", lo, hi, g, j)
+						}
+					}
+				}
+			}
 		})
 	}
 

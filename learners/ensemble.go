@@ -78,6 +78,25 @@ func NewEnsemble(models []Model, classes int) (*Ensemble, error) {
 // Teachers returns the number of teachers.
 func (e *Ensemble) Teachers() int { return len(e.models) }
 
+// Classes returns the number of classes a vote histogram has.
+func (e *Ensemble) Classes() int { return e.classes }
+
+// Stacked reports whether the teachers' weights are stacked for the fused
+// kernel (every teacher linear, at least two classes, at least one
+// feature): then VotesColumns may be used.
+func (e *Ensemble) Stacked() bool { return e.linear != nil }
+
+// VotesColumns is Votes on n rows held column-major, feature j of row r at
+// x[j*ld + r] (see Encoder.Prepare and Prepared.EncodeColumns), on the
+// calling goroutine. The votes are those Votes gives for the same rows. It
+// panics unless Stacked().
+func (e *Ensemble) VotesColumns(x []float32, ld, n int, counts []int32) {
+	if e.linear == nil {
+		panic("learners: VotesColumns on an ensemble whose teachers are not stacked")
+	}
+	e.linear.VotesColumns(x, ld, n, counts)
+}
+
 // Votes overwrites counts (x.Rows × classes) with the vote histogram of each
 // row: each teacher votes once, for its predicted class (argmax, ties → lowest
 // class). Large batches are split across GOMAXPROCS goroutines.
