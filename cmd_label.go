@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/ledger"
 )
 
 func labelCommand(e *env, jsonErrors *bool) *cli.Command {
@@ -201,11 +203,11 @@ func runLabel(c *cli.Context, e *env) error {
 	cfg = lab.Config()
 
 	// issue 7: write-ahead ledger entry (the run's maximum spend), under the
-	// ledger's lock, before anything is created or released.
-	ledgerEntry, err := lr.begin(c, lab, cfg)
-	if err != nil {
-		return err
-	}
+	// ledger's lock, before anything is released: at the first batch written
+	// (see countingWriter), or after the run when it wrote none.
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
 
 	// The output is created before the work starts, so an unwritable target
 	// fails at once; its metadata is completed when the run ends.
@@ -217,8 +219,10 @@ func runLabel(c *cli.Context, e *env) error {
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
-		if ledgerEntry != nil { // nothing ran, nothing was released
-			if lerr := ledgerEntry.End(0); lerr != nil {
+		if entry, lerr := gate.wait(); lerr != nil {
+			return errors.Join(err, lerr)
+		} else if entry != nil { // nothing ran, nothing was released
+			if lerr := entry.End(0); lerr != nil {
 				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 			}
 		}
@@ -231,9 +235,13 @@ func runLabel(c *cli.Context, e *env) error {
 		}
 	}()
 
-	cw := &countingWriter{w: w}
-	rep, err := lab.Run(c.Context, sens, pub, cw)
+	cw := &countingWriter{w: w, gate: gate}
+	rep, err := lab.Run(ctx, sens, pub, cw)
 	bar.finish()
+	ledgerEntry, lerr := gate.wait()
+	if lerr != nil { // refused or failed before the first batch: nothing was released
+		return lerr
+	}
 	if err != nil {
 		// A file output is released only by its final rename, and a stream
 		// only by the batches already written: when nothing left the
@@ -366,10 +374,14 @@ func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg la
 // countingWriter counts the rows written through it.
 type countingWriter struct {
 	w    label.RecordWriter
+	gate *ledgerGate
 	rows int64
 }
 
 func (c *countingWriter) Write(rec arrow.Record) error {
+	if _, err := c.gate.wait(); err != nil {
+		return err
+	}
 	if err := c.w.Write(rec); err != nil {
 		return err
 	}

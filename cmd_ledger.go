@@ -106,8 +106,11 @@ func fnum(v float64) string {
 
 // ledgerRun is the write-ahead ledger of one pate label run.
 type ledgerRun struct {
-	l       *ledger.Ledger
-	dataset string
+	l *ledger.Ledger
+	// dataset waits for the DatasetID of the sensitive data, hashed in the
+	// background while the run reads and trains: only the begin entry,
+	// before the first output, needs it.
+	dataset func() (string, error)
 }
 
 // openLedgerForLabel identifies the sensitive data for the ledger (unless
@@ -128,7 +131,7 @@ func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
 	if err != nil {
 		return nil, stdin, err
 	}
-	var src io.Reader
+	var src io.ReadCloser
 	if p := c.String("private"); p == "-" {
 		// Standard input cannot be read twice: keep it in memory to hash it
 		// and then label from it.
@@ -136,24 +139,64 @@ func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
 		if err != nil {
 			return nil, stdin, fmt.Errorf("--private -: %w", err)
 		}
-		src, stdin = bytes.NewReader(b), bytes.NewReader(b)
+		src, stdin = io.NopCloser(bytes.NewReader(b)), bytes.NewReader(b)
 	} else {
 		f, err := os.Open(p)
 		if err != nil {
 			return nil, stdin, fmt.Errorf("--private: %w", err)
 		}
-		defer f.Close()
 		src = f
-	}
-	id, err := ledger.DatasetID(src, []string{c.String("label")})
-	if err != nil {
-		return nil, stdin, err
 	}
 	l, err := ledger.Open(dir)
 	if err != nil {
+		src.Close()
 		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
 	}
-	return &ledgerRun{l: l, dataset: id}, stdin, nil
+	var (
+		id      string
+		hashErr error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		defer src.Close()
+		id, hashErr = ledger.DatasetID(src, []string{c.String("label")})
+	}()
+	dataset := func() (string, error) {
+		<-done
+		return id, hashErr
+	}
+	return &ledgerRun{l: l, dataset: dataset}, stdin, nil
+}
+
+// ledgerGate writes the ledger's begin entry in the background, as soon as
+// the sensitive data are hashed, while the run reads and trains. Nothing
+// leaves the process before it is written: a file output only at its final
+// rename, after the run; a stream only through the writer, whose first
+// Write waits for the gate. A refusal (--lifetime-epsilon) cancels the run.
+type ledgerGate struct {
+	done  chan struct{}
+	entry *ledger.Run
+	err   error
+}
+
+// startLedgerGate begins the entry in the background and calls cancel if
+// that fails.
+func startLedgerGate(begin func() (*ledger.Run, error), cancel func()) *ledgerGate {
+	g := &ledgerGate{done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		if g.entry, g.err = begin(); g.err != nil {
+			cancel()
+		}
+	}()
+	return g
+}
+
+// wait returns the begin entry (nil without a ledger) once it is written.
+func (g *ledgerGate) wait() (*ledger.Run, error) {
+	<-g.done
+	return g.entry, g.err
 }
 
 // begin records the run's maximum spend before it starts (write-ahead),
@@ -162,12 +205,16 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 	if lr == nil {
 		return nil, nil
 	}
+	dataset, err := lr.dataset()
+	if err != nil {
+		return nil, err
+	}
 	maxRho, err := lab.MaxRho()
 	if err != nil {
 		maxRho = math.Inf(1) // unbounded: charged in full until the run ends
 	}
 	run, err := lr.l.Begin(ledger.BeginRequest{
-		Dataset: lr.dataset, Labels: cfg.Labels, Mechanism: cfg.Mechanism,
+		Dataset: dataset, Labels: cfg.Labels, Mechanism: cfg.Mechanism,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
 		Epsilon: cfg.Epsilon, Seeded: cfg.Seed != nil || cfg.Replicable != nil,
 	}, c.Float64("lifetime-epsilon"))

@@ -405,8 +405,12 @@ func releaseReport(c *cli.Context, e *env, res *replicateResult, arms []*agreeme
 	var run *ledger.Run
 	rho := eps * eps / 2 // pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4)
 	if lr != nil {
+		dataset, err := lr.dataset()
+		if err != nil {
+			return err
+		}
 		run, err = lr.l.Begin(ledger.BeginRequest{
-			Dataset: lr.dataset, Labels: []string{c.String("label")}, Mechanism: "replicate-report",
+			Dataset: dataset, Labels: []string{c.String("label")}, Mechanism: "replicate-report",
 			MaxRho: rho, Delta: c.Float64("delta"), Epsilon: eps,
 		}, 0)
 		if err != nil {

@@ -117,6 +117,15 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
 		t.Errorf("refused run wrote to the ledger:\n%s", after[len(before):])
 	}
+	// The begin entry is written while the run trains; a refused stream
+	// must not have written a byte.
+	code, stdout, stderr := pate(t, ledgerArgs(dir, "-", "--epsilon", "1", "--lifetime-epsilon", "1.2")...)
+	if code != exitBudget || len(stdout) != 0 {
+		t.Fatalf("refused stream: exit %d (want %d), %d bytes on stdout: %s", code, exitBudget, len(stdout), stderr)
+	}
+	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+		t.Errorf("refused stream wrote to the ledger:\n%s", after[len(before):])
+	}
 	// A smaller run still fits, and the report carries no dataset hash.
 	rp := filepath.Join(tmp, "r.json")
 	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "0.2", "--lifetime-epsilon", "1.2", "--report", rp)...); code != 0 {
