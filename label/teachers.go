@@ -219,11 +219,12 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		g.SetLimit(runtime.GOMAXPROCS(0))
 		for bi, rec := range recs {
 			g.Go(func() error {
-				tmp := learners.NewMatrix(0, dim)
-				if err := enc.Encode(rec, tmp); err != nil {
+				p, err := enc.Prepare(rec)
+				if err != nil {
 					return invalid("%s, batch %d: %v", cfg.sens(), bi, err)
 				}
-				copy(X.Data[starts[bi]*dim:], tmp.Data[:tmp.Rows*dim])
+				lo, hi := starts[bi]*dim, (starts[bi]+p.Rows())*dim
+				p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: X.Data[lo:hi:hi]}) // in place
 				return nil
 			})
 		}
@@ -258,6 +259,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			if err != nil {
 				return invalid("--learner: %v", err)
 			}
+			x := learners.NewMatrix(0, dim) // each teacher's rows in turn: Fit keeps no reference
 			for jt := range next {
 				j, t := jt[0], jt[1]
 				classes := len(td.labels[j].classes.values)
@@ -266,7 +268,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 					models[j][t] = constModel{classes: classes, dim: dim}
 					continue
 				}
-				x := learners.NewMatrix(len(rows), dim)
+				x.Reset(len(rows))
 				yt := make([]int32, len(rows))
 				for k, r := range rows {
 					copy(x.Row(k), X.Row(r))

@@ -2,6 +2,7 @@ package learners
 
 import (
 	"math"
+	"sync"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -65,7 +66,12 @@ func (l *LogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 		}
 		p := &binaryProblem{t: t, lambda: 1 / C, z: make([]float64, x.Rows)}
 		if mostlyNonZero(x) {
-			p.x, p.dense = &sparse{rows: x.Rows, cols: x.Cols}, toDense(x)
+			// The float64 copy is scratch: an ensemble's teachers fit one
+			// after another on each core, and reuse each other's.
+			bp := denseBufs.Get().(*[]float64)
+			defer denseBufs.Put(bp)
+			*bp = toDense(x, *bp)
+			p.x, p.dense = &sparse{rows: x.Rows, cols: x.Cols}, *bp
 		} else {
 			p.x = toSparse(x)
 		}
@@ -165,9 +171,16 @@ type binaryProblem struct {
 	z      []float64
 }
 
-// toDense copies x to float64, row-major.
-func toDense(x *Matrix) []float64 {
-	d := make([]float64, x.Rows*x.Cols)
+// denseBufs holds the scratch float64 copies of the dense path.
+var denseBufs = sync.Pool{New: func() any { return new([]float64) }}
+
+// toDense copies x to float64, row-major, into d when it is large enough.
+func toDense(x *Matrix, d []float64) []float64 {
+	if n := x.Rows * x.Cols; cap(d) >= n {
+		d = d[:n]
+	} else {
+		d = make([]float64, n)
+	}
 	for i, v := range x.Data[:len(d)] {
 		d[i] = float64(v)
 	}

@@ -38,7 +38,7 @@ func TestBinaryEvalDenseMatchesSparse(t *testing.T) {
 				theta[j] = c.scale * r.NormFloat64()
 			}
 			sp := &binaryProblem{x: toSparse(x), t: tt, lambda: 0.7}
-			dn := &binaryProblem{x: &sparse{rows: c.rows, cols: c.cols}, dense: toDense(x), t: tt, lambda: 0.7}
+			dn := &binaryProblem{x: &sparse{rows: c.rows, cols: c.cols}, dense: toDense(x, nil), t: tt, lambda: 0.7}
 			gs, gd := make([]float64, c.cols+1), make([]float64, c.cols+1)
 			fs, fd := sp.eval(theta, gs), dn.eval(theta, gd)
 			if math.Abs(fs-fd) > 1e-12*math.Max(1, math.Abs(fs)) {
