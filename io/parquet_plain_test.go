@@ -522,3 +522,93 @@ func FuzzPlainChunk(f *testing.F) {
 		}
 	})
 }
+
+// TestParquetRecycledBuffers streams a file of many row groups through the
+// fast path, releasing each batch before reading the next, with the
+// recycler's poisoning on: buffers are reused, every value read is right
+// (a buffer reused while still in use would show), nothing is written to
+// a buffer after its release (checkPoison panics) and nothing leaks.
+func TestParquetRecycledBuffers(t *testing.T) {
+	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
+	poisonRecycled = true
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		pf   plainFile
+	}{
+		{"snappy", plainFile{rows: 12000, rgRows: 1000, codec: compress.Codecs.Snappy}},
+		{"none/ragged", plainFile{rows: 10500, rgRows: 1500, codec: compress.Codecs.Uncompressed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name[:4]+".parquet")
+			writePlainFile(t, path, tc.pf)
+			ref := plainRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
+			defer ref.Release()
+			cols := []string{"i32", "i32n", "i64n", "f32", "f64", "f64n", "f64full", "f32null"}
+			refSchema, refRecs := projectRecords([]arrow.Record{ref}, cols)
+			defer releaseAll(refRecs)
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			before := recycledBuffers.Load()
+			r, err := Open(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at int64
+			for {
+				rec, err := r.Read()
+				if errors.Is(err, stdio.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := refRecs[0].NewSlice(at, at+rec.NumRows())
+				if !sameRows(t, refSchema, []arrow.Record{rec}, []arrow.Record{want}) {
+					t.Fatalf("rows %d–%d differ", at, at+rec.NumRows())
+				}
+				at += rec.NumRows()
+				want.Release()
+				rec.Release()
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if at != int64(tc.pf.rows) {
+				t.Fatalf("read %d rows, want %d", at, tc.pf.rows)
+			}
+			if n := recycledBuffers.Load() - before; n == 0 {
+				t.Error("no buffer was recycled")
+			}
+		})
+	}
+}
+
+// TestRecyclerClosed: after the end of the file the reader keeps no buffer:
+// batches released later go back to the allocator at once.
+func TestRecyclerClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	writePlainFile(t, path, plainFile{rows: 6000, rgRows: 1000, codec: compress.Codecs.Snappy})
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r, err := Open(path, ReadOptions{Allocator: mem, Columns: []string{"f64", "i32"}, BatchSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []arrow.Record
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, stdio.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	releaseAll(recs)
+	if n := mem.CurrentAlloc(); n != 0 {
+		t.Fatalf("%d bytes still allocated after every batch was released, with the reader open", n)
+	}
+}

@@ -63,6 +63,7 @@ type parallelParquet struct {
 	colRows  []bool // colRows[rg]: decode row group rg column by column
 	batch    int64
 	mem      memory.Allocator
+	recycle  *recycler              // the fast path's value buffers (see recycler)
 	md       *metadata.FileMetaData // the footer, shared by the workers' readers
 	// plainLeaves[k]: the leaf column of field k if the fast path for flat
 	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
@@ -181,6 +182,9 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		size = st.Size()
 	}
 	if size >= 0 && len(fields) == sc.NumFields() && plainFileOK(md) {
+		// Room for the row groups of the window, which are in use while
+		// the next ones are decoded: what is freed is soon taken again.
+		p.recycle = newRecycler(opts.Allocator, int(min(int64(p.window)*maxColumnwiseBytes, 1<<30)))
 		p.plainLeaves = make([]int, len(fields))
 		for k, fi := range fields {
 			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
@@ -370,7 +374,7 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 			return errAborted
 		}
 		if p.plainLeaves != nil && p.plainLeaves[k] >= 0 {
-			if col, ok := pd.plainColumn(p.md, rg, p.plainLeaves[k], rows, p.sc.Field(k).Type, p.mem); ok {
+			if col, ok := pd.plainColumn(p.md, rg, p.plainLeaves[k], rows, p.sc.Field(k).Type, p.recycle); ok {
 				cols = append(cols, col)
 				continue
 			}
@@ -459,6 +463,12 @@ func (p *parallelParquet) next() (arrow.Record, error) {
 		p.cond.Broadcast()
 		p.mu.Unlock()
 	}
+	// Every row group is decoded: nothing will take the kept buffers, and
+	// the batches still out (a sensitive file's, say, held for training)
+	// should go back to the heap when they are released.
+	if p.recycle != nil {
+		p.recycle.close()
+	}
 	return nil, io.EOF
 }
 
@@ -488,6 +498,9 @@ func (p *parallelParquet) close() error {
 				break drain
 			}
 		}
+	}
+	if p.recycle != nil {
+		p.recycle.close()
 	}
 	return nil
 }
