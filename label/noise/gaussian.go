@@ -80,7 +80,7 @@ func (g *DiscreteGaussian) String() string {
 //
 // On the fast path the acceptance Bernoulli(exp(−γ(|y|))) of a proposal y is
 // a lazy comparison with the table acc when |y| < len(acc) (lazy.go; the
-// top 16 bits of its uniform X are laplaceFast's 16 spare bits, fresh and
+// top 15 bits of its uniform X are laplaceFast's 15 spare bits, fresh and
 // used for nothing else), and CKS20's Algorithm 1 otherwise (past the table
 // every first digit is 0, so this is rare: |y| ≳ 10.5σ). Either returns true
 // with probability exactly exp(−γ(|y|)), so the output law is that of
@@ -98,13 +98,13 @@ func (g *DiscreteGaussian) Sample(src Source) int64 {
 		}
 		if ay < uint64(len(g.acc)) {
 			d := g.acc[ay]
-			if b, c := spare, d>>48; b != c {
+			if b, c := spare, d>>49; b != c {
 				if b < c {
 					return y
 				}
 				continue
 			}
-			if lazyBernExpRest(r, d, g.gammaNum(ay), g.den) {
+			if lazyBernExpRest(r, d, g.gammaNum(ay), g.den, 15) {
 				return y
 			}
 			continue

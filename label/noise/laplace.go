@@ -85,7 +85,7 @@ func (l *DiscreteLaplace) Sample(src Source) int64 {
 // Algorithm 1 when t is too large for a table), and v, the count of
 // Bernoulli(exp(−1)) successes before a failure, by geometricExp1. Both have
 // exactly the laws Algorithm 2 asks for, so the output law is unchanged.
-// It returns the sample and 16 spare random bits, drawn with it and used for
+// It returns the sample and 15 spare random bits, drawn with it and used for
 // nothing else (the discrete Gaussian's acceptance starts with them).
 func laplaceFast(r *rng, t, s uint64, acc []uint64) (int64, uint64) {
 	for {
@@ -108,7 +108,7 @@ func laplaceFast(r *rng, t, s uint64, acc []uint64) (int64, uint64) {
 				if b > c {
 					continue
 				}
-			} else if !lazyBernExpRest(r, acc[u], u, t) {
+			} else if !lazyBernExpRest(r, acc[u], u, t, 16) {
 				continue
 			}
 		} else {
@@ -121,12 +121,12 @@ func laplaceFast(r *rng, t, s uint64, acc []uint64) (int64, uint64) {
 				continue
 			}
 		}
-		// 33 bits: the first 16 of the geometric's X, the sign, and 16
+		// 32 bits: the first 16 of the geometric's X, the sign, and 15
 		// spare bits returned to the caller.
-		if r.nb < 33 {
+		if r.nb < 32 {
 			r.refill()
 		}
-		z := r.next(33)
+		z := r.next(32)
 		var v uint64 // b > geoTop[0] means X > e^{−1}, v = 0: decided inline
 		if b := z & (1<<16 - 1); b <= geoTop[0] {
 			v = geometricExp1(r, b)

@@ -85,18 +85,21 @@ func expTail(r *rng, num, den uint64) bool {
 // The first 64 bits of X are drawn in pieces from the rng's cached word: the
 // top 16 bits b are compared with the top 16 bits of d1, and only on a tie
 // (probability 2^{−16}) are the other 48 drawn (lazyBernExpRest). This is
-// the same lexicographic comparison, one chunk at a time.
+// the same lexicographic comparison, one chunk at a time: with c the top 16
+// bits of d1, b < c gives X < (b+1)·2^{−16} ≤ d1·2^{−64} ≤ p, and b > c gives
+// X ≥ b·2^{−16} ≥ (d1+1)·2^{−64} > p.
 func lazyBernExp(r *rng, d1, num, den uint64) bool {
 	if b, c := r.take(16), d1>>48; b != c {
 		return b < c
 	}
-	return lazyBernExpRest(r, d1, num, den)
+	return lazyBernExpRest(r, d1, num, den, 16)
 }
 
-// lazyBernExpRest finishes lazyBernExp after the top 16 bits of X tied with
-// those of d1: it draws the other 48 bits of X's first word, then expTail.
-func lazyBernExpRest(r *rng, d1, num, den uint64) bool {
-	w := d1&^(1<<48-1) | r.take(16)<<32 | r.take(32)
+// lazyBernExpRest finishes a lazy comparison after the top k ∈ [1, 32] bits
+// of X tied with those of d1: it draws the other 64 − k bits of X's first
+// word, then expTail.
+func lazyBernExpRest(r *rng, d1, num, den uint64, k uint) bool {
+	w := d1&^(1<<(64-k)-1) | r.take(32-k)<<32 | r.take(32)
 	if w != d1 {
 		return w < d1
 	}
