@@ -252,7 +252,7 @@ func TestLabelSingleLabelDatasets(t *testing.T) {
 			defer mem.AssertSize(t, 0)
 			dir := t.TempDir()
 			out, repPath := filepath.Join(dir, "out.arrow"), filepath.Join(dir, "report.json")
-			args := append([]string{"label", "--label", "label", "--keep", "", "--delta", "1e-5", "--seed", "7",
+			args := append([]string{"label", "--label", "label", "--keep", "", "--delta", "1e-5", "--seed", "9",
 				"-o", out, "--report", repPath, "--quiet", "--no-ledger"}, tc.args...)
 			code, _, stderr := pate(t, args...)
 			if code != 0 {

@@ -28,7 +28,7 @@ func ExampleDiscreteGaussian() {
 	}
 	fmt.Println(g, votes)
 	// Output:
-	// discrete Gaussian(σ=6.23) [42 9 4]
+	// discrete Gaussian(σ=6.23) [35 20 8]
 }
 
 func ExampleDiscreteLaplace() {
@@ -45,5 +45,5 @@ func ExampleDiscreteLaplace() {
 	src := noise.NewSeededSource(1, 1)
 	fmt.Println(l, l.Sample(src), l.Sample(src), l.Sample(src))
 	// Output:
-	// discrete Laplace(scale=20) 9 -53 4
+	// discrete Laplace(scale=20) 12 38 -29
 }

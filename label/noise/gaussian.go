@@ -24,6 +24,11 @@ type DiscreteGaussian struct {
 	q2t  uint64 // q²·t
 	p2   uint64 // p²
 	den  uint64 // 2·p²·q²·t²
+
+	// Lazy tables (lazy.go): lap holds the first digits of exp(−u/t),
+	// u < t (nil when t > maxLaplaceTable), for the proposals; acc those of
+	// exp(−γ(a)), a < len(acc), for their acceptance.
+	lap, acc []uint64
 }
 
 // NewDiscreteGaussian returns a discrete Gaussian sampler with the given
@@ -49,6 +54,8 @@ func NewDiscreteGaussian(sigma *big.Rat) (*DiscreteGaussian, error) {
 		d, ok5 := mul64(d, 2*tf) // tf ≤ 2^40+1, no overflow
 		if ok1 && ok2 && ok3 && ok4 && ok5 {
 			g.fast, g.tf, g.q2t, g.p2, g.den = true, tf, q2t, p2, d
+			g.lap = laplaceTable(tf)
+			g.acc = gaussianTable(p2, q2t, d)
 		}
 	}
 	return g, nil
@@ -70,16 +77,37 @@ func (g *DiscreteGaussian) String() string {
 
 // Sample draws one value. It does not allocate when σ = p/q has
 // p²·q²·(⌊σ⌋+1)² < 2^63 (for example σ = 40, 6.23 or 10^4).
+//
+// On the fast path the acceptance Bernoulli(exp(−γ(|y|))) of a proposal y is
+// a lazy comparison with the table acc when |y| < len(acc) (lazy.go; the
+// top 15 bits of its uniform X are laplaceFast's 15 spare bits, fresh and
+// used for nothing else), and CKS20's Algorithm 1 otherwise (past the table
+// every first digit is 0, so this is rare: |y| ≳ 10.5σ). Either returns true
+// with probability exactly exp(−γ(|y|)), so the output law is that of
+// Algorithm 3.
 func (g *DiscreteGaussian) Sample(src Source) int64 {
 	r := &rng{src: src}
 	if !g.fast {
 		return g.sampleBig(r)
 	}
 	for {
-		y := laplaceFast(r, g.tf, 1)
+		y, spare := laplaceFast(r, g.tf, 1, g.lap)
 		ay := uint64(y)
 		if y < 0 {
 			ay = uint64(-y)
+		}
+		if ay < uint64(len(g.acc)) {
+			d := g.acc[ay]
+			if b, c := spare, d>>49; b != c {
+				if b < c {
+					return y
+				}
+				continue
+			}
+			if lazyBernExpRest(r, d, g.gammaNum(ay), g.den, 15) {
+				return y
+			}
+			continue
 		}
 		hi, lo := bits.Mul64(ay, g.q2t)
 		if hi == 0 {
@@ -99,6 +127,18 @@ func (g *DiscreteGaussian) Sample(src Source) int64 {
 			return y
 		}
 	}
+}
+
+// gammaNum returns (a·q²t − p²)², the numerator of γ(a) over den, for
+// a < len(g.acc) (gaussianTable keeps only entries where it fits).
+func (g *DiscreteGaussian) gammaNum(a uint64) uint64 {
+	x := a * g.q2t
+	if x < g.p2 {
+		x = g.p2 - x
+	} else {
+		x -= g.p2
+	}
+	return x * x
 }
 
 // acceptBig returns true with probability exp(−(|y| − σ²/t)²/(2σ²)).

@@ -37,6 +37,7 @@ type DiscreteLaplace struct {
 
 	fast   bool // num and den fit in uint64
 	nf, df uint64
+	acc    []uint64 // first digits of exp(−u/nf), u < nf (lazy.go); nil if nf > maxLaplaceTable
 }
 
 // NewDiscreteLaplace returns a discrete Laplace sampler with the given
@@ -52,6 +53,7 @@ func NewDiscreteLaplace(scale *big.Rat) (*DiscreteLaplace, error) {
 	}
 	if l.num.IsUint64() && l.den.IsUint64() {
 		l.fast, l.nf, l.df = true, l.num.Uint64(), l.den.Uint64()
+		l.acc = laplaceTable(l.nf)
 	}
 	return l, nil
 }
@@ -69,22 +71,65 @@ func (l *DiscreteLaplace) String() string {
 func (l *DiscreteLaplace) Sample(src Source) int64 {
 	r := &rng{src: src}
 	if l.fast {
-		return laplaceFast(r, l.nf, l.df)
+		y, _ := laplaceFast(r, l.nf, l.df, l.acc)
+		return y
 	}
 	return laplaceBigInt64(r, l.num, l.den)
 }
 
 // laplaceFast samples the discrete Laplace distribution with scale t/s
-// (CKS20 Algorithm 2) in uint64 arithmetic; t, s ≥ 1.
-func laplaceFast(r *rng, t, s uint64) int64 {
+// (CKS20 Algorithm 2) in uint64 arithmetic; t, s ≥ 1. acc, when not nil,
+// holds the first digits of exp(−u/t), u ∈ [0, t) (laplaceTable). The two
+// Bernoulli steps of Algorithm 2 are drawn by lazy comparison (lazy.go):
+// the acceptance of u, Bernoulli(exp(−u/t)), with acc (or CKS20's
+// Algorithm 1 when t is too large for a table), and v, the count of
+// Bernoulli(exp(−1)) successes before a failure, by geometricExp1. Both have
+// exactly the laws Algorithm 2 asks for, so the output law is unchanged.
+// It returns the sample and 15 spare random bits, drawn with it and used for
+// nothing else (the discrete Gaussian's acceptance starts with them).
+func laplaceFast(r *rng, t, s uint64, acc []uint64) (int64, uint64) {
 	for {
-		u := r.uniform(t)
-		if !bernExpFrac(r, u, t) {
-			continue
+		var u uint64
+		if acc != nil && t <= 1<<8 {
+			// One 32-bit draw: u by Lemire's method on its low 16 bits, as
+			// r.uniform(t) would (a rejected draw restarts the loop, which
+			// draws afresh just as uniform's own loop would), and the first
+			// 16 bits of the acceptance's uniform X in its high 16 bits.
+			if r.nb < 32 {
+				r.refill()
+			}
+			x := r.next(32)
+			m := (x & (1<<16 - 1)) * t
+			if lo := m & (1<<16 - 1); lo < t && lo < (1<<16)%t {
+				continue
+			}
+			u = m >> 16
+			if b, c := x>>16, acc[u]>>48; b != c {
+				if b > c {
+					continue
+				}
+			} else if !lazyBernExpRest(r, acc[u], u, t, 16) {
+				continue
+			}
+		} else {
+			u = r.uniform(t)
+			if acc != nil {
+				if !lazyBernExp(r, acc[u], u, t) {
+					continue
+				}
+			} else if !bernExpFrac(r, u, t) {
+				continue
+			}
 		}
-		var v uint64
-		for bernExp1(r) {
-			v++
+		// 32 bits: the first 16 of the geometric's X, the sign, and 15
+		// spare bits returned to the caller.
+		if r.nb < 32 {
+			r.refill()
+		}
+		z := r.next(32)
+		var v uint64 // b > geoTop[0] means X > e^{−1}, v = 0: decided inline
+		if b := z & (1<<16 - 1); b <= geoTop[0] {
+			v = geometricExp1(r, b)
 		}
 		// x = u + t·v, y = ⌊x/s⌋, in 128 bits.
 		hi, lo := bits.Mul64(t, v)
@@ -103,13 +148,13 @@ func laplaceFast(r *rng, t, s uint64) int64 {
 		if y > math.MaxInt64 {
 			continue
 		}
-		if r.take(1) == 1 {
+		if z>>16&1 == 1 {
 			if y == 0 {
 				continue
 			}
-			return -int64(y)
+			return -int64(y), z >> 17
 		}
-		return int64(y)
+		return int64(y), z >> 17
 	}
 }
 

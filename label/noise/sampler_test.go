@@ -62,6 +62,7 @@ func TestDiscreteGaussianChiSquare(t *testing.T) {
 		name  string
 		sigma string
 		slow  bool // force the math/big path
+		ref   bool // the CKS20 reference path (reference_test.go)
 		draws int
 		fast  bool // expected path chosen by the constructor
 	}{
@@ -74,6 +75,13 @@ func TestDiscreteGaussianChiSquare(t *testing.T) {
 		{name: "big/sigma=3+2^-40", sigma: slowSigma, draws: 300_000},
 		{name: "big-forced/sigma=0.5", sigma: "0.5", slow: true, draws: 300_000, fast: true},
 		{name: "big-forced/sigma=40", sigma: "40", slow: true, draws: 300_000, fast: true},
+		// The lazy tables: t = 1 (one Laplace entry), t = 1001 > 256 (the
+		// general proposal path) with a Gaussian table capped at 8192.
+		{name: "sigma=0.7", sigma: "0.7", draws: 1_000_000, fast: true},
+		{name: "sigma=10.09", sigma: "10.09", draws: 1_000_000, fast: true},
+		{name: "sigma=1000", sigma: "1000", draws: 1_000_000, fast: true},
+		{name: "reference/sigma=40", sigma: "40", ref: true, draws: 300_000, fast: true},
+		{name: "reference/sigma=6.23", sigma: "6.23", ref: true, draws: 300_000, fast: true},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,8 +92,12 @@ func TestDiscreteGaussianChiSquare(t *testing.T) {
 			if tc.slow {
 				g.fast = false
 			}
+			sample := g.Sample
+			if tc.ref {
+				sample = g.referenceSample
+			}
 			src := NewSeededSource(2020, uint64(i))
-			stat, df, p := chiSquareTest(t, gaussianPMF(ratFloat(g.sigma)), draws(tc.draws), func() int64 { return g.Sample(src) })
+			stat, df, p := chiSquareTest(t, gaussianPMF(ratFloat(g.sigma)), draws(tc.draws), func() int64 { return sample(src) })
 			t.Logf("χ² = %.1f, df = %d, p = %.4f", stat, df, p)
 			if p <= 0.001 {
 				t.Errorf("χ² = %.1f with %d df: p = %.2g ≤ 0.001", stat, df, p)
@@ -99,6 +111,7 @@ func TestDiscreteLaplaceChiSquare(t *testing.T) {
 		name  string
 		scale string
 		slow  bool
+		ref   bool
 		draws int
 		fast  bool
 	}{
@@ -111,6 +124,15 @@ func TestDiscreteLaplaceChiSquare(t *testing.T) {
 		{name: "big/scale=2+2^-70", scale: slowScale, draws: 300_000},
 		{name: "big-forced/scale=3", scale: "3", slow: true, draws: 300_000, fast: true},
 		{name: "big-forced/scale=6.5", scale: "6.5", slow: true, draws: 300_000, fast: true},
+		// The lazy tables: t = 5 with s = 2, t = 41, t = 1 with s = 3, the
+		// general path (t = 300 > 256), the largest table and no table.
+		{name: "scale=2.5", scale: "2.5", draws: 1_000_000, fast: true},
+		{name: "scale=41", scale: "41", draws: 1_000_000, fast: true},
+		{name: "scale=1/3", scale: "1/3", draws: 1_000_000, fast: true},
+		{name: "scale=300", scale: "300", draws: 500_000, fast: true},
+		{name: "scale=4096", scale: "4096", draws: 300_000, fast: true},
+		{name: "scale=5000", scale: "5000", draws: 300_000, fast: true},
+		{name: "reference/scale=20", scale: "20", ref: true, draws: 300_000, fast: true},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,8 +143,12 @@ func TestDiscreteLaplaceChiSquare(t *testing.T) {
 			if tc.slow {
 				l.fast = false
 			}
+			sample := l.Sample
+			if tc.ref {
+				sample = l.referenceSample
+			}
 			src := NewSeededSource(2021, uint64(i))
-			stat, df, p := chiSquareTest(t, laplacePMF(ratFloat(l.scale)), draws(tc.draws), func() int64 { return l.Sample(src) })
+			stat, df, p := chiSquareTest(t, laplacePMF(ratFloat(l.scale)), draws(tc.draws), func() int64 { return sample(src) })
 			t.Logf("χ² = %.1f, df = %d, p = %.4f", stat, df, p)
 			if p <= 0.001 {
 				t.Errorf("χ² = %.1f with %d df: p = %.2g ≤ 0.001", stat, df, p)

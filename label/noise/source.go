@@ -186,11 +186,26 @@ type rng struct {
 	nb  uint   // how many bits of buf are unused
 }
 
-// take returns k ≤ 32 uniformly random bits.
+// take returns k < 64 uniformly random bits.
 func (r *rng) take(k uint) uint64 {
 	if r.nb < k {
 		r.buf, r.nb = r.src.Uint64(), 64
 	}
+	return r.next(k)
+}
+
+// refill replaces the cached bits with a fresh word (dropping the unused
+// ones), as take does. It is kept out of line so that the lazy samplers' hot
+// loops can inline take by hand: "if r.nb < k { r.refill() }; r.next(k)"
+// (take itself is above the compiler's inlining budget).
+//
+//go:noinline
+func (r *rng) refill() {
+	r.buf, r.nb = r.src.Uint64(), 64
+}
+
+// next returns k ≤ r.nb cached bits.
+func (r *rng) next(k uint) uint64 {
 	v := r.buf & (1<<k - 1)
 	r.buf >>= k
 	r.nb -= k
