@@ -52,6 +52,59 @@ func (p *partitioner) teacher(id []byte) int {
 	return int(hi)
 }
 
+// rowIdentities appends to rows[r] the canonical bytes of row lo+r over
+// cols, for every r: what rowIdentity appends, built a column at a time so
+// that each column's type is looked at once per block of rows, not once per
+// value.
+func rowIdentities(rows [][]byte, cols []arrow.Array, lo int) {
+	for _, c := range cols {
+		nulls := c.NullN() > 0
+		switch a := c.(type) {
+		case *array.Float64:
+			v := a.Float64Values()
+			for r, dst := range rows {
+				if nulls && a.IsNull(lo+r) {
+					rows[r] = append(dst, 0xff)
+					continue
+				}
+				rows[r] = binary.LittleEndian.AppendUint64(append(dst, 0x01), math.Float64bits(v[lo+r]))
+			}
+		case *array.Int64:
+			v := a.Int64Values()
+			for r, dst := range rows {
+				if nulls && a.IsNull(lo+r) {
+					rows[r] = append(dst, 0xff)
+					continue
+				}
+				rows[r] = binary.LittleEndian.AppendUint64(append(dst, 0x01), uint64(v[lo+r]))
+			}
+		case *array.Float32:
+			v := a.Float32Values()
+			for r, dst := range rows {
+				if nulls && a.IsNull(lo+r) {
+					rows[r] = append(dst, 0xff)
+					continue
+				}
+				rows[r] = binary.LittleEndian.AppendUint32(append(dst, 0x01), math.Float32bits(v[lo+r]))
+			}
+		case *array.Int32:
+			v := a.Int32Values()
+			for r, dst := range rows {
+				if nulls && a.IsNull(lo+r) {
+					rows[r] = append(dst, 0xff)
+					continue
+				}
+				rows[r] = binary.LittleEndian.AppendUint32(append(dst, 0x01), uint32(v[lo+r]))
+			}
+		default:
+			one := []arrow.Array{c}
+			for r, dst := range rows {
+				rows[r] = rowIdentity(dst, one, lo+r)
+			}
+		}
+	}
+}
+
 // rowIdentity appends the canonical bytes of row i over cols: each value's
 // type-tagged binary form, length-prefixed where the length varies, with a
 // distinct marker for nulls. Identical rows have the same identity and so

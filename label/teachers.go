@@ -117,20 +117,35 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 				if cfg.PrivacyUnit != "" {
 					uc = rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
 				}
-				cols := rec.Columns()
-				var buf []byte
-				for i := 0; i < int(rec.NumRows()); i++ {
-					if uc != nil {
+				n := int(rec.NumRows())
+				if uc != nil {
+					var buf []byte
+					for i := 0; i < n; i++ {
 						if uc.IsNull(i) {
 							return invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, starts[bi]+i)
 						}
 						buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
-					} else {
-						buf = rowIdentity(append(buf[:0], 0), cols, i)
+						r := starts[bi] + i
+						ids[r] = sha256.Sum256(buf)
+						teacherOf[r] = part.teacher(ids[r][:])
 					}
-					r := starts[bi] + i
-					ids[r] = sha256.Sum256(buf)
-					teacherOf[r] = part.teacher(ids[r][:])
+					return nil
+				}
+				// The whole row is the unit: identities a block of rows at
+				// a time, column by column.
+				cols := rec.Columns()
+				blk := make([][]byte, min(n, 256))
+				for lo := 0; lo < n; lo += len(blk) {
+					rows := blk[:min(len(blk), n-lo)]
+					for k := range rows {
+						rows[k] = append(rows[k][:0], 0)
+					}
+					rowIdentities(rows, cols, lo)
+					for k, id := range rows {
+						r := starts[bi] + lo + k
+						ids[r] = sha256.Sum256(id)
+						teacherOf[r] = part.teacher(ids[r][:])
+					}
 				}
 				return nil
 			})
