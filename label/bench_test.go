@@ -170,14 +170,23 @@ func BenchmarkVoteBatch(b *testing.B) {
 	st := &runState{enc: enc, ens: ens}
 	st.tileBufs.New = func() any { return new([]float32) }
 	bt := &batch{counts: make([]int32, 2*rows), x: learners.NewMatrix(0, enc.Dim())}
-	for _, path := range []string{"encode-then-vote", "tiles"} {
+	defer func(old int) { tileBytes = old }(tileBytes)
+	for _, path := range []string{"encode-then-vote", "tiles=32KiB", "tiles=128KiB", "tiles=512KiB"} {
 		b.Run(path, func(b *testing.B) {
+			switch path {
+			case "tiles=32KiB":
+				tileBytes = 32 << 10
+			case "tiles=128KiB":
+				tileBytes = 128 << 10
+			case "tiles=512KiB":
+				tileBytes = 512 << 10
+			}
 			i := 0
 			for b.Loop() {
 				rec := pub.recs[i%len(pub.recs)]
 				i++
 				bt.rec, bt.queryN = rec, int(rec.NumRows())
-				if path == "tiles" {
+				if path != "encode-then-vote" {
 					err = st.voteTiles(rec, st.stacked(), bt)
 				} else {
 					if err = enc.Encode(rec, bt.x); err == nil {
