@@ -16,7 +16,9 @@ import (
 // exposes: a stream of row groups then reuses a few row groups' worth of
 // buffers instead of asking the Go heap, and the kernel, for fresh zeroed
 // pages all the time (on the 64-feature speed workload that was two thirds
-// of the run's page faults). It is safe for concurrent use.
+// of the run's page faults). Unlike a pagePool, whose page buffers Arrow
+// frees while it still reads them, a buffer freed here is done with: its
+// last reference was released. It is safe for concurrent use.
 type recycler struct {
 	base memory.Allocator
 	max  int

@@ -58,50 +58,43 @@ func (p *partitioner) teacher(id []byte) int {
 // value.
 func rowIdentities(rows [][]byte, cols []arrow.Array, lo int) {
 	for _, c := range cols {
-		nulls := c.NullN() > 0
 		switch a := c.(type) {
 		case *array.Float64:
-			v := a.Float64Values()
-			for r, dst := range rows {
-				if nulls && a.IsNull(lo+r) {
-					rows[r] = append(dst, 0xff)
-					continue
-				}
-				rows[r] = binary.LittleEndian.AppendUint64(append(dst, 0x01), math.Float64bits(v[lo+r]))
-			}
+			appendFixed(rows, c, a.Float64Values(), lo, func(b []byte, v float64) []byte {
+				return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+			})
 		case *array.Int64:
-			v := a.Int64Values()
-			for r, dst := range rows {
-				if nulls && a.IsNull(lo+r) {
-					rows[r] = append(dst, 0xff)
-					continue
-				}
-				rows[r] = binary.LittleEndian.AppendUint64(append(dst, 0x01), uint64(v[lo+r]))
-			}
+			appendFixed(rows, c, a.Int64Values(), lo, func(b []byte, v int64) []byte {
+				return binary.LittleEndian.AppendUint64(b, uint64(v))
+			})
 		case *array.Float32:
-			v := a.Float32Values()
-			for r, dst := range rows {
-				if nulls && a.IsNull(lo+r) {
-					rows[r] = append(dst, 0xff)
-					continue
-				}
-				rows[r] = binary.LittleEndian.AppendUint32(append(dst, 0x01), math.Float32bits(v[lo+r]))
-			}
+			appendFixed(rows, c, a.Float32Values(), lo, func(b []byte, v float32) []byte {
+				return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+			})
 		case *array.Int32:
-			v := a.Int32Values()
-			for r, dst := range rows {
-				if nulls && a.IsNull(lo+r) {
-					rows[r] = append(dst, 0xff)
-					continue
-				}
-				rows[r] = binary.LittleEndian.AppendUint32(append(dst, 0x01), uint32(v[lo+r]))
-			}
+			appendFixed(rows, c, a.Int32Values(), lo, func(b []byte, v int32) []byte {
+				return binary.LittleEndian.AppendUint32(b, uint32(v))
+			})
 		default:
 			one := []arrow.Array{c}
 			for r, dst := range rows {
 				rows[r] = rowIdentity(dst, one, lo+r)
 			}
 		}
+	}
+}
+
+// appendFixed appends to rows[r] the identity bytes of value lo+r of the
+// fixed-width column c, whose values are vals: the null marker, or the
+// value marker and put's bytes.
+func appendFixed[T any](rows [][]byte, c arrow.Array, vals []T, lo int, put func([]byte, T) []byte) {
+	nulls := c.NullN() > 0
+	for r, dst := range rows {
+		if nulls && c.IsNull(lo+r) {
+			rows[r] = append(dst, 0xff)
+			continue
+		}
+		rows[r] = put(append(dst, 0x01), vals[lo+r])
 	}
 }
 
