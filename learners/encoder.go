@@ -500,6 +500,9 @@ func (e *Encoder) Prepare(rec arrow.Record) (*Prepared, error) {
 			return nil, fmt.Errorf("learners: %w", err)
 		}
 		p.cols[i] = col
+		// A slice's null count is computed, and stored, on first use:
+		// do it here, before goroutines share the column.
+		col.NullN()
 		if a, ok := col.(*array.Dictionary); ok && f.Kind == KindString {
 			if p.dict == nil {
 				p.dict = make([][]int32, len(e.Columns))
