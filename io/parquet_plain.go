@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// The fast path for flat fixed-width PLAIN columns.
+// The fast path for flat fixed-width PLAIN and dictionary-encoded columns.
 //
 // pqarrow copies each byte of such a column four times: the read into the
 // page reader's buffer, the buffered stream, the decompressed page and the
@@ -28,6 +28,13 @@ import (
 // plainLeaf and plainColumn) and gives up on anything else, whereupon the
 // caller decodes the column with pqarrow as before: it never returns an
 // error, so errors on corrupt input are pqarrow's.
+//
+// A chunk may start with a dictionary page (what pyarrow and pandas write
+// by default): its PLAIN values are kept in a buffer of the worker, and the
+// data pages encoded RLE_DICTIONARY or PLAIN_DICTIONARY, whose values are
+// indices into it (a bit width, then the RLE/bit-packed hybrid), are
+// gathered from it into the Arrow values. Data pages after the writer fell
+// back to PLAIN (the dictionary grew too large) decode as PLAIN pages.
 
 // parquetPlainFast turns the fast path on (a variable for the tests and
 // the benchmark).
@@ -41,19 +48,28 @@ const maxPlainKeep = 32 << 20
 
 // Parquet's Thrift enums, as in parquet.thrift.
 const (
-	pageData       = 0
-	pageDataV2     = 3
-	encodingPlain  = 0
-	encodingRLE    = 3
-	maxThriftDepth = 16
+	pageData          = 0
+	pageDictionary    = 2
+	pageDataV2        = 3
+	encodingPlain     = 0
+	encodingPlainDict = 2
+	encodingRLE       = 3
+	encodingRLEDict   = 8
+	maxThriftDepth    = 16
 )
+
+// maxDictBytes bounds the dictionary page the fast path decodes (writers
+// cap theirs at 1 MB by default); a larger one goes to pqarrow.
+const maxDictBytes = 16 << 20
 
 // plainDecoder is one row-group worker's state for the fast path.
 type plainDecoder struct {
 	r       io.ReaderAt
-	size    int64  // of the file
-	chunk   []byte // the column chunk, reused
-	scratch []byte // a decompressed page whose values must be scattered, reused
+	size    int64    // of the file
+	chunk   []byte   // the column chunk, reused
+	scratch []byte   // a decompressed page whose values must be scattered, reused
+	dict    []byte   // the decoded dictionary of the chunk, reused
+	idx     []uint32 // a page's dictionary indices, reused
 }
 
 // plainLeaf returns the leaf column of the projected top-level field k if
@@ -124,14 +140,17 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 		return nil, false
 	}
 	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
-	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.HasDictionaryPage() {
+	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" {
 		return nil, false
 	}
 	if cc.NumValues() != rows || cc.Type() != d.PhysicalType() {
 		return nil, false
 	}
 	for _, e := range cc.Encodings() {
-		if e != parquet.Encodings.Plain && e != parquet.Encodings.RLE && e != parquet.Encodings.BitPacked {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
+			parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		default:
 			return nil, false
 		}
 	}
@@ -145,7 +164,12 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	default:
 		return nil, false
 	}
+	// The chunk starts at its dictionary page, if any (as pqarrow's
+	// row group reader computes it).
 	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
+		off = cc.DictionaryPageOffset()
+	}
 	if off < 4 || n <= 0 || n > maxColumnwiseBytes || off > pd.size || n > pd.size-off {
 		return nil, false
 	}
@@ -194,6 +218,12 @@ func (pd *plainDecoder) trim() {
 	if cap(pd.scratch) > maxPlainKeep {
 		pd.scratch = nil
 	}
+	if cap(pd.dict) > maxPlainKeep {
+		pd.dict = nil
+	}
+	if cap(pd.idx) > maxPlainKeep/4 {
+		pd.idx = nil
+	}
 }
 
 // plainChunk is one column chunk being decoded.
@@ -207,13 +237,16 @@ type plainChunk struct {
 	valid   []byte // validity bitmap, nil for a required column
 	row     int64  // rows decoded so far
 	nulls   int64
+	dict    []byte // the dictionary's values (dictN*w bytes) once its page is read
+	dictN   int64  // number of dictionary values, -1 before a dictionary page
 }
 
 // decode decodes every page of the chunk; the chunk must hold exactly rows
 // values in data pages and nothing else.
 func (c *plainChunk) decode(pd *plainDecoder) (nulls int64, ok bool) {
 	pos := 0
-	for pos < len(c.buf) {
+	c.dictN = -1
+	for page := 0; pos < len(c.buf); page++ {
 		var h pageHeader
 		n, ok := h.parse(c.buf[pos:])
 		if !ok {
@@ -230,8 +263,10 @@ func (c *plainChunk) decode(pd *plainDecoder) (nulls int64, ok bool) {
 			ok = c.pageV1(pd, &h, body)
 		case h.typ == pageDataV2 && h.v2 && !h.v1:
 			ok = c.pageV2(pd, &h, body)
+		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
+			ok = c.dictPage(pd, &h, body)
 		default:
-			ok = false // dictionary, index or unknown pages
+			ok = false // a late dictionary, index or unknown pages
 		}
 		if !ok {
 			return 0, false
@@ -337,7 +372,8 @@ func zstdContentSize(b []byte) (uint64, bool) {
 // optional column it starts with the definition levels (RLE, 4-byte length
 // prefix).
 func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
-	if h.enc != encodingPlain {
+	dict := dictEncoded(h.enc)
+	if h.enc != encodingPlain && !dict {
 		return false
 	}
 	n, ok := c.pageRows(h.numValues)
@@ -345,7 +381,7 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		return false
 	}
 	at := int(c.row) * c.w
-	if c.valid == nil {
+	if c.valid == nil && !dict {
 		// The page is the values: inflate them in place.
 		if int64(h.usize) != n*int64(c.w) {
 			return false
@@ -360,7 +396,7 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		c.row += n
 		return true
 	}
-	if h.defEnc != encodingRLE {
+	if c.valid != nil && h.defEnc != encodingRLE {
 		return false
 	}
 	page, ok := c.inflate(pd.scratch, body, int(h.usize))
@@ -370,24 +406,31 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if c.codec != nil {
 		pd.scratch = page
 	}
-	if len(page) < 4 {
-		return false
+	nn := n
+	if c.valid != nil {
+		if len(page) < 4 {
+			return false
+		}
+		ln := binary.LittleEndian.Uint32(page)
+		if uint64(ln) > uint64(len(page)-4) {
+			return false
+		}
+		if nn, ok = c.levels(page[4:4+int(ln)], n); !ok {
+			return false
+		}
+		page = page[4+int(ln):]
 	}
-	ln := binary.LittleEndian.Uint32(page)
-	if uint64(ln) > uint64(len(page)-4) {
-		return false
+	if dict {
+		return c.dictValues(pd, page, n, nn)
 	}
-	nn, ok := c.levels(page[4:4+int(ln)], n)
-	if !ok {
-		return false
-	}
-	return c.scatter(page[4+int(ln):], n, nn)
+	return c.scatter(page, n, nn)
 }
 
 // pageV2 decodes a DATA_PAGE_V2: the levels come first, uncompressed, then
 // the values, compressed if is_compressed.
 func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
-	if h.enc != encodingPlain || h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 {
+	dict := dictEncoded(h.enc)
+	if h.enc != encodingPlain && !dict || h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 {
 		return false
 	}
 	n, ok := c.pageRows(h.numValues)
@@ -406,7 +449,7 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 			return false
 		}
 	}
-	if int64(vsize) != nn*int64(c.w) {
+	if !dict && int64(vsize) != nn*int64(c.w) {
 		return false
 	}
 	codecWas := c.codec
@@ -415,7 +458,7 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	}
 	defer func() { c.codec = codecWas }()
 	at := int(c.row) * c.w
-	if nn == n {
+	if nn == n && !dict {
 		// No nulls: the values go straight into place.
 		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
 		if !ok {
@@ -434,7 +477,188 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if c.codec != nil {
 		pd.scratch = page
 	}
+	if dict {
+		return c.dictValues(pd, page, n, nn)
+	}
 	return c.scatter(page, n, nn)
+}
+
+// dictEncoded reports whether a data page's values are dictionary indices.
+func dictEncoded(enc int32) bool {
+	return enc == encodingRLEDict || enc == encodingPlainDict
+}
+
+// dictPage reads the chunk's DICTIONARY_PAGE: num_values PLAIN values of
+// the column's width, decompressed into the worker's dictionary buffer.
+func (c *plainChunk) dictPage(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	if !h.hasDictNum || h.dictEnc != encodingPlain && h.dictEnc != encodingPlainDict || h.dictNum < 0 {
+		return false
+	}
+	size := int64(h.dictNum) * int64(c.w)
+	if size != int64(h.usize) || size > maxDictBytes {
+		return false
+	}
+	dict, ok := c.inflate(pd.dict, body, int(size))
+	if !ok {
+		return false
+	}
+	if c.codec == nil {
+		// dict is the chunk's bytes: copy them where the values are
+		// aligned for the gather.
+		if int64(cap(pd.dict)) < size {
+			pd.dict = make([]byte, size)
+		}
+		dict = pd.dict[:size]
+		copy(dict, body)
+	}
+	pd.dict = dict
+	c.dict, c.dictN = dict, int64(h.dictNum)
+	return true
+}
+
+// dictValues decodes the values section of a dictionary-encoded data page
+// (a byte of bit width, then the RLE/bit-packed hybrid of nn indices) and
+// gathers the dictionary's values into the n rows from c.row on, zeroing
+// the null slots (validity already decoded).
+func (c *plainChunk) dictValues(pd *plainDecoder, src []byte, n, nn int64) bool {
+	if c.dictN < 0 || len(src) > 0 && src[0] > 32 {
+		return false
+	}
+	var idx []uint32
+	if nn > 0 {
+		if len(src) == 0 {
+			return false
+		}
+		if int64(cap(pd.idx)) < nn {
+			pd.idx = make([]uint32, nn)
+		}
+		idx = pd.idx[:nn]
+		if !hybrid(src[1:], int(src[0]), idx, uint32(c.dictN)) {
+			return false
+		}
+	}
+	var valid []byte
+	if nn != n {
+		valid = c.valid
+	}
+	at := int(c.row) * c.w
+	dst := c.values[at : at+int(n)*c.w]
+	switch c.w {
+	case 4:
+		gather(words[uint32](dst), words[uint32](c.dict), idx, valid, c.row)
+	case 8:
+		gather(words[uint64](dst), words[uint64](c.dict), idx, valid, c.row)
+	default:
+		return false
+	}
+	c.nulls += n - nn
+	c.row += n
+	return true
+}
+
+// words views b (aligned, little-endian host) as a slice of T.
+func words[T uint32 | uint64](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var x T
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(x)))
+}
+
+// gather writes dict[idx[j]] to the rows of dst, in order: every row if
+// valid is nil, else the rows whose bit (from row on) is set, zeroing the
+// others. Every index is below len(dict) (hybrid checked it).
+func gather[T uint32 | uint64](dst, dict []T, idx []uint32, valid []byte, row int64) {
+	if valid == nil {
+		dst = dst[:len(idx)]
+		for i, k := range idx {
+			dst[i] = dict[k]
+		}
+		return
+	}
+	j := 0
+	for i := range dst {
+		if bitutil.BitIsSet(valid, int(row)+i) {
+			dst[i] = dict[idx[j]]
+			j++
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// hybrid decodes len(out) values of bit width bw (0..32) from the
+// RLE/bit-packed hybrid encoding in b into out; every value must be below
+// limit. Bytes after the values needed are ignored, as pqarrow does.
+func hybrid(b []byte, bw int, out []uint32, limit uint32) bool {
+	n := int64(len(out))
+	vb := (bw + 7) / 8
+	mask := uint64(1)<<bw - 1
+	done := int64(0)
+	for done < n {
+		hdr, k := binary.Uvarint(b)
+		if k <= 0 || hdr > 1<<31 {
+			return false
+		}
+		b = b[k:]
+		if hdr&1 == 1 { // bit-packed: groups of 8 values, bw bytes a group
+			groups := int64(hdr >> 1)
+			size := groups * int64(bw)
+			if groups == 0 || size > int64(len(b)) {
+				return false
+			}
+			take := min(groups*8, n-done)
+			if !unpack(b[:size], bw, mask, out[done:done+take], limit) {
+				return false
+			}
+			b = b[size:]
+			done += take
+			continue
+		}
+		count := int64(hdr >> 1)
+		if count == 0 || len(b) < vb {
+			return false
+		}
+		var v uint32
+		for i := vb - 1; i >= 0; i-- {
+			v = v<<8 | uint32(b[i])
+		}
+		if v >= limit {
+			return false
+		}
+		take := min(count, n-done)
+		run := out[done : done+take]
+		for i := range run {
+			run[i] = v
+		}
+		b = b[vb:]
+		done += take
+	}
+	return true
+}
+
+// unpack reads len(out) values of bw bits, LSB first, from run (which
+// holds at least len(out)*bw bits); every value must be below limit.
+func unpack(run []byte, bw int, mask uint64, out []uint32, limit uint32) bool {
+	bit := 0
+	for i := range out {
+		o := bit >> 3
+		var v uint64
+		if o+8 <= len(run) {
+			v = binary.LittleEndian.Uint64(run[o:])
+		} else {
+			for j := len(run) - 1; j >= o; j-- {
+				v = v<<8 | uint64(run[j])
+			}
+		}
+		x := uint32(v >> (bit & 7) & mask)
+		if x >= limit {
+			return false
+		}
+		out[i] = x
+		bit += bw
+	}
+	return true
 }
 
 // levels decodes the n definition levels of a page (bit width 1, the
@@ -502,12 +726,14 @@ func (c *plainChunk) scatter(src []byte, n, nn int64) bool {
 type pageHeader struct {
 	typ, usize, csize            int32
 	hasType, hasUsize, hasCsize  bool
-	v1, v2                       bool // data_page_header / data_page_header_v2 present
+	v1, v2, dict                 bool // data_page_header / data_page_header_v2 / dictionary_page_header present
 	numValues, enc, defEnc       int32
 	numNulls, numRows            int32
 	defLen, repLen               int32
 	compressed                   bool
 	hasNum, hasEnc, hasV2Lengths bool
+	dictNum, dictEnc             int32 // of the dictionary page header
+	hasDictNum                   bool  // its num_values and encoding
 }
 
 // parse reads a PageHeader (Thrift compact protocol) from the start of b
@@ -532,6 +758,9 @@ func (h *pageHeader) parse(b []byte) (int, bool) {
 		case id == 5 && typ == tStruct:
 			h.v1 = true
 			h.dataPage(&r)
+		case id == 7 && typ == tStruct:
+			h.dict = true
+			h.dictionaryPage(&r)
 		case id == 8 && typ == tStruct:
 			h.v2 = true
 			h.dataPageV2(&r)
@@ -572,6 +801,28 @@ func (h *pageHeader) dataPage(r *thriftReader) {
 		seen[id] = true
 	}
 	h.hasNum = seen[1] && seen[2] && seen[3] && seen[4]
+}
+
+func (h *pageHeader) dictionaryPage(r *thriftReader) {
+	var last int16
+	var seen [3]bool
+	for {
+		id, typ, stop := r.field(&last)
+		if r.bad || stop {
+			break
+		}
+		switch {
+		case id == 1 && typ == tI32:
+			h.dictNum = r.i32()
+		case id == 2 && typ == tI32:
+			h.dictEnc = r.i32()
+		default: // is_sorted, unknown fields
+			r.skip(typ, 1)
+			continue
+		}
+		seen[id] = true
+	}
+	h.hasDictNum = seen[1] && seen[2]
 }
 
 func (h *pageHeader) dataPageV2(r *thriftReader) {

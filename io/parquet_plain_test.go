@@ -21,8 +21,10 @@ import (
 )
 
 // plainSchema has a column of every kind the fast path takes (required,
-// optional with some nulls, optional without nulls, all null) and some it
-// must leave to pqarrow (date, timestamp, string, int16, uint32).
+// optional with some nulls, optional without nulls, all null, and two of
+// few distinct values, which a dictionary keeps encoded throughout a
+// chunk while the others' dictionaries may overflow) and some it must
+// leave to pqarrow (date, timestamp, string, int16, uint32).
 var plainSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "i32", Type: arrow.PrimitiveTypes.Int32},
 	{Name: "i32n", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
@@ -37,11 +39,16 @@ var plainSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "i16", Type: arrow.PrimitiveTypes.Int16},
 	{Name: "u32", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+	{Name: "i32low", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	{Name: "i64low", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
 
 // plainFastFields is the number of plainSchema's columns the fast path
 // decodes when nothing else stands in its way.
-const plainFastFields = 8
+const plainFastFields = 10
+
+// plainFastCols are the names of plainSchema's columns the fast path takes.
+var plainFastCols = []string{"i32", "i32n", "i64n", "f32", "f64", "f64n", "f64full", "f32null", "i32low", "i64low"}
 
 // plainRecord builds n rows of plainSchema from row start on; nulls come
 // in runs and scattered, so that the levels use both RLE and bit-packed
@@ -84,6 +91,12 @@ func plainRecord(mem memory.Allocator, start, n int) arrow.Record {
 		}
 		b.Field(11).(*array.Int16Builder).Append(int16(i))
 		b.Field(12).(*array.Uint32Builder).Append(uint32(i) * 3)
+		if i%11 == 0 {
+			b.Field(13).AppendNull()
+		} else {
+			b.Field(13).(*array.Int32Builder).Append(int32(i%6) - 2)
+		}
+		b.Field(14).(*array.Int64Builder).Append(int64(i%3) * 1e12)
 	}
 	return b.NewRecord()
 }
@@ -94,6 +107,8 @@ type plainFile struct {
 	v2           bool
 	smallPages   bool
 	dictionary   bool
+	dictLimit    int64 // the writer's dictionary page size limit, if not 0
+	legacy       bool  // format version 1.0: PLAIN_DICTIONARY pages
 }
 
 // writePlainFile writes pf's rows of plainSchema with pqarrow.
@@ -116,6 +131,14 @@ func writePlainFile(t testing.TB, path string, pf plainFile) {
 	}
 	if pf.smallPages {
 		opts = append(opts, parquet.WithDataPageSize(512), parquet.WithBatchSize(50))
+	}
+	if pf.legacy {
+		opts = append(opts, parquet.WithVersion(parquet.V1_0))
+	}
+	if pf.dictLimit > 0 {
+		// The writer falls back to PLAIN pages for the rest of a chunk
+		// once its dictionary outgrows this.
+		opts = append(opts, parquet.WithDictionaryPageSizeLimit(pf.dictLimit))
 	}
 	tbl := array.NewTableFromRecords(plainSchema, recs)
 	defer tbl.Release()
@@ -179,13 +202,43 @@ func TestParquetPlainFastPath(t *testing.T) {
 		{"none/v2/small-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Uncompressed, v2: true, smallPages: true}, nil, plainFastFields},
 		{"zstd/v2/small-pages", plainFile{rows: 6000, rgRows: 1700, codec: compress.Codecs.Zstd, v2: true, smallPages: true}, nil, plainFastFields},
 		{"snappy/v1/projection", plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy}, []string{"s", "f64n", "date", "i32"}, 2},
-		{"snappy/v1/dictionary", plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy, dictionary: true}, nil, 0},
-		{"none/v2/dictionary", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true}, nil, 0},
+		{"snappy/v1/dictionary", plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy, dictionary: true}, nil, plainFastFields},
+		{"none/v2/dictionary", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true}, nil, plainFastFields},
+		{"none/v1/dictionary", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Uncompressed, dictionary: true}, nil, plainFastFields},
+		{"zstd/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2000, codec: compress.Codecs.Zstd, dictionary: true, smallPages: true}, nil, plainFastFields},
+		{"gzip/v2/dictionary", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Gzip, v2: true, dictionary: true}, nil, plainFastFields},
+		{"snappy/v2/dictionary/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, smallPages: true}, nil, plainFastFields},
+		// Dictionaries of 2 KB: the high-cardinality columns fall back to
+		// PLAIN pages after their first ~256 to ~512 values, in the same
+		// chunk as their dictionary pages; the low-cardinality ones stay
+		// dictionary-encoded.
+		{"none/v1/dictionary-fallback", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Uncompressed, dictionary: true, dictLimit: 2048}, nil, plainFastFields},
+		{"snappy/v1/dictionary-fallback/small-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, dictionary: true, dictLimit: 2048, smallPages: true}, nil, plainFastFields},
+		{"zstd/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 2500, codec: compress.Codecs.Zstd, v2: true, dictionary: true, dictLimit: 2048}, nil, plainFastFields},
+		{"gzip/v1/dictionary-fallback", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Gzip, dictionary: true, dictLimit: 2048}, nil, plainFastFields},
+		{"none/v2/dictionary-fallback/small-pages", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, dictLimit: 2048, smallPages: true}, nil, plainFastFields},
+		{"snappy/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 2000, codec: compress.Codecs.Snappy, dictionary: true, legacy: true}, nil, plainFastFields},
+		{"none/v1/dictionary-fallback/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Uncompressed, dictionary: true, dictLimit: 2048, legacy: true}, nil, plainFastFields},
+		{"snappy/v1/dictionary/projection", plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy, dictionary: true, dictLimit: 2048}, []string{"s", "i32low", "f64n", "date"}, 2},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
+			if tc.pf.dictionary {
+				// The file has the pages the case is about: a
+				// dictionary page first in every chunk, then data pages
+				// of indices, and PLAIN ones after the writer's
+				// fallback (only with the small limit, and never for the
+				// low-cardinality columns).
+				for _, c := range []string{"f64", "i32n", "i64low", "i32low"} {
+					k := chunkPages(t, path, c)
+					fallback := tc.pf.dictLimit > 0 && c != "i64low" && c != "i32low"
+					if !k.dictFirst || k.dict != 1 || k.indices == 0 || (k.plain > 0) != fallback || k.legacy != tc.pf.legacy {
+						t.Fatalf("column %s: pages %+v, fallback to PLAIN %v", c, k, fallback)
+					}
+				}
+			}
 			// pqarrow's column readers (the fallback) leak allocations on
 			// data page v2 files (see the report of the fast path's
 			// commit): the leak check of reads that use them is for v1
@@ -220,9 +273,8 @@ func TestParquetPlainFastPath(t *testing.T) {
 				defer ref.Release()
 				sameRows(t, plainSchema, got, []arrow.Record{ref})
 			}
-			// Only the fast path's columns: no pqarrow column reader runs
-			// (with the dictionary, all of them do).
-			fastOnly := []string{"i32", "i32n", "i64n", "f32", "f64", "f64n", "f64full", "f32null"}
+			// Only the fast path's columns: no pqarrow column reader runs.
+			fastOnly := plainFastCols
 			fmem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			fast, err, n := readParquetWith(t, path, true, fmem, fastOnly)
 			if err != nil {
@@ -345,10 +397,53 @@ func plainChunkRanges(t testing.TB, path string, cols []string) [][2]int64 {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, [2]int64{cc.DataPageOffset(), cc.TotalCompressedSize()})
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			out = append(out, [2]int64{start, cc.TotalCompressedSize()})
 		}
 	}
 	return out
+}
+
+// pageKinds counts the pages of a column chunk.
+type pageKinds struct {
+	dict, indices, plain int  // dictionary pages, data pages of indices, PLAIN data pages
+	dictFirst            bool // the first page is a dictionary page
+	legacy               bool // the data pages of indices say PLAIN_DICTIONARY
+}
+
+// chunkPages walks the page headers of column c's chunk in the first row
+// group of path.
+func chunkPages(t testing.TB, path, c string) pageKinds {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgn := plainChunkRanges(t, path, []string{c})[0]
+	chunk := data[rgn[0] : rgn[0]+rgn[1]]
+	var k pageKinds
+	for pos, i := 0, 0; pos < len(chunk); i++ {
+		var h pageHeader
+		n, ok := h.parse(chunk[pos:])
+		if !ok {
+			t.Fatalf("column %s: page header at %d does not parse", c, pos)
+		}
+		switch {
+		case h.typ == pageDictionary:
+			k.dict++
+			k.dictFirst = k.dictFirst || i == 0
+		case dictEncoded(h.enc):
+			k.indices++
+			k.legacy = h.enc == encodingPlainDict
+		case h.enc == encodingPlain:
+			k.plain++
+		}
+		pos += n + int(h.csize)
+	}
+	return k
 }
 
 // maskBytes hides the byte count in pqarrow's PLAIN decoder errors: it is
@@ -544,7 +639,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			writePlainFile(t, path, tc.pf)
 			ref := plainRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
 			defer ref.Release()
-			cols := []string{"i32", "i32n", "i64n", "f32", "f64", "f64n", "f64full", "f32null"}
+			cols := plainFastCols
 			refSchema, refRecs := projectRecords([]arrow.Record{ref}, cols)
 			defer releaseAll(refRecs)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
