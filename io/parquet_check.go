@@ -5,7 +5,9 @@ import (
 	"fmt"
 	stdio "io"
 
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/schema"
 )
 
 // Arrow v15's page reader parses each page header with the general Thrift
@@ -17,6 +19,12 @@ import (
 // path (depth at most 16, no container larger than the bytes left) and
 // refuses the file if one does not parse. Headers that parse are small and
 // well-formed, and Arrow's decoder handles them.
+//
+// A dictionary page's header needs one more check: Arrow sizes the
+// dictionary it decodes by the header's num_values before it looks at the
+// page (make([]T, 0, num_values): 2^31 values of 24 bytes for a byte
+// array column), so a header declaring more values than its page's bytes
+// can hold is refused too.
 
 // maxPageHeaderWindow is the most a header check reads for one page header
 // (Arrow's own limit on a page header's size).
@@ -63,10 +71,41 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		if h.csize < 0 {
 			return fmt.Errorf("%w at byte %d: negative page size", errPageHeader, pos)
 		}
+		if h.typ == pageDictionary {
+			if err := checkDictHeader(h, md.Schema.Column(leaf)); err != nil {
+				return fmt.Errorf("%w at byte %d", err, pos)
+			}
+		}
 		if h.v1 || h.v2 {
 			seen += int64(h.numValues)
 		}
 		pos += int64(n) + int64(h.csize)
+	}
+	return nil
+}
+
+// checkDictHeader checks that a dictionary page header has its
+// dictionary_page_header and that its num_values PLAIN values of column
+// d's type fit in the page's uncompressed size.
+func checkDictHeader(h *pageHeader, d *schema.Column) error {
+	if !h.dict || !h.hasDictNum || h.dictNum < 0 || h.usize < 0 {
+		return fmt.Errorf("%w: dictionary page without a valid dictionary header", errPageHeader)
+	}
+	bits := int64(8) // the fewest bits a PLAIN value takes: a byte array's length is 32
+	switch d.PhysicalType() {
+	case parquet.Types.Boolean:
+		bits = 1
+	case parquet.Types.Int32, parquet.Types.Float, parquet.Types.ByteArray:
+		bits = 32
+	case parquet.Types.Int64, parquet.Types.Double:
+		bits = 64
+	case parquet.Types.Int96:
+		bits = 96
+	case parquet.Types.FixedLenByteArray:
+		bits = max(bits, 8*int64(d.TypeLength()))
+	}
+	if int64(h.dictNum)*bits > 8*int64(h.usize) {
+		return fmt.Errorf("%w: a dictionary of %d values in %d bytes", errPageHeader, h.dictNum, h.usize)
 	}
 	return nil
 }

@@ -1,13 +1,19 @@
 package io
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
 )
 
 // TestHostilePageHeader reads the 473-byte file FuzzReadParquet found, whose
@@ -53,5 +59,80 @@ func TestHostilePageHeader(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("reading the hostile file did not return")
+	}
+}
+
+// hostileDictionary returns the bytes of a dictionary-encoded file whose
+// column c's dictionary page header declares 2^31-1 values: the page
+// header is rewritten in place, its page made shorter by what the header
+// grew, so that every offset in the footer still holds.
+func hostileDictionary(t testing.TB, c string) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "d.parquet")
+	writePlainFile(t, path, plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, dictionary: true})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgn := plainChunkRanges(t, path, []string{c})[0]
+	var h pageHeader
+	n, ok := h.parse(data[rgn[0]:])
+	if !ok || h.typ != pageDictionary {
+		t.Fatalf("column %s does not start with a dictionary page", c)
+	}
+	page := n + int(h.csize)
+	for k := 0; k < 16; k++ {
+		size := int32(page - n - k)
+		hdr := dictHeaderBytes(size, math.MaxInt32)
+		if len(hdr) == n+k {
+			copy(data[rgn[0]:], hdr)
+			return data
+		}
+	}
+	t.Fatal("no header length fits")
+	return nil
+}
+
+// dictHeaderBytes encodes (Thrift compact) the PageHeader of an
+// uncompressed dictionary page of size bytes and num PLAIN values.
+func dictHeaderBytes(size, num int32) []byte {
+	zz := func(b []byte, v int32) []byte {
+		return binary.AppendUvarint(b, uint64(uint32(v<<1)^uint32(v>>31)))
+	}
+	b := zz([]byte{0x15}, pageDictionary)  // 1: type
+	b = zz(append(b, 0x15), size)          // 2: uncompressed_page_size
+	b = zz(append(b, 0x15), size)          // 3: compressed_page_size
+	b = zz(append(b, 0x4c, 0x15), num)     // 7: dictionary_page_header {1: num_values
+	b = zz(append(b, 0x15), encodingPlain) // 2: encoding
+	return append(b, 0x12, 0x00, 0x00)     // 3: is_sorted false} stop
+}
+
+// TestHostileDictionaryHeader reads files whose dictionary page header
+// declares 2^31-1 values for a page of a few hundred bytes. Arrow's
+// reader sizes its dictionary by that count before it reads a value
+// (2^31 × 24 bytes for a string column: the process dies out of memory),
+// so the page-header check must refuse the file, as a format error
+// naming the column and the dictionary, with little memory allocated.
+func TestHostileDictionaryHeader(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []string{"s", "f64", "i32n"} {
+		t.Run(c, func(t *testing.T) {
+			path := filepath.Join(dir, c+".parquet")
+			if err := os.WriteFile(path, hostileDictionary(t, c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			recs, err, _ := readParquetWith(t, path, true, mem, nil)
+			releaseAll(recs)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), strconv.Quote(c)) || !strings.Contains(err.Error(), "dictionary of 2147483647 values") {
+				t.Fatalf("got %v, want a format error naming column %q and its dictionary", err, c)
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+				t.Errorf("reading allocated %d MB", d>>20)
+			}
+		})
 	}
 }
