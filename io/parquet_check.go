@@ -6,6 +6,7 @@ import (
 	stdio "io"
 
 	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/schema"
 )
@@ -25,6 +26,15 @@ import (
 // page (make([]T, 0, num_values): 2^31 values of 24 bytes for a byte
 // array column), so a header declaring more values than its page's bytes
 // can hold is refused too.
+//
+// And a page stored uncompressed must state the same compressed and
+// uncompressed sizes: Arrow's "decompression" of a DATA_PAGE or dictionary
+// page in an uncompressed chunk copies min(sizes) bytes into a buffer of
+// the uncompressed size and goes on, so a page said to be shorter is
+// silently cut, and one said to be longer is padded with whatever its
+// pooled buffer held before (a corrupt page then decodes to values that
+// depend on the pages read earlier); of an uncompressed DATA_PAGE_V2 it
+// reads the uncompressed size, off the end of the page.
 
 // maxPageHeaderWindow is the most a header check reads for one page header
 // (Arrow's own limit on a page header's size).
@@ -70,6 +80,10 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		}
 		if h.csize < 0 {
 			return fmt.Errorf("%w at byte %d: negative page size", errPageHeader, pos)
+		}
+		stored := cc.Compression() == compress.Codecs.Uncompressed || h.v2 && !h.compressed
+		if stored && h.usize != h.csize {
+			return fmt.Errorf("%w at byte %d: an uncompressed page of %d bytes said to hold %d", errPageHeader, pos, h.csize, h.usize)
 		}
 		if h.typ == pageDictionary {
 			if err := checkDictHeader(h, md.Schema.Column(leaf)); err != nil {

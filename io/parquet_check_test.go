@@ -136,3 +136,57 @@ func TestHostileDictionaryHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredPageSize: in an uncompressed chunk, a page header whose
+// uncompressed size differs from its stored size makes Arrow cut the page
+// or pad it with stale bytes (values that depend on the pages read
+// before, found by TestParquetPlainCorrupt); the header check refuses it,
+// with the fast path on or off, whichever the page's kind.
+func TestStoredPageSize(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		pf   plainFile
+		page int // which page of the chunk
+	}{
+		{"v1/data", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed}, 0},
+		{"v2/data", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, v2: true}, 0},
+		{"v1/dictionary", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, dictionary: true}, 0},
+		{"v1/indices", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, dictionary: true}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "p.parquet")
+			writePlainFile(t, path, tc.pf)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Field 2 (uncompressed_page_size) follows field 1 (type, a
+			// byte): lower its first varint byte by two, one less size.
+			rgn := plainChunkRanges(t, path, []string{"f64"})[0]
+			pos := rgn[0]
+			for range tc.page {
+				var h pageHeader
+				n, ok := h.parse(data[pos:])
+				if !ok {
+					t.Fatal("page header does not parse")
+				}
+				pos += int64(n) + int64(h.csize)
+			}
+			if data[pos+2] != 0x15 || data[pos+3]&0x7e == 0 {
+				t.Fatalf("unexpected header % x", data[pos:pos+8])
+			}
+			data[pos+3] -= 2
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, fast := range []bool{false, true} {
+				recs, err, _ := readParquetWith(t, path, fast, memory.NewGoAllocator(), []string{"f64"})
+				releaseAll(recs)
+				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "f64"`) || !strings.Contains(err.Error(), "said to hold") {
+					t.Errorf("fast path %v: got %v, want a format error naming the column and the page size", fast, err)
+				}
+			}
+		})
+	}
+}
