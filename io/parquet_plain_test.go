@@ -292,11 +292,12 @@ func TestParquetPlainFastPath(t *testing.T) {
 }
 
 // TestParquetPlainCorrupt garbles bytes in the column chunks of fast-path
-// columns (page headers, levels, values) and checks that reading with the
-// fast path gives what pqarrow alone gives: the same rows, or an error
-// wrapping ErrFormat with the same message; never a panic or a leak. It
-// garbles the first row group's chunks, one way per byte (5 s);
-// PATE_PLAIN_FULL=1 garbles every row group's, three ways (30 s).
+// columns (page headers, levels, values; dictionary pages and runs of
+// indices) and checks that reading with the fast path gives what pqarrow
+// alone gives: the same rows, or an error wrapping ErrFormat with the same
+// message; never a panic or a leak. It garbles the first row group's
+// chunks, one way per byte (10 s); PATE_PLAIN_FULL=1 garbles every row
+// group's, three ways (60 s).
 func TestParquetPlainCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	files := []plainFile{
@@ -304,10 +305,16 @@ func TestParquetPlainCorrupt(t *testing.T) {
 		{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy},
 		{rows: 3000, rgRows: 1500, codec: compress.Codecs.Zstd, v2: true},
 		{rows: 3000, rgRows: 3000, codec: compress.Codecs.Gzip, v2: true, smallPages: true},
+		{rows: 3000, rgRows: 1500, codec: compress.Codecs.Uncompressed, dictionary: true, dictLimit: 1024, smallPages: true},
+		{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 1024},
+		{rows: 2000, rgRows: 2000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true},
 	}
-	cols := []string{"i32", "f64n", "i64n", "f32null"}
 	var agreeErr, agreeOK int
 	for i, pf := range files {
+		cols := []string{"i32", "f64n", "i64n", "f32null"}
+		if pf.dictionary {
+			cols = []string{"f64n", "i32low", "i64low", "f32null"}
+		}
 		clean := filepath.Join(dir, "clean"+strconv.Itoa(i)+".parquet")
 		writePlainFile(t, clean, pf)
 		orig, err := os.ReadFile(clean)
@@ -321,10 +328,23 @@ func TestParquetPlainCorrupt(t *testing.T) {
 		}
 		for _, rgn := range ranges {
 			// The first 40 bytes (page header and levels) byte by byte,
-			// then points through the chunk, and its last byte.
+			// and those of the second page (after a dictionary page: the
+			// header, levels, bit width and first runs of indices), then
+			// points through the chunk, and its last byte.
 			var offs []int64
 			for o := int64(0); o < min(40, rgn[1]); o++ {
 				offs = append(offs, rgn[0]+o)
+			}
+			if pf.dictionary {
+				var h pageHeader
+				n, ok := h.parse(orig[rgn[0] : rgn[0]+rgn[1]])
+				if !ok || h.typ != pageDictionary {
+					t.Fatalf("file %d: a chunk without a dictionary page", i)
+				}
+				second := int64(n) + int64(h.csize)
+				for o := second; o < min(second+40, rgn[1]); o++ {
+					offs = append(offs, rgn[0]+o)
+				}
 			}
 			for o := int64(40); o < rgn[1]; o += max(1, rgn[1]/9) {
 				offs = append(offs, rgn[0]+o)
@@ -577,19 +597,30 @@ func TestPageHeaderParse(t *testing.T) {
 // an uncompressed column chunk (the codecs have fuzzers of their own, and
 // their panics make the fast path fall back): it must not panic, and
 // what it accepts must fill exactly the rows asked for. The seeds are
-// real chunks, v1 and v2, required and optional.
+// real chunks, v1 and v2, required and optional, PLAIN and dictionary
+// encoded (with and without the writer's fallback to PLAIN pages).
 func FuzzPlainChunk(f *testing.F) {
-	for _, v2 := range []bool{false, true} {
+	for _, pf := range []plainFile{
+		{v2: false},
+		{v2: true},
+		{v2: false, dictionary: true, dictLimit: 1024},
+		{v2: true, dictionary: true},
+	} {
+		pf.rows, pf.rgRows, pf.codec, pf.smallPages = 300, 300, compress.Codecs.Uncompressed, true
 		path := filepath.Join(f.TempDir(), "seed.parquet")
-		writePlainFile(f, path, plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, v2: v2, smallPages: true})
+		writePlainFile(f, path, pf)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, c := range []string{"i32", "i32n", "f64n", "f32null"} {
+		cols := []string{"i32", "i32n", "f64n", "f32null"}
+		if pf.dictionary {
+			cols = []string{"i64low", "i32low", "f64n", "f32null"}
+		}
+		for _, c := range cols {
 			rgn := plainChunkRanges(f, path, []string{c})[0]
-			w8 := c == "f64n"
-			f.Add(data[rgn[0]:rgn[0]+rgn[1]], c != "i32", w8, uint16(300))
+			w8 := c == "f64n" || c == "i64low"
+			f.Add(data[rgn[0]:rgn[0]+rgn[1]], c != "i32" && c != "i64low", w8, uint16(300))
 		}
 	}
 	f.Fuzz(func(t *testing.T, chunk []byte, optional, w8 bool, rows uint16) {
