@@ -640,25 +640,27 @@ func hybrid(b []byte, bw int, out []uint32, limit uint32) bool {
 // unpack reads len(out) values of bw bits, LSB first, from run (which
 // holds at least len(out)*bw bits); every value must be below limit.
 func unpack(run []byte, bw int, mask uint64, out []uint32, limit uint32) bool {
-	bit := 0
-	for i := range out {
-		o := bit >> 3
-		var v uint64
-		if o+8 <= len(run) {
-			v = binary.LittleEndian.Uint64(run[o:])
-		} else {
-			for j := len(run) - 1; j >= o; j-- {
-				v = v<<8 | uint64(run[j])
-			}
-		}
-		x := uint32(v >> (bit & 7) & mask)
-		if x >= limit {
-			return false
-		}
+	var hi uint32 // the largest value, checked once at the end
+	bit, i := 0, 0
+	// While 8 bytes from the value's first byte are in run, one load
+	// (at most 7+32 bits are needed).
+	for ; i < len(out) && bit>>3+8 <= len(run); i++ {
+		x := uint32(binary.LittleEndian.Uint64(run[bit>>3:]) >> (bit & 7) & mask)
+		hi = max(hi, x)
 		out[i] = x
 		bit += bw
 	}
-	return true
+	for ; i < len(out); i++ {
+		var v uint64
+		for j := len(run) - 1; j >= bit>>3; j-- {
+			v = v<<8 | uint64(run[j])
+		}
+		x := uint32(v >> (bit & 7) & mask)
+		hi = max(hi, x)
+		out[i] = x
+		bit += bw
+	}
+	return len(out) == 0 || hi < limit
 }
 
 // levels decodes the n definition levels of a page (bit width 1, the
