@@ -14,9 +14,11 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 )
 
-// writeWideParquet writes rows × cols float64 values (plain encoding, no
-// dictionary) to path: the input shape of the speed test.
-func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.Compression, rgRows int64) {
+// writeWideParquet writes rows × cols float64 values (plain encoding, or
+// dictionary encoding if dict: every row group repeats the same 65,536
+// rows, so the dictionaries hold 65,536 values and never overflow) to
+// path: the input shape of the speed test.
+func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.Compression, rgRows int64, dict ...bool) {
 	b.Helper()
 	fields := make([]arrow.Field, cols)
 	for j := range fields {
@@ -43,7 +45,7 @@ func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.
 		recs = append(recs, rec.NewSlice(0, int64(min(chunk, rows-n))))
 	}
 	defer releaseAll(recs)
-	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: rgRows}); err != nil {
+	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: rgRows, Dictionary: len(dict) > 0 && dict[0]}); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -62,29 +64,39 @@ func BenchmarkReadParquet(b *testing.B) {
 	files := map[string]string{
 		"uncompressed": filepath.Join(dir, "wide.parquet"),
 		"snappy":       filepath.Join(dir, "wide_snappy.parquet"),
+		"dictionary":   filepath.Join(dir, "wide_dict.parquet"),
 	}
 	writeWideParquet(b, files["uncompressed"], rows, cols, compress.Codecs.Uncompressed, 1<<18)
 	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy, 1<<18)
-	defer func(buf int64, par bool) { parquetBufferSize, parquetParallel = buf, par }(parquetBufferSize, parquetParallel)
+	writeWideParquet(b, files["dictionary"], rows, cols, compress.Codecs.Snappy, 1<<17, true)
+	defer func(buf int64, par, fast bool) {
+		parquetBufferSize, parquetParallel, parquetPlainFast = buf, par, fast
+	}(parquetBufferSize, parquetParallel, parquetPlainFast)
 	for _, tc := range []struct {
 		file     string
 		batch    int
 		buf      int64
 		parallel bool
+		slow     bool // the fast path off: pqarrow decodes every column
 	}{
-		{"uncompressed", 65536, 64 << 10, false},
-		{"uncompressed", 65536, 64 << 10, true},
-		{"uncompressed", 65536, 16 << 10, false},
-		{"uncompressed", 65536, 256 << 10, false},
-		{"uncompressed", 65536, 1 << 20, false},
-		{"uncompressed", 8192, 64 << 10, false},
-		{"uncompressed", 1 << 18, 64 << 10, false},
-		{"snappy", 65536, 64 << 10, false},
-		{"snappy", 65536, 64 << 10, true},
+		{"uncompressed", 65536, 64 << 10, false, false},
+		{"uncompressed", 65536, 64 << 10, true, false},
+		{"uncompressed", 65536, 16 << 10, false, false},
+		{"uncompressed", 65536, 256 << 10, false, false},
+		{"uncompressed", 65536, 1 << 20, false, false},
+		{"uncompressed", 8192, 64 << 10, false, false},
+		{"uncompressed", 1 << 18, 64 << 10, false, false},
+		{"snappy", 65536, 64 << 10, false, false},
+		{"snappy", 65536, 64 << 10, true, false},
+		{"dictionary", 65536, 64 << 10, false, false},
+		{"dictionary", 65536, 64 << 10, false, true},
 	} {
 		name := tc.file + "/batch=" + strconv.Itoa(tc.batch) + "/buf=" + strconv.FormatInt(tc.buf>>10, 10) + "KiB/parallel=" + strconv.FormatBool(tc.parallel)
+		if tc.slow {
+			name += "/fast=false"
+		}
 		b.Run(name, func(b *testing.B) {
-			parquetBufferSize, parquetParallel = tc.buf, tc.parallel
+			parquetBufferSize, parquetParallel, parquetPlainFast = tc.buf, tc.parallel, !tc.slow
 			b.SetBytes(rows * cols * 8)
 			b.ReportAllocs()
 			for b.Loop() {
