@@ -66,10 +66,10 @@ func TestHostilePageHeader(t *testing.T) {
 // column c's dictionary page header declares 2^31-1 values: the page
 // header is rewritten in place, its page made shorter by what the header
 // grew, so that every offset in the footer still holds.
-func hostileDictionary(t testing.TB, c string) []byte {
+func hostileDictionary(t testing.TB, c string, rows int) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.parquet")
-	writePlainFile(t, path, plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Uncompressed, dictionary: true})
+	writePlainFile(t, path, plainFile{rows: rows, rgRows: rows, codec: compress.Codecs.Uncompressed, dictionary: true})
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,8 @@ func dictHeaderBytes(size, num int32) []byte {
 }
 
 // TestHostileDictionaryHeader reads files whose dictionary page header
-// declares 2^31-1 values for a page of a few hundred bytes. Arrow's
+// declares 2^31-1 values for a page of a few hundred bytes (the fuzz
+// corpus has one: hostile_dictionary_header, hostileDictionary(t, "s", 20)). Arrow's
 // reader sizes its dictionary by that count before it reads a value
 // (2^31 × 24 bytes for a string column: the process dies out of memory),
 // so the page-header check must refuse the file, as a format error
@@ -118,7 +119,7 @@ func TestHostileDictionaryHeader(t *testing.T) {
 	for _, c := range []string{"s", "f64", "i32n"} {
 		t.Run(c, func(t *testing.T) {
 			path := filepath.Join(dir, c+".parquet")
-			if err := os.WriteFile(path, hostileDictionary(t, c), 0o644); err != nil {
+			if err := os.WriteFile(path, hostileDictionary(t, c, 300), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var before, after runtime.MemStats
