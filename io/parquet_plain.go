@@ -780,85 +780,50 @@ func (h *pageHeader) parse(b []byte) (int, bool) {
 }
 
 func (h *pageHeader) dataPage(r *thriftReader) {
-	var last int16
-	var seen [5]bool
-	for {
-		id, typ, stop := r.field(&last)
-		if r.bad || stop {
-			break
-		}
-		switch {
-		case id == 1 && typ == tI32:
-			h.numValues = r.i32()
-		case id == 2 && typ == tI32:
-			h.enc = r.i32()
-		case id == 3 && typ == tI32:
-			h.defEnc = r.i32()
-		case id == 4 && typ == tI32:
-			r.i32()
-		default:
-			r.skip(typ, 1)
-			continue
-		}
-		seen[id] = true
-	}
-	h.hasNum = seen[1] && seen[2] && seen[3] && seen[4]
+	var stat int32 // field 4, statistics' encoding: required, not used
+	seen := r.i32Fields([]*int32{&h.numValues, &h.enc, &h.defEnc, &stat}, nil)
+	h.hasNum = seen == 0b1111
 }
 
 func (h *pageHeader) dictionaryPage(r *thriftReader) {
-	var last int16
-	var seen [3]bool
-	for {
-		id, typ, stop := r.field(&last)
-		if r.bad || stop {
-			break
-		}
-		switch {
-		case id == 1 && typ == tI32:
-			h.dictNum = r.i32()
-		case id == 2 && typ == tI32:
-			h.dictEnc = r.i32()
-		default: // is_sorted, unknown fields
-			r.skip(typ, 1)
-			continue
-		}
-		seen[id] = true
-	}
-	h.hasDictNum = seen[1] && seen[2]
+	// Field 3, is_sorted, and unknown fields are skipped.
+	seen := r.i32Fields([]*int32{&h.dictNum, &h.dictEnc}, nil)
+	h.hasDictNum = seen == 0b11
 }
 
 func (h *pageHeader) dataPageV2(r *thriftReader) {
+	seen := r.i32Fields([]*int32{&h.numValues, &h.numNulls, &h.numRows, &h.enc, &h.defLen, &h.repLen},
+		func(id int16, typ byte) bool {
+			if id == 7 && (typ == tTrue || typ == tFalse) { // is_compressed
+				h.compressed = typ == tTrue
+				return true
+			}
+			return false
+		})
+	h.hasNum = seen&0b1111 == 0b1111
+	h.hasV2Lengths = seen&0b110000 == 0b110000
+}
+
+// i32Fields reads the fields of a Thrift struct: field i+1, when it has type
+// i32, into *out[i]; a field other accepts (it reads what it needs);
+// anything else is skipped. Bit i of the result says whether field i+1 was
+// read into out.
+func (r *thriftReader) i32Fields(out []*int32, other func(id int16, typ byte) bool) (seen uint32) {
 	var last int16
-	var seen [7]bool
 	for {
 		id, typ, stop := r.field(&last)
 		if r.bad || stop {
-			break
+			return seen
 		}
 		switch {
-		case id == 1 && typ == tI32:
-			h.numValues = r.i32()
-		case id == 2 && typ == tI32:
-			h.numNulls = r.i32()
-		case id == 3 && typ == tI32:
-			h.numRows = r.i32()
-		case id == 4 && typ == tI32:
-			h.enc = r.i32()
-		case id == 5 && typ == tI32:
-			h.defLen = r.i32()
-		case id == 6 && typ == tI32:
-			h.repLen = r.i32()
-		case id == 7 && (typ == tTrue || typ == tFalse):
-			h.compressed = typ == tTrue
-			continue
+		case id >= 1 && int(id) <= len(out) && typ == tI32:
+			*out[id-1] = r.i32()
+			seen |= 1 << (id - 1)
+		case other != nil && other(id, typ):
 		default:
 			r.skip(typ, 1)
-			continue
 		}
-		seen[id] = true
 	}
-	h.hasNum = seen[1] && seen[2] && seen[3] && seen[4]
-	h.hasV2Lengths = seen[5] && seen[6]
 }
 
 // Thrift compact protocol types.
