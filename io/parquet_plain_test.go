@@ -163,19 +163,24 @@ func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator,
 		return nil, err, 0
 	}
 	defer r.Close()
+	recs, err := readRest(r)
+	return recs, err, plainColumns.Load() - before
+}
+
+// readRest reads r to its end; on an error it releases what it read.
+func readRest(r *Reader) ([]arrow.Record, error) {
 	var recs []arrow.Record
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, stdio.EOF) {
-			break
+			return recs, nil
 		}
 		if err != nil {
 			releaseAll(recs)
-			return nil, err, plainColumns.Load() - before
+			return nil, err
 		}
 		recs = append(recs, rec)
 	}
-	return recs, nil, plainColumns.Load() - before
 }
 
 // TestParquetPlainFastPath checks that the fast path decodes what pqarrow
@@ -722,16 +727,9 @@ func TestRecyclerClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var recs []arrow.Record
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, stdio.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
+	recs, err := readRest(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	releaseAll(recs)
 	if n := mem.CurrentAlloc(); n != 0 {
