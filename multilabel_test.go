@@ -197,25 +197,21 @@ func column(t *testing.T, recs []arrow.Record, name string) []arrow.Array {
 }
 
 func nullableInt64(t *testing.T, recs []arrow.Record, name string) []*int64 {
-	var out []*int64
-	for _, c := range column(t, recs, name) {
-		a := c.(*array.Int64)
-		for i := 0; i < a.Len(); i++ {
-			if a.IsNull(i) {
-				out = append(out, nil)
-			} else {
-				v := a.Value(i)
-				out = append(out, &v)
-			}
-		}
-	}
-	return out
+	return nullable[int64, *array.Int64](t, recs, name)
 }
 
 func nullableString(t *testing.T, recs []arrow.Record, name string) []*string {
-	var out []*string
+	return nullable[string, *array.String](t, recs, name)
+}
+
+// nullable returns the values of column name, nil where null.
+func nullable[T any, A interface {
+	arrow.Array
+	Value(int) T
+}](t *testing.T, recs []arrow.Record, name string) []*T {
+	var out []*T
 	for _, c := range column(t, recs, name) {
-		a := c.(*array.String)
+		a := c.(A)
 		for i := 0; i < a.Len(); i++ {
 			if a.IsNull(i) {
 				out = append(out, nil)
