@@ -12,7 +12,14 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themselves. Use it to tune on data you may look at and to reproduce published figures; do not publish its data-dependent figures except the smooth-sensitivity one."
+const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themselves. Use it to tune on data you may look at and to reproduce published figures; do not publish any of its figures that depend on the votes, the smooth-sensitivity one included."
+
+// ssNotPrivate labels the smooth-sensitivity figure. pate analyze computes
+// the paper's "ε ± std" (the expected value of a GNSS release and the std of
+// its noise) but draws no noise: both numbers are exact functions of the
+// votes, and so are the order they are taken at and, with --optimize-ss, β
+// and σ_SS. Publishing them is not a smooth-sensitivity release.
+const ssNotPrivate = "not private: exact function of the votes (no noise is drawn; the order, and with --optimize-ss β and σ_SS, are chosen from the votes too); not a release"
 
 func analyzeCommand(e *env, jsonErrors *bool) *cli.Command {
 	return &cli.Command{
@@ -40,7 +47,7 @@ Example (PATE 2018, MNIST):
 			&cli.StringFlag{Name: "conversion", Value: "improved", Usage: "RDP → (ε, δ): improved or classic (the published figures use classic)"},
 			&cli.Float64Flag{Name: "beta", Usage: "smooth sensitivity β (with --sigma-ss)"},
 			&cli.Float64Flag{Name: "sigma-ss", Usage: "noise of the smooth-sensitivity release (with --beta)"},
-			&cli.BoolFlag{Name: "optimize-ss", Usage: "choose β and σ_SS as the PATE 2018 table script does (reproduces its printed figure exactly)"},
+			&cli.BoolFlag{Name: "optimize-ss", Usage: "choose β and σ_SS from the votes as the PATE 2018 table script does (reproduces its printed figure exactly; NOT PRIVATE)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -110,13 +117,21 @@ func runAnalyze(c *cli.Context, e *env) error {
 		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
 	}
 	if c.Bool("json") {
-		b, _ := json.MarshalIndent(struct {
-			Private bool        `json:"private"`
-			Note    string      `json:"note"`
-			Votes   string      `json:"votes"`
-			Params  any         `json:"parameters"`
-			Result  interface{} `json:"result"`
-		}{false, notPrivate, c.String("votes"), p, res}, "", "  ")
+		var ssNote *analyzeSSNote
+		if res.SmoothSensitivity != nil {
+			ssNote = &analyzeSSNote{Private: false, Releasable: false, Note: ssNotPrivate}
+		}
+		b, err := json.MarshalIndent(struct {
+			Private bool           `json:"private"`
+			Note    string         `json:"note"`
+			SSNote  *analyzeSSNote `json:"smooth_sensitivity,omitempty"`
+			Votes   string         `json:"votes"`
+			Params  any            `json:"parameters"`
+			Result  interface{}    `json:"result"`
+		}{false, notPrivate, ssNote, c.String("votes"), p, res}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the analysis as JSON: %w", err)
+		}
 		fmt.Fprintln(e.stdout, string(b))
 		return nil
 	}
@@ -136,9 +151,18 @@ func runAnalyze(c *cli.Context, e *env) error {
 	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
 	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
 	if ss := res.SmoothSensitivity; ss != nil {
-		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the releasable data-dependent figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
 	}
 	return nil
+}
+
+// analyzeSSNote is what the JSON output says about the smooth-sensitivity
+// figure beside it: that it is not private and not releasable.
+type analyzeSSNote struct {
+	Private    bool   `json:"private"`
+	Releasable bool   `json:"releasable"`
+	Note       string `json:"note"`
 }
 
 // readVotes reads a vote-count file: every column an integer count, one row

@@ -1,6 +1,7 @@
 package rdp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -68,6 +69,30 @@ type SSResult struct {
 	// ConditionC5, ConditionC6 are the checks of CheckConditions(σ2, m, Order).
 	// When they do not both hold the analysis is not valid and Eps is +Inf.
 	ConditionC5, ConditionC6 bool
+}
+
+// MarshalJSON encodes r with its non-finite figures (Eps and GNSSCost are
+// +Inf where the analysis is not valid at this order) as the strings "inf",
+// "-inf" and "nan", which encoding/json cannot write as numbers.
+func (r SSResult) MarshalJSON() ([]byte, error) {
+	f := func(x float64) any {
+		switch {
+		case math.IsInf(x, 1):
+			return "inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		case math.IsNaN(x):
+			return "nan"
+		}
+		return x
+	}
+	return json.Marshal(map[string]any{
+		"Eps": f(r.Eps), "Std": f(r.Std), "Order": f(r.Order),
+		"Beta": f(r.Beta), "SigmaSS": f(r.SigmaSS), "SS": f(r.SS),
+		"EpsBeforeSS": f(r.EpsBeforeSS), "GNSSCost": f(r.GNSSCost),
+		"DataIndependentStep1": r.DataIndependentStep1, "DataIndependentStep2": r.DataIndependentStep2,
+		"ConditionC5": r.ConditionC5, "ConditionC6": r.ConditionC6,
+	})
 }
 
 // Analyze runs the PATE 2018 privacy analysis over vote histograms exactly as
