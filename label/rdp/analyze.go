@@ -28,7 +28,8 @@ type AnalyzeParams struct {
 	Beta, SigmaSS float64
 	// OptimizeSS chooses β and σ_SS as the reference table script does
 	// (minimising ε + 2·std over β ∈ [0.3/λ, 0.495/λ) in steps of 0.01/λ).
-	// The choice looks at the votes and is itself not private.
+	// The choice looks at the votes and is itself not private: it exists to
+	// reproduce the published figures.
 	OptimizeSS bool
 	// LaplaceScale is the LNMax Laplace scale b (per-query ε = 2/b).
 	LaplaceScale float64
@@ -38,8 +39,8 @@ type AnalyzeParams struct {
 }
 
 // AnalyzeResult holds Analyze's figures. They are computed from the vote
-// histograms: the data-dependent ones are not private unless released via
-// SmoothSensitivity.
+// histograms and none of them is private, SmoothSensitivity included:
+// Analyze draws no noise.
 type AnalyzeResult struct {
 	Queries              int
 	ExpectedAnswered     float64
@@ -52,10 +53,12 @@ type AnalyzeResult struct {
 	SmoothSensitivity *SSResult
 }
 
-// SSResult is the smooth-sensitivity release of the data-dependent ε (the
-// paper's "ε ± std"): Eps is the data-dependent RDP plus the cost of the
-// GNSS release, converted at Order; Std is the std of the added noise,
-// SS_β·σ_SS.
+// SSResult is the paper's smooth-sensitivity figure of the data-dependent ε
+// ("ε ± std"): Eps is the data-dependent RDP plus the cost of a GNSS
+// release, converted at Order; Std is the std of the noise such a release
+// would add, SS_β·σ_SS. No noise is drawn: both are exact functions of the
+// votes (and so is Order, the data-dependent optimal order), so they are not
+// a release and not private.
 type SSResult struct {
 	Eps, Std, Order float64
 	// Beta, SigmaSS are the parameters used; SS is the β-smooth sensitivity
