@@ -18,7 +18,11 @@ const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themsel
 // the paper's "ε ± std" (the expected value of a GNSS release and the std of
 // its noise) but draws no noise: both numbers are exact functions of the
 // votes, and so are the order they are taken at and, with --optimize-ss, β
-// and σ_SS. Publishing them is not a smooth-sensitivity release.
+// and σ_SS. Publishing them is not a smooth-sensitivity release. (Adding
+// noise would not make it one by itself: for confident-gnmax the figure is
+// an expected cost, and its smooth sensitivity, as in the reference script,
+// bounds the change of the per-query costs, not of the probabilities of
+// answering that weight them.)
 const ssNotPrivate = "not private: exact function of the votes (no noise is drawn; the order, and with --optimize-ss β and σ_SS, are chosen from the votes too); not a release"
 
 func analyzeCommand(e *env, jsonErrors *bool) *cli.Command {
