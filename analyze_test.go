@@ -76,3 +76,66 @@ func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeReleaseSS: --release-ss draws a fresh noisy sample each run
+// (two runs differ), states the cost of the release, which depends on the
+// fixed parameters alone, and includes it; it prints none of the analysis's
+// other figures; parameters chosen from the votes, or not fixed, are
+// refused.
+func TestAnalyzeReleaseSS(t *testing.T) {
+	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
+		"--queries", "200", "--delta", "1e-5", "--release-ss"}
+	fixed := []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "8"}
+	type release struct {
+		Release bool `json:"release"`
+		Result  struct {
+			Cost, RDP, Eps, Order float64
+		} `json:"result"`
+	}
+	var got []release
+	for i := 0; i < 2; i++ {
+		code, out, stderr := pate(t, append(append(append([]string{}, base...), fixed...), "--json")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var r release
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		if strings.Contains(out, "EpsDataDependent") || strings.Contains(out, "ExpectedAnswered") {
+			t.Errorf("the release prints the analysis's figures:\n%s", out)
+		}
+		got = append(got, r)
+	}
+	a, b := got[0].Result, got[1].Result
+	if !got[0].Release || a.RDP == b.RDP || a.Eps == b.Eps {
+		t.Errorf("two releases %+v and %+v: want two different samples", a, b)
+	}
+	if !(a.Cost > 0) || a.Cost != b.Cost || a.Order != 8 || a.RDP < a.Cost {
+		t.Errorf("release %+v: the cost must be positive, fixed and included", a)
+	}
+	code, out, stderr := pate(t, append(append([]string{}, base...), fixed...)...)
+	if code != 0 || !strings.Contains(out, "SMOOTH-SENSITIVITY RELEASE") || !strings.Contains(out, "cost of the release") ||
+		strings.Contains(out, "data-dependent ε:") {
+		t.Errorf("text release: exit %d\n%s%s", code, out, stderr)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"optimize-ss", []string{"--optimize-ss", "--ss-order", "8"}},
+		{"no order", []string{"--beta", "0.0329", "--sigma-ss", "6.23"}},
+		{"no beta", []string{"--ss-order", "8"}},
+		{"order out of range", []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "16"}},
+		{"confident-gnmax", append([]string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, fixed...)},
+	} {
+		if code, _, stderr := pate(t, append(append([]string{}, base...), tc.args...)...); code != exitUsage {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, exitUsage, stderr)
+		}
+	}
+	if code, _, _ := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
+		"--delta", "1e-5", "--ss-order", "8"); code != exitUsage {
+		t.Errorf("--ss-order without --release-ss: exit %d", code)
+	}
+}
