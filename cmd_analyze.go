@@ -38,7 +38,12 @@ The vote file has one integer column per class (how many teachers voted for it),
 Example (PATE 2018, MNIST):
    pate analyze --votes testdata/votes/mnist_250_teachers.parquet --mechanism confident-gnmax \
        --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic \
-       --optimize-ss          (or --beta 0.0329 --sigma-ss 6.23, the rounded values it prints)`,
+       --optimize-ss          (or --beta 0.0329 --sigma-ss 6.23, the rounded values it prints)
+
+Its figures are exact functions of the votes: NOT PRIVATE. The smooth-sensitivity
+release itself (GNMax only; parameters fixed in advance; one noisy sample, its cost included):
+   pate analyze --votes V --mechanism gnmax --sigma 40 --delta 1e-5 --release-ss \
+       --beta 0.0329 --sigma-ss 6.23 --ss-order 8`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "votes", Usage: "vote counts: Parquet, Arrow or CSV, one integer column per class", Required: true},
 			&cli.StringFlag{Name: "mechanism", Value: "confident-gnmax", Usage: "confident-gnmax, gnmax or lnmax"},
