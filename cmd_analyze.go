@@ -3,16 +3,29 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themselves. Use it to tune on data you may look at and to reproduce published figures; do not publish its data-dependent figures except the smooth-sensitivity one."
+const notPrivate = "NOT PRIVATE: this analysis reads the vote histograms themselves. Use it to tune on data you may look at and to reproduce published figures; do not publish any of its figures that depend on the votes, the smooth-sensitivity one included."
+
+// ssNotPrivate labels the smooth-sensitivity figure. pate analyze computes
+// the paper's "ε ± std" (the expected value of a GNSS release and the std of
+// its noise) but draws no noise: both numbers are exact functions of the
+// votes, and so are the order they are taken at and, with --optimize-ss, β
+// and σ_SS. Publishing them is not a smooth-sensitivity release. (Adding
+// noise would not make it one by itself: for confident-gnmax the figure is
+// an expected cost, and its smooth sensitivity, as in the reference script,
+// bounds the change of the per-query costs, not of the probabilities of
+// answering that weight them.)
+const ssNotPrivate = "not private: exact function of the votes (no noise is drawn; the order, and with --optimize-ss β and σ_SS, are chosen from the votes too); not a release"
 
 func analyzeCommand(e *env, jsonErrors *bool) *cli.Command {
 	return &cli.Command{
@@ -25,7 +38,12 @@ The vote file has one integer column per class (how many teachers voted for it),
 Example (PATE 2018, MNIST):
    pate analyze --votes testdata/votes/mnist_250_teachers.parquet --mechanism confident-gnmax \
        --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic \
-       --optimize-ss          (or --beta 0.0329 --sigma-ss 6.23, the rounded values it prints)`,
+       --optimize-ss          (or --beta 0.0329 --sigma-ss 6.23, the rounded values it prints)
+
+Its figures are exact functions of the votes: NOT PRIVATE. The smooth-sensitivity
+release itself (GNMax only; parameters fixed in advance; one noisy sample, its cost included):
+   pate analyze --votes V --mechanism gnmax --sigma 40 --delta 1e-5 --release-ss \
+       --beta 0.0329 --sigma-ss 6.23 --ss-order 8`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "votes", Usage: "vote counts: Parquet, Arrow or CSV, one integer column per class", Required: true},
 			&cli.StringFlag{Name: "mechanism", Value: "confident-gnmax", Usage: "confident-gnmax, gnmax or lnmax"},
@@ -40,7 +58,9 @@ Example (PATE 2018, MNIST):
 			&cli.StringFlag{Name: "conversion", Value: "improved", Usage: "RDP → (ε, δ): improved or classic (the published figures use classic)"},
 			&cli.Float64Flag{Name: "beta", Usage: "smooth sensitivity β (with --sigma-ss)"},
 			&cli.Float64Flag{Name: "sigma-ss", Usage: "noise of the smooth-sensitivity release (with --beta)"},
-			&cli.BoolFlag{Name: "optimize-ss", Usage: "choose β and σ_SS as the PATE 2018 table script does (reproduces its printed figure exactly)"},
+			&cli.BoolFlag{Name: "optimize-ss", Usage: "choose β and σ_SS from the votes as the PATE 2018 table script does (reproduces its printed figure exactly; NOT PRIVATE)"},
+			&cli.BoolFlag{Name: "release-ss", Usage: "gnmax: draw one smooth-sensitivity release of the data-dependent ε (a noisy sample; needs --beta, --sigma-ss and --ss-order fixed in advance) and print only it"},
+			&cli.Float64Flag{Name: "ss-order", Usage: "the Rényi order of --release-ss, fixed in advance"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -74,6 +94,12 @@ func runAnalyze(c *cli.Context, e *env) error {
 	}
 	if c.IsSet("beta") && c.Bool("optimize-ss") {
 		return usagef("--optimize-ss chooses --beta and --sigma-ss itself; give one or the other")
+	}
+	if c.Bool("release-ss") {
+		return runReleaseSS(c, e)
+	}
+	if c.IsSet("ss-order") {
+		return usagef("--ss-order goes with --release-ss")
 	}
 	sigma2 := c.Float64("sigma2")
 	if c.IsSet("sigma") {
@@ -110,13 +136,21 @@ func runAnalyze(c *cli.Context, e *env) error {
 		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
 	}
 	if c.Bool("json") {
-		b, _ := json.MarshalIndent(struct {
-			Private bool        `json:"private"`
-			Note    string      `json:"note"`
-			Votes   string      `json:"votes"`
-			Params  any         `json:"parameters"`
-			Result  interface{} `json:"result"`
-		}{false, notPrivate, c.String("votes"), p, res}, "", "  ")
+		var ssNote *analyzeSSNote
+		if res.SmoothSensitivity != nil {
+			ssNote = &analyzeSSNote{Private: false, Releasable: false, Note: ssNotPrivate}
+		}
+		b, err := json.MarshalIndent(struct {
+			Private bool           `json:"private"`
+			Note    string         `json:"note"`
+			SSNote  *analyzeSSNote `json:"smooth_sensitivity,omitempty"`
+			Votes   string         `json:"votes"`
+			Params  any            `json:"parameters"`
+			Result  interface{}    `json:"result"`
+		}{false, notPrivate, ssNote, c.String("votes"), p, res}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the analysis as JSON: %w", err)
+		}
 		fmt.Fprintln(e.stdout, string(b))
 		return nil
 	}
@@ -136,9 +170,90 @@ func runAnalyze(c *cli.Context, e *env) error {
 	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
 	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
 	if ss := res.SmoothSensitivity; ss != nil {
-		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the releasable data-dependent figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
 	}
 	return nil
+}
+
+// releaseNote says what a --release-ss output is.
+const releaseNote = "SMOOTH-SENSITIVITY RELEASE: one noisy sample of the data-dependent ε of these votes (discrete Gaussian noise from the secure source, " +
+	"scaled by the β-smooth sensitivity; β, σ_SS and the order fixed before the votes were read), its own cost included. " +
+	"Each run draws new noise and is a new release that costs again: publish one sample, once. It is not recorded in the ledger."
+
+// runReleaseSS draws one smooth-sensitivity release of GNMax's
+// data-dependent ε and prints only what is released: the parameters, fixed
+// by the flags, the release's cost, which depends on them alone, and the
+// sample. Nothing else computed from the votes is shown.
+func runReleaseSS(c *cli.Context, e *env) error {
+	if c.Bool("optimize-ss") {
+		return usagef("--optimize-ss chooses β and σ_SS from the votes: it cannot go with --release-ss, whose parameters are fixed in advance (--beta, --sigma-ss, --ss-order)")
+	}
+	if c.String("mechanism") != "gnmax" {
+		return usagef("--release-ss is implemented for --mechanism gnmax only (the Confident-GNMax figure is an expected cost whose smooth sensitivity the analysis does not bound)")
+	}
+	if !c.IsSet("beta") || !c.IsSet("ss-order") {
+		return usagef("--release-ss needs --beta, --sigma-ss and --ss-order, fixed in advance")
+	}
+	sigma := c.Float64("sigma2")
+	if c.IsSet("sigma") {
+		sigma = c.Float64("sigma")
+	}
+	if !(sigma > 0) {
+		return usagef("gnmax needs --sigma > 0")
+	}
+	beta, sigmaSS, order, delta := c.Float64("beta"), c.Float64("sigma-ss"), c.Float64("ss-order"), c.Float64("delta")
+	if !(beta > 0) || !(sigmaSS > 0) {
+		return usagef("--beta and --sigma-ss must be > 0")
+	}
+	if cost := rdp.GNSSDiscreteRDP(beta, sigmaSS, order); math.IsInf(cost, 1) || math.IsNaN(cost) {
+		return usagef("--ss-order %g is outside the orders where the release has a finite cost for --beta %g (1 < λ < e^{2β}/(e^{2β}−1))", order, beta)
+	}
+	votes, err := readVotes(c.String("votes"), e)
+	if err != nil {
+		return err
+	}
+	if n := c.Int("queries"); n > 0 {
+		if n > len(votes) {
+			return usagef("--queries %d: the vote file has fewer rows", n)
+		}
+		votes = votes[:n]
+	}
+	r, err := rdp.ReleaseGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, c.String("conversion"), noise.NewCryptoSource())
+	if err != nil {
+		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
+	}
+	if c.Bool("json") {
+		b, err := json.MarshalIndent(struct {
+			Release bool             `json:"release"`
+			Note    string           `json:"note"`
+			Votes   string           `json:"votes"`
+			Sigma   float64          `json:"sigma"`
+			Queries int              `json:"queries"`
+			Result  *rdp.GNSSRelease `json:"result"`
+		}{true, releaseNote, c.String("votes"), sigma, len(votes), r}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the release as JSON: %w", err)
+		}
+		fmt.Fprintln(e.stdout, string(b))
+		return nil
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s\n\n", releaseNote)
+	fmt.Fprintf(w, "votes:                 %s (%d queries)\n", c.String("votes"), len(votes))
+	fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", sigma)
+	fmt.Fprintf(w, "release parameters:    β = %g, σ_SS = %g, order %g, grid %g (fixed in advance)\n", r.Beta, r.SigmaSS, r.Order, r.Grid)
+	fmt.Fprintf(w, "cost of the release:   RDP %.6f at order %g (included below)\n", r.Cost, r.Order)
+	fmt.Fprintf(w, "released ε:            %.6f at δ = %g (%s conversion; RDP %.6f at order %g, a noisy sample)\n", r.Eps, r.Delta, r.Conversion, r.RDP, r.Order)
+	return nil
+}
+
+// analyzeSSNote is what the JSON output says about the smooth-sensitivity
+// figure beside it: that it is not private and not releasable.
+type analyzeSSNote struct {
+	Private    bool   `json:"private"`
+	Releasable bool   `json:"releasable"`
+	Note       string `json:"note"`
 }
 
 // readVotes reads a vote-count file: every column an integer count, one row

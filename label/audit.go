@@ -216,6 +216,70 @@ const relTol = 1e-9
 
 func leq(a, b float64) bool { return a <= b || a-b <= relTol*math.Abs(b) }
 
+// What Audit does with every field of a report. A figure is either
+// recomputed from the mechanism, the exact parameters and the event counts
+// (and the report refused when it understates the recomputation), checked
+// for consistency with the other counts (and the report refused as
+// malformed), or not read at all: a field not read is not part of the claim
+// the audit confirms, and the audit prints its own figures, not the
+// report's.
+//
+//	field                              what the audit does
+//	schema_version, tool, command      refused unless this pate's label report
+//	mechanism                          refused unless known; selects the accountant
+//	parameters.*                       exact decimals; every per-event cost recomputed from them
+//	classes                            distinct; their number enters the per-event costs;
+//	                                   released_labels may only count these
+//	guarantee.epsilon                  recomputed ε of the claim's ρ at δ − discovery δ must not
+//	                                   exceed it (unrounded, relative slack relTol: an honest
+//	                                   --epsilon 1.0000001 passes); pure: the smaller reading of the cap
+//	guarantee.delta                    the claim's δ; pure: recomputed (δ − ... or svt's share)
+//	guarantee.rho                      filter: = budget.rho_budget, realized ρ within it;
+//	                                   no filter: ≥ the recomputed worst case of the queries put
+//	guarantee.conversion, .basis       text, not read
+//	budget.filter                      selects the basis of the claim
+//	budget.epsilon, budget.delta       filter: must be the claim; pure: the budget the cap is recomputed from
+//	budget.rho_budget                  must be guarantee.rho
+//	budget.stopped_on_budget           allows the one extra threshold check of the stopping query
+//	budget.stopped_at_row, max_queries not read
+//	spent.rho                          must not understate the ρ recomputed from the counts
+//	spent.epsilon_improved, _classic,  must not understate their recomputation (6 decimals, rounded up)
+//	  _gdp, _pure
+//	spent.delta                        must be the δ of the recomputed spend
+//	spent.order_improved, _classic     not read (the audit prints its own)
+//	spent.threshold_checks,            the events; consistent with queries and (multi-label) the columns;
+//	  noisy_argmaxes, pure_events        pure: within the recomputed cap
+//	queries.*                          answered ≤ queries ≤ public rows; abstained = rows − answered;
+//	                                   not_queried = rows − queries (single label); answered = argmaxes
+//	released_labels                    sum = answered; classes listed
+//	class_discovery.sigma              ρ = 1/(2σ²) recomputed, included in the realized ρ and the claim
+//	class_discovery.delta              must be the share of δ pate gives it (recomputed from guarantee.delta)
+//	class_discovery.threshold          must be ≥ 1 + the (1−δ) point of N_Z(0, σ²), recomputed from σ and δ
+//	class_discovery.rho                must not understate the recomputed ρ
+//	labels[].label, classes,           as the single-label fields, per column; every column's
+//	  class_discovery, parameters,       discovery gets share·δ / columns
+//	  counts, released_labels
+//	labels[].rho, labels[].epsilon     must not understate their recomputation
+//	labels[].weight, rho_planned,      not read
+//	  abstained, classes_source
+//	planned_queries                    svt: queries ≤ it; the stable-release failure δ recomputed for it
+//	pure_dp.event_epsilon              must not understate ε0 recomputed from the parameters
+//	pure_dp.max_events                 must not exceed the cap recomputed from the budget
+//	pure_dp.events                     must be spent.pure_events
+//	pure_dp.basic_composition_epsilon, must not understate their recomputation;
+//	  zcdp_epsilon, zcdp_delta           zcdp_delta must be the recomputed δ
+//	pure_dp.stable_release_delta       must be svt's share of δ; its failure bound recomputed
+//	pure_dp.unstable_queries           consistent with the counts (svt)
+//	pure_dp.beta, gamma                recomputed from the parameters (stable-em)
+//	pure_dp.event, claimed_reading,    text; event is quoted in the explanation, not verified
+//	  note
+//	noise, privacy_unit, neighbouring  text quoted in the explanation; not verifiable from a report
+//	seeded                             quoted in the explanation (a warning); not verifiable
+//	version, teachers, learner, label,
+//	  classes_source, replicable*,     not read (no cost depends on them: one unit changes one
+//	  timeline, selection, sources,      teacher whatever their number)
+//	  student, planned_answered_fraction
+//
 // Audit recomputes a report's guarantee from its mechanism, its noise
 // parameters (exact decimal strings), its event counts and its class
 // discovery with the accountant, and compares it with the claim. A report
@@ -257,6 +321,10 @@ func Audit(rep *Report) (*AuditResult, error) {
 
 	realized := float64(res.Spent.Rho)
 	if rep.Budget.Filter {
+		add("filter budget ε is the claim", float64(g.Epsilon), float64(rep.Budget.Epsilon), float64(rep.Budget.Epsilon) == float64(g.Epsilon),
+			"a filtered run claims its budget")
+		add("filter budget δ is the claim", delta, float64(rep.Budget.Delta), float64(rep.Budget.Delta) == delta,
+			"a filtered run claims its budget")
 		res.ClaimRho = float64(g.Rho)
 		if float64(rep.Budget.RhoForQueries) != float64(g.Rho) {
 			return nil, invalid("report: budget.rho_budget %g differs from guarantee.rho %g", float64(rep.Budget.RhoForQueries), float64(g.Rho))
@@ -270,9 +338,10 @@ func Audit(rep *Report) (*AuditResult, error) {
 		add("realized spend within the worst case", res.ClaimRho, realized, leq(realized, res.ClaimRho),
 			"ρ recomputed from the counts cannot exceed the worst case")
 	}
-	res.Epsilon = rdp.RoundUp(rdp.ZCDPEps(res.ClaimRho, deltaConv), epsDecimals)
-	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon),
-		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order), rounded up", res.ClaimRho, deltaConv))
+	var ok bool
+	res.Epsilon, ok = epsWithinClaim(rdp.ZCDPEps(res.ClaimRho, deltaConv), float64(g.Epsilon))
+	add("claimed ε", float64(g.Epsilon), res.Epsilon, ok,
+		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order) must not exceed the claim", res.ClaimRho, deltaConv))
 	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
 		"the report must not understate the realized ρ")
 	res.checkRecordedSpend(sp, false)
@@ -327,22 +396,62 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 	discSigma := ""
 	if d := rep.ClassDiscovery; d != nil {
 		discSigma = d.Sigma
-		res.DiscoveryDelta = float64(d.Delta)
-		want := DiscoveryDelta(delta, false)
-		if math.Abs(res.DiscoveryDelta-want) > 1e-9*want {
-			return nil, invalid("report: class discovery δ %g is not the share %g of δ %g that pate gives it", res.DiscoveryDelta, discoveryDeltaShare, delta)
+		if res.DiscoveryRho, err = res.checkDiscovery("", d, len(rep.Classes), DiscoveryDelta(delta, false)); err != nil {
+			return nil, err
 		}
+		res.DiscoveryDelta = DiscoveryDelta(delta, false)
 	}
 	res.Spent, err = RecomputeSpend(rep.Mechanism, len(rep.Classes), rep.Params, sp.ThresholdChecks, sp.NoisyArgmaxes,
 		discSigma, res.DiscoveryDelta, delta)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	if rep.ClassDiscovery != nil {
-		_, s, _ := parsePositive("", discSigma)
-		res.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, len(rep.Classes))
-	}
 	return res, nil
+}
+
+// epsWithinClaim compares the ε recomputed for a claim with the claimed ε.
+// The claim is the user's --epsilon, written with as many decimals as it
+// was given, and the run's ρ was derived from it so that ρ converts to at
+// most that ε; rounding the recomputation up to the reports' 6 decimals
+// would refuse an honest claim of 1.0000001. So the unrounded recomputation
+// is compared, with a relative slack of relTol for the numerical
+// optimisation of the conversion (the run and the audit subtract the
+// discovery δ in a different order). The ε shown is the recomputation
+// rounded up to 6 decimals, or the claim itself when that rounding passes
+// the claim although the recomputation is within it.
+func epsWithinClaim(recomputed, claimed float64) (shown float64, ok bool) {
+	ok = recomputed <= claimed || (recomputed-claimed <= relTol*math.Abs(claimed))
+	shown = rdp.RoundUp(recomputed, epsDecimals)
+	if ok && shown > claimed {
+		shown = claimed
+	}
+	return shown, ok
+}
+
+// checkDiscovery re-derives the figures of a private class discovery from
+// its σ and the δ pate gives it (wantDelta, computed by the caller from the
+// guarantee's δ, never taken from the report): the recorded δ must be that
+// δ (else the report is refused as malformed); the recorded ρ must not
+// understate 1/(2σ²); and the release threshold must be at least
+// 1 + the smallest t with Pr[N_Z(0, σ²) ≥ t] ≤ δ, the threshold pate
+// computes, or a class held by a single unit is released with probability
+// above δ (a report with a lower threshold does not hold). It returns the
+// recomputed ρ. name prefixes the checks ("" for a single label column).
+func (res *AuditResult) checkDiscovery(name string, d *ClassDiscovery, classes int, wantDelta float64) (float64, error) {
+	_, sigma, err := parsePositive("class discovery sigma", d.Sigma)
+	if err != nil {
+		return 0, invalid("report%s: %v", name, err)
+	}
+	if got := float64(d.Delta); !(math.Abs(got-wantDelta) <= 1e-9*wantDelta) {
+		return 0, invalid("report%s: class discovery δ %g is not the share of the run's δ that pate gives it (%g)", name, got, wantDelta)
+	}
+	rho := rdp.DiscreteGaussianRho(1, sigma, max(classes, 1))
+	res.add("class discovery ρ"+name, float64(d.Rho), rho, leq(rho, float64(d.Rho)),
+		"ρ = 1/(2σ²) of the noisy histogram of classes; the report must not understate it")
+	tau := 1 + discreteGaussianTailPoint(sigma, wantDelta)
+	res.add("class discovery threshold"+name, float64(d.Threshold), float64(tau), d.Threshold >= tau,
+		fmt.Sprintf("a class needs a noisy count of at least 1 + the (1 − δ) point of N_Z(0, σ²) (σ = %s, δ = %.6g) to be released", d.Sigma, wantDelta))
+	return rho, nil
 }
 
 // explain says what the guarantee means, in plain words.
@@ -409,6 +518,9 @@ func (res *AuditResult) add(name string, claimed, recomputed float64, ok bool, d
 // state its basic-composition ε (requirePure); other reports may omit it
 // (those written before pate recorded it).
 func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
+	want := float64(res.Spent.Delta)
+	res.add("recorded spend δ", float64(sp.Delta), want, math.Abs(float64(sp.Delta)-want) <= relTol*want,
+		"the recorded spend's ε figures are stated at this δ")
 	for _, c := range []struct {
 		name      string
 		rec, want Float
@@ -454,6 +566,28 @@ func (res *AuditResult) verdict() error {
 	return nil
 }
 
+// releasedAreClasses checks that a report's classes are distinct and that
+// every class it counts released labels of is one of them: the number of
+// classes enters the per-event costs.
+func releasedAreClasses(released map[string]int64, classes []string) error {
+	set := make(map[string]bool, len(classes))
+	for _, c := range classes {
+		if set[c] {
+			return fmt.Errorf("a class is listed twice")
+		}
+		set[c] = true
+	}
+	for c, n := range released {
+		if n < 0 {
+			return fmt.Errorf("a negative count of released labels")
+		}
+		if !set[c] {
+			return fmt.Errorf("released labels of a class that is not in its classes")
+		}
+	}
+	return nil
+}
+
 // checkQueryCounts checks that a report's query counts are in order and
 // that its released labels are its answered queries.
 func checkQueryCounts(rep *Report) error {
@@ -467,6 +601,13 @@ func checkQueryCounts(rep *Report) error {
 	}
 	if released != q.Answered {
 		return invalid("report: %d released labels but %d answered queries", released, q.Answered)
+	}
+	if err := releasedAreClasses(rep.Released, rep.Classes); err != nil {
+		return invalid("report: %v", err)
+	}
+	if q.Abstained != q.PublicRows-q.Answered || q.NotAsked != q.PublicRows-q.Seen {
+		return invalid("report: %d abstained and %d not queried do not match %d rows, %d queries and %d answered",
+			q.Abstained, q.NotAsked, q.PublicRows, q.Seen, q.Answered)
 	}
 	return nil
 }

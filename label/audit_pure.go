@@ -63,15 +63,13 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		ClaimedEpsilon: float64(g.Epsilon), Delta: float64(g.Delta),
 	}
 	if d := rep.ClassDiscovery; d != nil {
-		_, s, err := parsePositive("class discovery sigma", d.Sigma)
-		if err != nil {
-			return nil, invalid("report: %v", err)
+		if res.DiscoveryRho, err = res.checkDiscovery("", d, classes, DiscoveryDelta(delta, false)); err != nil {
+			return nil, err
 		}
-		res.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, classes)
-		res.DiscoveryDelta = float64(d.Delta)
-		if want := DiscoveryDelta(delta, false); math.Abs(res.DiscoveryDelta-want) > 1e-9*want {
-			return nil, invalid("report: class discovery δ %g is not the share %g of δ %g that pate gives it", res.DiscoveryDelta, discoveryDeltaShare, delta)
-		}
+		res.DiscoveryDelta = DiscoveryDelta(delta, false)
+	}
+	if pr.Events != sp.PureEvents {
+		return nil, invalid("report: pure_dp counts %d events, the spend %d", pr.Events, sp.PureEvents)
 	}
 	extra := 0.0
 	if rep.Mechanism == MechanismSVT {
@@ -95,12 +93,36 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		d = delta
 	}
 	res.ClaimRho = claim.Rho
-	res.Epsilon = rdp.RoundUp(e, epsDecimals)
+	var ok bool
+	res.Epsilon, ok = epsWithinClaim(e, float64(g.Epsilon))
 	reading := "zCDP reading (ε0²/2 per event) at δ " + fmt.Sprint(deltaZ)
 	if basic {
 		reading = "basic composition (cap × ε0, δ = 0)"
 	}
-	add("claimed ε", float64(g.Epsilon), res.Epsilon, res.Epsilon <= float64(g.Epsilon), "the smaller reading of the cap: "+reading+", rounded up")
+	add("claimed ε", float64(g.Epsilon), res.Epsilon, ok, "the smaller reading of the cap: "+reading+", must not exceed the claim")
+	// The figures of the pure_dp section, re-derived.
+	add("event ε", float64(pr.EventEpsilon), eps0, leq(eps0, float64(pr.EventEpsilon)),
+		"ε of one event, from the mechanism's exact parameters; the report must not understate it")
+	if !math.IsInf(claim.Basic, 1) {
+		b := rdp.RoundUp(claim.Basic, epsDecimals)
+		add("basic-composition reading", float64(pr.BasicEpsilon), b, b <= float64(pr.BasicEpsilon), "cap × ε0, rounded up")
+	} else {
+		add("basic-composition reading", float64(pr.BasicEpsilon), claim.Basic, math.IsInf(float64(pr.BasicEpsilon), 1),
+			"no basic-composition reading with a Gaussian class discovery in the run")
+	}
+	if rep.Mechanism == MechanismStableEM {
+		q, gm, e, err := stableEMParams(rep.Params)
+		if err != nil {
+			return nil, invalid("report parameters: %v", err)
+		}
+		tv := rdp.StableTV(q, e)
+		add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
+		add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	}
+	z := rdp.RoundUp(claim.ZCDP, epsDecimals)
+	add("zCDP reading", float64(pr.ZCDPEpsilon), z, z <= float64(pr.ZCDPEpsilon), "ρ of the cap converted at the zCDP δ, rounded up")
+	add("zCDP reading δ", float64(pr.ZCDPDelta), deltaZ, math.Abs(float64(pr.ZCDPDelta)-deltaZ) <= relTol*deltaZ,
+		"δ − discovery δ − svt's stable-release δ")
 	add("claimed δ", float64(g.Delta), d, d <= float64(g.Delta)*(1+1e-12), "δ of the reading claimed (plus svt's stable-release failure δ)")
 	if rep.Mechanism == MechanismSVT {
 		m := rep.PlannedQueries
@@ -109,6 +131,8 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		if err != nil {
 			return nil, invalid("report parameters: %v", err)
 		}
+		add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
+			"svt's share of δ for a query reported stable whose majority could change")
 		add("stable-release failure δ", extra, bad, bad <= extra,
 			fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
 	}
@@ -117,14 +141,14 @@ func auditPure(rep *Report) (*AuditResult, error) {
 	realRho := float64(res.Spent.Rho)
 	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
 	res.checkRecordedSpend(sp, true)
-	res.Explanation = explainPure(rep, res, eps0, pr.MaxEvents, basic)
+	res.Explanation = explainPure(rep, res, eps0, pr.MaxEvents, basic, extra)
 	if err := res.verdict(); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, basic bool) []string {
+func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, basic bool, stableDelta float64) []string {
 	nb := rep.Neighbouring
 	if nb == "" {
 		nb = "add or remove one " + rep.PrivacyUnit
@@ -142,7 +166,7 @@ func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, b
 		rep.PureDP.Event, eps0, maxEvents, res.Spent.PureEvents, how))
 	if rep.Mechanism == MechanismSVT {
 		out = append(out, fmt.Sprintf("A query reported stable releases the teachers' majority at no further cost; the probability that any query whose majority could change is reported stable is at most %g, and is part of δ.",
-			float64(rep.PureDP.StableDelta)))
+			stableDelta))
 	}
 	n := "Noise: " + rep.Noise + "."
 	if res.Seeded {

@@ -32,7 +32,7 @@ func syntheticReport(t *testing.T, mech string, eps float64, discovery bool) *Re
 	sigma, dd := "", 0.0
 	if discovery {
 		sigma, dd = "15.3", DiscoveryDelta(delta, false)
-		rep.ClassDiscovery = &ClassDiscovery{Sigma: sigma, Threshold: 75, Rho: Float(1 / (2 * 15.3 * 15.3)), Delta: Float(dd)}
+		rep.ClassDiscovery = &ClassDiscovery{Sigma: sigma, Threshold: 1 + discreteGaussianTailPoint(15.3, dd), Rho: Float(1 / (2 * 15.3 * 15.3)), Delta: Float(dd)}
 	}
 	sp, err := RecomputeSpend(mech, 2, p, checks, argmaxes, sigma, dd, delta)
 	if err != nil {
@@ -52,6 +52,46 @@ func syntheticReport(t *testing.T, mech string, eps float64, discovery bool) *Re
 		rep.Guarantee = Guarantee{Epsilon: Float(rdp.RoundUp(rdp.ZCDPEps(worst, delta-dd), 6)), Delta: delta, Rho: Float(worst)}
 	}
 	return rep
+}
+
+// setBudget makes r the honest report of the same run under a filter of
+// budget eps (written with as many decimals as the user gave it): ρ is
+// derived from eps as a run derives it.
+func setBudget(r *Report, eps float64) {
+	delta := float64(r.Guarantee.Delta)
+	dd := 0.0
+	if r.ClassDiscovery != nil {
+		dd = float64(r.ClassDiscovery.Delta)
+	}
+	rho := rdp.RhoForEps(eps, delta-dd)
+	r.Guarantee.Epsilon, r.Guarantee.Rho = Float(eps), Float(rho)
+	r.Budget = BudgetReport{Epsilon: Float(eps), Delta: Float(delta), Filter: true, RhoForQueries: Float(rho)}
+}
+
+// TestAuditDiscoveryThresholdPinned: the threshold audit re-derives is the one
+// pate's class discovery uses (a real run with σ = 28.8 and δ = 1e-6
+// released classes at 139).
+func TestAuditDiscoveryThresholdPinned(t *testing.T) {
+	tests := []struct {
+		sigma string
+		delta float64
+		want  int64
+	}{
+		{"28.8", 1e-6, 139},
+		{"15.3", 1e-6, 1 + discreteGaussianTailPoint(15.3, 1e-6)},
+	}
+	for _, tc := range tests {
+		res := &AuditResult{}
+		d := &ClassDiscovery{Sigma: tc.sigma, Threshold: tc.want, Rho: 1, Delta: Float(tc.delta)}
+		if _, err := res.checkDiscovery("", d, 2, tc.delta); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Checks {
+			if c.Name == "class discovery threshold" && (c.Recomputed != float64(tc.want) || !c.OK) {
+				t.Errorf("σ %s, δ %g: threshold recomputed %v, want %d", tc.sigma, tc.delta, c.Recomputed, tc.want)
+			}
+		}
+	}
 }
 
 func TestAudit(t *testing.T) {
@@ -91,6 +131,32 @@ func TestAudit(t *testing.T) {
 			edit: func(r *Report) { r.Params.Sigma = "-3" }, wantErr: ErrInvalidInput},
 		{name: "discovery delta tampered", mech: MechanismConfidentGNMax, eps: 8, disc: true,
 			edit: func(r *Report) { r.ClassDiscovery.Delta /= 10 }, wantErr: ErrInvalidInput},
+		{name: "discovery threshold edited down", mech: MechanismConfidentGNMax, eps: 8, disc: true,
+			edit: func(r *Report) { r.ClassDiscovery.Threshold = 1 }, wantErr: ErrClaimExceeded},
+		{name: "discovery threshold one below pate's", mech: MechanismGNMax, disc: true,
+			edit: func(r *Report) { r.ClassDiscovery.Threshold-- }, wantErr: ErrClaimExceeded},
+		{name: "discovery threshold above pate's", mech: MechanismLNMax, eps: 40, disc: true,
+			edit: func(r *Report) { r.ClassDiscovery.Threshold += 5 }},
+		{name: "discovery rho understated", mech: MechanismConfidentGNMax, eps: 8, disc: true,
+			edit: func(r *Report) { r.ClassDiscovery.Rho /= 2 }, wantErr: ErrClaimExceeded},
+		{name: "seven-decimal epsilon", mech: MechanismConfidentGNMax, eps: 8, disc: true,
+			edit: func(r *Report) { setBudget(r, 8.0000001) }},
+		{name: "eight-decimal epsilon, gnmax", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) { setBudget(r, 7.99999999) }},
+		{name: "epsilon edited a hair down", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) {
+				setBudget(r, 7.9999999)
+				r.Guarantee.Epsilon = 7.9999998
+				r.Budget.Epsilon = 7.9999998
+			}, wantErr: ErrClaimExceeded},
+		{name: "budget epsilon is not the claim", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) { r.Budget.Epsilon = 9 }, wantErr: ErrClaimExceeded},
+		{name: "spend delta edited", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) { r.Spent.Delta = 1e-3 }, wantErr: ErrClaimExceeded},
+		{name: "released labels of a class not listed", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) { r.Released["2"], r.Released["0"] = r.Released["0"], 0 }, wantErr: ErrInvalidInput},
+		{name: "abstained count inconsistent", mech: MechanismGNMax, eps: 8,
+			edit: func(r *Report) { r.Queries.Abstained++ }, wantErr: ErrInvalidInput},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-
-	"github.com/pate-tool/pate/label/rdp"
 )
 
 // Several label columns at once (issue 6), after Bun, Nissim and Stemmer,
@@ -312,7 +310,6 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 	}
 	events := make([]LabelEvents, len(rep.Labels))
 	var checks, argmaxes, mostAnswered, sumAnswered int64
-	discovered := 0
 	for j, lab := range rep.Labels {
 		name := fmt.Sprintf("report: label %q", lab.Label)
 		if len(lab.Classes) == 0 {
@@ -342,6 +339,9 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 		if released != lab.Answered {
 			return nil, invalid("%s: %d released labels but %d answered queries", name, released, lab.Answered)
 		}
+		if err := releasedAreClasses(lab.Released, lab.Classes); err != nil {
+			return nil, invalid("%s: %v", name, err)
+		}
 		rc, ra, err := EventRho(rep.Mechanism, len(lab.Classes), lab.Params)
 		if err != nil {
 			return nil, fmt.Errorf("%s parameters: %w", name, err)
@@ -350,15 +350,14 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 			NoisyArgmaxes: lab.NoisyArgmaxes, Rho: float64(lab.ThresholdChecks)*rc + float64(lab.NoisyArgmaxes)*ra}
 		events[j] = LabelEvents{Classes: len(lab.Classes), Params: lab.Params, Checks: lab.ThresholdChecks, Argmaxes: lab.NoisyArgmaxes}
 		if d := lab.ClassDiscovery; d != nil {
-			_, s, err := parsePositive("class discovery sigma", d.Sigma)
-			if err != nil {
-				return nil, invalid("%s: %v", name, err)
+			// Each column's discovery gets an equal part of the share.
+			want := DiscoveryDelta(delta, false) / float64(len(rep.Labels))
+			if al.DiscoveryRho, err = res.checkDiscovery(fmt.Sprintf(" (label %q)", lab.Label), d, len(lab.Classes), want); err != nil {
+				return nil, err
 			}
 			events[j].DiscoverySigma = d.Sigma
-			al.DiscoveryRho = rdp.DiscreteGaussianRho(1, s, len(lab.Classes))
 			res.DiscoveryRho += al.DiscoveryRho
-			res.DiscoveryDelta += float64(d.Delta)
-			discovered++
+			res.DiscoveryDelta += want
 		}
 		res.RhoCheck += rc
 		res.RhoAnswer += ra
@@ -375,15 +374,28 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 	if q.Answered < mostAnswered || q.Answered > sumAnswered {
 		return nil, invalid("report: %d rows answered, but the label columns answered between %d and %d each", q.Answered, mostAnswered, sumAnswered)
 	}
-	if discovered > 0 {
-		want := DiscoveryDelta(delta, false)
-		if math.Abs(res.DiscoveryDelta-want) > 1e-9*want {
-			return nil, invalid("report: the class discoveries' δ %g is not the share %g of δ %g that pate gives them", res.DiscoveryDelta, discoveryDeltaShare, delta)
-		}
-	}
 	var err error
 	if res.Spent, err = RecomputeSpendLabels(rep.Mechanism, events, res.DiscoveryDelta, delta); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	// Each column's own figures, re-derived as the run derives them: its
+	// realized ρ, and that ρ with its discovery converted alone at the run's
+	// conversion δ plus its discovery δ.
+	deltaConv := delta - res.DiscoveryDelta
+	for j, lab := range rep.Labels {
+		al := res.Labels[j]
+		res.add(fmt.Sprintf("recorded ρ (label %q)", lab.Label), float64(lab.Rho), al.Rho, leq(al.Rho, float64(lab.Rho)),
+			"checks·ρ_check + argmaxes·ρ_answer of the column; the report must not understate it")
+		dd := 0.0
+		if lab.ClassDiscovery != nil {
+			dd = DiscoveryDelta(delta, false) / float64(len(rep.Labels))
+		}
+		sp, err := RecomputeSpendLabels(rep.Mechanism, events[j:j+1], dd, deltaConv+dd)
+		if err != nil {
+			return nil, fmt.Errorf("report: label %q: %w", lab.Label, err)
+		}
+		res.add(fmt.Sprintf("recorded ε (label %q)", lab.Label), float64(lab.Epsilon), float64(sp.EpsilonImproved),
+			float64(sp.EpsilonImproved) <= float64(lab.Epsilon)+1e-6, "the column's ρ and discovery alone, improved conversion, rounded up to 6 decimals")
 	}
 	return res, nil
 }

@@ -383,6 +383,20 @@ func TestAuditMultiLabel(t *testing.T) {
 		}, ErrInvalidInput},
 		{"rows answered above the columns' sum", func(r *Report) { r.Queries.Answered = r.Labels[0].Answered + r.Labels[1].Answered + 1 }, ErrInvalidInput},
 		{"column without classes", func(r *Report) { r.Labels[0].Classes = nil }, ErrInvalidInput},
+		{"column's ρ understated", func(r *Report) { r.Labels[1].Rho /= 2 }, ErrClaimExceeded},
+		{"column's ε understated", func(r *Report) { r.Labels[0].Epsilon -= 0.01 }, ErrClaimExceeded},
+		{"column's discovery threshold edited down", func(r *Report) {
+			d := *r.Labels[1].ClassDiscovery
+			d.Threshold = 1
+			r.Labels[1].ClassDiscovery = &d
+		}, ErrClaimExceeded},
+		{"released labels of a class not listed", func(r *Report) {
+			m := map[string]int64{}
+			for c, n := range r.Labels[0].Released {
+				m[c+"x"] = n
+			}
+			r.Labels[0].Released = m
+		}, ErrInvalidInput},
 		{"discovery δ not pate's share", func(r *Report) {
 			d := *r.Labels[0].ClassDiscovery
 			d.Delta *= 2

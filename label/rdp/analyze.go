@@ -1,6 +1,7 @@
 package rdp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,7 +28,8 @@ type AnalyzeParams struct {
 	Beta, SigmaSS float64
 	// OptimizeSS chooses β and σ_SS as the reference table script does
 	// (minimising ε + 2·std over β ∈ [0.3/λ, 0.495/λ) in steps of 0.01/λ).
-	// The choice looks at the votes and is itself not private.
+	// The choice looks at the votes and is itself not private: it exists to
+	// reproduce the published figures.
 	OptimizeSS bool
 	// LaplaceScale is the LNMax Laplace scale b (per-query ε = 2/b).
 	LaplaceScale float64
@@ -37,8 +39,8 @@ type AnalyzeParams struct {
 }
 
 // AnalyzeResult holds Analyze's figures. They are computed from the vote
-// histograms: the data-dependent ones are not private unless released via
-// SmoothSensitivity.
+// histograms and none of them is private, SmoothSensitivity included:
+// Analyze draws no noise.
 type AnalyzeResult struct {
 	Queries              int
 	ExpectedAnswered     float64
@@ -51,10 +53,12 @@ type AnalyzeResult struct {
 	SmoothSensitivity *SSResult
 }
 
-// SSResult is the smooth-sensitivity release of the data-dependent ε (the
-// paper's "ε ± std"): Eps is the data-dependent RDP plus the cost of the
-// GNSS release, converted at Order; Std is the std of the added noise,
-// SS_β·σ_SS.
+// SSResult is the paper's smooth-sensitivity figure of the data-dependent ε
+// ("ε ± std"): Eps is the data-dependent RDP plus the cost of a GNSS
+// release, converted at Order; Std is the std of the noise such a release
+// would add, SS_β·σ_SS. No noise is drawn: both are exact functions of the
+// votes (and so is Order, the data-dependent optimal order), so they are not
+// a release and not private.
 type SSResult struct {
 	Eps, Std, Order float64
 	// Beta, SigmaSS are the parameters used; SS is the β-smooth sensitivity
@@ -68,6 +72,30 @@ type SSResult struct {
 	// ConditionC5, ConditionC6 are the checks of CheckConditions(σ2, m, Order).
 	// When they do not both hold the analysis is not valid and Eps is +Inf.
 	ConditionC5, ConditionC6 bool
+}
+
+// MarshalJSON encodes r with its non-finite figures (Eps and GNSSCost are
+// +Inf where the analysis is not valid at this order) as the strings "inf",
+// "-inf" and "nan", which encoding/json cannot write as numbers.
+func (r SSResult) MarshalJSON() ([]byte, error) {
+	f := func(x float64) any {
+		switch {
+		case math.IsInf(x, 1):
+			return "inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		case math.IsNaN(x):
+			return "nan"
+		}
+		return x
+	}
+	return json.Marshal(map[string]any{
+		"Eps": f(r.Eps), "Std": f(r.Std), "Order": f(r.Order),
+		"Beta": f(r.Beta), "SigmaSS": f(r.SigmaSS), "SS": f(r.SS),
+		"EpsBeforeSS": f(r.EpsBeforeSS), "GNSSCost": f(r.GNSSCost),
+		"DataIndependentStep1": r.DataIndependentStep1, "DataIndependentStep2": r.DataIndependentStep2,
+		"ConditionC5": r.ConditionC5, "ConditionC6": r.ConditionC6,
+	})
 }
 
 // Analyze runs the PATE 2018 privacy analysis over vote histograms exactly as

@@ -193,6 +193,10 @@ func DiscountedMax(beta float64, ls []float64) float64 {
 // GNSSRDP returns the RDP at this order of releasing a value plus Gaussian
 // noise scaled by its β-smooth sensitivity, σ_SS·SS_β·N(0,1) (Theorem 23):
 // λe^{2β}/σ² + (−½ln(1−2λβ) + βλ)/(λ−1). It is +Inf outside 1 < λ < 1/(2β).
+// It is the paper's formula, kept to reproduce the paper's figures; at
+// orders near 1/(2β) it is below the exact Rényi divergence of Gaussians it
+// covers (see gnss.go), and the release (ReleaseGNMaxSS) charges
+// GNSSDiscreteRDP instead.
 func GNSSRDP(beta, sigma, order float64) float64 {
 	if beta > 0 && !(1 < order && order < 1/(2*beta)) {
 		return math.Inf(1)
