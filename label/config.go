@@ -74,7 +74,18 @@ type Config struct {
 	// Progress, when set, is called after every public batch.
 	Progress func(Progress)
 	// Warn, when set, receives warnings meant for the local user (stderr).
+	// A warning never depends on the sensitive values.
 	Warn func(string)
+	// Diagnose, when set, receives statistics of the sensitive data that no
+	// mechanism protects (how many rows were dropped, how many teachers got
+	// no rows): a local diagnostic for the data owner, NOT PRIVATE. Nil (the
+	// default) keeps them in the process.
+	Diagnose func(string)
+
+	// LabelType, when set, is the declared type of every label column: the
+	// sensitive schema must have it (New refuses it otherwise), so that the
+	// output's label type is a declaration, not a reading of the data.
+	LabelType arrow.DataType
 }
 
 // Progress is a running count of what the labelling has done so far.
@@ -107,6 +118,15 @@ func (c *Config) votesName() string {
 func (c *Config) warn(format string, args ...any) {
 	if c.Warn != nil {
 		c.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// diagnose sends a not-private statistic of the sensitive data to
+// Diagnose, if set. Anything that depends on sensitive values outside a
+// mechanism (a count, a row index) goes here, never to warn or an error.
+func (c *Config) diagnose(format string, args ...any) {
+	if c.Diagnose != nil {
+		c.Diagnose(fmt.Sprintf(format, args...))
 	}
 }
 
