@@ -55,6 +55,8 @@ Examples:
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public set of label values; without it the set is released privately from the sensitive data at a small cost"},
+			&cli.StringFlag{Name: "label-type", Usage: "declared type of the label column(s): int64, string or bool. A CSV --private is read with it (a value that does not parse is a missing label) and its feature columns with the types of --public, never types inferred from the sensitive rows; Parquet and Arrow files must have it. Default for CSV: int64 when every --classes value is an integer, else string"},
+			&cli.BoolFlag{Name: "diagnostics", Usage: "print statistics of the sensitive data that no mechanism protects (dropped rows, teachers without rows) on stderr, marked NOT PRIVATE; for the data owner only"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher (default: a row is a unit)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
@@ -148,16 +150,22 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin})
-	if err != nil {
-		return fmt.Errorf("--private: %w", err)
-	}
-	defer sens.Close()
+	// The public file first: a CSV --private takes its types from it and
+	// from the declarations, never from its own rows.
 	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	labelType, csvTypes, err := declaredTypes(c, labels, pub.Schema())
+	if err != nil {
+		return err
+	}
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	if err != nil {
+		return fmt.Errorf("--private: %w", err)
+	}
+	defer sens.Close()
 
 	cfg := label.Config{
 		Label:            labels[0],
@@ -190,6 +198,17 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	if !quiet {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
+	}
+	if c.IsSet("label-type") {
+		cfg.LabelType = labelType
+	}
+	if c.Bool("diagnostics") {
+		cfg.Diagnose = func(msg string) { fmt.Fprintf(e.stderr, "pate: NOT PRIVATE diagnostic: %s\n", msg) }
+		defer func() {
+			if records, cells := sens.Skipped(); records+cells > 0 {
+				cfg.Diagnose(fmt.Sprintf("--private: %d records of the wrong width skipped, %d cells that do not parse as their declared type read as missing", records, cells))
+			}
+		}()
 	}
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}
@@ -591,4 +610,68 @@ func replicableFlags(c *cli.Context) (*label.Replicable, error) {
 		return nil, usagef("--replicable-width must be in (0, 1e6], got %g", w)
 	}
 	return &label.Replicable{Key: key, Width: c.Float64("replicable-width"), Via: "--shared-seed-file, a file shared between curators"}, nil
+}
+
+// declaredTypes returns the declared label type (--label-type, else int64
+// when every --classes value is an integer, else string) and the column
+// types a CSV --private is read with: the label columns that type, the
+// privacy unit utf8, every other column the type its namesake has in the
+// public file (numbers as float64), utf8 when it has none. Nothing here
+// looks at a sensitive value, so the output schema cannot depend on one.
+func declaredTypes(c *cli.Context, labels []string, public *arrow.Schema) (arrow.DataType, map[string]arrow.DataType, error) {
+	var lt arrow.DataType
+	switch v := c.String("label-type"); v {
+	case "int64":
+		lt = arrow.PrimitiveTypes.Int64
+	case "string", "utf8":
+		lt = arrow.BinaryTypes.String
+	case "bool":
+		lt = arrow.FixedWidthTypes.Boolean
+	case "":
+		lt = arrow.PrimitiveTypes.Int64
+		classes := splitList(c.StringSlice("classes"))
+		for _, cl := range classes {
+			if _, err := strconv.ParseInt(cl, 10, 64); err != nil {
+				lt = arrow.BinaryTypes.String
+			}
+		}
+		if len(classes) == 0 {
+			lt = arrow.BinaryTypes.String
+		}
+	default:
+		return nil, nil, usagef("--label-type must be int64, string or bool, got %q", v)
+	}
+	types := make(map[string]arrow.DataType, public.NumFields()+len(labels)+1)
+	for _, f := range public.Fields() {
+		if t := csvType(f.Type); t != nil {
+			types[f.Name] = t
+		}
+	}
+	if u := c.String("privacy-unit"); u != "" {
+		types[u] = arrow.BinaryTypes.String
+	}
+	for _, l := range labels {
+		types[l] = lt
+	}
+	return lt, types, nil
+}
+
+// csvType is the type a CSV column is read with to match a public column
+// of type t, or nil when CSV has no such type (the column is then read as
+// utf8 and a feature of it refused by label.New for its type).
+func csvType(t arrow.DataType) arrow.DataType {
+	if d, ok := t.(*arrow.DictionaryType); ok {
+		t = d.ValueType
+	}
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DECIMAL256:
+		return arrow.PrimitiveTypes.Float64
+	case arrow.BOOL:
+		return arrow.FixedWidthTypes.Boolean
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return arrow.BinaryTypes.String
+	}
+	return nil
 }
