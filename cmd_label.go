@@ -264,10 +264,11 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		// A file output is released only by its final rename, and a stream
 		// only by the batches already written: when nothing left the
-		// process, nothing was spent. Otherwise the begin entry keeps the
-		// maximum charged.
+		// process, nothing was spent but what the failure itself reveals
+		// (a refusal after the private class discovery). Otherwise the
+		// begin entry keeps the maximum charged.
 		if ledgerEntry != nil && (out != "-" || cw.rows == 0) {
-			if lerr := ledgerEntry.End(0); lerr != nil {
+			if lerr := ledgerEntry.End(label.SpentBefore(err)); lerr != nil {
 				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 			}
 		}

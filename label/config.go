@@ -18,6 +18,39 @@ var ErrInvalidInput = errors.New("invalid input")
 // ErrBudgetRefused is returned when the budget cannot pay for even one query.
 var ErrBudgetRefused = errors.New("privacy budget refused")
 
+// AbortedError is the error of a run that stopped after a mechanism had
+// run on the sensitive data (the private class discovery, say): the
+// failure itself may reveal that mechanism's output, so what it cost is
+// spent even though no label was released. A ledger charges Rho for it.
+type AbortedError struct {
+	Err error
+	Rho float64 // zCDP ρ spent before the run stopped
+}
+
+func (e *AbortedError) Error() string { return e.Err.Error() }
+func (e *AbortedError) Unwrap() error { return e.Err }
+
+// SpentBefore returns the ρ a run that failed with err had spent on the
+// sensitive data before it stopped: 0 when it stopped before any mechanism
+// ran.
+func SpentBefore(err error) float64 {
+	var a *AbortedError
+	if errors.As(err, &a) {
+		return a.Rho
+	}
+	return 0
+}
+
+// spentBefore wraps err, unless it already says what it spent, with the ρ
+// spent so far.
+func spentBefore(err error, rho float64) error {
+	var a *AbortedError
+	if err == nil || rho <= 0 || errors.As(err, &a) {
+		return err
+	}
+	return &AbortedError{Err: err, Rho: rho}
+}
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 }

@@ -188,7 +188,8 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			}
 			ld.classesSource = "declared with --classes"
 		} else if err := l.discoverClasses(ld, j, labels[j], hasLab[j], ids); err != nil {
-			return nil, nil, err
+			// The refusal reveals the discoveries run so far: charge them.
+			return nil, nil, spentBefore(err, td.discoveryRho+ld.discoveryRho)
 		}
 		td.labels = append(td.labels, ld)
 		td.discoveryRho += ld.discoveryRho
@@ -412,7 +413,7 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, labels []string, hasLab 
 			kept = append(kept, v)
 		}
 	}
-	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))
+	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, max(len(vals), 1))
 	ld.discoveryDelta = deltaC
 	ld.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(ld.discoveryRho), Delta: Float(deltaC)}
 	ld.classesSource = "released privately from the sensitive data (stable histogram)"

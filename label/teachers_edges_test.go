@@ -134,3 +134,47 @@ func TestDeclaredLabelType(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryRefusalIsCharged: a run refused by its private class
+// discovery (here: no usable label at all) reveals the discovery's output
+// by failing, so its error says what the discovery cost; an error that
+// does not say so costs nothing.
+func TestDiscoveryRefusalIsCharged(t *testing.T) {
+	byRow := func(i int) string { return fmt.Sprintf("p%d", i) }
+	tests := []struct {
+		name  string
+		label func(int) int64
+	}{
+		{"no usable label", func(int) int64 { return -1 }},
+		{"one class", func(int) int64 { return 1 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv := edgeRows(mem, 200, byRow, tc.label)
+			defer releaseAll(priv.recs)
+			pub := edgeRows(mem, 20, byRow, tc.label)
+			defer releaseAll(pub.recs)
+			seed := uint64(4)
+			cfg := Config{Label: "y", Features: []string{"x"}, Keep: []string{"x"},
+				Teachers: 4, Learner: "logreg", Epsilon: 2, Delta: 1e-5, PublicRows: 20,
+				Seed: &seed, BatchSize: 64, Allocator: mem}
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = l.Run(context.Background(), priv, pub, &discard{})
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			rho := SpentBefore(err)
+			if !(rho > 0 && rho < 0.1) {
+				t.Errorf("SpentBefore = %g, want the discovery's small positive ρ", rho)
+			}
+			if SpentBefore(errors.New("other")) != 0 {
+				t.Errorf("an error without a spend charges something")
+			}
+		})
+	}
+}
