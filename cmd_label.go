@@ -55,6 +55,8 @@ Examples:
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public set of label values; without it the set is released privately from the sensitive data at a small cost"},
+			&cli.StringFlag{Name: "label-type", Usage: "declared type of the label column(s): int64, string or bool. A CSV --private is read with it (a value that does not parse is a missing label) and its feature columns with the types of --public, never types inferred from the sensitive rows; Parquet and Arrow files must have it. Default for CSV: int64 when every --classes value is an integer, else string"},
+			&cli.BoolFlag{Name: "diagnostics", Usage: "print statistics of the sensitive data that no mechanism protects (dropped rows, teachers without rows) on stderr, marked NOT PRIVATE; for the data owner only"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher (default: a row is a unit)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
@@ -148,16 +150,22 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin})
-	if err != nil {
-		return fmt.Errorf("--private: %w", err)
-	}
-	defer sens.Close()
+	// The public file first: a CSV --private takes its types from it and
+	// from the declarations, never from its own rows.
 	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	labelType, csvTypes, err := declaredTypes(c, labels, pub.Schema())
+	if err != nil {
+		return err
+	}
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	if err != nil {
+		return fmt.Errorf("--private: %w", err)
+	}
+	defer sens.Close()
 
 	cfg := label.Config{
 		Label:            labels[0],
@@ -190,6 +198,17 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	if !quiet {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
+	}
+	if c.IsSet("label-type") {
+		cfg.LabelType = labelType
+	}
+	if c.Bool("diagnostics") {
+		cfg.Diagnose = func(msg string) { fmt.Fprintf(e.stderr, "pate: NOT PRIVATE diagnostic: %s\n", msg) }
+		defer func() {
+			if records, cells := sens.Skipped(); records+cells > 0 {
+				cfg.Diagnose(fmt.Sprintf("--private: %d records of the wrong width skipped, %d cells that do not parse as their declared type read as missing", records, cells))
+			}
+		}()
 	}
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}
@@ -245,10 +264,11 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		// A file output is released only by its final rename, and a stream
 		// only by the batches already written: when nothing left the
-		// process, nothing was spent. Otherwise the begin entry keeps the
-		// maximum charged.
+		// process, nothing was spent but what the failure itself reveals
+		// (a refusal after the private class discovery). Otherwise the
+		// begin entry keeps the maximum charged.
 		if ledgerEntry != nil && (out != "-" || cw.rows == 0) {
-			if lerr := ledgerEntry.End(0); lerr != nil {
+			if lerr := ledgerEntry.End(label.SpentBefore(err)); lerr != nil {
 				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 			}
 		}

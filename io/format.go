@@ -59,7 +59,7 @@ var (
 // are looked at) and its name: Parquet by the magic "PAR1", an Arrow IPC
 // file by "ARROW1", an Arrow IPC stream by its continuation marker
 // 0xFFFFFFFF (or an old-style little-endian length prefix), and CSV when
-// the name ends in ".csv" or the bytes look like text. Anything else is an
+// the name ends in ".csv" or the first line looks like text. Anything else is an
 // error wrapping ErrFormat.
 func SniffFormat(head []byte, name string) (Format, error) {
 	switch {
@@ -72,8 +72,15 @@ func SniffFormat(head []byte, name string) (Format, error) {
 	case len(head) >= 8 && binary.LittleEndian.Uint32(head) == 0xFFFFFFFF:
 		return FormatIPCStream, nil
 	}
+	// Text is judged on the first line alone: for CSV that is the header,
+	// so whether a file opens as CSV does not depend on its rows (which
+	// may be sensitive), and neither do the bytes an error quotes.
+	first := head
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		first = head[:i+1]
+	}
 	lower := strings.ToLower(name)
-	if strings.HasSuffix(lower, ".csv") || looksLikeText(head) {
+	if strings.HasSuffix(lower, ".csv") || looksLikeText(first) {
 		return FormatCSV, nil
 	}
 	if len(head) >= 8 {
@@ -86,7 +93,7 @@ func SniffFormat(head []byte, name string) (Format, error) {
 	}
 	ext := filepath.Ext(name)
 	return 0, fmt.Errorf("%s: unrecognised input (extension %q, first bytes % x), expected parquet (PAR1), arrow ipc file (ARROW1), arrow ipc stream (0xFFFFFFFF) or csv text: %w",
-		name, ext, head[:min(len(head), 8)], ErrFormat)
+		name, ext, first[:min(len(first), 8)], ErrFormat)
 }
 
 // looksLikeText reports whether head is plausibly the start of a CSV file:

@@ -30,6 +30,13 @@ type csvSource struct {
 	batch    int
 	buffered []csvRow // rows read for inference and not yet returned
 	done     bool
+
+	// declared: the types come from ReadOptions.CSVTypes, and values
+	// that do not fit are counted, not errors.
+	declared   bool
+	width      int   // number of header fields
+	badRecords int64 // records skipped for their number of fields
+	badCells   int64 // cells read as null because they did not parse
 }
 
 // openCSV reads the header and up to csvInferRows rows to infer each
@@ -47,7 +54,10 @@ func openCSV(in io.Reader, name string, opts ReadOptions) (source, error) {
 	}
 	header = append([]string(nil), header...)
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
-	s := &csvSource{name: name, r: r, mem: opts.Allocator, batch: opts.BatchSize}
+	s := &csvSource{name: name, r: r, mem: opts.Allocator, batch: opts.BatchSize, width: len(header)}
+	if opts.CSVTypes != nil {
+		return openDeclaredCSV(s, header, opts.CSVTypes)
+	}
 	for len(s.buffered) < csvInferRows {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -70,6 +80,35 @@ func openCSV(in io.Reader, name string, opts ReadOptions) (source, error) {
 	s.sch = arrow.NewSchema(fields, nil)
 	return s, nil
 }
+
+// openDeclaredCSV sets the schema from the declared types alone: no row
+// is read before the caller asks for one, so neither the schema nor
+// whether the file opens depends on the values.
+func openDeclaredCSV(s *csvSource, header []string, types map[string]arrow.DataType) (source, error) {
+	s.declared = true
+	s.r.FieldsPerRecord = -1 // a record of the wrong width is skipped in next
+	s.r.LazyQuotes = true
+	fields := make([]arrow.Field, len(header))
+	for j, h := range header {
+		if h == "" {
+			h = fmt.Sprintf("column_%d", j+1)
+		}
+		t, ok := types[h]
+		if !ok {
+			t = arrow.BinaryTypes.String
+		}
+		switch t.ID() {
+		case arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.STRING:
+		default:
+			return nil, fmt.Errorf("%s: column %q: a csv column cannot be declared %s (int64, float64, bool or utf8)", s.name, h, t)
+		}
+		fields[j] = arrow.Field{Name: h, Type: t, Nullable: true}
+	}
+	s.sch = arrow.NewSchema(fields, nil)
+	return s, nil
+}
+
+func (s *csvSource) skipped() (int64, int64) { return s.badRecords, s.badCells }
 
 func (s *csvSource) parseErr(err error) error {
 	return fmt.Errorf("%s: csv: %w: %w", s.name, ErrFormat, err)
@@ -157,6 +196,10 @@ func (s *csvSource) next() (arrow.Record, error) {
 			}
 			row.fields = rec
 			row.line, _ = s.r.FieldPos(0)
+			if s.declared && len(rec) != s.width {
+				s.badRecords++
+				continue
+			}
 		}
 		if row.fields == nil {
 			break
@@ -184,23 +227,37 @@ func (s *csvSource) appendRow(b *array.RecordBuilder, row csvRow) error {
 		switch fb := fb.(type) {
 		case *array.Int64Builder:
 			x, err := strconv.ParseInt(v, 10, 64)
-			bad = err != nil
-			fb.Append(x)
+			if bad = err != nil; !bad {
+				fb.Append(x)
+			}
 		case *array.Float64Builder:
 			x, err := strconv.ParseFloat(v, 64)
-			bad = err != nil && !isRangeErr(err)
-			fb.Append(x)
+			if bad = err != nil && !isRangeErr(err); !bad {
+				fb.Append(x)
+			}
 		case *array.BooleanBuilder:
 			x, ok := parseCSVBool(v)
-			bad = !ok
-			fb.Append(x)
+			if !ok && s.declared {
+				var err error
+				x, err = strconv.ParseBool(v)
+				ok = err == nil
+			}
+			if bad = !ok; !bad {
+				fb.Append(x)
+			}
 		case *array.StringBuilder:
 			fb.Append(raw)
 		}
-		if bad {
-			return fmt.Errorf("%s: line %d, column %q: %q is not %s (type inferred from the first %d rows): %w",
-				s.name, row.line, s.sch.Field(j).Name, raw, s.sch.Field(j).Type, csvInferRows, ErrFormat)
+		if !bad {
+			continue
 		}
+		if s.declared { // a value that does not fit its declared type is missing
+			fb.AppendNull()
+			s.badCells++
+			continue
+		}
+		return fmt.Errorf("%s: line %d, column %q: %q is not %s (type inferred from the first %d rows): %w",
+			s.name, row.line, s.sch.Field(j).Name, raw, s.sch.Field(j).Type, csvInferRows, ErrFormat)
 	}
 	return nil
 }

@@ -41,6 +41,16 @@ type ReadOptions struct {
 	// an Arrow IPC file (formats that need random access); "" means
 	// os.TempDir().
 	TempDir string
+	// CSVTypes, when not nil, declares the type of a CSV input's columns
+	// instead of inferring them from its rows: for sensitive data, whose
+	// schema must not depend on its values. A column it names gets that
+	// type (int64, float64, boolean or utf8); every other column is read
+	// as utf8. Nothing is read ahead, and the reader never fails on a
+	// value: a cell that does not parse as its column's type is read as
+	// null, and a record with the wrong number of fields is skipped (see
+	// Reader.Skipped); quotes are read leniently. Other formats ignore it
+	// (their schema is declared in the file).
+	CSVTypes map[string]arrow.DataType
 }
 
 // source yields owned record batches of one input format.
@@ -248,6 +258,18 @@ func (r *Reader) Schema() *arrow.Schema { return r.out }
 
 // Format returns the input's format.
 func (r *Reader) Format() Format { return r.format }
+
+// Skipped returns how many records of a CSV input read with
+// ReadOptions.CSVTypes were skipped for their number of fields, and how
+// many cells were read as null because they did not parse as their
+// column's declared type, so far. They are statistics of the data: show
+// them only where a local, not private, diagnostic may go.
+func (r *Reader) Skipped() (records, cells int64) {
+	if s, ok := r.src.(interface{ skipped() (int64, int64) }); ok {
+		return s.skipped()
+	}
+	return 0, 0
+}
 
 // NumRows returns the number of rows of the input, or -1 when it is not
 // known before reading (Arrow IPC files and streams, CSV).

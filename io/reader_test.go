@@ -29,6 +29,9 @@ func TestSniffFormat(t *testing.T) {
 		{"csv by text", "data.txt", []byte("a,b\n1,2\n"), FormatCSV, false},
 		{"csv by name", "DATA.CSV", []byte{0, 1, 2, 3}, FormatCSV, false},
 		{"utf8 text", "-", []byte("näme,ß\n1,2"), FormatCSV, false},
+		// Only the header decides: binary bytes in a (sensitive) row must
+		// not make the file unreadable.
+		{"binary bytes after a text header", "-", []byte("x,y\n\x00\x01,\xff\n"), FormatCSV, false},
 		{"empty", "e.parquet", nil, 0, true},
 		{"garbage", "g.bin", []byte{0x01, 0x02, 0x00, 0x9f, 0xff, 0x00, 0x13, 0x07}, 0, true},
 		{"short stream marker", "s", []byte{0xff, 0xff, 0xff}, 0, true},
@@ -328,4 +331,106 @@ func TestNumRowsKnownUpFront(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// TestCSVDeclaredTypes: with CSVTypes the schema is the declaration alone,
+// whatever the rows hold, and a value that does not fit is a counted null
+// (or a counted skipped record), never an error that would quote it.
+func TestCSVDeclaredTypes(t *testing.T) {
+	types := map[string]arrow.DataType{"x": arrow.PrimitiveTypes.Float64, "y": arrow.PrimitiveTypes.Int64, "b": arrow.FixedWidthTypes.Boolean}
+	wantSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "y", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "u", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var late strings.Builder
+	late.WriteString("x,y,b,u\n")
+	for i := 0; i < 10005; i++ {
+		late.WriteString("1,0,true,a\n")
+	}
+	late.WriteString("0.5,SECRET,maybe,b\n")
+	tests := []struct {
+		name          string
+		in            string
+		rows          int64
+		nulls         [4]int // per column
+		records, cell int64  // Skipped()
+	}{
+		{name: "values that fit", in: "x,y,b,u\n1,0,true,a\n2.5,1,0,b\n", rows: 2},
+		{name: "a cell of the wrong type is null", in: "x,y,b,u\n1,0,true,a\n0.5,x,T,b\n", rows: 2, nulls: [4]int{0, 1, 0, 0}, cell: 1},
+		{name: "all strings", in: "x,y,b,u\nfoo,bar,baz,qux\n", rows: 1, nulls: [4]int{1, 1, 1, 0}, cell: 3},
+		{name: "a wrong-width record is skipped", in: "x,y,b,u\n1,0,true,a\n3,4\n5,6,true,a,9\n", rows: 1, records: 2},
+		{name: "a stray quote is data", in: "x,y,b,u\n1,0,true,a\"b\n", rows: 1},
+		{name: "a mismatch after the first 10,000 rows", in: late.String(), rows: 10006, nulls: [4]int{0, 1, 1, 0}, cell: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			r, err := Open("-", ReadOptions{Allocator: mem, Stdin: strings.NewReader(tc.in), CSVTypes: types})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if !r.Schema().Equal(wantSchema) {
+				t.Errorf("schema %v, want %v", r.Schema(), wantSchema)
+			}
+			var rows int64
+			var nulls [4]int
+			for {
+				rec, err := r.Read()
+				if errors.Is(err, stdio.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("read: %v", err)
+				}
+				rows += rec.NumRows()
+				for j := range nulls {
+					nulls[j] += rec.Column(j).NullN()
+				}
+				rec.Release()
+			}
+			records, cells := r.Skipped()
+			if rows != tc.rows || nulls != tc.nulls || records != tc.records || cells != tc.cell {
+				t.Errorf("rows %d, nulls %v, skipped %d records and %d cells; want %d, %v, %d, %d",
+					rows, nulls, records, cells, tc.rows, tc.nulls, tc.records, tc.cell)
+			}
+		})
+	}
+}
+
+// TestCSVDeclaredTypeUnsupported: a declaration the CSV reader cannot
+// honour is refused when the file is opened, before any row is read.
+func TestCSVDeclaredTypeUnsupported(t *testing.T) {
+	_, err := Open("-", ReadOptions{Stdin: strings.NewReader("d\n1\n"), CSVTypes: map[string]arrow.DataType{"d": arrow.FixedWidthTypes.Date32}})
+	if err == nil || !strings.Contains(err.Error(), `"d"`) {
+		t.Errorf("err = %v, want a refusal naming the column", err)
+	}
+}
+
+// FuzzReadDeclaredCSV: under a fixed header, a CSV read with declared
+// types has exactly the declared schema and never fails on its rows,
+// whatever they hold: a misfit is a counted null or a skipped record.
+func FuzzReadDeclaredCSV(f *testing.F) {
+	for _, s := range []string{"1,2,true,a\n", "0.5,x,maybe,\"b\n", "1,2\n3,4,5,6,7\n", "\"\"\"\n,,,\n", "\xff\xfe,\x00,,\n"} {
+		f.Add([]byte(s))
+	}
+	types := map[string]arrow.DataType{"x": arrow.PrimitiveTypes.Float64, "y": arrow.PrimitiveTypes.Int64, "b": arrow.FixedWidthTypes.Boolean}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+		defer mem.AssertSize(t, 0)
+		in := stdio.MultiReader(strings.NewReader("x,y,b,u\n"), bytes.NewReader(data))
+		s, recs, err := readAllErr("-", ReadOptions{BatchSize: 3, Allocator: mem, Stdin: in, CSVTypes: types})
+		defer releaseAll(recs)
+		if err != nil {
+			t.Fatalf("a declared csv failed on its rows: %v", err)
+		}
+		for i, want := range []arrow.DataType{types["x"], types["y"], types["b"], arrow.BinaryTypes.String} {
+			if !arrow.TypeEqual(s.Field(i).Type, want) {
+				t.Fatalf("field %d is %s, want %s", i, s.Field(i).Type, want)
+			}
+		}
+	})
 }

@@ -177,7 +177,7 @@ func (l *Labeler) histograms(rec arrow.Record, off, n int, firstRow int64, dst [
 			for i := 0; i < n; i++ {
 				v, ok := intAt(col, off+i)
 				if !ok || v < 0 || v > int64(k) {
-					return l.badVote(firstRow+int64(i), rec.Schema().Field(j).Name, v, ok, "a count between 0 and the number of teachers")
+					return l.badVote(firstRow+int64(i), rec.Schema().Field(j).Name, ok, "a count between 0 and the number of teachers")
 				}
 				dst[i*m+j] = int32(v)
 			}
@@ -188,7 +188,7 @@ func (l *Labeler) histograms(rec arrow.Record, off, n int, firstRow int64, dst [
 				total += int64(c)
 			}
 			if total > int64(k) {
-				return invalid("%s: row %d: %d votes in all, more than the %d teachers (--teachers)", l.cfg.votesName(), firstRow+int64(i), total, k)
+				return invalid("%s: row %d: more votes in all than the %d teachers (--teachers)", l.cfg.votesName(), firstRow+int64(i), k)
 			}
 		}
 	case l.listVotes:
@@ -200,12 +200,12 @@ func (l *Labeler) histograms(rec arrow.Record, off, n int, firstRow int64, dst [
 			}
 			lo, hi := list.ValueOffsets(row)
 			if hi-lo != int64(k) {
-				return invalid("%s: row %d: %d predictions, but --teachers is %d (each teacher votes exactly once)", l.cfg.votesName(), firstRow+int64(i), hi-lo, k)
+				return invalid("%s: row %d: the number of predictions is not --teachers %d (each teacher votes exactly once)", l.cfg.votesName(), firstRow+int64(i), k)
 			}
 			for p := lo; p < hi; p++ {
 				c, ok := intAt(list.ListValues(), int(p))
 				if !ok || c < 0 || c >= int64(m) {
-					return l.badVote(firstRow+int64(i), rec.Schema().Field(0).Name, c, ok, fmt.Sprintf("a class index in [0, %d)", m))
+					return l.badVote(firstRow+int64(i), rec.Schema().Field(0).Name, ok, fmt.Sprintf("a class index in [0, %d)", m))
 				}
 				dst[i*m+int(c)]++
 			}
@@ -216,7 +216,7 @@ func (l *Labeler) histograms(rec arrow.Record, off, n int, firstRow int64, dst [
 			for i := 0; i < n; i++ {
 				c, ok := intAt(col, off+i)
 				if !ok || c < 0 || c >= int64(m) {
-					return l.badVote(firstRow+int64(i), rec.Schema().Field(t).Name, c, ok, fmt.Sprintf("a class index in [0, %d)", m))
+					return l.badVote(firstRow+int64(i), rec.Schema().Field(t).Name, ok, fmt.Sprintf("a class index in [0, %d)", m))
 				}
 				dst[i*m+int(c)]++
 			}
@@ -225,11 +225,14 @@ func (l *Labeler) histograms(rec arrow.Record, off, n int, firstRow int64, dst [
 	return nil
 }
 
-func (l *Labeler) badVote(row int64, col string, v int64, ok bool, want string) error {
+// badVote refuses a vote file that valid teachers cannot have written. The
+// row is a public row; the value, a vote, is not quoted: votes are
+// statistics of the sensitive data (invariant 4).
+func (l *Labeler) badVote(row int64, col string, ok bool, want string) error {
 	if !ok {
 		return invalid("%s: row %d, column %q: null where %s is needed", l.cfg.votesName(), row, col, want)
 	}
-	return invalid("%s: row %d, column %q: %d is not %s", l.cfg.votesName(), row, col, v, want)
+	return invalid("%s: row %d, column %q: a value that is not %s", l.cfg.votesName(), row, col, want)
 }
 
 func intAt(a arrow.Array, i int) (int64, bool) {

@@ -18,6 +18,39 @@ var ErrInvalidInput = errors.New("invalid input")
 // ErrBudgetRefused is returned when the budget cannot pay for even one query.
 var ErrBudgetRefused = errors.New("privacy budget refused")
 
+// AbortedError is the error of a run that stopped after a mechanism had
+// run on the sensitive data (the private class discovery, say): the
+// failure itself may reveal that mechanism's output, so what it cost is
+// spent even though no label was released. A ledger charges Rho for it.
+type AbortedError struct {
+	Err error
+	Rho float64 // zCDP ρ spent before the run stopped
+}
+
+func (e *AbortedError) Error() string { return e.Err.Error() }
+func (e *AbortedError) Unwrap() error { return e.Err }
+
+// SpentBefore returns the ρ a run that failed with err had spent on the
+// sensitive data before it stopped: 0 when it stopped before any mechanism
+// ran.
+func SpentBefore(err error) float64 {
+	var a *AbortedError
+	if errors.As(err, &a) {
+		return a.Rho
+	}
+	return 0
+}
+
+// spentBefore wraps err, unless it already says what it spent, with the ρ
+// spent so far.
+func spentBefore(err error, rho float64) error {
+	var a *AbortedError
+	if err == nil || rho <= 0 || errors.As(err, &a) {
+		return err
+	}
+	return &AbortedError{Err: err, Rho: rho}
+}
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 }
@@ -74,7 +107,18 @@ type Config struct {
 	// Progress, when set, is called after every public batch.
 	Progress func(Progress)
 	// Warn, when set, receives warnings meant for the local user (stderr).
+	// A warning never depends on the sensitive values.
 	Warn func(string)
+	// Diagnose, when set, receives statistics of the sensitive data that no
+	// mechanism protects (how many rows were dropped, how many teachers got
+	// no rows): a local diagnostic for the data owner, NOT PRIVATE. Nil (the
+	// default) keeps them in the process.
+	Diagnose func(string)
+
+	// LabelType, when set, is the declared type of every label column: the
+	// sensitive schema must have it (New refuses it otherwise), so that the
+	// output's label type is a declaration, not a reading of the data.
+	LabelType arrow.DataType
 }
 
 // Progress is a running count of what the labelling has done so far.
@@ -107,6 +151,15 @@ func (c *Config) votesName() string {
 func (c *Config) warn(format string, args ...any) {
 	if c.Warn != nil {
 		c.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// diagnose sends a not-private statistic of the sensitive data to
+// Diagnose, if set. Anything that depends on sensitive values outside a
+// mechanism (a count, a row index) goes here, never to warn or an error.
+func (c *Config) diagnose(format string, args ...any) {
+	if c.Diagnose != nil {
+		c.Diagnose(fmt.Sprintf(format, args...))
 	}
 }
 

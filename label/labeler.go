@@ -60,6 +60,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 		if err != nil {
 			return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), name, err, strings.Join(columnNames(sensitive), ", "))
 		}
+		if cfg.LabelType != nil && !arrow.TypeEqual(lf.Type, cfg.LabelType) {
+			return nil, invalid("%s: label column %q has type %s, but its declared type is %s (--label-type)", cfg.sens(), name, lf.Type, cfg.LabelType)
+		}
 		if !labelTypeSupported(lf.Type) {
 			return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans", cfg.sens(), name, lf.Type)
 		}

@@ -141,7 +141,9 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 		off += tmp.Rows
 	}
 	if usable == 0 {
-		return nil, nil, nil, invalid("%s: no row of the label column %q holds one of the --classes", cfg.sens(), cfg.Label)
+		// Not an error: refusing would reveal it. The mechanisms score
+		// every candidate alike on no rows and stay private.
+		cfg.diagnose("%s: no row of the label column %q holds one of the --classes", cfg.sens(), cfg.Label)
 	}
 	return X, y, td, nil
 }

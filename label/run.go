@@ -111,13 +111,21 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// check so that the peak does not depend on the number of public rows.
 	defer capHeap()()
 
+	// From here on a failure comes after the class discovery ran: it
+	// charges what the discovery cost (the labels' own spend is the
+	// ledger's write-ahead entry's business).
+	var discovered float64
+	if td != nil {
+		discovered = td.discoveryRho
+	}
+
 	// 3. Budget, noise, aggregator.
 	rep, agg, filter, err := l.prepareMechanism(td)
 	if err != nil {
-		return nil, err
+		return nil, spentBefore(err, discovered)
 	}
 	if err := l.startPure(ens, rep, agg, filter); err != nil {
-		return nil, err
+		return nil, spentBefore(err, discovered)
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
@@ -135,7 +143,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		}
 	}
 	if err := st.startStudent(head); err != nil {
-		return nil, err
+		return nil, spentBefore(err, discovered)
 	}
 	if st.student != nil {
 		defer st.student.close()
@@ -143,7 +151,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	err = st.stream(ctx, head, public, out)
 	head = nil // the stream owns (and has released) the head batches
 	if err != nil {
-		return nil, err
+		return nil, spentBefore(err, discovered)
 	}
 	l.finishReport(rep, st, agg, filter, td)
 	return rep, nil

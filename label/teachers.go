@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"golang.org/x/sync/errgroup"
@@ -105,6 +106,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	// learns one model per label column (Bun, Nissim, Stemmer). Each batch's
 	// goroutine has a partitioner of its own, under the one key.
 	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
+	var nullUnits atomic.Int64     // rows dropped for a null privacy unit
 	ids := make([][32]byte, total) // SHA-256 of each row's unit identity
 	teacherOf := make([]int, total)
 	{
@@ -121,11 +123,19 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 				if uc != nil {
 					var buf []byte
 					for i := 0; i < n; i++ {
+						r := starts[bi] + i
 						if uc.IsNull(i) {
-							return invalid("%s: privacy-unit column %q has a null at row %d; every row needs a unit", cfg.sens(), cfg.PrivacyUnit, starts[bi]+i)
+							// A row without a unit belongs to no one the
+							// guarantee can name: it is dropped (its
+							// labels count as missing), silently. Failing
+							// would reveal that such a row exists.
+							for j := range hasLab {
+								hasLab[j][r] = false
+							}
+							nullUnits.Add(1)
+							continue
 						}
 						buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
-						r := starts[bi] + i
 						ids[r] = sha256.Sum256(buf)
 						teacherOf[r] = part.teacher(ids[r][:])
 					}
@@ -154,9 +164,15 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			return nil, nil, err
 		}
 	}
+	if n := nullUnits.Load(); n > 0 {
+		cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), n, cfg.PrivacyUnit)
+	}
+	// A label column without a usable value is not an error either: with
+	// --classes its teachers all vote the fixed class, and without them the
+	// private class discovery (a charged test) is what refuses the run.
 	for j, lf := range l.labelFields {
 		if !slices.Contains(hasLab[j], true) {
-			return nil, nil, invalid("%s: the label column %q has no non-null value", cfg.sens(), lf.Name)
+			cfg.diagnose("%s: the label column %q has no usable value", cfg.sens(), lf.Name)
 		}
 	}
 
@@ -172,7 +188,8 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			}
 			ld.classesSource = "declared with --classes"
 		} else if err := l.discoverClasses(ld, j, labels[j], hasLab[j], ids); err != nil {
-			return nil, nil, err
+			// The refusal reveals the discoveries run so far: charge them.
+			return nil, nil, spentBefore(err, td.discoveryRho+ld.discoveryRho)
 		}
 		td.labels = append(td.labels, ld)
 		td.discoveryRho += ld.discoveryRho
@@ -180,18 +197,20 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	}
 	td.classes, td.classesSource, td.discovery = td.labels[0].classes, td.labels[0].classesSource, td.labels[0].discovery
 
-	// Every teacher needs units of its own: count distinct units up to the
-	// number of teachers (no further: only whether there are enough matters).
-	units := make(map[[32]byte]struct{}, min(total, cfg.Teachers))
-	for i := 0; i < total && len(units) < cfg.Teachers; i++ {
-		units[ids[i]] = struct{}{}
-	}
-	if len(units) < cfg.Teachers {
-		what := "rows"
-		if cfg.PrivacyUnit != "" {
-			what = fmt.Sprintf("privacy units (distinct values of %q)", cfg.PrivacyUnit)
+	// Fewer units than teachers is not an error: whether the run goes ahead
+	// must not depend on the number of units (k units would release and
+	// k−1 abort). Teachers without rows vote the fixed class (constModel);
+	// how many there are is a not-private diagnostic.
+	if cfg.Diagnose != nil {
+		units := make(map[[32]byte]struct{}, min(total, cfg.Teachers))
+		for i := 0; i < total && len(units) < cfg.Teachers; i++ {
+			if usable(hasLab, i) {
+				units[ids[i]] = struct{}{}
+			}
 		}
-		return nil, nil, invalid("%s has %d %s, fewer than the %d teachers (--teachers): every teacher needs its own units", cfg.sens(), len(units), what, cfg.Teachers)
+		if len(units) < cfg.Teachers {
+			cfg.diagnose("%s has %d privacy units with a label, fewer than the %d teachers (--teachers)", cfg.sens(), len(units), cfg.Teachers)
+		}
 	}
 	teacherRows := make([][][]int, nl) // per label column, per teacher
 	y := make([][]int32, nl)
@@ -221,7 +240,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			if nl > 1 {
 				what = fmt.Sprintf(" for label %q", ld.name)
 			}
-			cfg.warn("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", empty, cfg.Teachers, what)
+			cfg.diagnose("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", empty, cfg.Teachers, what)
 		}
 	}
 
@@ -394,7 +413,7 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, labels []string, hasLab 
 			kept = append(kept, v)
 		}
 	}
-	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))
+	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, max(len(vals), 1))
 	ld.discoveryDelta = deltaC
 	ld.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(ld.discoveryRho), Delta: Float(deltaC)}
 	ld.classesSource = "released privately from the sensitive data (stable histogram)"
@@ -407,6 +426,16 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, labels []string, hasLab 
 	}
 	ld.classes, err = newClassSet(ld.field.Type, kept)
 	return err
+}
+
+// usable reports whether row i has a usable value in some label column.
+func usable(hasLab [][]bool, i int) bool {
+	for _, h := range hasLab {
+		if h[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // discreteGaussianTailPoint returns the smallest integer t ≥ 0 with
@@ -439,6 +468,14 @@ func discreteGaussianTailPoint(sigma, p float64) int64 {
 // constModel is the model of a teacher that received no rows: it always
 // votes for the first class. It is linear (zero weights, one bias), so it
 // stacks with logistic-regression teachers.
+//
+// The fixed class keeps invariants 1 and 3 at the edge: the teacher still
+// casts exactly one vote, and that vote is a function of its own (empty)
+// partition and of public facts (the class order) only. Adding one unit
+// changes one teacher's partition, from empty to one unit or back, so it
+// changes at most that teacher's vote, as for any other teacher; the run
+// never has to refuse for a lack of units, which would itself reveal the
+// number of units.
 type constModel struct{ classes, dim int }
 
 func (m constModel) Predict(x *learners.Matrix, out []int32) {
