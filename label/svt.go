@@ -203,3 +203,17 @@ func svtPlanThreshold(p MechanismParams, queries, instances int64, delta float64
 	}
 	return hi, nil
 }
+
+// FailureDelta is the part of the run's δ that is a failure probability
+// rather than the zCDP conversion's share: the class discovery's (when the
+// classes are not public) and svt's stable-release failure. The ledger adds
+// these up across runs and converts the composed ρ at what is left of the
+// summed δ.
+func (l *Labeler) FailureDelta() float64 {
+	cfg := &l.cfg
+	fd := DiscoveryDelta(cfg.Delta, cfg.Classes != nil)
+	if cfg.Mechanism == MechanismSVT {
+		fd += cfg.Delta * svtDeltaShare
+	}
+	return fd
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
@@ -13,22 +12,7 @@ import (
 
 func testID(t *testing.T, s string) string {
 	t.Helper()
-	id, err := DatasetID(strings.NewReader(s), []string{"y"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-func TestDatasetID(t *testing.T) {
-	a, b := testID(t, "data"), testID(t, "data")
-	if a != b || len(a) != 64 {
-		t.Fatalf("ids %q %q", a, b)
-	}
-	other, _ := DatasetID(strings.NewReader("data"), []string{"z"})
-	if other == a || testID(t, "datb") == a {
-		t.Fatal("different data or label gave the same id")
-	}
+	return NamedID(s)
 }
 
 func TestBeginEndTotal(t *testing.T) {
@@ -70,7 +54,7 @@ func TestBeginEndTotal(t *testing.T) {
 			if math.Abs(d.Rho-tc.wantRho) > 1e-12 {
 				t.Fatalf("total ρ %g, want %g", d.Rho, tc.wantRho)
 			}
-			if d.Epsilon != Total(d.Rho, 1e-5, 0) {
+			if d.Epsilon != Total(d.Rho, d.Delta, 0) {
 				t.Fatalf("total ε %g", d.Epsilon)
 			}
 		})
