@@ -550,3 +550,36 @@ func writeCSV(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLedgerFailedRunCharged: a run that fails after its begin entry (here
+// on a public row it cannot read, after training on the sensitive data)
+// stays charged its maximum and says so; the ledger never closes it at the
+// nothing it released, since a failure can depend on the data.
+func TestLedgerFailedRunCharged(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "public.csv")
+	writeCSV(t, "testdata/adult_public.parquet", pub)
+	f, err := os.OpenFile(pub, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("1,2\n"); err != nil { // a row with 2 of the 15 fields
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income", "--public", pub,
+		"--delta", "1e-5", "--epsilon", "1", "--teachers", "20", "--classes", "0,1", "--batch-size", "1024",
+		"--ledger", dir, "-o", filepath.Join(t.TempDir(), "o.arrow"))
+	if code == 0 {
+		t.Fatalf("the run on a malformed public file succeeded: %s", stderr)
+	}
+	d := onlyDataset(t, dir)
+	if len(d.Runs) != 1 || d.Runs[0].Finished || d.Rho != d.Runs[0].MaxRho || d.Delta != 1e-5 {
+		t.Fatalf("the failed run: %+v (total ρ %g, δ %g)", d.Runs, d.Rho, d.Delta)
+	}
+	if !strings.Contains(stderr, "charged its maximum") || !strings.Contains(stderr, filepath.Join(dir, d.ID+".jsonl")) {
+		t.Errorf("stderr does not say the failed run is charged, and where: %q", stderr)
+	}
+}
