@@ -59,7 +59,7 @@ Examples:
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
-			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded"},
+			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded. Private only while the seed is secret and used once: the ledger refuses a seed it has seen"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},

@@ -11,18 +11,32 @@ import (
 	"sort"
 	"strconv"
 
+	"math/bits"
+
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/zeebo/xxh3"
 )
 
 // ContentHash is the ledger identity of a sensitive dataset: a hash of its
-// rows that does not depend on how they are stored. Each row is encoded
-// canonically over every column (label columns included: which columns are
-// labels is a flag of the run, not a property of the data), the columns
-// taken in the order of their names, and hashed; the row hashes are added
-// up (a multiset hash: the sum does not depend on the row order, and a
-// repeated row counts twice). The identity is the SHA-256 of a version tag,
-// the sorted column names, the row count and that sum.
+// rows that does not depend on how they are stored. Each row is hashed over
+// its canonical values in every column (label columns included: which
+// columns are labels is a flag of the run, not a property of the data), the
+// columns taken in the order of their names; the row hashes are added up
+// lane by lane (a multiset hash: the sum does not depend on the row order,
+// and a repeated row counts twice). The identity is the SHA-256 of a version
+// tag, the sorted column names, the row count and that sum.
+//
+// The row hash is 128 bits in two lanes, each updated value by value with a
+// step that is a bijection of the lane for a given value and of the value
+// for a given lane (two rows that differ in one value never collide), then
+// finalised; strings enter through XXH3-128. It is built a column at a time
+// (the type of a column is looked at once per batch), fast enough to run
+// beside every run. It is not collision-resistant against a chosen dataset,
+// and need not be: a collision merges two datasets' ledgers, which
+// over-counts, and a user who wants two identities for one dataset can have
+// them anyway (--no-ledger, another directory): the ledger guards against
+// mistakes, not against its owner.
 //
 // Canonical values: null, and an empty string, are one null marker; a
 // number (any integer or floating-point type, or a string that parses as
@@ -35,8 +49,32 @@ import (
 type ContentHash struct {
 	cols  []string
 	n     uint64
-	lanes [4]uint64
-	rows  [][]byte
+	lanes [2]uint64
+	rows  []lanes
+}
+
+// lanes is the running hash of one row.
+type lanes struct{ a, b uint64 }
+
+const (
+	p1, p2, p3, p4 = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93
+)
+
+// put mixes one canonical value (its tag and two words; a number gives the
+// same word twice) into the row's lanes.
+func (l *lanes) put(tag, lo, hi uint64) {
+	l.a = bits.RotateLeft64((l.a^tag)*p1^lo, 31) * p2
+	l.b = bits.RotateLeft64((l.b+tag)*p3^hi, 27) * p4
+}
+
+// fmix is MurmurHash3's 64-bit finaliser.
+func fmix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
 }
 
 // Add hashes the rows of rec. Every record must have the same column names.
@@ -57,21 +95,19 @@ func (h *ContentHash) Add(rec arrow.Record) error {
 		return errors.New("ledger: record batches with different columns")
 	}
 	n := int(rec.NumRows())
-	for len(h.rows) < n {
-		h.rows = append(h.rows, make([]byte, 0, 64))
+	if cap(h.rows) < n {
+		h.rows = make([]lanes, n)
 	}
 	rows := h.rows[:n]
 	for i := range rows {
-		rows[i] = rows[i][:0]
+		rows[i] = lanes{p1, p3}
 	}
 	for _, j := range order {
-		appendCanonical(rows, rec.Column(j))
+		putColumn(rows, rec.Column(j))
 	}
 	for _, r := range rows {
-		s := sha256.Sum256(r)
-		for k := range h.lanes {
-			h.lanes[k] += binary.LittleEndian.Uint64(s[8*k:])
-		}
+		h.lanes[0] += fmix(r.a)
+		h.lanes[1] += fmix(r.b ^ fmix(r.a))
 	}
 	h.n += uint64(n)
 	return nil
@@ -85,7 +121,7 @@ func (h *ContentHash) ID() string {
 		d.Write(binary.AppendUvarint(nil, uint64(len(c))))
 		d.Write([]byte(c))
 	}
-	var b [8 * 5]byte
+	var b [8 * 3]byte
 	binary.LittleEndian.PutUint64(b[:], h.n)
 	for k, v := range h.lanes {
 		binary.LittleEndian.PutUint64(b[8+8*k:], v)
@@ -147,82 +183,119 @@ const (
 	tagText  = 0x04
 )
 
-// appendCanonical appends to rows[r] the canonical bytes of value r of c.
-func appendCanonical(rows [][]byte, c arrow.Array) {
+// putColumn mixes value r of c into rows[r], for every r, looking at the
+// column's type once for the common types.
+func putColumn(rows []lanes, c arrow.Array) {
+	switch a := c.(type) {
+	case *array.Float64:
+		putEach(rows, c, a.Float64Values(), putFloat)
+	case *array.Int64:
+		putEach(rows, c, a.Int64Values(), putInt)
+	case *array.Int32:
+		putEach(rows, c, a.Int32Values(), func(l *lanes, v int32) { putInt(l, int64(v)) })
+	case *array.String:
+		nulls := c.NullN() > 0
+		for r := range rows {
+			if nulls && c.IsNull(r) {
+				rows[r].put(tagNull, 0, 0)
+				continue
+			}
+			putText(&rows[r], a.Value(r))
+		}
+	default:
+		nulls := c.NullN() > 0
+		for r := range rows {
+			if nulls && c.IsNull(r) {
+				rows[r].put(tagNull, 0, 0)
+				continue
+			}
+			putValue(&rows[r], c, r)
+		}
+	}
+}
+
+// putEach mixes each value of the fixed-width column c (vals) with put, or
+// the null marker.
+func putEach[T any](rows []lanes, c arrow.Array, vals []T, put func(*lanes, T)) {
 	nulls := c.NullN() > 0
 	for r := range rows {
 		if nulls && c.IsNull(r) {
-			rows[r] = append(rows[r], tagNull)
+			rows[r].put(tagNull, 0, 0)
 			continue
 		}
-		rows[r] = appendValue(rows[r], c, r)
+		put(&rows[r], vals[r])
 	}
 }
 
-func appendValue(dst []byte, c arrow.Array, i int) []byte {
+func putValue(l *lanes, c arrow.Array, i int) {
 	switch a := c.(type) {
 	case *array.Int64:
-		return appendInt(dst, a.Value(i))
+		putInt(l, a.Value(i))
 	case *array.Int32:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Int16:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Int8:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Uint64:
-		v := a.Value(i)
-		if v > math.MaxInt64 {
-			return appendFloat(dst, float64(v))
+		if v := a.Value(i); v > math.MaxInt64 {
+			putFloat(l, float64(v))
+		} else {
+			putInt(l, int64(v))
 		}
-		return appendInt(dst, int64(v))
 	case *array.Uint32:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Uint16:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Uint8:
-		return appendInt(dst, int64(a.Value(i)))
+		putInt(l, int64(a.Value(i)))
 	case *array.Float64:
-		return appendFloat(dst, a.Value(i))
+		putFloat(l, a.Value(i))
 	case *array.Float32:
 		v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32), 64)
-		return appendFloat(dst, v)
+		putFloat(l, v)
 	case *array.Boolean:
 		if a.Value(i) {
-			return append(dst, tagBool, 1)
+			l.put(tagBool, 1, 1)
+		} else {
+			l.put(tagBool, 0, 0)
 		}
-		return append(dst, tagBool, 0)
 	case *array.String:
-		return appendText(dst, a.Value(i))
+		putText(l, a.Value(i))
 	case *array.LargeString:
-		return appendText(dst, a.Value(i))
+		putText(l, a.Value(i))
 	case *array.Dictionary:
-		return appendValue(dst, a.Dictionary(), a.GetValueIndex(i))
+		putValue(l, a.Dictionary(), a.GetValueIndex(i))
 	default:
-		return appendText(dst, c.ValueStr(i))
+		putText(l, c.ValueStr(i))
 	}
 }
 
-func appendInt(dst []byte, v int64) []byte {
-	return binary.AppendVarint(append(dst, tagInt), v)
-}
+func putInt(l *lanes, v int64) { l.put(tagInt, uint64(v), uint64(v)) }
 
-func appendFloat(dst []byte, v float64) []byte {
+func putFloat(l *lanes, v float64) {
 	if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {
-		return appendInt(dst, int64(v))
+		putInt(l, int64(v))
+		return
 	}
 	if math.IsNaN(v) {
 		v = math.NaN()
 	}
-	return binary.LittleEndian.AppendUint64(append(dst, tagFloat), math.Float64bits(v))
+	b := math.Float64bits(v)
+	l.put(tagFloat, b, b)
 }
 
-func appendText(dst []byte, s string) []byte {
+func putText(l *lanes, s string) {
 	if s == "" {
-		return append(dst, tagNull)
+		l.put(tagNull, 0, 0)
+		return
 	}
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		return appendFloat(dst, v)
+	if len(s) < 40 && (s[0] <= '9' || s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N') {
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			putFloat(l, v)
+			return
+		}
 	}
-	dst = binary.AppendUvarint(append(dst, tagText), uint64(len(s)))
-	return append(dst, s...)
+	h := xxh3.HashString128(s)
+	l.put(tagText, h.Lo, h.Hi)
 }
