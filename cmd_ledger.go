@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -180,13 +181,10 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 	)
 	go func() {
 		defer close(done)
-		r, err := pateio.Open(path, pateio.ReadOptions{Stdin: hashStdin})
-		if err != nil {
-			hashErr = fmt.Errorf("%s: %w", flag, err)
-			return
+		content, hashErr = contentID(path, hashStdin)
+		if hashErr != nil {
+			hashErr = fmt.Errorf("%s: %w", flag, hashErr)
 		}
-		defer r.Close()
-		content, hashErr = ledger.ContentID(r)
 	}()
 	name := c.String("dataset")
 	dataset := func() (string, string, error) {
@@ -200,6 +198,34 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 		return content, content, nil
 	}
 	return &ledgerRun{l: l, dataset: dataset}, stdin, nil
+}
+
+// contentID hashes the rows of the input at path (stdin for -): a CSV as
+// text (ledger.ContentIDCSV: whatever types a reader would infer), any other
+// format through pate's reader.
+func contentID(path string, stdin io.Reader) (string, error) {
+	var in io.Reader
+	if path == "-" {
+		in = stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	br := bufio.NewReaderSize(in, 1<<16)
+	head, _ := br.Peek(512)
+	if format, err := pateio.SniffFormat(head, path); err == nil && format == pateio.FormatCSV {
+		return ledger.ContentIDCSV(br)
+	}
+	r, err := pateio.Open(path, pateio.ReadOptions{Stdin: br})
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return ledger.ContentID(r)
 }
 
 // record writes the begin entry of a run (write-ahead) into the dataset's

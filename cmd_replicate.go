@@ -266,6 +266,8 @@ func runReplicate(c *cli.Context, e *env) error {
 		return usagef("--report-epsilon must be a positive finite number, got %g", reportEps)
 	case !private && c.IsSet("report-epsilon"):
 		return usagef("--report-epsilon is only used with --private-report")
+	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("dataset")):
+		return usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
 	}
 	mem := memory.DefaultAllocator
 	whole, err := readWhole(mem, c.String("private"))

@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/csv"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"math/bits"
 
@@ -39,11 +41,12 @@ import (
 // mistakes, not against its owner.
 //
 // Canonical values: null, and an empty string, are one null marker; a
+// boolean, or a string that reads as one (true, F, ...), is a boolean; a
 // number (any integer or floating-point type, or a string that parses as
 // one, so that a CSV cell "1" and an int32 1 and a float64 1.0 agree) is an
 // integer when it is integral and fits int64, else its float64 bits (a
 // float32 is read through its shortest decimal form, so that float32 0.1
-// and "0.1" agree); a boolean is itself; any other value is its text.
+// and "0.1" agree); any other value is its text.
 // Mapping distinct values together can only merge two datasets' ledgers,
 // which over-counts and so errs on the safe side.
 type ContentHash struct {
@@ -106,11 +109,16 @@ func (h *ContentHash) Add(rec arrow.Record) error {
 		putColumn(rows, rec.Column(j))
 	}
 	for _, r := range rows {
-		h.lanes[0] += fmix(r.a)
-		h.lanes[1] += fmix(r.b ^ fmix(r.a))
+		h.addRow(r)
 	}
-	h.n += uint64(n)
 	return nil
+}
+
+// addRow adds a row's finalised hash to the multiset sum.
+func (h *ContentHash) addRow(r lanes) {
+	h.lanes[0] += fmix(r.a)
+	h.lanes[1] += fmix(r.b ^ fmix(r.a))
+	h.n++
 }
 
 // ID returns the dataset identity, in hex.
@@ -152,6 +160,60 @@ func ContentID(r RecordReader) (string, error) {
 		if err != nil {
 			return "", err
 		}
+	}
+}
+
+// ContentIDCSV returns the ContentHash identity of a CSV input (a header
+// row, then the rows), every cell read as text: the canonical values make
+// it the identity of the same rows in a typed format, and it does not
+// depend on how a CSV reader infers column types, nor fail on a value that
+// does not fit one (the run, not the ledger, decides what to do with it).
+// A short row's missing cells are nulls, extra cells are ignored.
+func ContentIDCSV(in io.Reader) (string, error) {
+	r := csv.NewReader(in)
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return "", errors.New("ledger: identifying the sensitive data: a csv input without a header row")
+	}
+	if err != nil {
+		return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
+	}
+	header = append([]string(nil), header...)
+	header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	for j, h := range header {
+		if h == "" {
+			header[j] = fmt.Sprintf("column_%d", j+1)
+		}
+	}
+	order := make([]int, len(header))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return header[order[a]] < header[order[b]] })
+	var h ContentHash
+	for _, j := range order {
+		h.cols = append(h.cols, header[j])
+	}
+	var l lanes
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return h.ID(), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
+		}
+		l = lanes{p1, p3}
+		for _, j := range order {
+			if j < len(rec) {
+				putText(&l, rec[j])
+			} else {
+				l.put(tagNull, 0, 0)
+			}
+		}
+		h.addRow(l)
 	}
 }
 
@@ -293,6 +355,16 @@ func putText(l *lanes, s string) {
 	if len(s) < 40 && (s[0] <= '9' || s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N') {
 		if v, err := strconv.ParseFloat(s, 64); err == nil {
 			putFloat(l, v)
+			return
+		}
+	}
+	if len(s) <= 5 { // a CSV reader may read true/false as booleans
+		if v, err := strconv.ParseBool(s); err == nil {
+			if v {
+				l.put(tagBool, 1, 1)
+			} else {
+				l.put(tagBool, 0, 0)
+			}
 			return
 		}
 	}

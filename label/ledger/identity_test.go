@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -118,6 +119,27 @@ func TestContentHash(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := contentID(t, mem, tc.batches...)
+			if (got == want) != tc.same {
+				t.Fatalf("same identity: %v, want %v", got == want, tc.same)
+			}
+		})
+	}
+	// A CSV is read as text, whatever types a reader would infer.
+	csvs := []struct {
+		name, text string
+		same       bool
+	}{
+		{"the same rows as CSV", "\ufeffincome,age,job,w\n0,39,clerk,0.1\n1,50,exec,2.5\n0,38,clerk,\n", true},
+		{"reordered, CRLF, quoted", "w,job,age,income\r\n,\"clerk\",38,0\r\n2.5,exec,50,1.0\r\n0.1,clerk,39,0\r\n", true},
+		{"a short row", "income,age,job,w\n0,39,clerk,0.1\n1,50,exec,2.5\n0,38,clerk\n", true},
+		{"a value of another type", "income,age,job,w\n0,39,clerk,0.1\n1,50,exec,2.5\n0,x,clerk,\n", false},
+	}
+	for _, tc := range csvs {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ContentIDCSV(strings.NewReader(tc.text))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if (got == want) != tc.same {
 				t.Fatalf("same identity: %v, want %v", got == want, tc.same)
 			}
