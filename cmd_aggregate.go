@@ -182,7 +182,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		return err
 	}
 	if entry != nil {
-		if err := entry.End(float64(rep.Spent.Rho)); err != nil {
+		if err := endRun(entry, rep); err != nil {
 			return fmt.Errorf("--ledger: %w", err)
 		}
 		sayRecorded(c, e, entry, "charged its realized spend")

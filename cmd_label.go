@@ -260,7 +260,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	// The realized spend, now known.
 	if ledgerEntry != nil {
-		if err := ledgerEntry.End(float64(rep.Spent.Rho)); err != nil {
+		if err := endRun(ledgerEntry, rep); err != nil {
 			return fmt.Errorf("--ledger: %w", err)
 		}
 		sayRecorded(c, e, ledgerEntry, "charged its realized spend")

@@ -316,9 +316,22 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 		labels = []string{cfg.Label}
 	}
 	sort.Strings(labels)
-	return lr.record(c, ledger.BeginRequest{
+	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: cfg.Mechanism,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
 		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
-	})
+	}
+	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
+		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB
+	}
+	return lr.record(c, req)
+}
+
+// endRun records a run's realized spend: its ρ, and for a run of pure
+// events their number and ε (the ledger composes them more tightly).
+func endRun(run *ledger.Run, rep *label.Report) error {
+	if p := rep.PureDP; p != nil && p.Events > 0 {
+		return run.EndPure(float64(rep.Spent.Rho), p.Events, float64(p.EventEpsilon))
+	}
+	return run.End(float64(rep.Spent.Rho))
 }

@@ -217,3 +217,16 @@ func (l *Labeler) FailureDelta() float64 {
 	}
 	return fd
 }
+
+// PureMax describes the maximum of a run of pure ε-DP events with nothing
+// else (no class discovery): its cap on events pays either by basic
+// composition (Σ εᵢ ≤ ε) or by zCDP (ρ ≤ ρ_B = RhoForEps(ε, δ), at least the
+// cap's; rdp.PureEventsThatFit), so its RDP curve is at most
+// max(λρ_B, min(ε, λε²/2)) at every order λ. ok is false for other runs.
+func (l *Labeler) PureMax() (eps, rhoB float64, ok bool) {
+	cfg := &l.cfg
+	if !isPure(cfg.Mechanism) || !(cfg.Epsilon > 0) || cfg.Classes == nil {
+		return 0, 0, false
+	}
+	return cfg.Epsilon, rdp.RhoForEps(cfg.Epsilon, cfg.Delta), true
+}

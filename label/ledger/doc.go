@@ -22,17 +22,25 @@
 // failure) and, charged, its realized zCDP ρ_i when it ended, else its
 // maximum. Run i is then f_i-approximately ρ_i-zCDP, and such runs compose
 // by adding both (approximate zCDP, Bun & Steinke 2016, section 8: the ρs
-// add and the δs add under adaptive composition):
+// add and the δs add under adaptive composition). The same holds of their
+// RDP curves, order by order. The dataset's total is, at δ = Σ δ_i,
 //
-//	ρ = Σ ρ_i,  δ = Σ δ_i,  ε = ZCDPEps(ρ, δ − Σ f_i)   (improved conversion)
+//	ε = min( ZCDPEps(Σ ρ_i, δ − Σ f_i),            improved conversion, best order
+//	         EpsImproved(Σ curve_i, δ − Σ f_i),    the same over the paper's orders
+//	         Σ n_i·ε0_i  when every run is pure )  basic composition, δ ≥ Σ f_i
 //
-// so the dataset has had (ε, δ)-DP spent on it, at the summed δ of the runs
-// that made it: the statement never goes to ∞ because δs were used, it
-// holds at a δ that grows with the runs. A run that ended having released
+// where curve_i is λρ_i, except for a run of pure events: n_i events of
+// ε0_i on top of a zCDP part ρ0_i (class discovery) have the curve
+// n_i·min(ε0_i, λε0_i²/2) + λρ0_i, and a pure run without an end entry
+// that declared its cap (an ε by basic composition or a ρ_B by zCDP,
+// whichever allows more events) has max(λρ_B, min(ε, λε²/2)). Each reading
+// is valid at δ; so is their minimum. The statement holds at the summed δ of
+// the runs that made it: it never goes to ∞ because δs were used, it holds
+// at a δ that grows with the runs. A run that ended having released
 // nothing (realized ρ = 0) charges neither ρ nor δ; a run without an end
 // entry (crashed, killed, aborted, or still running) is charged its maximum
-// ρ and its whole δ. --lifetime-epsilon compares this ε, with the new run's
-// maximum added, against the lifetime.
+// and its whole δ. --lifetime-epsilon compares this ε, the new run counted
+// at its maximum, against the lifetime.
 //
 // Seeds. A seeded run (--seed, or the key of --replicable) draws its
 // partition and noise from the seed: two such runs on D and on D plus one

@@ -57,11 +57,24 @@ type Entry struct {
 	Seeded       bool         `json:"seeded,omitempty"`
 	// SeedCommit is the seed's keyed commitment (see Ledger.withSeed).
 	SeedCommit string `json:"seed_commitment,omitempty"`
+	// PureMax, for a run of pure ε-DP events with nothing else (no class
+	// discovery): at its maximum the run is either PureMax.Rho-zCDP or
+	// PureMax.Epsilon-DP by basic composition, whichever its cap used.
+	PureMax *PureMax `json:"pure_max,omitempty"`
 	// Content is the content identity of the data when the dataset is
 	// named (--dataset): a check of what each run actually read.
 	Content string `json:"content,omitempty"`
-	// End entries: the realized zCDP ρ.
-	Rho *label.Float `json:"rho,omitempty"`
+	// End entries: the realized zCDP ρ and, for a run of pure events, how
+	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
+	Rho          *label.Float `json:"rho,omitempty"`
+	PureEvents   int64        `json:"pure_events,omitempty"`
+	EventEpsilon label.Float  `json:"event_epsilon,omitempty"`
+}
+
+// PureMax is the maximum of a run of pure events: see Entry.PureMax.
+type PureMax struct {
+	Epsilon label.Float `json:"epsilon"`
+	Rho     label.Float `json:"rho"`
 }
 
 // DefaultDir is the ledger directory used when none is given: $PATE_LEDGER,
@@ -118,6 +131,8 @@ type BeginRequest struct {
 	// source. Only a keyed commitment of it is written (see Begin).
 	Seed    []byte
 	Content string // see Entry.Content
+	// PureMaxEpsilon and PureMaxRho: see Entry.PureMax (0: not such a run).
+	PureMaxEpsilon, PureMaxRho float64
 }
 
 // Run is a run recorded by Begin, to be closed by End.
@@ -162,13 +177,18 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 		Mechanism: req.Mechanism, MaxRho: &mr, Delta: label.Float(req.Delta),
 		DiscoveryDelta: label.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: label.Float(req.Epsilon),
 		Seeded: req.Seed != nil, Content: req.Content}
+	if req.PureMaxEpsilon > 0 {
+		if !(req.PureMaxRho > 0 && req.PureMaxRho <= req.MaxRho) {
+			return nil, fmt.Errorf("ledger: bad pure maximum ρ %g for a run of maximum ρ %g", req.PureMaxRho, req.MaxRho)
+		}
+		e.PureMax = &PureMax{Epsilon: label.Float(req.PureMaxEpsilon), Rho: label.Float(req.PureMaxRho)}
+	}
 	begin := func() error {
 		return l.locked(req.Dataset, func(f *os.File, entries []Entry) error {
 			if lifetime > 0 {
-				d := summarize(req.Dataset, entries)
-				rho := d.Rho + req.MaxRho
-				delta := d.Delta + req.Delta
-				eps := Total(rho, delta, d.FailureDelta+fd)
+				d := summarize(req.Dataset, append(entries[:len(entries):len(entries)], e))
+				eps, delta := d.Epsilon, d.Delta
+				d = summarize(req.Dataset, entries)
 				if !(eps <= lifetime) {
 					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, past its lifetime ε = %g",
 						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, lifetime)
@@ -192,12 +212,19 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 }
 
 // End records the run's realized spend (zCDP ρ).
-func (r *Run) End(rho float64) error {
-	if !(rho >= 0) {
-		return fmt.Errorf("ledger: bad realized spend %g", rho)
+func (r *Run) End(rho float64) error { return r.EndPure(rho, 0, 0) }
+
+// EndPure records the realized spend of a run of pure events: ρ in all
+// (events·eps0²/2 plus any zCDP part), and events events of eps0-DP.
+func (r *Run) EndPure(rho float64, events int64, eps0 float64) error {
+	if !(rho >= 0) || events < 0 || events > 0 && !(eps0 > 0 && !math.IsInf(eps0, 1)) {
+		return fmt.Errorf("ledger: bad realized spend ρ %g (%d events of ε %g)", rho, events, eps0)
 	}
 	v := label.Float(rho)
 	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v}
+	if events > 0 {
+		e.PureEvents, e.EventEpsilon = events, label.Float(eps0)
+	}
 	return r.l.locked(r.dataset, func(f *os.File, _ []Entry) error { return appendEntry(f, e) })
 }
 
@@ -431,6 +458,42 @@ type RunSummary struct {
 	Rho      float64 `json:"rho"`
 	Charged  float64 `json:"charged_rho"`
 	Seeded   bool    `json:"seeded,omitempty"`
+	// A run of pure events: its maximum (PureMax), and when it ended, its
+	// events and their ε.
+	PureMax      *PureMax `json:"pure_max,omitempty"`
+	PureEvents   int64    `json:"pure_events,omitempty"`
+	EventEpsilon float64  `json:"event_epsilon,omitempty"`
+}
+
+// curve adds the run's RDP curve at orders to total, and returns its basic
+// composition ε (+Inf unless the run ended with pure events only). A run
+// that ended with n events of ε0 and a zCDP part ρ0 has the curve
+// n·min(ε0, λε0²/2) + λρ0; one without an end entry that declared a pure
+// maximum, max(λρ_B, min(ε, λε²/2)) (its cap is one or the other); any
+// other, λρ.
+func (r RunSummary) curve(orders, total []float64) (basic float64) {
+	basic = math.Inf(1)
+	switch {
+	case r.Finished && r.PureEvents > 0:
+		n := float64(r.PureEvents)
+		rho0 := math.Max(0, r.Charged-n*rdp.PureDPRho(r.EventEpsilon))
+		if rho0 <= 1e-12*r.Charged {
+			rho0, basic = 0, n*r.EventEpsilon
+		}
+		for i, v := range rdp.PureDP(r.EventEpsilon, orders) {
+			total[i] += n*v + rho0*orders[i]
+		}
+	case !r.Finished && r.PureMax != nil:
+		e, rb := float64(r.PureMax.Epsilon), float64(r.PureMax.Rho)
+		for i, v := range rdp.PureDP(e, orders) {
+			total[i] += math.Max(rb*orders[i], v)
+		}
+	default:
+		for i, o := range orders {
+			total[i] += r.Charged * o
+		}
+	}
+	return basic
 }
 
 // charged reports whether the run counts in the composition, and with
@@ -516,7 +579,7 @@ func summarize(id string, entries []Entry) *Dataset {
 			idx[e.Run] = len(d.Runs)
 			d.Runs = append(d.Runs, RunSummary{Run: e.Run, Started: e.Time, Mechanism: e.Mechanism, Labels: e.Labels,
 				Epsilon: float64(e.Epsilon), Delta: float64(e.Delta), FailureDelta: failureDelta(e),
-				MaxRho: mr, Charged: mr, Seeded: e.Seeded})
+				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax})
 		case KindEnd:
 			i, ok := idx[e.Run]
 			if !ok || e.Rho == nil {
@@ -525,19 +588,49 @@ func summarize(id string, entries []Entry) *Dataset {
 			r := &d.Runs[i]
 			r.Finished, r.Rho = true, float64(*e.Rho)
 			r.Charged = math.Min(r.Rho, r.MaxRho)
+			if r.Charged == r.Rho {
+				r.PureEvents, r.EventEpsilon = e.PureEvents, float64(e.EventEpsilon)
+			}
 		}
 	}
 	sort.Strings(d.Labels)
+	orders := rdp.DefaultOrders()
+	curve := make([]float64, len(orders))
+	basic := 0.0
 	for _, r := range d.Runs {
-		d.Rho += r.Charged
 		delta, failure := r.charged()
+		if delta == 0 {
+			continue
+		}
+		d.Rho += r.Charged
 		d.Delta += delta
 		d.FailureDelta += failure
+		basic += r.curve(orders, curve)
 	}
 	if d.Delta > 0 {
-		d.Epsilon = Total(d.Rho, d.Delta, d.FailureDelta)
+		d.Epsilon = compose(d.Rho, curve, orders, basic, d.Delta, d.FailureDelta)
 	}
 	return d
+}
+
+// compose is the composed ε at delta (the summed δ of the runs) of runs
+// whose failure δs sum to failureDelta, of summed zCDP ρ, summed RDP curve
+// at orders, and summed basic-composition ε (+Inf unless every run ended
+// with pure events only): the smallest of three readings, each valid at
+// delta — ρ converted (Total), the curve converted at the best order, both
+// at delta − failureDelta, and the basic sum, which needs only the failure
+// δs.
+func compose(rho float64, curve, orders []float64, basic, delta, failureDelta float64) float64 {
+	eps := Total(rho, delta, failureDelta)
+	if d := delta - failureDelta; d > 0 && d < 1 {
+		if e, _ := rdp.EpsImproved(orders, curve, d); e < eps {
+			eps = rdp.RoundUp(e, 6)
+		}
+	}
+	if basic < eps {
+		eps = rdp.RoundUp(basic, 6)
+	}
+	return eps
 }
 
 // Dataset reads the composed spend of one dataset (an empty summary when

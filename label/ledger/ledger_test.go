@@ -288,3 +288,68 @@ func TestSeedReuse(t *testing.T) {
 		t.Errorf("datasets: %d, %v", len(ds), err)
 	}
 }
+
+// TestPureComposition: runs of pure ε-DP events compose by their RDP
+// curves and, when every run is pure, by basic composition, not only as
+// ε²/2-zCDP: one svt run of one ε = 2 event is (2, δ_svt)-DP, which the
+// zCDP reading alone puts at ε ≈ 11.
+func TestPureComposition(t *testing.T) {
+	rhoB := rdp.RhoForEps(2, 1e-5)
+	svt := BeginRequest{Mechanism: "svt", MaxRho: 2, Delta: 1e-5, FailureDelta: 0.5e-5, Epsilon: 2,
+		PureMaxEpsilon: 2, PureMaxRho: rhoB}
+	gauss := BeginRequest{Mechanism: "gnmax", MaxRho: rhoB, Delta: 1e-5, Epsilon: 2}
+	type step struct {
+		req    BeginRequest
+		end    float64 // realized ρ; <0: no end entry
+		events int64
+		eps0   float64
+	}
+	zcdpOnly := Total(2, 1e-5, 0.5e-5)
+	tests := []struct {
+		name     string
+		steps    []step
+		low, max float64 // low ≤ total ε ≤ max
+	}{
+		{"one event of ε 2: basic composition", []step{{svt, 2, 1, 2}}, 2, 2},
+		{"two runs of one event: 4 by basic composition", []step{{svt, 2, 1, 2}, {svt, 2, 1, 2}}, 4, 4},
+		{"forty small events: the curve", []step{{svt, 40 * 0.05 * 0.05 / 2, 40, 0.05}}, 0.1, 2},
+		{"an aborted pure run: the larger of its two caps' curves", []step{{svt, -1, 0, 0}}, 2, zcdpOnly - 1},
+		{"pure and Gaussian: no basic reading", []step{{svt, 2, 1, 2}, {gauss, rhoB, 0, 0}}, 3, Total(2+rhoB, 2e-5, 0.5e-5) - 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := Open(t.TempDir())
+			id := testID(t, tc.name)
+			for _, s := range tc.steps {
+				s.req.Dataset = id
+				run, err := l.Begin(s.req, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.end >= 0 {
+					if err := run.EndPure(s.end, s.events, s.eps0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			d, err := l.Dataset(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ε = %g at δ = %g (ρ %g: zCDP reading %g)", d.Epsilon, d.Delta, d.Rho, Total(d.Rho, d.Delta, d.FailureDelta))
+			if !(d.Epsilon >= tc.low && d.Epsilon <= tc.max) {
+				t.Fatalf("total ε %g, want in [%g, %g]", d.Epsilon, tc.low, tc.max)
+			}
+			if d.Epsilon > Total(d.Rho, d.Delta, d.FailureDelta) {
+				t.Fatalf("total ε %g above its zCDP reading", d.Epsilon)
+			}
+		})
+	}
+	// A lifetime that one pure run fits is not refused for the zCDP reading.
+	l, _ := Open(t.TempDir())
+	req := svt
+	req.Dataset = testID(t, "lifetime")
+	if _, err := l.Begin(req, 5); err != nil {
+		t.Fatalf("one svt run of ε 2 under a lifetime of 5: %v", err)
+	}
+}
