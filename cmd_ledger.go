@@ -236,9 +236,13 @@ func (lr *ledgerRun) record(c *cli.Context, req ledger.BeginRequest) (*ledger.Ru
 	if err != nil {
 		return nil, err
 	}
-	req.Dataset = id
+	if req.Dataset, err = lr.l.Key(id); err != nil {
+		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+	}
 	if id != content {
-		req.Content = content
+		if req.Content, err = lr.l.Key(content); err != nil {
+			return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+		}
 	}
 	run, err := lr.l.Begin(req, c.Float64("lifetime-epsilon"))
 	if errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) {
@@ -251,9 +255,10 @@ func (lr *ledgerRun) record(c *cli.Context, req ledger.BeginRequest) (*ledger.Ru
 }
 
 // sayRecorded tells the user, on stderr, that the run is in the ledger and
-// where (unless --quiet).
+// where (unless --quiet or --json). The file's name is a keyed hash of the
+// dataset's identity (ledger.Key): it tells nothing of the data.
 func sayRecorded(c *cli.Context, e *env, run *ledger.Run, charged string) {
-	if run == nil || c.Bool("quiet") {
+	if run == nil || c.Bool("quiet") || c.Bool("json") {
 		return
 	}
 	fmt.Fprintf(e.stderr, "pate: run recorded in the privacy ledger %s (%s)\n", run.Path(), charged)

@@ -510,7 +510,15 @@ func TestLedgerIdentity(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args[0], code, stderr)
 		}
 	}
-	if d := onlyDataset(t, named); len(d.Runs) != 2 || d.Runs[0].Mechanism != "gnmax" || !d.Runs[0].Finished || d.ID != ledger.NamedID("adult") {
+	l, err := ledger.Open(named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := l.Key(ledger.NamedID("adult"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := onlyDataset(t, named); len(d.Runs) != 2 || d.Runs[0].Mechanism != "gnmax" || !d.Runs[0].Finished || d.ID != key {
 		t.Fatalf("named dataset: %+v", d)
 	}
 	votes := t.TempDir()

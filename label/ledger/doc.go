@@ -15,7 +15,9 @@
 // --private-report). A dataset can also be named (--dataset NAME, NamedID):
 // runs that give the same name compose whatever their bytes, which is how a
 // data set that grows, or votes computed elsewhere (pate aggregate), are
-// tied to the data they came from. The identity is kept in the ledger only.
+// tied to the data they came from. A dataset's file is named by Key, an
+// HMAC of its identity under a random key kept in the directory, so that
+// nothing that names the file says anything of the data without that key.
 //
 // Composition rule. Run i records its δ_i, the part f_i ≤ δ_i of it that is
 // a failure probability (the class discovery's share, svt's stable-release

@@ -245,11 +245,29 @@ func Total(rho, delta, failureDelta float64) float64 {
 }
 
 // seedsFile holds the commitments of the seeds used in a ledger directory,
-// one hex line each; seedKeyFile the directory's secret key of them.
+// one hex line each; keyFile the directory's secret key of them and of the
+// dataset file names.
 const (
-	seedsFile   = "seeds"
-	seedKeyFile = "seed-key"
+	seedsFile = "seeds"
+	keyFile   = "key"
 )
+
+// Key maps a dataset identity (ContentHash, NamedID) to its name in this
+// ledger: an HMAC-SHA256 of it under the directory's secret key. The file
+// names, the entries and what pate prints (the path of the file) then say
+// nothing about the data to whoever lacks the key; a bare content hash would
+// let anyone who can list the candidate datasets (D, or D with one more
+// row) test which one it is.
+func (l *Ledger) Key(identity string) (string, error) {
+	key, err := l.key()
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("pate-dataset-v1\x00"))
+	m.Write([]byte(identity))
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
 
 // withSeed refuses a seed whose commitment is in the directory's seeds
 // file, and otherwise records it (synced) and calls fn under the file's
@@ -259,7 +277,7 @@ const (
 // unrelated marks in two ledgers. A crash after the commitment is written
 // leaves the seed spent, never the other way round.
 func (l *Ledger) withSeed(seed []byte, fn func(commit string) error) error {
-	key, err := l.seedKey()
+	key, err := l.key()
 	if err != nil {
 		return err
 	}
@@ -308,19 +326,19 @@ func (l *Ledger) withSeed(seed []byte, fn func(commit string) error) error {
 	return nil
 }
 
-// seedKey returns the directory's commitment key, creating it once
+// key returns the directory's secret key, creating it once
 // (written whole under a temporary name, then linked into place, so that
 // concurrent runs agree on one key).
-func (l *Ledger) seedKey() ([]byte, error) {
-	p := filepath.Join(l.dir, seedKeyFile)
+func (l *Ledger) key() ([]byte, error) {
+	p := filepath.Join(l.dir, keyFile)
 	if b, err := os.ReadFile(p); err == nil && len(b) == 32 {
 		return b, nil
 	}
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
-		return nil, fmt.Errorf("ledger: seed key: %w", err)
+		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
-	tmp, err := os.CreateTemp(l.dir, ".seed-key-*")
+	tmp, err := os.CreateTemp(l.dir, ".key-*")
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -333,17 +351,17 @@ func (l *Ledger) seedKey() ([]byte, error) {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ledger: seed key: %w", err)
+		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
 	if err := os.Link(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("ledger: seed key: %w", err)
+		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
 	if err := syncDir(l.dir); err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(p)
 	if err != nil || len(b) != 32 {
-		return nil, fmt.Errorf("ledger: seed key %s unreadable or not 32 bytes: %v", p, err)
+		return nil, fmt.Errorf("ledger: key %s unreadable or not 32 bytes: %v", p, err)
 	}
 	return b, nil
 }

@@ -281,7 +281,7 @@ func TestSeedReuse(t *testing.T) {
 	if !entries[0].Seeded || len(entries[0].SeedCommit) != 64 || entries[1].Seeded {
 		t.Errorf("entries: %+v", entries)
 	}
-	if fi, err := os.Stat(filepath.Join(l.Dir(), seedKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(l.Dir(), keyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("seed key: %v", err)
 	}
 	if ds, err := l.Datasets(); err != nil || len(ds) != 4 {
@@ -351,5 +351,39 @@ func TestPureComposition(t *testing.T) {
 	req.Dataset = testID(t, "lifetime")
 	if _, err := l.Begin(req, 5); err != nil {
 		t.Fatalf("one svt run of ε 2 under a lifetime of 5: %v", err)
+	}
+}
+
+// TestKey: a dataset's name in a ledger is a keyed hash of its identity:
+// stable in one directory, unrelated across directories, and not the
+// identity itself (which anyone could recompute from candidate datasets).
+func TestKey(t *testing.T) {
+	a, _ := Open(t.TempDir())
+	b, _ := Open(t.TempDir())
+	id := NamedID("adult")
+	tests := []struct {
+		name string
+		l    *Ledger
+		id   string
+		same bool
+	}{
+		{"the same directory and identity", a, id, true},
+		{"another directory", b, id, false},
+		{"another identity", a, NamedID("adult2"), false},
+	}
+	ka, err := a.Key(id)
+	if err != nil || len(ka) != 64 || ka == id {
+		t.Fatalf("key %q: %v", ka, err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, err := tc.l.Key(tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (k == ka) != tc.same {
+				t.Fatalf("same key: %v, want %v", k == ka, tc.same)
+			}
+		})
 	}
 }
