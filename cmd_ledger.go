@@ -323,7 +323,7 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 	sort.Strings(labels)
 	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: cfg.Mechanism,
-		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
+		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
 		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {

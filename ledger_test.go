@@ -528,8 +528,9 @@ func TestLedgerIdentity(t *testing.T) {
 	if code, _, stderr := pate(t, agg("--ledger", votes)...); code != 0 {
 		t.Fatalf("aggregate: exit %d: %s", code, stderr)
 	}
-	if d := onlyDataset(t, votes); len(d.Runs) != 1 || !d.Runs[0].Finished {
-		t.Fatalf("aggregate's entries: %+v", d.Runs)
+	// Its classes are the vote indices, public: no discovery δ.
+	if d := onlyDataset(t, votes); len(d.Runs) != 1 || !d.Runs[0].Finished || d.FailureDelta != 0 {
+		t.Fatalf("aggregate's entries: %+v (failure δ %g)", d.Runs, d.FailureDelta)
 	}
 }
 

@@ -211,7 +211,7 @@ func svtPlanThreshold(p MechanismParams, queries, instances int64, delta float64
 // summed δ.
 func (l *Labeler) FailureDelta() float64 {
 	cfg := &l.cfg
-	fd := DiscoveryDelta(cfg.Delta, cfg.Classes != nil)
+	fd := DiscoveryDelta(cfg.Delta, !l.discoversClasses())
 	if cfg.Mechanism == MechanismSVT {
 		fd += cfg.Delta * svtDeltaShare
 	}
@@ -225,8 +225,15 @@ func (l *Labeler) FailureDelta() float64 {
 // max(λρ_B, min(ε, λε²/2)) at every order λ. ok is false for other runs.
 func (l *Labeler) PureMax() (eps, rhoB float64, ok bool) {
 	cfg := &l.cfg
-	if !isPure(cfg.Mechanism) || !(cfg.Epsilon > 0) || cfg.Classes == nil {
+	if !isPure(cfg.Mechanism) || !(cfg.Epsilon > 0) || l.discoversClasses() {
 		return 0, 0, false
 	}
 	return cfg.Epsilon, rdp.RhoForEps(cfg.Epsilon, cfg.Delta), true
+}
+
+// discoversClasses reports whether the run releases its class set privately:
+// a labelling run without --classes (pate aggregate's classes are the
+// public vote indices).
+func (l *Labeler) discoversClasses() bool {
+	return l.cfg.Classes == nil && l.cfg.VotesFormat == ""
 }
