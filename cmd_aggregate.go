@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -9,6 +11,7 @@ import (
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/ledger"
 )
 
 func aggregateCommand(e *env, jsonErrors *bool) *cli.Command {
@@ -41,7 +44,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file or stream"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
-		}, budgetFlags()...),
+		}, append(ledgerFlags(), budgetFlags()...)...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -66,7 +69,14 @@ func runAggregate(c *cli.Context, e *env) error {
 	}
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
-	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	// The ledger identifies the votes by their rows: to compose these runs
+	// with the pate label runs on the data the votes came from, name the
+	// dataset (--dataset) in both.
+	lr, votesStdin, err := openLedger(c, e, "--votes", c.String("votes"))
+	if err != nil {
+		return err
+	}
+	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: votesStdin})
 	if err != nil {
 		return fmt.Errorf("--votes: %w", err)
 	}
@@ -120,12 +130,25 @@ func runAggregate(c *cli.Context, e *env) error {
 		return err
 	}
 	cfg = lab.Config()
+	// The write-ahead entry, before anything is released (the output's
+	// first batch waits for it, see countingWriter).
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
 	meta := initialMetadata(cfg)
 	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
 		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: reserve(cfg),
 	})
 	if err != nil {
-		return fmt.Errorf("-o %s: %w", out, err)
+		err = fmt.Errorf("-o %s: %w", out, err)
+		if entry, lerr := gate.wait(); lerr != nil {
+			return errors.Join(err, lerr)
+		} else if entry != nil { // nothing ran, nothing was released
+			if lerr := entry.End(0); lerr != nil {
+				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+			}
+		}
+		return err
 	}
 	committed := false
 	defer func() {
@@ -137,9 +160,32 @@ func runAggregate(c *cli.Context, e *env) error {
 	if pub != nil {
 		pr = pub
 	}
-	rep, err := lab.RunVotes(c.Context, votes, pr, w)
+	cw := &countingWriter{w: w, gate: gate}
+	rep, err := lab.RunVotes(ctx, votes, pr, cw)
+	entry, lerr := gate.wait()
+	if lerr != nil { // refused or failed before the first batch: nothing was released
+		return lerr
+	}
 	if err != nil {
+		// As for pate label: only a user's interruption that released
+		// nothing is closed at zero; any other failure keeps the maximum.
+		if entry != nil {
+			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
+				if lerr := entry.End(0); lerr != nil {
+					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+				}
+				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
+			} else {
+				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
+			}
+		}
 		return err
+	}
+	if entry != nil {
+		if err := endRun(entry, rep); err != nil {
+			return fmt.Errorf("--ledger: %w", err)
+		}
+		sayRecorded(c, e, entry, "charged its realized spend")
 	}
 	committed, err = publish(c, e, w, rep, cfg, out)
 	return err

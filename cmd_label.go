@@ -61,7 +61,7 @@ Examples:
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
-			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded"},
+			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded. Private only while the seed is secret and used once: the ledger refuses a seed it has seen"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
@@ -73,14 +73,11 @@ Examples:
 			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
 			// issue 7: HTML report and privacy ledger.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
-			&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
-			&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
 			// issue 6: replicable labels.
 			&cli.BoolFlag{Name: "replicable", Usage: "draw the noise per public row from the --shared-seed-file and round it to a grid with a shared random offset (replicable rounding): two curators with samples of the same population and the same seed release the same labels with high probability; the seed must stay secret from the recipients"},
 			&cli.StringFlag{Name: "shared-seed-file", Usage: "with --replicable: a file holding the secret seed shared between curators (at least 16 bytes; surrounding white space ignored; never reported)"},
 			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise (wider: more replicable, less accurate)"},
-			&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the run's δ)"},
-		}, budgetFlags()...),
+		}, append(ledgerFlags(), budgetFlags()...)...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -262,23 +259,30 @@ func runLabel(c *cli.Context, e *env) error {
 		return lerr
 	}
 	if err != nil {
-		// A file output is released only by its final rename, and a stream
-		// only by the batches already written: when nothing left the
-		// process, nothing was spent but what the failure itself reveals
-		// (a refusal after the private class discovery). Otherwise the
-		// begin entry keeps the maximum charged.
-		if ledgerEntry != nil && (out != "-" || cw.rows == 0) {
-			if lerr := ledgerEntry.End(label.SpentBefore(err)); lerr != nil {
-				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+		// A run that failed after reading the sensitive data may have
+		// revealed something by failing (an abort that one dataset
+		// triggers and its neighbour does not): its begin entry stays,
+		// charged its maximum. Only a run interrupted by the user (not by
+		// the data) that released nothing (a file output is released only
+		// by its final rename, a stream by its batches) is closed at zero.
+		if ledgerEntry != nil {
+			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
+				if lerr := ledgerEntry.End(0); lerr != nil {
+					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+				}
+				sayRecorded(c, e, ledgerEntry, "interrupted before releasing anything: charged nothing")
+			} else {
+				sayRecorded(c, e, ledgerEntry, "the run failed: charged its maximum spend")
 			}
 		}
 		return err
 	}
-	// issue 7: the realized spend, now known.
+	// The realized spend, now known.
 	if ledgerEntry != nil {
-		if err := ledgerEntry.End(float64(rep.Spent.Rho)); err != nil {
+		if err := endRun(ledgerEntry, rep); err != nil {
 			return fmt.Errorf("--ledger: %w", err)
 		}
+		sayRecorded(c, e, ledgerEntry, "charged its realized spend")
 	}
 	if p := c.String("report-html"); p != "" {
 		if err := writeHTMLReport(p, rep); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,9 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 )
@@ -26,7 +30,9 @@ func ledgerCommand(e *env, jsonErrors *bool) *cli.Command {
 
 The ledger directory is --ledger, else $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger,
 else ~/.local/share/pate/ledger. A run without an end entry (crashed, killed, failed or
-still running) is charged its maximum spend.`,
+still running) is charged its maximum spend and its whole δ. The total of a dataset is
+the composition of all its runs, whatever their label columns: their zCDP ρ and their δ
+add up, and the ρ converts to ε at the summed δ less the runs' failure δs.`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "ledger", Usage: "ledger directory"},
 				&cli.BoolFlag{Name: "json", Usage: "print the ledger as JSON"},
@@ -80,7 +86,7 @@ func runLedgerShow(c *cli.Context, e *env) error {
 	fmt.Fprintf(w, "ledger %s: %d dataset(s)\n", dir, len(ds))
 	for _, d := range ds {
 		fmt.Fprintf(w, "\ndataset %s…  labels %v  runs %d\n", d.ID[:16], d.Labels, len(d.Runs))
-		fmt.Fprintf(w, "  total ρ = %s  →  ε = %s at δ = %g (discoveries used δ %.3g)\n", fnum(d.Rho), fnum(d.Epsilon), d.Delta, d.DiscoveryDelta)
+		fmt.Fprintf(w, "  total ρ = %s  →  ε = %s at δ = %.3g (the sum of the runs' δs; of it %.3g failure δ: discoveries, svt)\n", fnum(d.Rho), fnum(d.Epsilon), d.Delta, d.FailureDelta)
 		for _, r := range d.Runs {
 			state := fmt.Sprintf("ended, realized ρ = %s", fnum(r.Rho))
 			if !r.Finished {
@@ -90,8 +96,8 @@ func runLedgerShow(c *cli.Context, e *env) error {
 			if r.Seeded {
 				seeded = " seeded"
 			}
-			fmt.Fprintf(w, "  %s  %s  %-15s ε = %g δ = %g  max ρ = %s  charged ρ = %s  %s%s\n",
-				r.Started.Format("2006-01-02 15:04:05Z"), r.Run, r.Mechanism, r.Epsilon, r.Delta, fnum(r.MaxRho), fnum(r.Charged), state, seeded)
+			fmt.Fprintf(w, "  %s  %s  %-15s labels %v  ε = %g δ = %g  max ρ = %s  charged ρ = %s  %s%s\n",
+				r.Started.Format("2006-01-02 15:04:05Z"), r.Run, r.Mechanism, r.Labels, r.Epsilon, r.Delta, fnum(r.MaxRho), fnum(r.Charged), state, seeded)
 		}
 	}
 	return nil
@@ -104,69 +110,170 @@ func fnum(v float64) string {
 	return fmt.Sprintf("%.6g", v)
 }
 
-// ledgerRun is the write-ahead ledger of one pate label run.
-type ledgerRun struct {
-	l *ledger.Ledger
-	// dataset waits for the DatasetID of the sensitive data, hashed in the
-	// background while the run reads and trains: only the begin entry,
-	// before the first output, needs it.
-	dataset func() (string, error)
+// ledgerFlags are the ledger flags of every command that spends budget.
+func ledgerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
+		&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
+		&cli.StringFlag{Name: "dataset", Usage: "name the sensitive dataset in the ledger: runs with the same name compose, whatever their files (default: the dataset is its rows, whatever their order, format or label columns)"},
+		&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the summed δ of its runs)"},
+	}
 }
 
-// openLedgerForLabel identifies the sensitive data for the ledger (unless
-// --no-ledger): it hashes the --private file, or reads standard input into
-// memory and hashes it (returning a reader that replays it).
+// ledgerRun is the write-ahead ledger of one run that spends budget.
+type ledgerRun struct {
+	l *ledger.Ledger
+	// dataset waits for the identity of the sensitive data, hashed in the
+	// background while the run reads and trains: only the begin entry,
+	// before the first output, needs it. content is the content hash (the
+	// identity too, unless --dataset names it).
+	dataset func() (id, content string, err error)
+}
+
+// openLedgerForLabel identifies --private for the ledger.
 func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
+	return openLedger(c, e, "--private", c.String("private"))
+}
+
+// openLedger identifies the sensitive data at path for the ledger (unless
+// --no-ledger): it reads it a second time, in the background, and hashes its
+// rows (ledger.ContentHash). Standard input is read into memory first, and
+// the reader returned replays it for the run.
+func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reader, error) {
 	stdin := e.stdin
 	if c.Bool("no-ledger") {
 		if c.IsSet("lifetime-epsilon") {
 			return nil, stdin, usagef("--lifetime-epsilon needs the ledger: drop --no-ledger")
+		}
+		if c.IsSet("dataset") {
+			return nil, stdin, usagef("--dataset names the dataset in the ledger: drop --no-ledger")
 		}
 		return nil, stdin, nil
 	}
 	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
 		return nil, stdin, usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
 	}
+	if c.IsSet("dataset") && c.String("dataset") == "" {
+		return nil, stdin, usagef("--dataset: give a name")
+	}
 	dir, err := ledgerDir(c)
 	if err != nil {
 		return nil, stdin, err
 	}
-	var src io.ReadCloser
-	if p := c.String("private"); p == "-" {
+	hashStdin := stdin
+	if path == "-" {
 		// Standard input cannot be read twice: keep it in memory to hash it
 		// and then label from it.
 		b, err := io.ReadAll(e.stdin)
 		if err != nil {
-			return nil, stdin, fmt.Errorf("--private -: %w", err)
+			return nil, stdin, fmt.Errorf("%s -: %w", flag, err)
 		}
-		src, stdin = io.NopCloser(bytes.NewReader(b)), bytes.NewReader(b)
-	} else {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, stdin, fmt.Errorf("--private: %w", err)
-		}
-		src = f
+		hashStdin, stdin = bytes.NewReader(b), bytes.NewReader(b)
 	}
 	l, err := ledger.Open(dir)
 	if err != nil {
-		src.Close()
 		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
 	}
 	var (
-		id      string
+		content string
 		hashErr error
 		done    = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
-		defer src.Close()
-		id, hashErr = ledger.DatasetID(src, []string{c.String("label")})
+		content, hashErr = contentID(path, hashStdin)
+		if hashErr != nil {
+			hashErr = fmt.Errorf("%s: %w", flag, hashErr)
+		}
 	}()
-	dataset := func() (string, error) {
+	name := c.String("dataset")
+	dataset := func() (string, string, error) {
 		<-done
-		return id, hashErr
+		if hashErr != nil {
+			return "", "", hashErr
+		}
+		if name != "" {
+			return ledger.NamedID(name), content, nil
+		}
+		return content, content, nil
 	}
 	return &ledgerRun{l: l, dataset: dataset}, stdin, nil
+}
+
+// contentID hashes the rows of the input at path (stdin for -): a CSV as
+// text (ledger.ContentIDCSV: whatever types a reader would infer), any other
+// format through pate's reader.
+func contentID(path string, stdin io.Reader) (string, error) {
+	var in io.Reader
+	if path == "-" {
+		in = stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	br := bufio.NewReaderSize(in, 1<<16)
+	head, _ := br.Peek(512)
+	if format, err := pateio.SniffFormat(head, path); err == nil && format == pateio.FormatCSV {
+		return ledger.ContentIDCSV(br)
+	}
+	r, err := pateio.Open(path, pateio.ReadOptions{Stdin: br})
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return ledger.ContentID(r)
+}
+
+// record writes the begin entry of a run (write-ahead) into the dataset's
+// file, refusing it (ErrBudgetRefused) when it would take the dataset past
+// --lifetime-epsilon or reuses a seed.
+func (lr *ledgerRun) record(c *cli.Context, req ledger.BeginRequest) (*ledger.Run, error) {
+	id, content, err := lr.dataset()
+	if err != nil {
+		return nil, err
+	}
+	if req.Dataset, err = lr.l.Key(id); err != nil {
+		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+	}
+	if id != content {
+		if req.Content, err = lr.l.Key(content); err != nil {
+			return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+		}
+	}
+	run, err := lr.l.Begin(req, c.Float64("lifetime-epsilon"))
+	if errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) {
+		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+	}
+	return run, nil
+}
+
+// sayRecorded tells the user, on stderr, that the run is in the ledger and
+// where (unless --quiet or --json). The file's name is a keyed hash of the
+// dataset's identity (ledger.Key): it tells nothing of the data.
+func sayRecorded(c *cli.Context, e *env, run *ledger.Run, charged string) {
+	if run == nil || c.Bool("quiet") || c.Bool("json") {
+		return
+	}
+	fmt.Fprintf(e.stderr, "pate: run recorded in the privacy ledger %s (%s)\n", run.Path(), charged)
+}
+
+// seedMaterial is the secret a seeded run draws from (nil for the secure
+// source): the --seed value or the --replicable key.
+func seedMaterial(cfg label.Config) []byte {
+	switch {
+	case cfg.Replicable != nil:
+		return append([]byte("replicable\x00"), cfg.Replicable.Key...)
+	case cfg.Seed != nil:
+		return []byte("seed\x00" + strconv.FormatUint(*cfg.Seed, 10))
+	}
+	return nil
 }
 
 // ledgerGate writes the ledger's begin entry in the background, as soon as
@@ -205,24 +312,31 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 	if lr == nil {
 		return nil, nil
 	}
-	dataset, err := lr.dataset()
-	if err != nil {
-		return nil, err
-	}
 	maxRho, err := lab.MaxRho()
 	if err != nil {
 		maxRho = math.Inf(1) // unbounded: charged in full until the run ends
 	}
-	run, err := lr.l.Begin(ledger.BeginRequest{
-		Dataset: dataset, Labels: cfg.Labels, Mechanism: cfg.Mechanism,
-		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil),
-		Epsilon: cfg.Epsilon, Seeded: cfg.Seed != nil || cfg.Replicable != nil,
-	}, c.Float64("lifetime-epsilon"))
-	if errors.Is(err, ledger.ErrLifetimeExceeded) {
-		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
+	labels := append([]string(nil), cfg.Labels...)
+	if len(labels) == 0 {
+		labels = []string{cfg.Label}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
+	sort.Strings(labels)
+	req := ledger.BeginRequest{
+		Labels: labels, Mechanism: cfg.Mechanism,
+		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
+		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
 	}
-	return run, nil
+	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
+		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB
+	}
+	return lr.record(c, req)
+}
+
+// endRun records a run's realized spend: its ρ, and for a run of pure
+// events their number and ε (the ledger composes them more tightly).
+func endRun(run *ledger.Run, rep *label.Report) error {
+	if p := rep.PureDP; p != nil && p.Events > 0 {
+		return run.EndPure(float64(rep.Spent.Rho), p.Events, float64(p.EventEpsilon))
+	}
+	return run.End(float64(rep.Spent.Rho))
 }

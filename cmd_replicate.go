@@ -67,9 +67,7 @@ Examples:
 			&cli.StringFlag{Name: "truth", Usage: "a column of the public file with the true labels: report the accuracy of the answered rows"},
 			&cli.BoolFlag{Name: "private-report", Usage: "release the disagreement counts with discrete Laplace noise, charged --report-epsilon (otherwise the output is NOT PRIVATE)"},
 			&cli.Float64Flag{Name: "report-epsilon", Usage: "with --private-report: the pure ε of the released counts (split evenly: two counts, four with --replicable)"},
-			&cli.StringFlag{Name: "ledger", Usage: "with --private-report: privacy ledger directory (default as for pate label)"},
-			&cli.BoolFlag{Name: "no-ledger", Usage: "with --private-report: do not record the report's ε in the privacy ledger"},
-		}, budgetFlags()...),
+		}, append(ledgerFlags(), budgetFlags()...)...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -268,6 +266,8 @@ func runReplicate(c *cli.Context, e *env) error {
 		return usagef("--report-epsilon must be a positive finite number, got %g", reportEps)
 	case !private && c.IsSet("report-epsilon"):
 		return usagef("--report-epsilon is only used with --private-report")
+	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("dataset")):
+		return usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
 	}
 	mem := memory.DefaultAllocator
 	whole, err := readWhole(mem, c.String("private"))
@@ -405,16 +405,13 @@ func releaseReport(c *cli.Context, e *env, res *replicateResult, arms []*agreeme
 	var run *ledger.Run
 	rho := eps * eps / 2 // pure ε-DP is ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4)
 	if lr != nil {
-		dataset, err := lr.dataset()
+		// The same dataset as pate label's: the ledger composes them.
+		run, err = lr.record(c, ledger.BeginRequest{
+			Labels: []string{c.String("label")}, Mechanism: "replicate-report",
+			MaxRho: rho, Delta: c.Float64("delta"), Epsilon: eps,
+		})
 		if err != nil {
 			return err
-		}
-		run, err = lr.l.Begin(ledger.BeginRequest{
-			Dataset: dataset, Labels: []string{c.String("label")}, Mechanism: "replicate-report",
-			MaxRho: rho, Delta: c.Float64("delta"), Epsilon: eps,
-		}, 0)
-		if err != nil {
-			return fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
 		}
 	}
 	u := laplaceBound(t, 0.025)
@@ -429,6 +426,7 @@ func releaseReport(c *cli.Context, e *env, res *replicateResult, arms []*agreeme
 		if err := run.End(rho); err != nil {
 			return fmt.Errorf("--ledger: %w", err)
 		}
+		sayRecorded(c, e, run, "charged the report's ε")
 	}
 	return nil
 }

@@ -535,16 +535,14 @@ func TestBadInputCorpus(t *testing.T) {
 			for _, e := range entries {
 				t.Errorf("left %s behind", e.Name())
 			}
-			// A run refused for its input releases nothing and spends
-			// nothing: the ledger may hold its write-ahead entry, but
-			// closed at a realized spend of zero.
+			// A run refused for its input releases nothing, but once its
+			// write-ahead entry is written it has read the sensitive data,
+			// and its failure may depend on them (k units against k−1):
+			// the entry stays charged its maximum, never closed below it.
 			if tc.code == exitUsage {
-				charged := ledgerCharge(t, ledger)
-				switch {
-				case tc.discovery && !(charged > 0):
-					t.Errorf("the ledger charges ρ = %g for a run refused by its private class discovery", charged)
-				case !tc.discovery && charged != 0:
-					t.Errorf("the ledger charges ρ = %g for a run that released nothing", charged)
+				checkFailedRunsCharged(t, ledger)
+				if tc.discovery && !(ledgerCharge(t, ledger) > 0) {
+					t.Errorf("the ledger charges nothing for a run refused by its private class discovery")
 				}
 			}
 			if tc.out != "" && tc.out != "-" {
@@ -568,8 +566,10 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 }
 
-// ledgerCharge is the ρ the ledger in dir charges over all datasets.
-func ledgerCharge(t *testing.T, dir string) float64 {
+// checkFailedRunsCharged: every run of the ledger in dir that failed is
+// either closed at zero (it never ran: its output could not be created)
+// or, without an end entry, charged its maximum.
+func checkFailedRunsCharged(t *testing.T, dir string) {
 	t.Helper()
 	l, err := ledger.Open(dir)
 	if err != nil {
@@ -579,11 +579,13 @@ func ledgerCharge(t *testing.T, dir string) float64 {
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
-	total := 0.0
 	for _, d := range ds {
-		total += d.Rho
+		for _, r := range d.Runs {
+			if r.Finished && r.Charged != 0 || !r.Finished && r.Charged != r.MaxRho {
+				t.Errorf("a failed run is charged ρ = %g (max %g, ended %v)", r.Charged, r.MaxRho, r.Finished)
+			}
+		}
 	}
-	return total
 }
 
 // runNoPanic runs the CLI in-process and turns a panic into a test failure
@@ -596,4 +598,24 @@ func runNoPanic(t *testing.T, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 	return run(context.Background(), args, stdin, stdout, stderr)
+}
+
+// ledgerCharge is the ρ the ledger in dir charges over all its runs.
+func ledgerCharge(t *testing.T, dir string) float64 {
+	t.Helper()
+	l, err := ledger.Open(dir)
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	ds, err := l.Datasets()
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	total := 0.0
+	for _, d := range ds {
+		for _, r := range d.Runs {
+			total += r.Charged
+		}
+	}
+	return total
 }

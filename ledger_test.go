@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,11 +24,16 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-// Tests that run pate in-process must not write to the user's ledger.
+// testLedger is the ledger of the tests that run pate in-process: they
+// must not write to the user's (pate, the helper, gives each call a fresh
+// one in its place).
+var testLedger string
+
 func init() {
 	if os.Getenv("PATE_LEDGER") == "" {
 		if d, err := os.MkdirTemp("", "pate-test-ledger-"); err == nil {
 			os.Setenv("PATE_LEDGER", d)
+			testLedger = d
 		}
 	}
 }
@@ -61,7 +69,7 @@ func pateBinary(t *testing.T) string {
 func ledgerArgs(dir, out string, extra ...string) []string {
 	return append([]string{"label", "--private", "testdata/adult_train.parquet", "--label", "income",
 		"--public", "testdata/adult_public.parquet", "--delta", "1e-5", "--teachers", "20", "--classes", "0,1",
-		"--max-queries", "300", "--seed", "1", "-q", "--ledger", dir, "-o", out}, extra...)
+		"--max-queries", "300", "-q", "--ledger", dir, "-o", out}, extra...)
 }
 
 func onlyDataset(t *testing.T, dir string) *ledger.Dataset {
@@ -286,4 +294,314 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("killed run charged ρ = %g, want its maximum %g", d.Rho, want)
 	}
 	t.Logf("killed after %d rows (%d answered, ρ %.4g released); ledger charges ρ %.4g", rows, answered, released, d.Rho)
+}
+
+// TestLedgerSequence: pate label, then pate replicate --private-report on
+// the same data, then pate label with a lifetime: the replicate run is the
+// same dataset as the label runs, so the third run is refused when the
+// three together pass the lifetime.
+func TestLedgerSequence(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "1.arrow"), "--epsilon", "1")...); code != 0 {
+		t.Fatalf("label: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := pate(t, "replicate", "--private", "testdata/adult_train.parquet", "--label", "income",
+		"--public", "testdata/adult_public.parquet", "--epsilon", "1", "--delta", "1e-5", "--max-queries", "300",
+		"--classes", "0,1", "--teachers", "20", "--repeats", "1", "--private-report", "--report-epsilon", "1", "--ledger", dir)
+	if code != 0 {
+		t.Fatalf("replicate: exit %d: %s", code, stderr)
+	}
+	d := onlyDataset(t, dir)
+	if len(d.Runs) != 2 || d.Runs[1].Mechanism != "replicate-report" {
+		t.Fatalf("runs %+v", d.Runs)
+	}
+	before := ledgerBytes(t, dir)
+	code, _, stderr = pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "1", "--lifetime-epsilon", "2")...)
+	if code != exitBudget {
+		t.Fatalf("third run: exit %d, want %d (the ledger is at ε = %g before it): %s", code, exitBudget, d.Epsilon, stderr)
+	}
+	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+		t.Errorf("refused run wrote to the ledger")
+	}
+}
+
+// TestLedgerSVTDelta: a whole svt run's stable-release δ is in the ledger,
+// whose total is the run's own reading of what it spent: ρ, its RDP curve
+// and its basic composition converted at δ less the failure δs, as the run
+// does. The old ledger left the stable-release δ out (ε = 1.928 at 1e-5
+// for a run claiming (2, 1e-5)) and composed pure events as ε²/2-zCDP only.
+func TestLedgerSVTDelta(t *testing.T) {
+	tests := []struct {
+		name   string
+		cutoff string
+	}{
+		{"one instance (basic composition binds)", "1"},
+		{"many instances (zCDP binds)", "40"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			rp := filepath.Join(tmp, "r.json")
+			code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income",
+				"--public", "testdata/adult_public.parquet", "--mechanism", "svt", "--svt-cutoff", tc.cutoff, "--epsilon", "2", "--delta", "1e-5",
+				"--teachers", "20", "--classes", "0,1", "-q", "--ledger", dir, "-o", filepath.Join(tmp, "o.arrow"), "--report", rp)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			b, err := os.ReadFile(rp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := label.ParseReport(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.PureDP == nil || rep.PureDP.Events != rep.PureDP.MaxEvents {
+				t.Fatalf("the svt run did not spend its budget: %+v", rep.PureDP)
+			}
+			d := onlyDataset(t, dir)
+			if d.Delta != float64(rep.Budget.Delta) || d.FailureDelta < float64(rep.PureDP.StableDelta) {
+				t.Fatalf("ledger δ %g (failure %g), the run's δ %g (stable release %g)", d.Delta, d.FailureDelta, rep.Budget.Delta, rep.PureDP.StableDelta)
+			}
+			want := float64(rep.Spent.EpsilonImproved)
+			if p := rep.Spent.EpsilonPure; p != nil && float64(*p) < want {
+				want = float64(*p)
+			}
+			t.Logf("ledger ε = %g at δ = %g; the run spent %g (claim (%g, %g))", d.Epsilon, d.Delta, want, rep.Guarantee.Epsilon, rep.Guarantee.Delta)
+			if math.Abs(d.Epsilon-want) > 2e-6 {
+				t.Fatalf("ledger ε = %g at δ = %g, the run's own reading of its spend %g", d.Epsilon, d.Delta, want)
+			}
+		})
+	}
+}
+
+// plusOneRow writes the rows of src and a copy of its first row as an
+// Arrow IPC file: a neighbouring dataset.
+func plusOneRow(t *testing.T, src string) string {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	schema, recs := readAll(t, src, mem)
+	defer release(recs)
+	p := filepath.Join(t.TempDir(), "plus1.arrow")
+	w, err := pateio.Create(p, schema, pateio.WriteOptions{Format: pateio.WriteFile, Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := recs[0].NewSlice(0, 1)
+	defer one.Release()
+	if err := w.Write(one); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLedgerSeededRuns: two runs with one seed on D and on D plus one row
+// share their partition and noise; the second is refused (exit 3) and
+// writes nothing, and so is a second use of one --replicable key.
+func TestLedgerSeededRuns(t *testing.T) {
+	plus := plusOneRow(t, "testdata/adult_train.parquet")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("a shared secret of 32 bytes, ok?"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		seed []string
+	}{
+		{"--seed", []string{"--seed", "7"}},
+		{"--replicable", []string{"--replicable", "--shared-seed-file", keyFile}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			args := func(private, out string) []string {
+				a := ledgerArgs(dir, out, append([]string{"--epsilon", "1"}, tc.seed...)...)
+				a[2] = private
+				return a
+			}
+			if code, _, stderr := pate(t, args("testdata/adult_train.parquet", filepath.Join(tmp, "d.arrow"))...); code != 0 {
+				t.Fatalf("run on D: exit %d: %s", code, stderr)
+			}
+			before := ledgerBytes(t, dir)
+			out := filepath.Join(tmp, "d1.arrow")
+			code, _, stderr := pate(t, args(plus, out)...)
+			if code != exitBudget || !strings.Contains(stderr, "seed") {
+				t.Fatalf("run on D plus one row: exit %d, want %d: %s", code, exitBudget, stderr)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused run left an output: %v", err)
+			}
+			if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+				t.Errorf("the refused run wrote to the ledger")
+			}
+		})
+	}
+}
+
+// TestLedgerIdentity: the same rows re-encoded (CSV, Parquet) and the same
+// data with its label columns in either order, or other label columns, are
+// one dataset in the ledger; every command that spends budget writes its
+// entries there (aggregate's votes are tied to it by --dataset) and says so
+// on stderr; the total is finite at the summed δ.
+func TestLedgerIdentity(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "adult_train.csv")
+	writeCSV(t, "testdata/adult_train.parquet", csvPath)
+	dir, tmp := t.TempDir(), t.TempDir()
+	keep := "age,workclass,fnlwgt,education,education_num,marital_status,occupation,relationship,race,capital_gain,capital_loss,hours_per_week,native_country"
+	lab := func(private string, extra ...string) []string {
+		return append([]string{"label", "--private", private, "--public", "testdata/adult_public.parquet", "--delta", "1e-5",
+			"--epsilon", "1", "--teachers", "20", "--max-queries", "200", "--ledger", dir, "-o", filepath.Join(tmp, "o.arrow")}, extra...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		mech string
+	}{
+		{"parquet", lab("testdata/adult_train.parquet", "--label", "income", "--classes", "0,1"), "confident-gnmax"},
+		{"csv", lab(csvPath, "--label", "income", "--classes", "0,1"), "confident-gnmax"},
+		{"labels a, b", lab("testdata/adult_train.parquet", "--label", "income", "--label", "sex", "--keep", keep), "confident-gnmax"},
+		{"labels b, a", lab("testdata/adult_train.parquet", "--label", "sex,income", "--keep", keep), "confident-gnmax"},
+		{"replicate --private-report", []string{"replicate", "--private", csvPath, "--label", "income",
+			"--public", "testdata/adult_public.parquet", "--epsilon", "1", "--delta", "1e-5", "--max-queries", "200",
+			"--classes", "0,1", "--teachers", "20", "--repeats", "1", "--private-report", "--report-epsilon", "0.5", "--ledger", dir}, "replicate-report"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := pate(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			d := onlyDataset(t, dir)
+			if len(d.Runs) != i+1 || d.Runs[i].Mechanism != tc.mech || !d.Runs[i].Finished {
+				t.Fatalf("%d runs, the last %+v", len(d.Runs), d.Runs[len(d.Runs)-1])
+			}
+			if want := filepath.Join(dir, d.ID+".jsonl"); !strings.Contains(stderr, "recorded in the privacy ledger "+want) {
+				t.Errorf("stderr does not say where the run was recorded: %q", stderr)
+			}
+		})
+	}
+	d := onlyDataset(t, dir)
+	if math.IsInf(d.Epsilon, 0) || math.Abs(d.Delta-5e-5) > 1e-15 {
+		t.Fatalf("total ε = %g at δ = %g", d.Epsilon, d.Delta)
+	}
+
+	// pate aggregate writes its entries too: under the votes' rows, or
+	// under a name shared with the label runs of the data they came from.
+	agg := func(extra ...string) []string {
+		return append([]string{"aggregate", "--votes", "testdata/votes/adult_250_teachers.parquet", "--teachers", "250",
+			"--public", "testdata/adult_public.parquet", "--mechanism", "gnmax", "--sigma", "40", "--max-queries", "100",
+			"--delta", "1e-5", "-o", filepath.Join(tmp, "a.arrow")}, extra...)
+	}
+	named := t.TempDir()
+	for _, args := range [][]string{
+		agg("--ledger", named, "--dataset", "adult"),
+		lab("testdata/adult_train.parquet", "--label", "income", "--classes", "0,1", "--ledger", named, "--dataset", "adult"),
+	} {
+		if code, _, stderr := pate(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[0], code, stderr)
+		}
+	}
+	l, err := ledger.Open(named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := l.Key(ledger.NamedID("adult"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := onlyDataset(t, named); len(d.Runs) != 2 || d.Runs[0].Mechanism != "gnmax" || !d.Runs[0].Finished || d.ID != key {
+		t.Fatalf("named dataset: %+v", d)
+	}
+	votes := t.TempDir()
+	if code, _, stderr := pate(t, agg("--ledger", votes, "--lifetime-epsilon", "1e-3")...); code != exitBudget {
+		t.Fatalf("aggregate past its lifetime: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := pate(t, agg("--ledger", votes)...); code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, stderr)
+	}
+	// Its classes are the vote indices, public: no discovery δ.
+	if d := onlyDataset(t, votes); len(d.Runs) != 1 || !d.Runs[0].Finished || d.FailureDelta != 0 {
+		t.Fatalf("aggregate's entries: %+v (failure δ %g)", d.Runs, d.FailureDelta)
+	}
+}
+
+// writeCSV writes the rows of src as CSV, every value as text.
+func writeCSV(t *testing.T, src, dst string) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	schema, recs := readAll(t, src, mem)
+	defer release(recs)
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := csv.NewWriter(f)
+	var row []string
+	for _, fl := range schema.Fields() {
+		row = append(row, fl.Name)
+	}
+	w.Write(row)
+	for _, r := range recs {
+		for i := 0; i < int(r.NumRows()); i++ {
+			row = row[:0]
+			for _, c := range r.Columns() {
+				if c.IsNull(i) {
+					row = append(row, "")
+				} else {
+					row = append(row, c.ValueStr(i))
+				}
+			}
+			w.Write(row)
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLedgerFailedRunCharged: a run that fails after its begin entry (here
+// on a public row it cannot read, after training on the sensitive data)
+// stays charged its maximum and says so; the ledger never closes it at the
+// nothing it released, since a failure can depend on the data.
+func TestLedgerFailedRunCharged(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "public.csv")
+	writeCSV(t, "testdata/adult_public.parquet", pub)
+	f, err := os.OpenFile(pub, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("1,2\n"); err != nil { // a row with 2 of the 15 fields
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income", "--public", pub,
+		"--delta", "1e-5", "--epsilon", "1", "--teachers", "20", "--classes", "0,1", "--batch-size", "1024",
+		"--ledger", dir, "-o", filepath.Join(t.TempDir(), "o.arrow"))
+	if code == 0 {
+		t.Fatalf("the run on a malformed public file succeeded: %s", stderr)
+	}
+	d := onlyDataset(t, dir)
+	if len(d.Runs) != 1 || d.Runs[0].Finished || d.Rho != d.Runs[0].MaxRho || d.Delta != 1e-5 {
+		t.Fatalf("the failed run: %+v (total ρ %g, δ %g)", d.Runs, d.Rho, d.Delta)
+	}
+	if !strings.Contains(stderr, "charged its maximum") || !strings.Contains(stderr, filepath.Join(dir, d.ID+".jsonl")) {
+		t.Errorf("stderr does not say the failed run is charged, and where: %q", stderr)
+	}
 }

@@ -26,6 +26,12 @@ import (
 func pate(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	// Each call without its own --ledger gets a fresh ledger: the tests
+	// reuse seeds, which one ledger refuses.
+	if d := os.Getenv("PATE_LEDGER"); d == testLedger {
+		os.Setenv("PATE_LEDGER", t.TempDir())
+		defer os.Setenv("PATE_LEDGER", d)
+	}
 	code := run(context.Background(), append([]string{"pate"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }

@@ -203,3 +203,37 @@ func svtPlanThreshold(p MechanismParams, queries, instances int64, delta float64
 	}
 	return hi, nil
 }
+
+// FailureDelta is the part of the run's δ that is a failure probability
+// rather than the zCDP conversion's share: the class discovery's (when the
+// classes are not public) and svt's stable-release failure. The ledger adds
+// these up across runs and converts the composed ρ at what is left of the
+// summed δ.
+func (l *Labeler) FailureDelta() float64 {
+	cfg := &l.cfg
+	fd := DiscoveryDelta(cfg.Delta, !l.discoversClasses())
+	if cfg.Mechanism == MechanismSVT {
+		fd += cfg.Delta * svtDeltaShare
+	}
+	return fd
+}
+
+// PureMax describes the maximum of a run of pure ε-DP events with nothing
+// else (no class discovery): its cap on events pays either by basic
+// composition (Σ εᵢ ≤ ε) or by zCDP (ρ ≤ ρ_B = RhoForEps(ε, δ), at least the
+// cap's; rdp.PureEventsThatFit), so its RDP curve is at most
+// max(λρ_B, min(ε, λε²/2)) at every order λ. ok is false for other runs.
+func (l *Labeler) PureMax() (eps, rhoB float64, ok bool) {
+	cfg := &l.cfg
+	if !isPure(cfg.Mechanism) || !(cfg.Epsilon > 0) || l.discoversClasses() {
+		return 0, 0, false
+	}
+	return cfg.Epsilon, rdp.RhoForEps(cfg.Epsilon, cfg.Delta), true
+}
+
+// discoversClasses reports whether the run releases its class set privately:
+// a labelling run without --classes (pate aggregate's classes are the
+// public vote indices).
+func (l *Labeler) discoversClasses() bool {
+	return l.cfg.Classes == nil && l.cfg.VotesFormat == ""
+}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,10 +48,33 @@ type Entry struct {
 	MaxRho         *label.Float `json:"max_rho,omitempty"`
 	Delta          label.Float  `json:"delta,omitempty"`
 	DiscoveryDelta label.Float  `json:"discovery_delta,omitempty"`
-	Epsilon        label.Float  `json:"epsilon,omitempty"`
-	Seeded         bool         `json:"seeded,omitempty"`
-	// End entries: the realized zCDP ρ.
-	Rho *label.Float `json:"rho,omitempty"`
+	// FailureDelta is the part of Delta that is a failure probability
+	// (class discovery, svt's stable release) rather than the zCDP
+	// conversion's share. Absent in ledgers written before it was
+	// recorded: see failureDelta.
+	FailureDelta *label.Float `json:"failure_delta,omitempty"`
+	Epsilon      label.Float  `json:"epsilon,omitempty"`
+	Seeded       bool         `json:"seeded,omitempty"`
+	// SeedCommit is the seed's keyed commitment (see Ledger.withSeed).
+	SeedCommit string `json:"seed_commitment,omitempty"`
+	// PureMax, for a run of pure ε-DP events with nothing else (no class
+	// discovery): at its maximum the run is either PureMax.Rho-zCDP or
+	// PureMax.Epsilon-DP by basic composition, whichever its cap used.
+	PureMax *PureMax `json:"pure_max,omitempty"`
+	// Content is the content identity of the data when the dataset is
+	// named (--dataset): a check of what each run actually read.
+	Content string `json:"content,omitempty"`
+	// End entries: the realized zCDP ρ and, for a run of pure events, how
+	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
+	Rho          *label.Float `json:"rho,omitempty"`
+	PureEvents   int64        `json:"pure_events,omitempty"`
+	EventEpsilon label.Float  `json:"event_epsilon,omitempty"`
+}
+
+// PureMax is the maximum of a run of pure events: see Entry.PureMax.
+type PureMax struct {
+	Epsilon label.Float `json:"epsilon"`
+	Rho     label.Float `json:"rho"`
 }
 
 // DefaultDir is the ledger directory used when none is given: $PATE_LEDGER,
@@ -67,25 +91,6 @@ func DefaultDir() (string, error) {
 		return "", fmt.Errorf("ledger: no home directory for the default ledger (set PATE_LEDGER): %w", err)
 	}
 	return filepath.Join(home, ".local", "share", "pate", "ledger"), nil
-}
-
-// DatasetID identifies a sensitive dataset: the SHA-256 of its bytes and of
-// its label column names, in hex. It is kept in the ledger only, never in
-// released output.
-func DatasetID(data io.Reader, labels []string) (string, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, data); err != nil {
-		return "", fmt.Errorf("ledger: hashing the sensitive data: %w", err)
-	}
-	sum := h.Sum(nil)
-	h2 := sha256.New()
-	h2.Write([]byte("pate-ledger-v1\x00"))
-	h2.Write(sum)
-	for _, l := range labels {
-		h2.Write([]byte{0})
-		h2.Write([]byte(l))
-	}
-	return hex.EncodeToString(h2.Sum(nil)), nil
 }
 
 // Ledger is a directory of append-only JSON-lines files, one per sensitive
@@ -116,8 +121,18 @@ type BeginRequest struct {
 	MaxRho         float64 // the most the run can spend (zCDP ρ); +Inf when unbounded
 	Delta          float64 // the run's δ
 	DiscoveryDelta float64 // the part of δ spent on releasing the class set
-	Epsilon        float64 // the run's claimed ε (information)
-	Seeded         bool
+	// FailureDelta is every part of δ that is a failure probability rather
+	// than the conversion's share: the class discovery's and svt's
+	// stable-release failure. It includes DiscoveryDelta.
+	FailureDelta float64
+	Epsilon      float64 // the run's claimed ε (information)
+	// Seed is the secret that seeds the run's partition and noise (--seed,
+	// or the key of --replicable), nil for a run drawing from the secure
+	// source. Only a keyed commitment of it is written (see Begin).
+	Seed    []byte
+	Content string // see Entry.Content
+	// PureMaxEpsilon and PureMaxRho: see Entry.PureMax (0: not such a run).
+	PureMaxEpsilon, PureMaxRho float64
 }
 
 // Run is a run recorded by Begin, to be closed by End.
@@ -130,11 +145,18 @@ type Run struct {
 // ID returns the run's identifier in the ledger.
 func (r *Run) ID() string { return r.id }
 
+// ErrSeedReused is returned by Begin when the run's seed (or --replicable
+// key) was already used by a run recorded in the same ledger directory,
+// whatever its dataset. Nothing is written.
+var ErrSeedReused = errors.New("ledger: this seed was already used by a recorded run")
+
 // Begin records a run before it releases anything (write-ahead). With
 // lifetime > 0 it first checks, under an exclusive lock on the dataset's
 // file held until the entry is on disk, that the dataset's composed total
 // with this run's maximum spend stays within lifetime (see Total); if not,
-// it writes nothing and returns an error wrapping ErrLifetimeExceeded.
+// it writes nothing and returns an error wrapping ErrLifetimeExceeded. A
+// seeded run (req.Seed) is refused with ErrSeedReused when a run recorded
+// in this ledger directory used the same seed.
 func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	if len(req.Dataset) != 64 {
 		return nil, fmt.Errorf("ledger: bad dataset id %q", req.Dataset)
@@ -142,27 +164,47 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	if !(req.MaxRho >= 0) || !(req.Delta > 0 && req.Delta < 1) {
 		return nil, fmt.Errorf("ledger: bad run spend ρ = %g, δ = %g", req.MaxRho, req.Delta)
 	}
+	fd := math.Max(req.FailureDelta, req.DiscoveryDelta)
+	if !(fd >= 0 && fd < req.Delta) {
+		return nil, fmt.Errorf("ledger: bad failure δ %g of a run at δ %g", fd, req.Delta)
+	}
 	id, err := newRunID()
 	if err != nil {
 		return nil, err
 	}
-	mr := label.Float(req.MaxRho)
+	mr, fdv := label.Float(req.MaxRho), label.Float(fd)
 	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Labels: req.Labels,
 		Mechanism: req.Mechanism, MaxRho: &mr, Delta: label.Float(req.Delta),
-		DiscoveryDelta: label.Float(req.DiscoveryDelta), Epsilon: label.Float(req.Epsilon), Seeded: req.Seeded}
-	err = l.locked(req.Dataset, func(f *os.File, entries []Entry) error {
-		if lifetime > 0 {
-			d := summarize(req.Dataset, entries)
-			rho := d.Rho + req.MaxRho
-			dd := d.DiscoveryDelta + req.DiscoveryDelta
-			eps := Total(rho, req.Delta, dd)
-			if !(eps <= lifetime) {
-				return fmt.Errorf("%w: this run may spend ρ = %.6g; with the %d run(s) recorded (ρ = %.6g) the dataset would be at ε = %.6g at δ = %g, past its lifetime ε = %g",
-					ErrLifetimeExceeded, req.MaxRho, len(d.Runs), d.Rho, eps, req.Delta, lifetime)
-			}
+		DiscoveryDelta: label.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: label.Float(req.Epsilon),
+		Seeded: req.Seed != nil, Content: req.Content}
+	if req.PureMaxEpsilon > 0 {
+		if !(req.PureMaxRho > 0 && req.PureMaxRho <= req.MaxRho) {
+			return nil, fmt.Errorf("ledger: bad pure maximum ρ %g for a run of maximum ρ %g", req.PureMaxRho, req.MaxRho)
 		}
-		return appendEntry(f, e)
-	})
+		e.PureMax = &PureMax{Epsilon: label.Float(req.PureMaxEpsilon), Rho: label.Float(req.PureMaxRho)}
+	}
+	begin := func() error {
+		return l.locked(req.Dataset, func(f *os.File, entries []Entry) error {
+			if lifetime > 0 {
+				d := summarize(req.Dataset, append(entries[:len(entries):len(entries)], e))
+				eps, delta := d.Epsilon, d.Delta
+				d = summarize(req.Dataset, entries)
+				if !(eps <= lifetime) {
+					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, past its lifetime ε = %g",
+						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, lifetime)
+				}
+			}
+			return appendEntry(f, e)
+		})
+	}
+	if req.Seed != nil {
+		err = l.withSeed(req.Seed, func(commit string) error {
+			e.SeedCommit = commit
+			return begin()
+		})
+	} else {
+		err = begin()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -170,25 +212,158 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 }
 
 // End records the run's realized spend (zCDP ρ).
-func (r *Run) End(rho float64) error {
-	if !(rho >= 0) {
-		return fmt.Errorf("ledger: bad realized spend %g", rho)
+func (r *Run) End(rho float64) error { return r.EndPure(rho, 0, 0) }
+
+// EndPure records the realized spend of a run of pure events: ρ in all
+// (events·eps0²/2 plus any zCDP part), and events events of eps0-DP.
+func (r *Run) EndPure(rho float64, events int64, eps0 float64) error {
+	if !(rho >= 0) || events < 0 || events > 0 && !(eps0 > 0 && !math.IsInf(eps0, 1)) {
+		return fmt.Errorf("ledger: bad realized spend ρ %g (%d events of ε %g)", rho, events, eps0)
 	}
 	v := label.Float(rho)
 	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v}
+	if events > 0 {
+		e.PureEvents, e.EventEpsilon = events, label.Float(eps0)
+	}
 	return r.l.locked(r.dataset, func(f *os.File, _ []Entry) error { return appendEntry(f, e) })
 }
 
-// Total is the ε of the composed spend of a dataset's runs, at δ: zCDP ρ
-// adds up over runs (the RDP curves ρλ add), the δ spent on class
-// discoveries adds up too, and the sum converts at δ minus those (improved
-// conversion, best order). It is +Inf when the discoveries used up δ.
-func Total(rho, delta, discoveryDelta float64) float64 {
-	d := delta - discoveryDelta
+// Path returns the file the run is recorded in.
+func (r *Run) Path() string { return r.l.path(r.dataset) }
+
+// Total is the ε of the composed spend of a dataset's runs at delta, the
+// sum of the δs of the runs: their zCDP ρ add up (the RDP curves ρλ add),
+// their failure δs (class discovery, svt's stable release) add up, and ρ
+// converts at what is left of delta (improved conversion, best order). It
+// is +Inf when nothing is left.
+func Total(rho, delta, failureDelta float64) float64 {
+	d := delta - failureDelta
 	if !(d > 0 && d < 1) || math.IsInf(rho, 1) {
 		return math.Inf(1)
 	}
 	return rdp.RoundUp(rdp.ZCDPEps(rho, d), 6)
+}
+
+// seedsFile holds the commitments of the seeds used in a ledger directory,
+// one hex line each; keyFile the directory's secret key of them and of the
+// dataset file names.
+const (
+	seedsFile = "seeds"
+	keyFile   = "key"
+)
+
+// Key maps a dataset identity (ContentHash, NamedID) to its name in this
+// ledger: an HMAC-SHA256 of it under the directory's secret key. The file
+// names, the entries and what pate prints (the path of the file) then say
+// nothing about the data to whoever lacks the key; a bare content hash would
+// let anyone who can list the candidate datasets (D, or D with one more
+// row) test which one it is.
+func (l *Ledger) Key(identity string) (string, error) {
+	key, err := l.key()
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("pate-dataset-v1\x00"))
+	m.Write([]byte(identity))
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// withSeed refuses a seed whose commitment is in the directory's seeds
+// file, and otherwise records it (synced) and calls fn under the file's
+// lock; if fn fails the commitment is taken back. The commitment is an
+// HMAC-SHA256 of the seed under a random key kept in the directory (mode
+// 0600): the ledger never holds the seed itself, and the same seed leaves
+// unrelated marks in two ledgers. A crash after the commitment is written
+// leaves the seed spent, never the other way round.
+func (l *Ledger) withSeed(seed []byte, fn func(commit string) error) error {
+	key, err := l.key()
+	if err != nil {
+		return err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("pate-seed-v1\x00"))
+	m.Write(seed)
+	commit := hex.EncodeToString(m.Sum(nil))
+	p := filepath.Join(l.dir, seedsFile)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("ledger: locking %s: %w", p, err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	if err != nil {
+		return fmt.Errorf("ledger: reading %s: %w", p, err)
+	}
+	for _, ln := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(ln) == commit {
+			return fmt.Errorf("%w (in %s): a seed shared by two runs on neighbouring data makes their noise cancel out (ε = ∞); use a fresh seed, or none", ErrSeedReused, l.dir)
+		}
+	}
+	size := int64(len(b))
+	if size > 0 && b[size-1] != '\n' { // a torn line: cut it off
+		if err := f.Truncate(int64(bytes.LastIndexByte(b, '\n') + 1)); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		size = int64(bytes.LastIndexByte(b, '\n') + 1)
+	}
+	if _, err := f.WriteString(commit + "\n"); err != nil {
+		return fmt.Errorf("ledger: writing %s: %w", p, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("ledger: fsync: %w", err)
+	}
+	if err := fn(commit); err != nil {
+		if terr := f.Truncate(size); terr != nil {
+			return errors.Join(err, fmt.Errorf("ledger: taking back a seed commitment: %w", terr))
+		}
+		return err
+	}
+	return nil
+}
+
+// key returns the directory's secret key, creating it once
+// (written whole under a temporary name, then linked into place, so that
+// concurrent runs agree on one key).
+func (l *Ledger) key() ([]byte, error) {
+	p := filepath.Join(l.dir, keyFile)
+	if b, err := os.ReadFile(p); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	var k [32]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return nil, fmt.Errorf("ledger: key: %w", err)
+	}
+	tmp, err := os.CreateTemp(l.dir, ".key-*")
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(k[:])
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: key: %w", err)
+	}
+	if err := os.Link(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("ledger: key: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) != 32 {
+		return nil, fmt.Errorf("ledger: key %s unreadable or not 32 bytes: %v", p, err)
+	}
+	return b, nil
 }
 
 // locked opens the dataset's file, takes an exclusive flock, reads every
@@ -288,28 +463,81 @@ type RunSummary struct {
 	Run       string    `json:"run"`
 	Started   time.Time `json:"started"`
 	Mechanism string    `json:"mechanism"`
+	Labels    []string  `json:"labels,omitempty"`
 	Epsilon   float64   `json:"epsilon"`
 	Delta     float64   `json:"delta"`
-	MaxRho    float64   `json:"max_rho"`
+	// FailureDelta is the part of Delta that is a failure probability.
+	FailureDelta float64 `json:"failure_delta"`
+	MaxRho       float64 `json:"max_rho"`
 	// Finished runs charge their realized ρ; unfinished ones (crashed,
-	// killed, failed, or still running) their maximum.
+	// killed, failed, or still running) their maximum. A finished run that
+	// released nothing (ρ = 0) charges no δ either.
 	Finished bool    `json:"finished"`
 	Rho      float64 `json:"rho"`
 	Charged  float64 `json:"charged_rho"`
 	Seeded   bool    `json:"seeded,omitempty"`
+	// A run of pure events: its maximum (PureMax), and when it ended, its
+	// events and their ε.
+	PureMax      *PureMax `json:"pure_max,omitempty"`
+	PureEvents   int64    `json:"pure_events,omitempty"`
+	EventEpsilon float64  `json:"event_epsilon,omitempty"`
+}
+
+// curve adds the run's RDP curve at orders to total, and returns its basic
+// composition ε (+Inf unless the run ended with pure events only). A run
+// that ended with n events of ε0 and a zCDP part ρ0 has the curve
+// n·min(ε0, λε0²/2) + λρ0; one without an end entry that declared a pure
+// maximum, max(λρ_B, min(ε, λε²/2)) (its cap is one or the other); any
+// other, λρ.
+func (r RunSummary) curve(orders, total []float64) (basic float64) {
+	basic = math.Inf(1)
+	switch {
+	case r.Finished && r.PureEvents > 0:
+		n := float64(r.PureEvents)
+		rho0 := math.Max(0, r.Charged-n*rdp.PureDPRho(r.EventEpsilon))
+		if rho0 <= 1e-12*r.Charged {
+			rho0, basic = 0, n*r.EventEpsilon
+		}
+		for i, v := range rdp.PureDP(r.EventEpsilon, orders) {
+			total[i] += n*v + rho0*orders[i]
+		}
+	case !r.Finished && r.PureMax != nil:
+		e, rb := float64(r.PureMax.Epsilon), float64(r.PureMax.Rho)
+		for i, v := range rdp.PureDP(e, orders) {
+			total[i] += math.Max(rb*orders[i], v)
+		}
+	default:
+		for i, o := range orders {
+			total[i] += r.Charged * o
+		}
+	}
+	return basic
+}
+
+// charged reports whether the run counts in the composition, and with
+// which δ and failure δ.
+func (r RunSummary) charged() (delta, failure float64) {
+	if r.Finished && r.Charged == 0 {
+		return 0, 0
+	}
+	return r.Delta, r.FailureDelta
 }
 
 // Dataset is the composed spend of one sensitive dataset.
 type Dataset struct {
-	ID             string       `json:"dataset"`
-	Labels         []string     `json:"labels"`
-	Runs           []RunSummary `json:"runs"`
-	Rho            float64      `json:"rho"`
-	DiscoveryDelta float64      `json:"discovery_delta"`
-	// Epsilon is Total(Rho, Delta, DiscoveryDelta) at Delta, the largest δ
-	// of its runs.
+	ID string `json:"dataset"`
+	// Labels are the label columns its runs named (any: the ledger
+	// composes every run on the data, whatever its labels).
+	Labels []string     `json:"labels"`
+	Runs   []RunSummary `json:"runs"`
+	Rho    float64      `json:"rho"`
+	// Delta is the sum of the δs of the charged runs, FailureDelta the sum
+	// of their failure δs.
+	Delta        float64 `json:"delta"`
+	FailureDelta float64 `json:"failure_delta"`
+	// Epsilon is Total(Rho, Delta, FailureDelta): the dataset has had at
+	// most (Epsilon, Delta)-DP spent on it.
 	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
 }
 
 // MarshalJSON encodes +Inf as "inf".
@@ -332,24 +560,44 @@ func (r RunSummary) MarshalJSON() ([]byte, error) {
 	}{plain(r), label.Float(r.MaxRho), label.Float(r.Charged)})
 }
 
+// svtDeltaShare is the share of its δ that an svt run spends on its
+// stable-release failure; ledgers written before failure δs were recorded
+// left it out.
+const svtDeltaShare = 0.5
+
+// failureDelta is the failure δ of a begin entry.
+func failureDelta(e Entry) float64 {
+	if e.FailureDelta != nil {
+		return float64(*e.FailureDelta)
+	}
+	fd := float64(e.DiscoveryDelta)
+	if e.Mechanism == label.MechanismSVT {
+		fd += svtDeltaShare * float64(e.Delta)
+	}
+	return fd
+}
+
 func summarize(id string, entries []Entry) *Dataset {
 	d := &Dataset{ID: id}
 	idx := map[string]int{}
+	labels := map[string]bool{}
 	for _, e := range entries {
 		switch e.Kind {
 		case KindBegin:
-			if len(d.Labels) == 0 {
-				d.Labels = e.Labels
+			for _, l := range e.Labels {
+				if !labels[l] {
+					labels[l] = true
+					d.Labels = append(d.Labels, l)
+				}
 			}
 			mr := math.Inf(1)
 			if e.MaxRho != nil {
 				mr = float64(*e.MaxRho)
 			}
 			idx[e.Run] = len(d.Runs)
-			d.Runs = append(d.Runs, RunSummary{Run: e.Run, Started: e.Time, Mechanism: e.Mechanism,
-				Epsilon: float64(e.Epsilon), Delta: float64(e.Delta), MaxRho: mr, Charged: mr, Seeded: e.Seeded})
-			d.DiscoveryDelta += float64(e.DiscoveryDelta)
-			d.Delta = math.Max(d.Delta, float64(e.Delta))
+			d.Runs = append(d.Runs, RunSummary{Run: e.Run, Started: e.Time, Mechanism: e.Mechanism, Labels: e.Labels,
+				Epsilon: float64(e.Epsilon), Delta: float64(e.Delta), FailureDelta: failureDelta(e),
+				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax})
 		case KindEnd:
 			i, ok := idx[e.Run]
 			if !ok || e.Rho == nil {
@@ -358,15 +606,49 @@ func summarize(id string, entries []Entry) *Dataset {
 			r := &d.Runs[i]
 			r.Finished, r.Rho = true, float64(*e.Rho)
 			r.Charged = math.Min(r.Rho, r.MaxRho)
+			if r.Charged == r.Rho {
+				r.PureEvents, r.EventEpsilon = e.PureEvents, float64(e.EventEpsilon)
+			}
 		}
 	}
+	sort.Strings(d.Labels)
+	orders := rdp.DefaultOrders()
+	curve := make([]float64, len(orders))
+	basic := 0.0
 	for _, r := range d.Runs {
+		delta, failure := r.charged()
+		if delta == 0 {
+			continue
+		}
 		d.Rho += r.Charged
+		d.Delta += delta
+		d.FailureDelta += failure
+		basic += r.curve(orders, curve)
 	}
 	if d.Delta > 0 {
-		d.Epsilon = Total(d.Rho, d.Delta, d.DiscoveryDelta)
+		d.Epsilon = compose(d.Rho, curve, orders, basic, d.Delta, d.FailureDelta)
 	}
 	return d
+}
+
+// compose is the composed ε at delta (the summed δ of the runs) of runs
+// whose failure δs sum to failureDelta, of summed zCDP ρ, summed RDP curve
+// at orders, and summed basic-composition ε (+Inf unless every run ended
+// with pure events only): the smallest of three readings, each valid at
+// delta — ρ converted (Total), the curve converted at the best order, both
+// at delta − failureDelta, and the basic sum, which needs only the failure
+// δs.
+func compose(rho float64, curve, orders []float64, basic, delta, failureDelta float64) float64 {
+	eps := Total(rho, delta, failureDelta)
+	if d := delta - failureDelta; d > 0 && d < 1 {
+		if e, _ := rdp.EpsImproved(orders, curve, d); e < eps {
+			eps = rdp.RoundUp(e, 6)
+		}
+	}
+	if basic < eps {
+		eps = rdp.RoundUp(basic, 6)
+	}
+	return eps
 }
 
 // Dataset reads the composed spend of one dataset (an empty summary when
