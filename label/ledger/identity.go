@@ -172,6 +172,7 @@ func ContentID(r RecordReader) (string, error) {
 func ContentIDCSV(in io.Reader) (string, error) {
 	r := csv.NewReader(in)
 	r.FieldsPerRecord = -1
+	r.LazyQuotes = true // as the run's reader: a stray quote is data
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
@@ -203,6 +204,12 @@ func ContentIDCSV(in io.Reader) (string, error) {
 			return h.ID(), nil
 		}
 		if err != nil {
+			// A parse error's position is a fact about the sensitive rows:
+			// say only what kind of error it was.
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
 			return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
 		}
 		l = lanes{p1, p3}
