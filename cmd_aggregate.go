@@ -76,7 +76,11 @@ func runAggregate(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: votesStdin})
+	// A CSV of votes is read as integers throughout (declared, not inferred
+	// from the votes, which are sensitive): a cell that is not an integer is
+	// a null, handled as the vote checks handle any bad count.
+	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: votesStdin,
+		CSVTypes: map[string]arrow.DataType{}, CSVDefault: arrow.PrimitiveTypes.Int64})
 	if err != nil {
 		return fmt.Errorf("--votes: %w", err)
 	}

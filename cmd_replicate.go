@@ -270,14 +270,26 @@ func runReplicate(c *cli.Context, e *env) error {
 		return usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
 	}
 	mem := memory.DefaultAllocator
-	whole, err := readWhole(mem, c.String("private"))
+	// A CSV --private is read with declared types (the public file's, the
+	// label's from --classes), as pate label reads it: its schema must not
+	// depend on its values.
+	pubSchema, err := schemaOf(mem, c.String("public"))
+	if err != nil {
+		return fmt.Errorf("--public: %w", err)
+	}
+	_, types, err := declaredTypes(c, []string{c.String("label")}, pubSchema)
+	if err != nil {
+		return err
+	}
+	whole, err := readWhole(mem, c.String("private"), types)
 	if err != nil {
 		return err
 	}
 	defer whole.Release()
 	n := int(whole.NumRows())
 	if n < splits {
-		return fmt.Errorf("%w: %s has %d rows, fewer than --splits %d", label.ErrInvalidInput, c.String("private"), n, splits)
+		// The row count is not quoted: it is a fact about the sensitive data.
+		return fmt.Errorf("%w: %s has fewer rows than --splits %d", label.ErrInvalidInput, c.String("private"), splits)
 	}
 
 	var truth []string
@@ -506,9 +518,19 @@ func splitParts(part []int, k int) [][]int {
 	return parts
 }
 
+// schemaOf opens a file only for its schema.
+func schemaOf(mem memory.Allocator, path string) (*arrow.Schema, error) {
+	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Schema(), nil
+}
+
 // readWhole reads a file into one record (its batches concatenated).
-func readWhole(mem memory.Allocator, path string) (arrow.Record, error) {
-	sens, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
+func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataType) (arrow.Record, error) {
+	sens, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem, CSVTypes: types})
 	if err != nil {
 		return nil, fmt.Errorf("--private: %w", err)
 	}

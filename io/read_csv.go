@@ -56,7 +56,7 @@ func openCSV(in io.Reader, name string, opts ReadOptions) (source, error) {
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	s := &csvSource{name: name, r: r, mem: opts.Allocator, batch: opts.BatchSize, width: len(header)}
 	if opts.CSVTypes != nil {
-		return openDeclaredCSV(s, header, opts.CSVTypes)
+		return openDeclaredCSV(s, header, opts.CSVTypes, opts.CSVDefault)
 	}
 	for len(s.buffered) < csvInferRows {
 		rec, err := r.Read()
@@ -84,7 +84,10 @@ func openCSV(in io.Reader, name string, opts ReadOptions) (source, error) {
 // openDeclaredCSV sets the schema from the declared types alone: no row
 // is read before the caller asks for one, so neither the schema nor
 // whether the file opens depends on the values.
-func openDeclaredCSV(s *csvSource, header []string, types map[string]arrow.DataType) (source, error) {
+func openDeclaredCSV(s *csvSource, header []string, types map[string]arrow.DataType, def arrow.DataType) (source, error) {
+	if def == nil {
+		def = arrow.BinaryTypes.String
+	}
 	s.declared = true
 	s.r.FieldsPerRecord = -1 // a record of the wrong width is skipped in next
 	s.r.LazyQuotes = true
@@ -95,7 +98,7 @@ func openDeclaredCSV(s *csvSource, header []string, types map[string]arrow.DataT
 		}
 		t, ok := types[h]
 		if !ok {
-			t = arrow.BinaryTypes.String
+			t = def
 		}
 		switch t.ID() {
 		case arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.STRING:

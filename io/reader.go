@@ -51,6 +51,10 @@ type ReadOptions struct {
 	// Reader.Skipped); quotes are read leniently. Other formats ignore it
 	// (their schema is declared in the file).
 	CSVTypes map[string]arrow.DataType
+	// CSVDefault, with CSVTypes, is the type of the columns CSVTypes does
+	// not name (nil: utf8): a file of integer vote counts declares all its
+	// columns int64 this way.
+	CSVDefault arrow.DataType
 }
 
 // source yields owned record batches of one input format.
