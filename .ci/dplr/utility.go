@@ -10,8 +10,8 @@
 //
 //	go run .ci/dplr/utility.go [-data ../shared/datasets] [-seeds 3] [-eps 0.5,1,2,4]
 //
-// Each run spends its budget on a noisy count of the sensitive rows
-// (a share -count of ρ, discrete Gaussian, sensitivity 1) and on the steps.
+// Each run is label.FitDPLogReg under a fresh filter: a noisy count of the
+// sensitive rows, then the steps, the whole budget spent.
 // breast_cancer and digits come as one file each: they are shuffled once
 // with a fixed seed and split 2/3 sensitive, 1/3 public, as the mlbench sets
 // are.
@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,6 +35,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 
 	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
@@ -53,7 +53,6 @@ func main() {
 	seeds := flag.Int("seeds", 3, "seeds per cell")
 	epsList := flag.String("eps", "0.5,1,2,4", "ε values")
 	sets := flag.String("sets", "adult,breast_cancer,digits,dna,vehicle,vowel", "datasets")
-	countShare := flag.Float64("count", 0.05, "share of ρ spent on the noisy row count")
 	steps := flag.Int("steps", 0, "override steps")
 	clip := flag.Float64("clip", 0, "override clip")
 	lr := flag.Float64("lr", 0, "override learning rate")
@@ -90,7 +89,7 @@ func main() {
 		for _, eps := range epss {
 			sum := 0.0
 			for seed := 1; seed <= *seeds; seed++ {
-				acc, err := runDP(s, eps, delta, *countShare, uint64(seed), func(p *learners.DPLogRegParams) {
+				acc, err := runDP(s, eps, delta, uint64(seed), func(p *learners.DPLogRegParams) {
 					if *steps > 0 {
 						p.Steps = *steps
 					}
@@ -124,65 +123,19 @@ func main() {
 	}
 }
 
-// dgNoise adds exact discrete Gaussian noise.
-type dgNoise struct {
-	g   *noise.DiscreteGaussian
-	src noise.Source
-}
-
-func (d dgNoise) AddNoise(v []int64) error {
-	for i := range v {
-		v[i] += d.g.Sample(d.src)
-	}
-	return nil
-}
-
-func runDP(s *set, eps, delta, countShare float64, seed uint64, tweak func(*learners.DPLogRegParams)) (float64, error) {
-	budget := rdp.RhoForEps(eps, delta)
-	rhoCount := countShare * budget
-	// Noisy count: N + N_Z(0, σc²), σc = 1/√(2ρc) rounded up.
-	sc, err := rdp.PlanGNMaxRho(2*rhoCount, 1) // GNMax charges 1/σ², a count 1/(2σ²)
+func runDP(s *set, eps, delta float64, seed uint64, tweak func(*learners.DPLogRegParams)) (float64, error) {
+	f, err := rdp.NewFilter(eps, delta)
 	if err != nil {
 		return 0, err
 	}
-	gc, err := ratNoise(sc)
+	m, rel, err := label.FitDPLogReg(f, s.xs, s.ys, s.classes, noise.NewSeededSource(seed, 0), noise.NewSeededSource(seed, 1), label.DPLogRegOptions{Adjust: tweak})
 	if err != nil {
 		return 0, err
 	}
-	src := noise.NewSeededSource(seed, 0)
-	n := float64(int64(s.xs.Rows) + gc.Sample(src))
-	n = math.Max(n, 1)
-	p, err := learners.PlanDPLogReg(s.xs.Cols, s.classes, n)
-	if err != nil {
-		return 0, err
-	}
-	tweak(&p)
-	sigma, err := rdp.PlanDGaussStepsRho(budget-rdp.DiscreteGaussianRho(1, sc, 1), p.Steps, float64(p.SensSq))
-	if err != nil {
-		return 0, err
-	}
-	total := rdp.DGaussStepsRho(float64(p.SensSq), sigma, s.params, 1, p.Steps) + rdp.DiscreteGaussianRho(1, sc, 1)
-	if got := rdp.ZCDPEps(total, delta); got > eps {
-		return 0, fmt.Errorf("plan spends ε = %v > %v", got, eps)
-	}
-	g, err := ratNoise(sigma)
-	if err != nil {
-		return 0, err
-	}
-	l := &learners.DPLogReg{Params: p, Noise: dgNoise{g: g, src: src}, Rand: noise.NewSeededSource(seed, 1)}
-	m, err := l.Fit(s.xs, s.ys, s.classes)
-	if err != nil {
-		return 0, err
+	if got := rdp.ZCDPEps(rel.Rho, delta); got > eps {
+		return 0, fmt.Errorf("run spent ε = %v > %v", got, eps)
 	}
 	return accuracy(m, s.xp, s.yp), nil
-}
-
-func ratNoise(sigma float64) (*noise.DiscreteGaussian, error) {
-	r, err := noise.ParseRat(strconv.FormatFloat(sigma, 'g', -1, 64))
-	if err != nil {
-		return nil, err
-	}
-	return noise.NewDiscreteGaussian(r)
 }
 
 func ceiling(s *set) float64 {
