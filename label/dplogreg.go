@@ -83,7 +83,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, errors.New("label: DP logistic regression needs a filter and two random sources")
 	}
 	// Validate the public shape before anything is charged.
-	if _, err := learners.PlanDPLogReg(x.Cols, classes, 1); err != nil {
+	if _, err := learners.PlanDPLogReg(x.Cols, classes, 1, 1); err != nil {
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
 	}
 	if len(y) != x.Rows {
@@ -109,7 +109,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	rows := math.Max(1, float64(int64(x.Rows)+gc.Sample(noiseSrc)))
 
 	// 2. The public rule, then the steps' noise from what is left.
-	p, err := learners.PlanDPLogReg(x.Cols, classes, rows)
+	p, err := learners.PlanDPLogReg(x.Cols, classes, rows, f.Remaining())
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: planning DP logistic regression: %w", err)
 	}

@@ -76,6 +76,10 @@ type DPLogRegParams struct {
 	SensSq    int64   // squared ℓ2 bound of every rounded per-example vector
 	RowNorm   float64 // each encoded row is scaled to ℓ2 norm ≤ RowNorm (0: no scaling)
 	L2        float64 // ridge strength on W (public)
+	// TailAverage in [0, 1) returns the average of the iterates of the last
+	// ⌈TailAverage·Steps⌉ steps instead of the last iterate (0): averaging,
+	// a post-processing of the released sums, cancels part of the noise.
+	TailAverage float64
 	// Rows is the denominator of the average gradient: a public bound or a
 	// privately released count of the sensitive rows, never their exact
 	// number (which would make the step size depend on the data without
@@ -83,14 +87,25 @@ type DPLogRegParams struct {
 	Rows float64
 }
 
-// Defaults of the public planning rule (PlanDPLogReg), tuned on the shared
+// Constants of the public planning rule (PlanDPLogReg), tuned on the shared
 // benchmark datasets only (adult, breast_cancer, digits, dna, vehicle,
 // vowel), never on the sensitive data of a run.
 const (
-	DefaultDPSteps     = 60
 	DefaultDPClip      = 1.0
 	DefaultDPRowNorm   = 1.0
 	DefaultDPLearnRate = 2.0
+	// DefaultDPStepsPerSNR, DefaultDPMinSteps and DefaultDPMaxSteps set the
+	// steps from the run's signal-to-noise ratio s = rows·√(2ρ)/√params
+	// (the size of the summed gradient over the noise's norm per step, for
+	// one step): steps = clamp(round(6·s), 20, 200). With the learning
+	// rate fixed, the noise that reaches the parameters grows with the
+	// steps as fast as the progress does, so the number of steps trades
+	// optimisation against noise, and a larger s affords more. The factor
+	// 6 beat 4 and 10 (and fixed 30, 60 or 100 steps) on the mean accuracy
+	// over the five smaller shared sets at ε = 0.5, 1, 2.
+	DefaultDPStepsPerSNR = 6.0
+	DefaultDPMinSteps    = 20
+	DefaultDPMaxSteps    = 200
 	// DefaultRoundingBeta is KLS21's β: the probability that one
 	// randomized rounding exceeds the norm bound and is drawn again.
 	DefaultRoundingBeta = 1e-6
@@ -143,17 +158,22 @@ func RoundedSensSq(scaledClip float64, dims int, beta float64) (int64, error) {
 
 // PlanDPLogReg returns the public hyperparameters for a run over dim
 // encoded features and classes classes, with rows the public or privately
-// released row count (rows ≥ 1). The rule reads no sensitive data; the
-// caller plans the noise σ for (Steps, SensSq) with its accountant.
-func PlanDPLogReg(dim, classes int, rows float64) (DPLogRegParams, error) {
+// released row count (rows ≥ 1) and rho the zCDP budget the steps may
+// spend. The rule reads no sensitive data; the caller plans the noise σ
+// for (Steps, SensSq) with its accountant, from the same rho.
+func PlanDPLogReg(dim, classes int, rows, rho float64) (DPLogRegParams, error) {
 	if dim < 1 || classes < 2 {
 		return DPLogRegParams{}, fmt.Errorf("learners: DP logistic regression needs features and two classes, got %d and %d", dim, classes)
 	}
 	if !(rows >= 1) || math.IsInf(rows, 0) {
 		return DPLogRegParams{}, fmt.Errorf("learners: DP logistic regression needs a row count ≥ 1, got %v", rows)
 	}
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		return DPLogRegParams{}, fmt.Errorf("learners: DP logistic regression needs a budget ρ > 0, got %v", rho)
+	}
+	snr := rows * math.Sqrt(2*rho) / math.Sqrt(float64(ParamCount(dim, classes)))
 	p := DPLogRegParams{
-		Steps:     DefaultDPSteps,
+		Steps:     int(math.Min(DefaultDPMaxSteps, math.Max(DefaultDPMinSteps, math.Round(DefaultDPStepsPerSNR*snr)))),
 		Clip:      DefaultDPClip,
 		LearnRate: DefaultDPLearnRate,
 		RowNorm:   DefaultDPRowNorm,
@@ -198,6 +218,8 @@ func (p *DPLogRegParams) check() error {
 		return fmt.Errorf("learners: row norm must be non-negative and finite, got %v", p.RowNorm)
 	case p.L2 < 0 || math.IsInf(p.L2, 0) || math.IsNaN(p.L2):
 		return fmt.Errorf("learners: L2 strength must be non-negative and finite, got %v", p.L2)
+	case !(p.TailAverage >= 0 && p.TailAverage < 1):
+		return fmt.Errorf("learners: tail-average share must be in [0, 1), got %v", p.TailAverage)
 	}
 	c := p.Gamma * p.Clip
 	if float64(p.SensSq) < math.Ceil(c*c) {
@@ -234,6 +256,11 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 	r := &rounder{src: l.Rand, sensSq: p.SensSq}
 	z := make([]float64, k)
 	scale := 1 / (p.Gamma * p.Rows)
+	avgFrom := p.Steps - int(math.Ceil(p.TailAverage*float64(p.Steps)))
+	var avg []float64
+	if avgFrom < p.Steps {
+		avg = make([]float64, np)
+	}
 	for step := 0; step < p.Steps; step++ {
 		clear(sum)
 		for i := 0; i < xs.rows; i++ {
@@ -265,6 +292,16 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 				g += p.L2 * theta[j]
 			}
 			theta[j] -= p.LearnRate * g
+		}
+		if step >= avgFrom && avg != nil {
+			for j, v := range theta {
+				avg[j] += v
+			}
+		}
+	}
+	if avg != nil {
+		for j := range theta {
+			theta[j] = avg[j] / float64(p.Steps-avgFrom)
 		}
 	}
 	m := &linearModel{classes: k, dim: d, w: make([]float32, k*d), b: make([]float32, k)}

@@ -260,7 +260,7 @@ func TestDPLogRegSeeded(t *testing.T) {
 	x, y := blobs(600, 4, 3, 9)
 	fit := func(noiseSeed, roundSeed uint64) Model {
 		t.Helper()
-		p, err := PlanDPLogReg(x.Cols, 3, 600)
+		p, err := PlanDPLogReg(x.Cols, 3, 600, 0.0178)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func blobs(n, dim, classes int, seed uint64) (*Matrix, []int32) {
 
 func TestDPLogRegErrors(t *testing.T) {
 	x, y := blobs(30, 2, 2, 1)
-	good, err := PlanDPLogReg(2, 2, 30)
+	good, err := PlanDPLogReg(2, 2, 30, 0.0178)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,10 +355,10 @@ func TestDPLogRegErrors(t *testing.T) {
 	}
 	for _, bad := range []struct {
 		dim, classes int
-		rows         float64
-	}{{0, 2, 10}, {3, 1, 10}, {3, 2, 0}, {3, 2, math.Inf(1)}} {
-		if _, err := PlanDPLogReg(bad.dim, bad.classes, bad.rows); err == nil {
-			t.Errorf("PlanDPLogReg(%d, %d, %v): no error", bad.dim, bad.classes, bad.rows)
+		rows, rho    float64
+	}{{0, 2, 10, 1}, {3, 1, 10, 1}, {3, 2, 0, 1}, {3, 2, math.Inf(1), 1}, {3, 2, 10, 0}, {3, 2, 10, math.NaN()}} {
+		if _, err := PlanDPLogReg(bad.dim, bad.classes, bad.rows, bad.rho); err == nil {
+			t.Errorf("PlanDPLogReg(%d, %d, %v, %v): no error", bad.dim, bad.classes, bad.rows, bad.rho)
 		}
 	}
 }
@@ -367,7 +367,7 @@ func TestDPLogRegErrors(t *testing.T) {
 // covers the scaled clip, and the plan depends only on its public inputs.
 func TestPlanDPLogReg(t *testing.T) {
 	for _, c := range []struct{ dim, classes int }{{2, 2}, {112, 2}, {64, 10}, {180, 3}, {5000, 26}} {
-		p, err := PlanDPLogReg(c.dim, c.classes, 1000)
+		p, err := PlanDPLogReg(c.dim, c.classes, 1000, 0.0178)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,9 +378,31 @@ func TestPlanDPLogReg(t *testing.T) {
 		if infl := math.Sqrt(float64(p.SensSq)) / sc; infl > 1.02 {
 			t.Errorf("%v: rounding inflates the sensitivity by %.3f, want ≤ 1.02", c, infl)
 		}
-		q, _ := PlanDPLogReg(c.dim, c.classes, 1000)
+		q, _ := PlanDPLogReg(c.dim, c.classes, 1000, 0.0178)
 		if p != q {
 			t.Errorf("%v: two plans differ", c)
+		}
+	}
+	// The step rule: clamp(round(6·rows·√(2ρ)/√params), 20, 200).
+	for _, c := range []struct {
+		dim, classes int
+		rows, rho    float64
+		want         int
+	}{
+		// 6·1198·√0.0356/√650 = 53.2
+		{64, 10, 1198, 0.0178, 53},
+		// 6·2124·√(2·0.0711)/√543 = 206.0, capped
+		{180, 3, 2124, 0.0711, 200},
+		{180, 3, 2124, 0.0045, 52}, // 6·2124·√0.009/√543 = 51.9
+		{9, 11, 100, 0.0178, 20},   // 6·100·0.1887/10.49 = 10.8, raised
+	} {
+		p, err := PlanDPLogReg(c.dim, c.classes, c.rows, c.rho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int(math.Min(200, math.Max(20, math.Round(6*c.rows*math.Sqrt(2*c.rho)/math.Sqrt(float64(ParamCount(c.dim, c.classes)))))))
+		if p.Steps != c.want || p.Steps != want {
+			t.Errorf("%+v: %d steps, want %d (formula %d)", c, p.Steps, c.want, want)
 		}
 	}
 }

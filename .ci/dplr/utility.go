@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -58,6 +59,8 @@ func main() {
 	lr := flag.Float64("lr", 0, "override learning rate")
 	rowNorm := flag.Float64("rownorm", -1, "override row norm")
 	l2 := flag.Float64("l2", -1, "override L2")
+	tail := flag.Float64("tail", -1, "override tail-average share")
+	stepScale := flag.Float64("stepscale", 1, "multiply the planned steps (tuning)")
 	flag.Parse()
 	var epss []float64
 	for _, s := range strings.Split(*epsList, ",") {
@@ -90,6 +93,7 @@ func main() {
 			sum := 0.0
 			for seed := 1; seed <= *seeds; seed++ {
 				acc, err := runDP(s, eps, delta, uint64(seed), func(p *learners.DPLogRegParams) {
+					p.Steps = max(1, int(math.Round(float64(p.Steps)**stepScale)))
 					if *steps > 0 {
 						p.Steps = *steps
 					}
@@ -104,6 +108,9 @@ func main() {
 					}
 					if *l2 >= 0 {
 						p.L2 = *l2
+					}
+					if *tail >= 0 {
+						p.TailAverage = *tail
 					}
 				})
 				if err != nil {
