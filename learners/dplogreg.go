@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // This file holds the learning half of differentially private logistic
@@ -363,33 +365,77 @@ func scaleToNorm(v []float64, norm float64) {
 	}
 }
 
-// rowNormModel scales each row as training did before the linear model.
+// rowNormModel is a linear model over rows scaled as training scaled them
+// (to ℓ2 norm ≤ norm): the class scores are s·(x·w_c) + b_c with
+// s = min(1, norm/‖x‖). Like every Model it allocates nothing to predict.
 type rowNormModel struct {
 	m    *linearModel
 	norm float64
 }
 
-func (r *rowNormModel) scaled(x *Matrix) *Matrix {
-	out := &Matrix{Rows: x.Rows, Cols: x.Cols, Data: make([]float32, x.Rows*x.Cols)}
-	v := make([]float64, x.Cols)
-	for i := 0; i < x.Rows; i++ {
-		for j, a := range x.Row(i) {
-			v[j] = float64(a)
-		}
-		scaleToNorm(v, r.norm)
-		o := out.Row(i)
-		for j := range v {
-			o[j] = float32(v[j])
-		}
+// rowScale returns the factor that brings row to norm ≤ r.norm.
+func (r *rowNormModel) rowScale(row []float32) float64 {
+	n2 := 0.0
+	for _, v := range row {
+		n2 += float64(v) * float64(v)
 	}
-	return out
+	if n2 > r.norm*r.norm {
+		return r.norm / math.Sqrt(n2)
+	}
+	return 1
 }
 
-// Predict predicts the argmax class of every row.
-func (r *rowNormModel) Predict(x *Matrix, out []int32) { r.m.Predict(r.scaled(x), out) }
+// scores writes the class scores of row into out (len classes).
+func (r *rowNormModel) scores(row []float32, out []float64) {
+	m := r.m
+	s := r.rowScale(row)
+	for c := 0; c < m.classes; c++ {
+		out[c] = float64(m.b[c]) + s*float64(kernel.Dot(m.w[c*m.dim:(c+1)*m.dim], row))
+	}
+}
+
+// Predict predicts the argmax class of every row (ties to the lowest).
+func (r *rowNormModel) Predict(x *Matrix, out []int32) {
+	var buf [64]float64
+	sc := buf[:0]
+	if r.m.classes <= len(buf) {
+		sc = buf[:r.m.classes]
+	} else {
+		sc = make([]float64, r.m.classes)
+	}
+	for i := 0; i < x.Rows; i++ {
+		r.scores(x.Row(i), sc)
+		best := 0
+		for c := 1; c < len(sc); c++ {
+			if sc[c] > sc[best] {
+				best = c
+			}
+		}
+		out[i] = int32(best)
+	}
+}
 
 // PredictProba writes the class probabilities of every row.
-func (r *rowNormModel) PredictProba(x *Matrix, out []float32) { r.m.PredictProba(r.scaled(x), out) }
+func (r *rowNormModel) PredictProba(x *Matrix, out []float32) {
+	k := r.m.classes
+	var buf [64]float64
+	sc := buf[:0]
+	if k <= len(buf) {
+		sc = buf[:k]
+	} else {
+		sc = make([]float64, k)
+	}
+	for i := 0; i < x.Rows; i++ {
+		r.scores(x.Row(i), sc)
+		p := out[i*k : (i+1)*k]
+		mx := math.Inf(-1)
+		for c, v := range sc {
+			p[c] = float32(v)
+			mx = math.Max(mx, v)
+		}
+		softmaxInPlace(p, mx)
+	}
+}
 
 // rounder does the conditional randomized rounding of one per-example
 // gradient into a running integer sum.

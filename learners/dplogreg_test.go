@@ -406,3 +406,60 @@ func TestPlanDPLogReg(t *testing.T) {
 		}
 	}
 }
+
+// TestRowNormModel checks the prediction path of a row-normalised model
+// against the linear model applied to explicitly scaled rows, its
+// probabilities, and that predicting allocates nothing (as Model promises).
+func TestRowNormModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	const k, d, n = 3, 5, 40
+	lm := &linearModel{classes: k, dim: d, w: make([]float32, k*d), b: make([]float32, k)}
+	for i := range lm.w {
+		lm.w[i] = float32(r.NormFloat64())
+	}
+	for i := range lm.b {
+		lm.b[i] = float32(r.NormFloat64())
+	}
+	x := NewMatrix(n, d)
+	for i := range x.Data {
+		x.Data[i] = float32(3 * r.NormFloat64())
+	}
+	x.Data[0], x.Data[1], x.Data[2], x.Data[3], x.Data[4] = 0.1, 0, 0, 0, 0 // a row already within the norm
+	m := &rowNormModel{m: lm, norm: 1}
+	scaled := NewMatrix(n, d)
+	for i := 0; i < n; i++ {
+		v := make([]float64, d)
+		for j, a := range x.Row(i) {
+			v[j] = float64(a)
+		}
+		scaleToNorm(v, 1)
+		for j := range v {
+			scaled.Row(i)[j] = float32(v[j])
+		}
+	}
+	got, want := make([]int32, n), make([]int32, n)
+	m.Predict(x, got)
+	lm.Predict(scaled, want)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("row %d: class %d, scaled linear model %d", i, got[i], want[i])
+		}
+	}
+	p := make([]float32, n*k)
+	m.PredictProba(x, p)
+	for i := 0; i < n; i++ {
+		s, best := 0.0, 0
+		for c := 0; c < k; c++ {
+			s += float64(p[i*k+c])
+			if p[i*k+c] > p[i*k+best] {
+				best = c
+			}
+		}
+		if math.Abs(s-1) > 1e-5 || int32(best) != got[i] {
+			t.Errorf("row %d: probabilities sum to %v, argmax %d, class %d", i, s, best, got[i])
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { m.Predict(x, got) }); a != 0 {
+		t.Errorf("Predict allocates %v times", a)
+	}
+}
