@@ -87,7 +87,8 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
 	}
 	if len(y) != x.Rows {
-		return nil, nil, fmt.Errorf("label: DP logistic regression: %d labels for %d rows", len(y), x.Rows)
+		// The counts are sensitive: the message does not quote them.
+		return nil, nil, errors.New("label: DP logistic regression: the labels and the feature rows differ in number")
 	}
 	budget := f.Remaining()
 	if !(budget > 0) {
