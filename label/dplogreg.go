@@ -50,20 +50,20 @@ type DPLogRegOptions struct {
 	Adjust func(*learners.DPLogRegParams)
 }
 
-// dgNoise adds exact discrete Gaussian noise to every coordinate.
-type dgNoise struct {
+// dplrNoise adds exact discrete Gaussian noise to every coordinate.
+type dplrNoise struct {
 	g   *noise.DiscreteGaussian
 	src noise.Source
 }
 
-func (d dgNoise) AddNoise(v []int64) error {
+func (d dplrNoise) AddNoise(v []int64) error {
 	for i := range v {
 		v[i] += d.g.Sample(d.src)
 	}
 	return nil
 }
 
-func discreteGaussian(sigma float64) (*noise.DiscreteGaussian, error) {
+func dplrSampler(sigma float64) (*noise.DiscreteGaussian, error) {
 	r, err := noise.ParseRat(strconv.FormatFloat(sigma, 'g', -1, 64))
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: planning the row count: %w", err)
 	}
-	gc, err := discreteGaussian(sc)
+	gc, err := dplrSampler(sc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: row count noise: %w", err)
 	}
@@ -124,7 +124,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: planning the gradient noise: %w", err)
 	}
-	g, err := discreteGaussian(sigma)
+	g, err := dplrSampler(sigma)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: gradient noise: %w", err)
 	}
@@ -132,7 +132,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if err := f.Charge(rhoSteps); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the gradient steps: %w", err)
 	}
-	l := &learners.DPLogReg{Params: p, Noise: dgNoise{g: g, src: noiseSrc}, Rand: roundSrc}
+	l := &learners.DPLogReg{Params: p, Noise: dplrNoise{g: g, src: noiseSrc}, Rand: roundSrc}
 	m, err := l.Fit(x, y, classes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)

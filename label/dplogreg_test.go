@@ -101,11 +101,11 @@ func TestFitDPLogRegSpendsItsFilter(t *testing.T) {
 // slightly below σ²) and mean near 0.
 func TestDPLogRegNoiseIsTheDiscreteGaussian(t *testing.T) {
 	const sigma = 27350.0
-	g, err := discreteGaussian(sigma)
+	g, err := dplrSampler(sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n learners.IntNoise = dgNoise{g: g, src: noise.NewSeededSource(3, 0)}
+	var n learners.IntNoise = dplrNoise{g: g, src: noise.NewSeededSource(3, 0)}
 	v := make([]int64, 20000)
 	if err := n.AddNoise(v); err != nil {
 		t.Fatal(err)
