@@ -463,3 +463,54 @@ func TestRowNormModel(t *testing.T) {
 		t.Errorf("Predict allocates %v times", a)
 	}
 }
+
+// recordNoise keeps a copy of every vector it is given and adds nothing.
+type recordNoise struct{ got [][]int64 }
+
+func (r *recordNoise) AddNoise(v []int64) error {
+	r.got = append(r.got, append([]int64(nil), v...))
+	return nil
+}
+
+// TestDPLogRegStepSensitivity checks the released sum's sensitivity on
+// neighbouring data sets: appending one row (last, so that the other rows'
+// rounding draws are the same) changes the first step's integer sum by a
+// vector of squared norm at most SensSq, however extreme the row.
+func TestDPLogRegStepSensitivity(t *testing.T) {
+	x, y := blobs(200, 5, 4, 3)
+	p, err := PlanDPLogReg(5, 4, 200, 0.02)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Steps = 1
+	release := func(x *Matrix, y []int32) []int64 {
+		t.Helper()
+		rec := &recordNoise{}
+		if _, err := (&DPLogReg{Params: p, Noise: rec, Rand: newBits(8)}).Fit(x, y, 4); err != nil {
+			t.Fatal(err)
+		}
+		return rec.got[0]
+	}
+	base := release(x, y)
+	r := rand.New(rand.NewPCG(6, 6))
+	for trial, scale := range []float64{0, 1e-3, 1, 30, 1e6, 1e30} {
+		row := make([]float32, 5)
+		for j := range row {
+			row[j] = float32(scale * r.NormFloat64())
+		}
+		x2 := &Matrix{Rows: x.Rows + 1, Cols: x.Cols, Data: append(append([]float32(nil), x.Data...), row...)}
+		y2 := append(append([]int32(nil), y...), int32(trial%4))
+		next := release(x2, y2)
+		var d2 int64
+		for j := range next {
+			d := next[j] - base[j]
+			d2 += d * d
+		}
+		if d2 > p.SensSq {
+			t.Errorf("row of scale %g: the sum moved by squared norm %d > %d", scale, d2, p.SensSq)
+		}
+		if scale > 0 && d2 == 0 {
+			t.Errorf("row of scale %g: the sum did not move", scale)
+		}
+	}
+}
