@@ -38,15 +38,16 @@ import (
 // after maxRoundTries draws, the vector is truncated towards zero, which
 // never increases a coordinate's magnitude, then shortened until it fits:
 // the bound holds on every path. Nothing but the injected noise protects
-// the rows; the randomized rounding is there for unbiasedness and may use
-// any source of random bits.
+// the rows; the randomized rounding is there for unbiasedness. The bound
+// holds for any draws, but the independence argument above wants fresh
+// ones, so a real run rounds with a cryptographically secure source too.
 //
 // The features reach the learner already encoded by an Encoder fitted on
 // public data (privacy invariant 2): its means, standard deviations and
 // ranges are public. Each row of encoded features is then scaled to ℓ2 norm
 // at most RowNorm (a per-row map that uses no other row), which bounds the
-// gradient before clipping and makes the public hyperparameter rules below
-// independent of the feature count.
+// gradient before clipping (by √2·√(RowNorm²+1)) so that one clip and one
+// learning rate serve every feature count.
 
 // IntNoise adds integer noise to every coordinate of v, in place. The
 // privacy of DPLogReg rests on it: a discrete Gaussian of the σ that the
