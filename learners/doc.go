@@ -9,4 +9,9 @@
 // fitted on public data only, and a Learner fits each teacher on that
 // teacher's rows alone, using nothing fitted on the rest of the sensitive
 // data. The Ensemble gives each teacher exactly one vote per row (invariant 3).
+//
+// DPLogReg is the learning half of differentially private logistic
+// regression: it clips, scales and rounds the per-example gradients to
+// integers with a known norm bound, and the caller injects the integer noise
+// (label/noise's discrete Gaussian) and does the accounting (label/rdp).
 package learners
