@@ -22,15 +22,15 @@ go build -o "$work/pate-new" .
 adult=(--private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet)
 # name | arguments (each run gets its own ledger directory, so seeds may repeat)
 cases=(
-  "readme-first|label ${adult[*]} --epsilon 2 --delta 1e-5 --seed 7 -o OUT.arrow --report OUT.json"
-  "stream|label ${adult[*]} --epsilon 1 --delta 1e-6 --seed 3 -o - --report OUT.json"
-  "student|label ${adult[*]} --epsilon 1 --delta 1e-5 --seed 5 --student logreg --select uncertain --max-queries 600 -o OUT.arrow --report OUT.json"
-  "multilabel|label ${adult[*]} --label sex --epsilon 2 --delta 1e-5 --seed 9 -o OUT.arrow --report OUT.json"
-  "gnmax|label ${adult[*]} --mechanism gnmax --epsilon 2 --delta 1e-5 --seed 11 -o OUT.arrow --report OUT.json"
-  "lnmax|label ${adult[*]} --mechanism lnmax --epsilon 2 --delta 1e-5 --seed 13 --max-queries 500 -o OUT.arrow --report OUT.json"
-  "svt|label ${adult[*]} --mechanism svt --epsilon 2 --delta 1e-5 --seed 15 -o OUT.arrow --report OUT.json"
-  "classes|label ${adult[*]} --classes '<=50K,>50K' --epsilon 2 --delta 1e-5 --seed 17 -o OUT.arrow --report OUT.json"
-  "aggregate|aggregate --votes testdata/votes/adult_250_teachers.parquet --teachers 250 --public testdata/adult_public.parquet --mechanism confident-gnmax --threshold 300 --sigma1 200 --sigma2 40 --max-queries 1500 --delta 1e-5 --seed 19 -o OUT.arrow --report OUT.json"
+  "readme-first|label -q ${adult[*]} --epsilon 2 --delta 1e-5 --seed 7 -o OUT.arrow --report OUT.json"
+  "stream|label -q ${adult[*]} --epsilon 1 --delta 1e-6 --seed 3 -o - --report OUT.json"
+  "student|label -q ${adult[*]} --epsilon 1 --delta 1e-5 --seed 5 --student logreg --select uncertain --max-queries 600 -o OUT.arrow --report OUT.json"
+  "multilabel|label -q ${adult[*]} --label sex --keep age,education --epsilon 2 --delta 1e-5 --seed 9 -o OUT.arrow --report OUT.json"
+  "gnmax|label -q ${adult[*]} --mechanism gnmax --epsilon 2 --delta 1e-5 --seed 11 -o OUT.arrow --report OUT.json"
+  "lnmax|label -q ${adult[*]} --mechanism lnmax --epsilon 2 --delta 1e-5 --seed 13 --max-queries 500 -o OUT.arrow --report OUT.json"
+  "svt|label -q ${adult[*]} --mechanism svt --epsilon 2 --delta 1e-5 --seed 15 -o OUT.arrow --report OUT.json"
+  "classes|label -q ${adult[*]} --classes 0,1 --epsilon 2 --delta 1e-5 --seed 17 -o OUT.arrow --report OUT.json"
+  "aggregate|aggregate -q --votes testdata/votes/adult_250_teachers.parquet --teachers 250 --public testdata/adult_public.parquet --mechanism confident-gnmax --threshold 300 --sigma1 200 --sigma2 40 --max-queries 1500 --delta 1e-5 --seed 19 -o OUT.arrow --report OUT.json"
   "analyze|analyze --votes testdata/votes/mnist_250_teachers.parquet --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic"
   "plan|plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax"
 )
@@ -44,7 +44,7 @@ for c in "${cases[@]}"; do
     mkdir -p "$d"
     a=${args//OUT/$d/out}
     set +e
-    eval PATE_LEDGER="$d/ledger" "$work/pate-$side" "$a" -q >"$d/stdout" 2>"$d/stderr"
+    eval PATE_LEDGER="$d/ledger" "$work/pate-$side" "$a" >"$d/stdout" 2>"$d/stderr"
     echo $? >"$d/code"
     set -e
   done
