@@ -402,6 +402,9 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 		}
 		cols = append(cols, col)
 		if int64(col.Len()) != rows {
+			if enc := p.unreadableEncoding(rg, k); enc != "" {
+				return fmt.Errorf("%s: parquet row group %d, column %q: a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns): %w", p.name, rg, p.sc.Field(k).Name, enc, ErrFormat)
+			}
 			return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows in column %q, footer says %d: %w", p.name, rg, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
 		}
 		if !arrow.TypeEqual(col.DataType(), p.sc.Field(k).Type) {
@@ -420,6 +423,24 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 		}
 	}
 	return nil
+}
+
+// unreadableEncoding names an encoding of field k's chunks in row group rg
+// that Arrow v15 cannot decode (its reader then reads the chunk as empty,
+// without an error), or returns "".
+func (p *parallelParquet) unreadableEncoding(rg, k int) string {
+	for _, leaf := range p.fieldLeaves[k] {
+		cc, err := p.md.RowGroup(rg).ColumnChunk(leaf)
+		if err != nil {
+			continue
+		}
+		for _, e := range cc.Encodings() {
+			if e == parquet.Encoding(encodingBSS) {
+				return "BYTE_STREAM_SPLIT"
+			}
+		}
+	}
+	return ""
 }
 
 // oneChunk returns the chunks of ch as one array (a new reference).
