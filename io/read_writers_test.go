@@ -61,7 +61,7 @@ func checkDuckDBRows(t *testing.T, recs []arrow.Record, want int) {
 // zstd, on both sides of the row-group size the column-wise path takes.
 func TestReadDuckDBPageV2(t *testing.T) {
 	for _, file := range []string{"duckdb_v2.parquet", "duckdb_v2_zstd.parquet"} {
-		for _, small := range []bool{false} {
+		for _, small := range []bool{false, true} {
 			name := file
 			if small {
 				name += "/streamed"
@@ -70,12 +70,21 @@ func TestReadDuckDBPageV2(t *testing.T) {
 				if small {
 					defer func(r int64) { maxColumnwiseRows = r }(maxColumnwiseRows)
 					maxColumnwiseRows = 1000 // every row group is over it
+					defer func(r int64) { segmentRows = r }(segmentRows)
+					segmentRows = 300 // segments of 700 rows (the batch size), pages overhang them
 				}
 				// Arrow v15's DELTA_BINARY_PACKED decoder never frees
 				// a 64-byte buffer per column chunk (the Go allocator
 				// collects it): the checked allocator reads the other
 				// columns, and id is read on its own.
-				for _, cols := range [][]string{{"x0", "x1", "x2", "f", "k", "s"}, {"id"}} {
+				colSets := [][]string{{"x0", "x1", "x2", "f", "k", "s"}, {"id"}}
+				streamed := streamedRowGroups.Load()
+				if small {
+					// Only columns the fast path streams: a string
+					// column sends a large row group to pqarrow.
+					colSets = [][]string{{"x0", "x1", "x2", "f", "k"}}
+				}
+				for _, cols := range colSets {
 					var mem memory.Allocator = memory.NewGoAllocator()
 					if cols[0] != "id" {
 						checked := memory.NewCheckedAllocator(mem)
@@ -97,9 +106,12 @@ func TestReadDuckDBPageV2(t *testing.T) {
 						t.Fatalf("read %d columns, want %d", got, len(cols))
 					}
 					checkDuckDBRows(t, recs, 5000)
-					if cols[0] == "x0" && plainColumns.Load() == before {
+					if cols[0] == "x0" && !small && plainColumns.Load() == before {
 						t.Error("the fast path decoded no column")
 					}
+				}
+				if small && streamedRowGroups.Load() == streamed {
+					t.Error("no row group was streamed")
 				}
 			})
 		}

@@ -1,0 +1,405 @@
+package io
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// Row groups too large to decode whole (over maxColumnwiseRows rows or
+// maxColumnwiseBytes decoded: pyarrow's, Spark's and DuckDB's
+// ROW_GROUP_SIZE 1M groups, Polars' default ones) are streamed by the fast
+// path when every projected column is one it decodes: the row group is cut
+// into segments of segmentRows rows, each a task of its own for the
+// workers, and each column keeps a cursor into its chunk (the next page, the
+// dictionary, the rows of a page that overhang the previous segment). A
+// segment decodes its columns in order, each after the previous segment
+// is done with that column: two workers on consecutive segments then
+// decode in a pipeline, one column apart, so a single row group is
+// decoded in parallel, and memory is a few segments and one page a column,
+// whatever the row group's size.
+//
+// Before the first segment is decoded, the page headers of every chunk are
+// parsed (with the fast path's bounded parser) and checked to be pages the
+// fast path takes; if a chunk has any other, the row group goes whole to
+// pqarrow's record reader, as before. A page that fails to decode after
+// that is corrupt: the read fails with ErrFormat.
+
+// segmentRows is the number of rows of a segment (a variable for the
+// tests).
+var segmentRows int64 = 64 << 10
+
+// maxStreamPage bounds a page the stream reads (compressed or not).
+const maxStreamPage = 64 << 20
+
+// streamedRowGroups counts the row groups streamed by segments (tests).
+var streamedRowGroups atomic.Int64
+
+// streamFallbacks counts the large row groups left to pqarrow (tests).
+var streamFallbacks atomic.Int64
+
+// rgStream is the shared state of one streamed row group.
+type rgStream struct {
+	rg    int
+	rows  int64
+	first int // index of its first task
+
+	once     sync.Once
+	ready    chan struct{} // closed once the chunks are checked
+	fallback bool          // a chunk is not one the fast path takes
+	err      error         // the check failed
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	cols    []*colStream
+	failSeg int // the first segment that failed: later ones stop waiting
+}
+
+// colStream is the cursor of one column chunk of a streamed row group.
+type colStream struct {
+	next  int // the segment that may decode this column next
+	bad   bool
+	chunk plainChunk // codec, width, dictionary; values/valid set per page
+	pages []streamPage
+	pi    int
+	// The decoded rows of the last page not yet handed out: left[at:n].
+	left      []byte
+	leftValid []byte
+	leftN     int64
+	leftAt    int64
+}
+
+type streamPage struct {
+	off  int64 // of the page header
+	hlen int
+	h    pageHeader
+}
+
+func newRgStream(rg int, rows int64, first, fields int) *rgStream {
+	s := &rgStream{rg: rg, rows: rows, first: first, ready: make(chan struct{}), cols: make([]*colStream, fields), failSeg: math.MaxInt}
+	s.cond = sync.NewCond(&s.mu)
+	for k := range s.cols {
+		s.cols[k] = &colStream{}
+	}
+	return s
+}
+
+// abort stops the segments after seg from waiting for it (-1: all).
+func (s *rgStream) abort(seg int) {
+	s.mu.Lock()
+	s.failSeg = min(s.failSeg, seg)
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+// prepare checks the chunks of s once (the first task to get here does
+// it; the others wait).
+func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder) {
+	s.once.Do(func() {
+		defer close(s.ready)
+		for k := range p.fields {
+			ok, err := p.scanChunk(s, k, pd)
+			if err != nil {
+				s.err = err
+				return
+			}
+			if !ok {
+				s.fallback = true
+				streamFallbacks.Add(1)
+				return
+			}
+		}
+		streamedRowGroups.Add(1)
+	})
+}
+
+// scanChunk parses the page headers of field k's chunk in s's row group
+// and keeps them; ok is false if the chunk is not one the fast path
+// streams.
+func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool, error) {
+	md, leaf, rg := p.md, p.plainLeaves[k], s.rg
+	dt := p.sc.Field(k).Type
+	d := md.Schema.Column(leaf)
+	w := plainWidth(d.PhysicalType(), dt)
+	if w == 0 || d.MaxRepetitionLevel() != 0 || d.MaxDefinitionLevel() > 1 {
+		return false, nil
+	}
+	if leaf >= len(md.RowGroups[rg].GetColumns()) || md.RowGroups[rg].GetColumns()[leaf].GetMetaData() == nil {
+		return false, nil
+	}
+	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.NumValues() != s.rows || cc.Type() != d.PhysicalType() {
+		return false, nil
+	}
+	codec, ok := streamCodec(cc)
+	if !ok {
+		return false, nil
+	}
+	start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	if start < 4 || n <= 0 || start > pd.size || n > pd.size-start {
+		return false, nil
+	}
+	end := start + n
+	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	defer func() { pd.chunk = hc.buf }()
+	cs := s.cols[k]
+	var seen int64
+	for pos := start; pos < end; {
+		h, hl, err := hc.header(pos, end)
+		if err != nil {
+			return false, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w at byte %d: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, pos, err)
+		}
+		if h.csize < 0 || h.usize < 0 || h.csize > maxStreamPage || h.usize > maxStreamPage || int64(h.csize) > end-pos-int64(hl) {
+			return false, nil
+		}
+		switch {
+		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && len(cs.pages) == 0:
+			if !h.hasDictNum || int64(h.dictNum)*int64(w) != int64(h.usize) || int64(h.usize) > maxDictBytes {
+				return false, nil
+			}
+		case h.typ == pageData && h.v1 && !h.v2, h.typ == pageDataV2 && h.v2 && !h.v1:
+			if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numValues <= 0 || int64(h.numValues) > s.rows-seen {
+				return false, nil
+			}
+			seen += int64(h.numValues)
+		default:
+			return false, nil
+		}
+		cs.pages = append(cs.pages, streamPage{off: pos, hlen: hl, h: *h})
+		pos += int64(hl) + int64(h.csize)
+	}
+	if seen != s.rows {
+		return false, nil
+	}
+	cs.chunk = plainChunk{codec: codec, codecID: cc.Compression(), w: w, dictN: -1}
+	if d.MaxDefinitionLevel() == 1 {
+		cs.chunk.valid = []byte{} // marks the column nullable
+	}
+	return true, nil
+}
+
+// streamCodec is the codec of chunk cc, if the fast path decodes it.
+func streamCodec(cc *metadata.ColumnChunkMetaData) (compress.Codec, bool) {
+	for _, e := range cc.Encodings() {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
+			parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encoding(encodingBSS):
+		default:
+			return nil, false
+		}
+	}
+	if cc.Compression() == compress.Codecs.Uncompressed {
+		return nil, true
+	}
+	c, err := compress.GetCodec(cc.Compression())
+	return c, err == nil
+}
+
+// decodeSegment decodes segment seg (rows off..off+rows) of streamed row
+// group s into task t's slot.
+func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStream, seg int, off, rows int64, pd *plainDecoder, hc *headerChecker) error {
+	p.prepare(s, pd)
+	select {
+	case <-s.ready:
+	case <-p.done:
+		return errAborted
+	}
+	if s.err != nil {
+		if seg == 0 {
+			return s.err
+		}
+		return errAborted
+	}
+	if s.fallback {
+		// The first segment's task reads the whole row group with
+		// pqarrow's record reader; the others have no rows.
+		if seg == 0 {
+			return p.decodeLockstep(fr, s.rg, t, hc)
+		}
+		return nil
+	}
+	cols := make([]arrow.Array, 0, len(p.fields))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for k := range p.fields {
+		col, err := p.segmentColumn(s, k, seg, off, rows, pd)
+		if err != nil {
+			return err
+		}
+		cols = append(cols, col)
+	}
+	rec := array.NewRecord(p.sc, cols, rows)
+	defer rec.Release()
+	for o := int64(0); o < rows; o += p.batch {
+		b := rec.NewSlice(o, min(o+p.batch, rows))
+		select {
+		case p.slots[t] <- b:
+		case <-p.done:
+			b.Release()
+			return errAborted
+		}
+	}
+	return nil
+}
+
+// segmentColumn decodes field k's rows of segment seg, after waiting for
+// the previous segment to be done with the column.
+func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64, pd *plainDecoder) (arrow.Array, error) {
+	cs := s.cols[k]
+	s.mu.Lock()
+	for cs.next != seg && !cs.bad && s.failSeg >= seg {
+		s.cond.Wait()
+	}
+	stop := cs.next != seg
+	s.mu.Unlock()
+	if stop {
+		return nil, errAborted
+	}
+	col, ok := cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
+	s.mu.Lock()
+	if ok {
+		cs.next++
+	} else {
+		cs.bad = true
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): a page does not decode: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat)
+	}
+	return col, nil
+}
+
+// fill decodes the column's next rows rows into a new array.
+func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem memory.Allocator) (arr arrow.Array, ok bool) {
+	defer func() {
+		if recover() != nil {
+			arr, ok = nil, false
+		}
+	}()
+	w := cs.chunk.w
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(rows) * w)
+	var valid *memory.Buffer
+	nullable := cs.chunk.valid != nil
+	if nullable {
+		valid = memory.NewResizableBuffer(mem)
+		defer valid.Release()
+		valid.Resize(int(bitutil.BytesForBits(rows)))
+		clear(valid.Bytes())
+	}
+	dst, dvalid := values.Bytes(), []byte(nil)
+	if nullable {
+		dvalid = valid.Bytes()
+	}
+	var at int64
+	take := func() {
+		n := min(cs.leftN-cs.leftAt, rows-at)
+		copy(dst[at*int64(w):], cs.left[cs.leftAt*int64(w):(cs.leftAt+n)*int64(w)])
+		if nullable {
+			bitutil.CopyBitmap(cs.leftValid, int(cs.leftAt), int(n), dvalid, int(at))
+		}
+		cs.leftAt += n
+		at += n
+	}
+	if cs.leftAt < cs.leftN {
+		take()
+	}
+	for at < rows {
+		if cs.pi >= len(cs.pages) {
+			return nil, false
+		}
+		sp := &cs.pages[cs.pi]
+		cs.pi++
+		size := sp.hlen + int(sp.h.csize)
+		if cap(pd.chunk) < size {
+			pd.chunk = make([]byte, size)
+		}
+		buf := pd.chunk[:size]
+		if m, err := pd.r.ReadAt(buf, sp.off); m != len(buf) || (err != nil && err != io.EOF) {
+			return nil, false
+		}
+		body := buf[sp.hlen:]
+		h := sp.h
+		c := &cs.chunk
+		if h.typ == pageDictionary {
+			dpd := plainDecoder{dict: c.dict}
+			if !c.dictPage(&dpd, &h, body) {
+				return nil, false
+			}
+			// The dictionary stays with the column (dictPage left it in
+			// dpd.dict, which c.dict now is).
+			continue
+		}
+		n := int64(h.numValues)
+		if n <= rows-at {
+			// The page fits: decode it in place.
+			c.values, c.row, c.rows = dst, at, at+n
+			if nullable {
+				c.valid = dvalid
+			}
+		} else {
+			if int64(cap(cs.left)) < n*int64(w) {
+				cs.left = make([]byte, n*int64(w))
+			}
+			cs.left = cs.left[:n*int64(w)]
+			c.values, c.row, c.rows = cs.left, 0, n
+			if nullable {
+				if int64(cap(cs.leftValid)) < bitutil.BytesForBits(n) {
+					cs.leftValid = make([]byte, bitutil.BytesForBits(n))
+				}
+				cs.leftValid = cs.leftValid[:bitutil.BytesForBits(n)]
+				c.valid = cs.leftValid
+			}
+		}
+		var page bool
+		if h.v1 {
+			page = c.pageV1(pd, &h, body)
+		} else {
+			page = c.pageV2(pd, &h, body)
+		}
+		if !page || c.row != c.rows {
+			return nil, false
+		}
+		if n <= rows-at {
+			at += n
+		} else {
+			cs.leftN, cs.leftAt = n, 0
+			take()
+		}
+	}
+	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) {
+		// The chunk is done: drop its buffers.
+		cs.left, cs.leftValid, cs.chunk.dict = nil, nil, nil
+	}
+	pd.trim()
+	var nulls int
+	bufs := []*memory.Buffer{nil, values}
+	if nullable {
+		nulls = int(rows) - bitutil.CountSetBits(dvalid, 0, int(rows))
+		if nulls > 0 {
+			bufs[0] = valid
+		}
+	}
+	data := array.NewData(dt, int(rows), bufs, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), true
+}

@@ -1,0 +1,136 @@
+package io
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+)
+
+// streamSmall makes every row group of more than 1000 rows a streamed one,
+// in segments of seg rows, for the rest of the test.
+func streamSmall(t *testing.T, seg int64) {
+	t.Helper()
+	oldRows, oldSeg := maxColumnwiseRows, segmentRows
+	maxColumnwiseRows, segmentRows = 1000, seg
+	t.Cleanup(func() { maxColumnwiseRows, segmentRows = oldRows, oldSeg })
+}
+
+// TestParquetStreamedRowGroups checks that row groups too large to decode
+// whole, streamed by the fast path in segments that cut pages, read as
+// pqarrow reads them: every codec, both page versions, small pages,
+// dictionaries and their fallback to PLAIN, nullable and required
+// columns, one worker and several.
+func TestParquetStreamedRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		pf   plainFile
+		seg  int64
+	}{
+		{"none/v1/one-group", plainFile{rows: 7000, rgRows: 7000, codec: compress.Codecs.Uncompressed}, 1024},
+		{"snappy/v1", plainFile{rows: 9000, rgRows: 4000, codec: compress.Codecs.Snappy}, 1500},
+		{"zstd/v2", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Zstd, v2: true}, 777},
+		{"gzip/v1/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Gzip, smallPages: true}, 1000},
+		{"snappy/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, 1300},
+		{"none/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Uncompressed, dictionary: true, smallPages: true}, 1024},
+		{"zstd/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd, dictionary: true, legacy: true}, 999},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && i%2 == 1 {
+				t.Skip("-short: every other case")
+			}
+			path := filepath.Join(dir, "s"+strconv.Itoa(i)+".parquet")
+			writePlainFile(t, path, tc.pf)
+			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+			if err != nil {
+				t.Fatalf("pqarrow: %v", err)
+			}
+			defer releaseAll(want)
+			streamSmall(t, tc.seg)
+			for _, workers := range []int{1, 2, 3} {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				before := streamedRowGroups.Load()
+				r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := readRest(r)
+				r.Close()
+				if err != nil {
+					t.Fatalf("workers=%d: %v", workers, err)
+				}
+				if streamedRowGroups.Load() == before {
+					t.Errorf("workers=%d: no row group was streamed", workers)
+				}
+				sameRows(t, want[0].Schema(), got, want)
+				releaseAll(got)
+				mem.AssertSize(t, 0)
+			}
+		})
+	}
+}
+
+// TestParquetStreamedCorrupt garbles bytes of the chunks of a streamed row
+// group: the read returns pqarrow's rows or fails with ErrFormat, never
+// panics, hangs or leaks.
+func TestParquetStreamedCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.parquet")
+	writePlainFile(t, clean, plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048, smallPages: true})
+	orig, err := os.ReadFile(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []string{"i32", "f64n", "i64low", "f32null"}
+	streamSmall(t, 700)
+	path := filepath.Join(dir, "bad.parquet")
+	var failed, read int
+	step := int64(13)
+	if testing.Short() {
+		step = 211
+	}
+	for _, rgn := range plainChunkRanges(t, clean, cols) {
+		for o := int64(0); o < rgn[1]; o += step {
+			data := append([]byte(nil), orig...)
+			data[rgn[0]+o] ^= 0x5a
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			fallbacks := streamFallbacks.Load()
+			got, gerr, _ := readParquetWith(t, path, true, mem, cols)
+			switch {
+			case gerr != nil:
+				if !errors.Is(gerr, ErrFormat) {
+					t.Errorf("byte %d: %v, not ErrFormat", rgn[0]+o, gerr)
+				}
+				failed++
+			case werr == nil:
+				if !sameRows(t, want[0].Schema(), got, want) {
+					t.Errorf("byte %d: the streamed read differs from pqarrow's", rgn[0]+o)
+				}
+				read++
+			default:
+				read++ // pqarrow refuses what the fast path reads
+			}
+			releaseAll(want)
+			releaseAll(got)
+			if streamFallbacks.Load() == fallbacks {
+				// (pqarrow's record reader, which reads a row group
+				// whose headers the stream does not take, leaks on
+				// some corrupt pages.)
+				mem.AssertSize(t, 0)
+			}
+		}
+	}
+	if failed == 0 || read == 0 {
+		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
+	}
+}
