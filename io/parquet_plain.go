@@ -154,22 +154,9 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	if cc.NumValues() != rows || cc.Type() != d.PhysicalType() {
 		return nil, false
 	}
-	for _, e := range cc.Encodings() {
-		switch e {
-		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
-			parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encoding(encodingBSS):
-		default:
-			return nil, false
-		}
-	}
-	var codec compress.Codec
-	switch cc.Compression() {
-	case compress.Codecs.Uncompressed:
-	case compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Zstd:
-		if codec, err = compress.GetCodec(cc.Compression()); err != nil {
-			return nil, false
-		}
-	default:
+	// Every codec Arrow v15 has: snappy, gzip, zstd, brotli (not LZ4).
+	codec, ok := streamCodec(cc)
+	if !ok {
 		return nil, false
 	}
 	// The chunk starts at its dictionary page, if any (as pqarrow's

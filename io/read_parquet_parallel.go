@@ -210,9 +210,9 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 }
 
 // makeTasks cuts the file into tasks: a row group decoded whole (column by
-// column, or by pqarrow's record reader) is one task; one too large for
-// that whose projected columns are all the fast path's is streamed in
-// segments, a task each.
+// column, or by pqarrow's record reader) is one task; a larger one whose
+// projected columns are all the fast path's is streamed in segments, a
+// task each.
 func (p *parallelParquet) makeTasks() {
 	stream := p.plainLeaves != nil
 	for _, l := range p.plainLeaves {
@@ -220,7 +220,11 @@ func (p *parallelParquet) makeTasks() {
 	}
 	seg := max(segmentRows, p.batch)
 	for rg, rows := range p.rows {
-		if !stream || p.colRows[rg] || rows <= 0 {
+		// A row group of up to two segments is decoded whole, column by
+		// column, if it may be (the writers' usual groups of 64k to 128k
+		// rows); a larger one is streamed: decoded whole it would take
+		// memory in proportion to the writer's row-group size.
+		if !stream || rows <= 0 || p.colRows[rg] && rows <= 2*seg {
 			p.tasks = append(p.tasks, ptask{rg: rg, rows: rows})
 			continue
 		}

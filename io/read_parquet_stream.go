@@ -17,9 +17,9 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// Row groups too large to decode whole (over maxColumnwiseRows rows or
-// maxColumnwiseBytes decoded: pyarrow's, Spark's and DuckDB's
-// ROW_GROUP_SIZE 1M groups, Polars' default ones) are streamed by the fast
+// Row groups of more than two segments, or too large to decode whole (over
+// maxColumnwiseRows rows or maxColumnwiseBytes decoded: pyarrow's, Spark's
+// and DuckDB's ROW_GROUP_SIZE 1M groups, Polars' default ones), are streamed by the fast
 // path when every projected column is one it decodes: the row group is cut
 // into segments of segmentRows rows, each a task of its own for the
 // workers, and each column keeps a cursor into its chunk (the next page, the

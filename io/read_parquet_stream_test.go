@@ -38,6 +38,8 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 		{"gzip/v1/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Gzip, smallPages: true}, 1000},
 		{"snappy/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, 1300},
 		{"none/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Uncompressed, dictionary: true, smallPages: true}, 1024},
+		{"brotli/v1", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli}, 1100},
+		{"brotli/v2/dictionary", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli, v2: true, dictionary: true}, 1100},
 		{"zstd/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd, dictionary: true, legacy: true}, 999},
 	}
 	for i, tc := range cases {
