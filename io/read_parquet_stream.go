@@ -78,6 +78,7 @@ type colStream struct {
 	leftValid []byte
 	leftN     int64
 	leftAt    int64
+	ps        *pageStream // a page larger than a segment, being streamed
 }
 
 type streamPage struct {
@@ -324,11 +325,33 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		take()
 	}
 	for at < rows {
+		if cs.ps != nil {
+			k := min(cs.ps.n-cs.ps.row, rows-at)
+			if !cs.ps.emit(pd, dst, dvalid, at, k, w) {
+				return nil, false
+			}
+			at += k
+			if cs.ps.row == cs.ps.n {
+				if !cs.ps.finish() {
+					return nil, false
+				}
+				cs.ps = nil
+			}
+			continue
+		}
 		if cs.pi >= len(cs.pages) {
 			return nil, false
 		}
 		sp := &cs.pages[cs.pi]
 		cs.pi++
+		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && streamable(&sp.h, cs.chunk.codecID) {
+			ps, ok := cs.openStream(pd, sp)
+			if !ok {
+				return nil, false
+			}
+			cs.ps = ps
+			continue
+		}
 		size := sp.hlen + int(sp.h.csize)
 		if cap(pd.chunk) < size {
 			pd.chunk = make([]byte, size)
@@ -386,7 +409,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 			take()
 		}
 	}
-	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) {
+	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
 		// The chunk is done: drop its buffers.
 		cs.left, cs.leftValid, cs.chunk.dict = nil, nil, nil
 	}

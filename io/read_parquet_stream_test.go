@@ -31,16 +31,23 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 		name string
 		pf   plainFile
 		seg  int64
+		huge bool // stream every PLAIN page larger than a segment
 	}{
-		{"none/v1/one-group", plainFile{rows: 7000, rgRows: 7000, codec: compress.Codecs.Uncompressed}, 1024},
-		{"snappy/v1", plainFile{rows: 9000, rgRows: 4000, codec: compress.Codecs.Snappy}, 1500},
-		{"zstd/v2", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Zstd, v2: true}, 777},
-		{"gzip/v1/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Gzip, smallPages: true}, 1000},
-		{"snappy/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, 1300},
-		{"none/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Uncompressed, dictionary: true, smallPages: true}, 1024},
-		{"brotli/v1", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli}, 1100},
-		{"brotli/v2/dictionary", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli, v2: true, dictionary: true}, 1100},
-		{"zstd/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd, dictionary: true, legacy: true}, 999},
+		{"none/v1/one-group", plainFile{rows: 7000, rgRows: 7000, codec: compress.Codecs.Uncompressed}, 1024, false},
+		{"snappy/v1", plainFile{rows: 9000, rgRows: 4000, codec: compress.Codecs.Snappy}, 1500, false},
+		{"zstd/v2", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Zstd, v2: true}, 777, false},
+		{"gzip/v1/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Gzip, smallPages: true}, 1000, false},
+		{"snappy/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, 1300, false},
+		{"none/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Uncompressed, dictionary: true, smallPages: true}, 1024, false},
+		{"brotli/v1", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli}, 1100, false},
+		{"brotli/v2/dictionary", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli, v2: true, dictionary: true}, 1100, false},
+		{"zstd/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd, dictionary: true, legacy: true}, 999, false},
+		{"none/v1/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Uncompressed}, 1000, true},
+		{"snappy/v1/huge-pages", plainFile{rows: 9000, rgRows: 4500, codec: compress.Codecs.Snappy}, 1000, true},
+		{"gzip/v1/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip}, 1000, true},
+		{"snappy/v2/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy, v2: true}, 1000, true},
+		{"gzip/v2/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip, v2: true}, 1000, true},
+		{"none/v2/huge-pages/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, dictLimit: 2048}, 1000, true},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,6 +62,11 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			}
 			defer releaseAll(want)
 			streamSmall(t, tc.seg)
+			if tc.huge {
+				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
+				hugePageBytes = 0
+			}
+			streams := pageStreams.Load()
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				before := streamedRowGroups.Load()
@@ -74,6 +86,9 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				releaseAll(got)
 				mem.AssertSize(t, 0)
 			}
+			if tc.huge && pageStreams.Load() == streams {
+				t.Error("no page was streamed")
+			}
 		})
 	}
 }
@@ -82,9 +97,29 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 // group: the read returns pqarrow's rows or fails with ErrFormat, never
 // panics, hangs or leaks.
 func TestParquetStreamedCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pf   plainFile
+		huge bool
+	}{
+		{"small-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048, smallPages: true}, false},
+		{"snappy/v1/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy}, true},
+		{"gzip/v2/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Gzip, v2: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.huge {
+				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
+				hugePageBytes = 0
+			}
+			streamedCorrupt(t, tc.pf)
+		})
+	}
+}
+
+func streamedCorrupt(t *testing.T, pf plainFile) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.parquet")
-	writePlainFile(t, clean, plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048, smallPages: true})
+	writePlainFile(t, clean, pf)
 	orig, err := os.ReadFile(clean)
 	if err != nil {
 		t.Fatal(err)
