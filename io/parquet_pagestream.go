@@ -16,14 +16,14 @@ import (
 // writes a single page per column chunk: 8 MB for a million doubles)
 // would keep most of a decoded page per column between segments, which
 // over 64 columns is most of the row group. A PLAIN page of more than
-// hugePageBytes, stored, snappy or gzip, is instead decompressed as a
+// hugePageBytes (256 KB), stored, snappy or gzip, is instead decompressed as a
 // stream, read from the file in small pieces: the column keeps a read
 // buffer, the decompressor's window and the page's validity bitmap, and
 // each segment takes its rows from the stream.
 
 // hugePageBytes is the page size from which a page is streamed (a
 // variable for the tests).
-var hugePageBytes int32 = 1 << 20
+var hugePageBytes int32 = 256 << 10
 
 // pageStreams counts the pages streamed (tests).
 var pageStreams atomic.Int64
