@@ -107,7 +107,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		}
 		if nullable {
 			lv := make([]byte, h.defLen)
-			if m, err := pd.r.ReadAt(lv, body); m != len(lv) && err != nil {
+			if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
 				return nil, false
 			}
 			var ok bool

@@ -219,6 +219,16 @@ func (p *parallelParquet) makeTasks() {
 		stream = stream && l >= 0
 	}
 	seg := max(segmentRows, p.batch)
+	var segments int64
+	for _, rows := range p.rows {
+		if rows > 0 {
+			segments += min(rows/seg+1, maxStreamTasks+1)
+		}
+		if segments > maxStreamTasks {
+			break // (the footer's counts may be anything: no overflow)
+		}
+	}
+	stream = stream && segments <= maxStreamTasks
 	for rg, rows := range p.rows {
 		// A row group of up to two segments is decoded whole, column by
 		// column, if it may be (the writers' usual groups of 64k to 128k

@@ -40,8 +40,17 @@ import (
 // tests).
 var segmentRows int64 = 64 << 10
 
-// maxStreamPage bounds a page the stream reads (compressed or not).
-const maxStreamPage = 64 << 20
+// maxStreamPage bounds a page the stream reads (compressed or not), and
+// maxStreamPageRows its rows (a page of nulls is a few bytes whatever its
+// rows; its validity bitmap is not); maxStreamPages bounds the pages of a
+// chunk and maxStreamTasks the segments of a file, whose footer may claim
+// any number of rows. Past them the row group goes to pqarrow.
+const (
+	maxStreamPage     = 64 << 20
+	maxStreamPageRows = 1 << 24
+	maxStreamPages    = 1 << 18
+	maxStreamTasks    = 1 << 18
+)
 
 // streamedRowGroups counts the row groups streamed by segments (tests).
 var streamedRowGroups atomic.Int64
@@ -173,11 +182,14 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 				return false, nil
 			}
 		case h.typ == pageData && h.v1 && !h.v2, h.typ == pageDataV2 && h.v2 && !h.v1:
-			if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numValues <= 0 || int64(h.numValues) > s.rows-seen {
+			if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numValues <= 0 || int64(h.numValues) > s.rows-seen || h.numValues > maxStreamPageRows {
 				return false, nil
 			}
 			seen += int64(h.numValues)
 		default:
+			return false, nil
+		}
+		if len(cs.pages) >= maxStreamPages {
 			return false, nil
 		}
 		cs.pages = append(cs.pages, streamPage{off: pos, hlen: hl, h: *h})

@@ -1,11 +1,17 @@
 package io
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	stdio "io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/golang/snappy"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -170,4 +176,40 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 	if failed == 0 || read == 0 {
 		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
 	}
+}
+
+// FuzzSnappyStream checks the incremental snappy decoder against the
+// reference decoder: whatever it accepts, read in pieces of any size, is
+// what the reference decodes.
+func FuzzSnappyStream(f *testing.F) {
+	for _, s := range []string{"", "a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000)} {
+		f.Add(snappy.Encode(nil, []byte(s)), uint16(7))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, piece uint16) {
+		m, k := binary.Uvarint(data)
+		if k <= 0 || m > 1<<20 {
+			return
+		}
+		dec := decompressor(compress.Codecs.Snappy, bytes.NewReader(data), int64(m))
+		if dec == nil {
+			t.Fatal("a snappy stream of a stated length was refused")
+		}
+		out := make([]byte, 0, m)
+		buf := make([]byte, int(piece)%4096+1)
+		var err error
+		for {
+			var n int
+			n, err = dec.Read(buf)
+			out = append(out, buf[:n]...)
+			if err != nil || n == 0 && len(out) == int(m) {
+				break
+			}
+		}
+		want, werr := snappy.Decode(nil, data)
+		if errors.Is(err, stdio.EOF) {
+			if werr != nil || !bytes.Equal(out, want) {
+				t.Fatalf("stream read %d bytes to its end; reference %d bytes, %v", len(out), len(want), werr)
+			}
+		}
+	})
 }
