@@ -2,6 +2,7 @@ package io
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -172,5 +173,29 @@ func TestReadDuckDBPageV2Corrupt(t *testing.T) {
 	}
 	if failed == 0 || read == 0 {
 		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
+	}
+}
+
+// TestUnsplit checks the joining of BYTE_STREAM_SPLIT streams against the
+// definition (byte b of value i at src[b*n+i]) for every width and
+// lengths around the 8-value blocks.
+func TestUnsplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{4, 8, 2} {
+		for n := range 40 {
+			src := make([]byte, n*w)
+			for i := range src {
+				src[i] = byte(rng.Uint32())
+			}
+			got := make([]byte, n*w)
+			unsplit(got, src, w)
+			for i := range n {
+				for b := range w {
+					if got[i*w+b] != src[b*n+i] {
+						t.Fatalf("w=%d n=%d: value %d byte %d is %#x, want %#x", w, n, i, b, got[i*w+b], src[b*n+i])
+					}
+				}
+			}
+		}
 	}
 }
