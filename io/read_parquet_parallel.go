@@ -233,8 +233,11 @@ func (p *parallelParquet) makeTasks() {
 		// A row group of up to two segments is decoded whole, column by
 		// column, if it may be (the writers' usual groups of 64k to 128k
 		// rows); a larger one is streamed: decoded whole it would take
-		// memory in proportion to the writer's row-group size.
-		if !stream || rows <= 0 || p.colRows[rg] && rows <= 2*seg {
+		// memory in proportion to the writer's row-group size. So is one
+		// of more than a segment in a file of fewer row groups than
+		// workers, which would otherwise leave workers idle.
+		few := len(p.rows) < p.window-1 && rows > seg
+		if !stream || rows <= 0 || p.colRows[rg] && rows <= 2*seg && !few {
 			p.tasks = append(p.tasks, ptask{rg: rg, rows: rows})
 			continue
 		}

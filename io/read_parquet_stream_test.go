@@ -213,3 +213,40 @@ func FuzzSnappyStream(f *testing.F) {
 		}
 	})
 }
+
+// TestParquetStreamedFewRowGroups checks that a file of fewer row groups
+// than workers is streamed in segments (so that every worker decodes),
+// and one of as many is not.
+func TestParquetStreamedFewRowGroups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.parquet")
+	writePlainFile(t, path, plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy})
+	defer func(v int64) { segmentRows = v }(segmentRows)
+	segmentRows = 1000 // segments of 4096 rows, the least decode batch
+	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	for _, tc := range []struct {
+		workers  int
+		streamed bool
+	}{{1, false}, {2, true}, {3, true}} {
+		before := streamedRowGroups.Load()
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRest(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRows(t, want[0].Schema(), got, want)
+		releaseAll(got)
+		mem.AssertSize(t, 0)
+		if streamed := streamedRowGroups.Load() > before; streamed != tc.streamed {
+			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
+		}
+	}
+}
