@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
@@ -31,8 +32,18 @@ var pageStreams atomic.Int64
 // pageStreamBuffer is the read buffer of a streamed page.
 const pageStreamBuffer = 64 << 10
 
+// Streamed pages come and go a column at a time; their read buffers and
+// snappy windows are pooled rather than left to the collector (at 64
+// columns a row group, the churn showed in the peak RSS).
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, pageStreamBuffer) }}
+	windowPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*snappyWindow); return &b }}
+)
+
 // pageStream is a data page being decoded as a stream.
 type pageStream struct {
+	br    *bufio.Reader // pooled
+	hist  *[]byte       // pooled, of a snappy stream
 	dec   io.Reader
 	valid []byte // the page's validity bitmap, nil for a required column
 	n     int64  // rows of the page
@@ -62,7 +73,10 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 	ps := &pageStream{n: n}
 	nullable := c.valid != nil
 	if nullable {
-		ps.valid = make([]byte, bitutil.BytesForBits(n))
+		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
+			cs.valid = make([]byte, bitutil.BytesForBits(n))
+		}
+		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
 	}
 	levels := func(b []byte) (int64, bool) {
 		lc := plainChunk{valid: ps.valid, rows: n}
@@ -76,8 +90,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		if nullable && h.defEnc != encodingRLE {
 			return nil, false
 		}
-		ps.dec = decompressor(codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize))
-		if ps.dec == nil {
+		if !ps.open(codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize)) {
 			return nil, false
 		}
 		rest := int64(h.usize)
@@ -121,23 +134,50 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 			codec = compress.Codecs.Uncompressed
 		}
 		values = int64(h.usize - h.defLen)
-		ps.dec = decompressor(codec, io.NewSectionReader(pd.r, body+int64(h.defLen), int64(h.csize-h.defLen)), values)
-		if ps.dec == nil {
+		if !ps.open(codec, io.NewSectionReader(pd.r, body+int64(h.defLen), int64(h.csize-h.defLen)), values) {
 			return nil, false
 		}
 	default:
 		return nil, false
 	}
 	if values != nn*w {
+		ps.close()
 		return nil, false
 	}
 	pageStreams.Add(1)
 	return ps, true
 }
 
-// decompressor reads the decompressed bytes (size of them) of src.
-func decompressor(codec compress.Compression, src io.Reader, size int64) io.Reader {
-	br := bufio.NewReaderSize(src, pageStreamBuffer)
+// open sets up the decompression of src, whose decompressed bytes are
+// size long, with pooled buffers.
+func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
+	ps.br = readerPool.Get().(*bufio.Reader)
+	ps.br.Reset(src)
+	if codec == compress.Codecs.Snappy {
+		ps.hist = windowPool.Get().(*[]byte)
+	}
+	ps.dec = decompressor(codec, ps.br, size, ps.hist)
+	return ps.dec != nil
+}
+
+// close gives the pooled buffers back; ps is done with.
+func (ps *pageStream) close() {
+	if ps.br != nil {
+		ps.br.Reset(nil)
+		readerPool.Put(ps.br)
+		ps.br = nil
+	}
+	if ps.hist != nil {
+		*ps.hist = (*ps.hist)[:0]
+		windowPool.Put(ps.hist)
+		ps.hist = nil
+	}
+	ps.dec = nil
+}
+
+// decompressor reads the decompressed bytes (size of them) of br; hist is
+// the window of a snappy stream (nil: its own).
+func decompressor(codec compress.Compression, br *bufio.Reader, size int64, hist *[]byte) io.Reader {
 	switch codec {
 	case compress.Codecs.Uncompressed:
 		return br
@@ -146,7 +186,11 @@ func decompressor(codec compress.Compression, src io.Reader, size int64) io.Read
 		if err != nil || m != uint64(size) {
 			return nil
 		}
-		return &snappyStream{r: br, left: size}
+		s := &snappyStream{r: br, left: size}
+		if hist != nil {
+			s.hist = (*hist)[:0]
+		}
+		return s
 	case compress.Codecs.Gzip:
 		z, err := gzip.NewReader(br)
 		if err != nil {
@@ -244,6 +288,9 @@ func (s *snappyStream) push(b []byte) {
 	s.hist = append(s.hist, b...)
 }
 
+// Read implements io.Reader. A copy takes its bytes from p itself while
+// they were written by this call, else from the window, to which only the
+// last bytes of each call are added.
 func (s *snappyStream) Read(p []byte) (int, error) {
 	if s.failed {
 		return 0, errSnappy
@@ -251,6 +298,14 @@ func (s *snappyStream) Read(p []byte) (int, error) {
 	if s.hist == nil {
 		s.hist = make([]byte, 0, 2*snappyWindow)
 	}
+	n, err := s.read(p)
+	if n > 0 {
+		s.push(p[:n])
+	}
+	return n, err
+}
+
+func (s *snappyStream) read(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
 		if s.left == 0 {
@@ -275,20 +330,25 @@ func (s *snappyStream) Read(p []byte) (int, error) {
 				s.failed = true
 				return done, errSnappy
 			}
-			s.push(p[done : done+k])
 			s.lit -= k
 			done += k
 			s.left -= int64(k)
 		case s.cp > 0:
-			k := min(s.cp, room, s.cpOff)
-			from := len(s.hist) - s.cpOff
-			copy(p[done:done+k], s.hist[from:from+k])
-			s.push(p[done : done+k])
+			var k int
+			if s.cpOff <= done {
+				k = min(s.cp, room, s.cpOff)
+				copy(p[done:done+k], p[done-s.cpOff:done-s.cpOff+k])
+			} else {
+				back := s.cpOff - done // tag checked it is in the window
+				k = min(s.cp, room, back)
+				from := len(s.hist) - back
+				copy(p[done:done+k], s.hist[from:from+k])
+			}
 			s.cp -= k
 			done += k
 			s.left -= int64(k)
 		default:
-			if !s.tag() {
+			if !s.tag(len(s.hist) + done) {
 				s.failed = true
 				return done, errSnappy
 			}
@@ -297,8 +357,9 @@ func (s *snappyStream) Read(p []byte) (int, error) {
 	return done, nil
 }
 
-// tag reads the next element's tag and sets up the literal or copy.
-func (s *snappyStream) tag() bool {
+// tag reads the next element's tag and sets up the literal or copy; avail
+// is the output a copy may reach back into.
+func (s *snappyStream) tag(avail int) bool {
 	b, err := s.r.ReadByte()
 	if err != nil {
 		return false
@@ -343,7 +404,7 @@ func (s *snappyStream) tag() bool {
 		n = 1 + int(b>>2)
 		off = int(binary.LittleEndian.Uint32(x[:]))
 	}
-	if off <= 0 || off > len(s.hist) || off > snappyWindow || int64(n) > s.left {
+	if off <= 0 || off > avail || off > snappyWindow || int64(n) > s.left {
 		return false
 	}
 	s.cp, s.cpOff = n, off

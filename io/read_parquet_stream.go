@@ -88,6 +88,7 @@ type colStream struct {
 	leftN     int64
 	leftAt    int64
 	ps        *pageStream // a page larger than a segment, being streamed
+	valid     []byte      // the streamed page's validity bitmap, reused
 }
 
 type streamPage struct {
@@ -344,10 +345,12 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 			}
 			at += k
 			if cs.ps.row == cs.ps.n {
-				if !cs.ps.finish() {
+				ok := cs.ps.finish()
+				cs.ps.close()
+				cs.ps = nil
+				if !ok {
 					return nil, false
 				}
-				cs.ps = nil
 			}
 			continue
 		}
@@ -423,7 +426,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	}
 	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
 		// The chunk is done: drop its buffers.
-		cs.left, cs.leftValid, cs.chunk.dict = nil, nil, nil
+		cs.left, cs.leftValid, cs.chunk.dict, cs.valid = nil, nil, nil, nil
 	}
 	pd.trim()
 	var nulls int

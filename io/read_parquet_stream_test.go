@@ -1,6 +1,7 @@
 package io
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -190,7 +191,7 @@ func FuzzSnappyStream(f *testing.F) {
 		if k <= 0 || m > 1<<20 {
 			return
 		}
-		dec := decompressor(compress.Codecs.Snappy, bytes.NewReader(data), int64(m))
+		dec := decompressor(compress.Codecs.Snappy, bufio.NewReader(bytes.NewReader(data)), int64(m), nil)
 		if dec == nil {
 			t.Fatal("a snappy stream of a stated length was refused")
 		}
