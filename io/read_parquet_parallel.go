@@ -65,6 +65,7 @@ type parallelParquet struct {
 	mem      memory.Allocator
 	recycle  *recycler              // the fast path's value buffers (see recycler)
 	md       *metadata.FileMetaData // the footer, shared by the workers' readers
+	file     *os.File
 	// plainLeaves[k]: the leaf column of field k if the fast path for flat
 	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
 	// nil when it is off for the whole file.
@@ -139,6 +140,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	md := pf.MetaData()
 	md.WriterVersion()
 	p.md = md
+	p.file = f
 	frs := make([]*pqarrow.FileReader, workers)
 	pools := make([]*pagePool, workers)
 	scopes := make([]*scope, workers)
@@ -214,10 +216,9 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 // projected columns are all the fast path's is streamed in segments, a
 // task each.
 func (p *parallelParquet) makeTasks() {
+	// Row groups are streamed when the fast path may be used at all
+	// (flat projection, regular file), whatever their columns.
 	stream := p.plainLeaves != nil
-	for _, l := range p.plainLeaves {
-		stream = stream && l >= 0
-	}
 	seg := max(segmentRows, p.batch)
 	var segments int64
 	for _, rows := range p.rows {
@@ -250,10 +251,6 @@ func (p *parallelParquet) makeTasks() {
 	p.errs = make([]error, len(p.tasks))
 	for i, t := range p.tasks {
 		perSlot := (t.rows + p.batch - 1) / p.batch
-		if t.s != nil && t.seg == 0 {
-			// It reads the whole row group if the stream falls back.
-			perSlot = (p.rows[t.rg] + p.batch - 1) / p.batch
-		}
 		p.slots[i] = make(chan arrow.Record, min(perSlot+1, maxSlotRecords))
 	}
 	p.failAt.Store(int64(len(p.tasks)))
@@ -585,6 +582,11 @@ func (p *parallelParquet) close() error {
 		}
 	}
 	p.wg.Wait()
+	for _, t := range p.tasks {
+		if t.s != nil && t.seg == 0 {
+			t.s.release()
+		}
+	}
 	for _, ch := range p.slots {
 	drain:
 		for {

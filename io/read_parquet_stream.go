@@ -1,6 +1,7 @@
 package io
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
@@ -32,9 +34,12 @@ import (
 //
 // Before the first segment is decoded, the page headers of every chunk are
 // parsed (with the fast path's bounded parser) and checked to be pages the
-// fast path takes; if a chunk has any other, the row group goes whole to
-// pqarrow's record reader, as before. A page that fails to decode after
-// that is corrupt: the read fails with ErrFormat.
+// fast path takes. A column the fast path does not take (a string ID, say)
+// is read whole by a pqarrow column reader of the row group's own, and cut
+// into the segments: Arrow v15's decoders do not all survive a chunk read
+// in several batches (DELTA_BINARY_PACKED panics on the second), and such
+// a column is one of a few beside the features. A page that fails to
+// decode after that is corrupt: the read fails with ErrFormat.
 
 // segmentRows is the number of rows of a segment (a variable for the
 // tests).
@@ -55,7 +60,8 @@ const (
 // streamedRowGroups counts the row groups streamed by segments (tests).
 var streamedRowGroups atomic.Int64
 
-// streamFallbacks counts the large row groups left to pqarrow (tests).
+// streamFallbacks counts the columns of streamed row groups read by
+// pqarrow (tests).
 var streamFallbacks atomic.Int64
 
 // rgStream is the shared state of one streamed row group.
@@ -64,10 +70,11 @@ type rgStream struct {
 	rows  int64
 	first int // index of its first task
 
-	once     sync.Once
-	ready    chan struct{} // closed once the chunks are checked
-	fallback bool          // a chunk is not one the fast path takes
-	err      error         // the check failed
+	once  sync.Once
+	ready chan struct{} // closed once the chunks are checked
+	err   error         // the check failed
+
+	whole []arrow.Array // by field: the columns the fast path does not take, read whole
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -116,23 +123,71 @@ func (s *rgStream) abort(seg int) {
 
 // prepare checks the chunks of s once (the first task to get here does
 // it; the others wait).
-func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder) {
+func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder, hc *headerChecker) {
 	s.once.Do(func() {
 		defer close(s.ready)
 		for k := range p.fields {
-			ok, err := p.scanChunk(s, k, pd)
-			if err != nil {
-				s.err = err
-				return
+			if p.plainLeaves[k] >= 0 {
+				ok, err := p.scanChunk(s, k, pd)
+				if err != nil {
+					s.err = err
+					return
+				}
+				if ok {
+					continue
+				}
 			}
-			if !ok {
-				s.fallback = true
-				streamFallbacks.Add(1)
+			if err := p.columnReader(s, k, hc); err != nil {
+				s.err = err
 				return
 			}
 		}
 		streamedRowGroups.Add(1)
 	})
+}
+
+// columnReader reads field k's chunks in s's row group with pqarrow, after
+// checking their page headers.
+func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) error {
+	streamFallbacks.Add(1)
+	if err := p.checkHeaders(hc, s.rg, k); err != nil {
+		return err
+	}
+	props := parquet.NewReaderProperties(p.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = parquetBufferSize
+	pf, err := file.NewParquetReader(p.file, file.WithReadProps(props), file.WithMetadata(p.md))
+	if err != nil {
+		return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ErrFormat, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: p.batch}, p.mem)
+	if err != nil {
+		return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ErrFormat, err)
+	}
+	cr, err := fr.GetFieldReader(context.Background(), p.fields[k], p.included, []int{s.rg})
+	if err != nil || cr == nil {
+		return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: no reader: %w: %v", p.name, s.rg, p.sc.Field(k).Name, ErrFormat, err)
+	}
+	defer cr.Release()
+	col, err := p.readerRows(s, k, cr, s.rows)
+	if err != nil {
+		return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, s.rg, p.sc.Field(k).Name, ErrFormat, err)
+	}
+	if s.whole == nil {
+		s.whole = make([]arrow.Array, len(p.fields))
+	}
+	s.whole[k] = col
+	return nil
+}
+
+// release releases the columns of s read whole (the workers are done).
+func (s *rgStream) release() {
+	for k, c := range s.whole {
+		if c != nil {
+			c.Release()
+			s.whole[k] = nil
+		}
+	}
 }
 
 // scanChunk parses the page headers of field k's chunk in s's row group
@@ -226,7 +281,7 @@ func streamCodec(cc *metadata.ColumnChunkMetaData) (compress.Codec, bool) {
 // decodeSegment decodes segment seg (rows off..off+rows) of streamed row
 // group s into task t's slot.
 func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStream, seg int, off, rows int64, pd *plainDecoder, hc *headerChecker) error {
-	p.prepare(s, pd)
+	p.prepare(s, pd, hc)
 	select {
 	case <-s.ready:
 	case <-p.done:
@@ -237,14 +292,6 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 			return s.err
 		}
 		return errAborted
-	}
-	if s.fallback {
-		// The first segment's task reads the whole row group with
-		// pqarrow's record reader; the others have no rows.
-		if seg == 0 {
-			return p.decodeLockstep(fr, s.rg, t, hc)
-		}
-		return nil
 	}
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
@@ -286,7 +333,18 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64
 	if stop {
 		return nil, errAborted
 	}
-	col, ok := cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
+	var col arrow.Array
+	var ok bool
+	var err error
+	if s.whole != nil && s.whole[k] != nil {
+		col, ok = array.NewSlice(s.whole[k], off, off+rows), true
+		if off+rows == s.rows {
+			s.whole[k].Release() // every segment has its slice
+			s.whole[k] = nil
+		}
+	} else {
+		col, ok = cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
+	}
 	s.mu.Lock()
 	if ok {
 		cs.next++
@@ -295,8 +353,36 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): %w: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat, err)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): a page does not decode: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat)
+	}
+	return col, nil
+}
+
+// readerRows reads the next rows rows of field k with cr.
+func (p *parallelParquet) readerRows(s *rgStream, k int, cr *pqarrow.ColumnReader, rows int64) (arrow.Array, error) {
+	ch, err := cr.NextBatch(rows)
+	if err != nil {
+		return nil, err
+	}
+	col, err := oneChunk(ch, p.mem)
+	ch.Release()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case int64(col.Len()) != rows:
+		col.Release()
+		if enc := p.unreadableEncoding(s.rg, k); enc != "" {
+			return nil, fmt.Errorf("a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns)", enc)
+		}
+		return nil, fmt.Errorf("read %d rows of %d", col.Len(), rows)
+	case !arrow.TypeEqual(col.DataType(), p.sc.Field(k).Type):
+		col.Release()
+		return nil, fmt.Errorf("decoded as %s, schema says %s", col.DataType(), p.sc.Field(k).Type)
 	}
 	return col, nil
 }

@@ -80,11 +80,6 @@ func TestReadDuckDBPageV2(t *testing.T) {
 				// columns, and id is read on its own.
 				colSets := [][]string{{"x0", "x1", "x2", "f", "k", "s"}, {"id"}}
 				streamed := streamedRowGroups.Load()
-				if small {
-					// Only columns the fast path streams: a string
-					// column sends a large row group to pqarrow.
-					colSets = [][]string{{"x0", "x1", "x2", "f", "k"}}
-				}
 				for _, cols := range colSets {
 					var mem memory.Allocator = memory.NewGoAllocator()
 					if cols[0] != "id" {
