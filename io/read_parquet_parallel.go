@@ -231,14 +231,15 @@ func (p *parallelParquet) makeTasks() {
 	}
 	stream = stream && segments <= maxStreamTasks
 	for rg, rows := range p.rows {
-		// A row group of up to two segments is decoded whole, column by
-		// column, if it may be (the writers' usual groups of 64k to 128k
-		// rows); a larger one is streamed: decoded whole it would take
-		// memory in proportion to the writer's row-group size. So is one
-		// of more than a segment in a file of fewer row groups than
-		// workers, which would otherwise leave workers idle.
+		// A row group of about a segment is decoded whole, column by
+		// column, if it may be (gen.go's and Arrow's 64k-row groups); a
+		// larger one is streamed: decoded whole it would take memory in
+		// proportion to the writer's row-group size (DuckDB's 122,880
+		// rows, Polars' 262,144, pyarrow's million). So is one of more
+		// than a segment in a file of fewer row groups than workers,
+		// which would otherwise leave workers idle.
 		few := len(p.rows) < p.window-1 && rows > seg
-		if !stream || rows <= 0 || p.colRows[rg] && rows <= 2*seg && !few {
+		if !stream || rows <= 0 || p.colRows[rg] && rows <= seg+seg/4 && !few {
 			p.tasks = append(p.tasks, ptask{rg: rg, rows: rows})
 			continue
 		}

@@ -19,10 +19,11 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// Row groups of more than two segments, or too large to decode whole (over
-// maxColumnwiseRows rows or maxColumnwiseBytes decoded: pyarrow's, Spark's
-// and DuckDB's ROW_GROUP_SIZE 1M groups, Polars' default ones), are streamed by the fast
-// path when every projected column is one it decodes: the row group is cut
+// Row groups of more than a segment and a quarter, or too large to decode
+// whole (over maxColumnwiseRows rows or maxColumnwiseBytes decoded:
+// pyarrow's, Spark's and DuckDB's 1M-row groups, Polars' and DuckDB's
+// default ones), are streamed when the fast path may be used on the file
+// (a flat projection of a regular file): the row group is cut
 // into segments of segmentRows rows, each a task of its own for the
 // workers, and each column keeps a cursor into its chunk (the next page, the
 // dictionary, the rows of a page that overhang the previous segment). A
@@ -482,7 +483,8 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 			}
 		} else {
 			if int64(cap(cs.left)) < n*int64(w) {
-				cs.left = make([]byte, n*int64(w))
+				putLeft(cs.left)
+				cs.left = getLeft(int(n) * w)
 			}
 			cs.left = cs.left[:n*int64(w)]
 			c.values, c.row, c.rows = cs.left, 0, n
@@ -512,6 +514,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	}
 	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
 		// The chunk is done: drop its buffers.
+		putLeft(cs.left)
 		cs.left, cs.leftValid, cs.chunk.dict, cs.valid = nil, nil, nil, nil
 	}
 	pd.trim()
@@ -526,4 +529,22 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	data := array.NewData(dt, int(rows), bufs, nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), true
+}
+
+// The decoded pages that overhang a segment (a megabyte a column, at 64
+// columns a row group) are pooled: left to the collector, the churn of a
+// file of many row groups showed in the peak RSS.
+var leftPool sync.Pool
+
+func getLeft(n int) []byte {
+	if p, ok := leftPool.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putLeft(b []byte) {
+	if cap(b) > 0 && cap(b) <= maxStreamPage {
+		leftPool.Put(&b)
+	}
 }

@@ -244,7 +244,7 @@ func FuzzSnappyStream(f *testing.F) {
 // and one of as many is not.
 func TestParquetStreamedFewRowGroups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
-	writePlainFile(t, path, plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy})
+	writePlainFile(t, path, plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy})
 	defer func(v int64) { segmentRows = v }(segmentRows)
 	segmentRows = 1000 // segments of 4096 rows, the least decode batch
 	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
