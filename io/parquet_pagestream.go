@@ -57,8 +57,13 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 		return false
 	}
 	switch codec {
-	case compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Gzip:
+	case compress.Codecs.Uncompressed, compress.Codecs.Snappy:
 		return true
+	case compress.Codecs.Gzip:
+		// Inflating from a bufio.Reader is slower than from the whole
+		// page: only pages far larger than a segment's share are worth it
+		// (DuckDB's 8 MB pages of a million rows, not its 1 MB ones).
+		return h.usize > 16*hugePageBytes
 	}
 	return false
 }
