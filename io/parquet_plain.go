@@ -35,6 +35,12 @@ import (
 // indices into it (a bit width, then the RLE/bit-packed hybrid), are
 // gathered from it into the Arrow values. Data pages after the writer fell
 // back to PLAIN (the dictionary grew too large) decode as PLAIN pages.
+//
+// Data pages encoded BYTE_STREAM_SPLIT (DuckDB's choice for FLOAT and
+// DOUBLE columns with PARQUET_VERSION v2) hold the nn values' bytes as w
+// streams of nn bytes, byte b of every value in stream b; Arrow v15 has no
+// decoder for them (its column reader fails, and pqarrow reads the chunk
+// as empty), so the fast path is the only reader of such columns.
 
 // parquetPlainFast turns the fast path on (a variable for the tests and
 // the benchmark).
@@ -55,6 +61,7 @@ const (
 	encodingPlainDict = 2
 	encodingRLE       = 3
 	encodingRLEDict   = 8
+	encodingBSS       = 9 // BYTE_STREAM_SPLIT
 	maxThriftDepth    = 16
 )
 
@@ -70,6 +77,7 @@ type plainDecoder struct {
 	scratch []byte   // a decompressed page whose values must be scattered, reused
 	dict    []byte   // the decoded dictionary of the chunk, reused
 	idx     []uint32 // a page's dictionary indices, reused
+	split   []byte   // a BYTE_STREAM_SPLIT page's joined values, reused
 }
 
 // plainLeaf returns the leaf column of the projected top-level field k if
@@ -146,22 +154,9 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	if cc.NumValues() != rows || cc.Type() != d.PhysicalType() {
 		return nil, false
 	}
-	for _, e := range cc.Encodings() {
-		switch e {
-		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.BitPacked,
-			parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
-		default:
-			return nil, false
-		}
-	}
-	var codec compress.Codec
-	switch cc.Compression() {
-	case compress.Codecs.Uncompressed:
-	case compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Zstd:
-		if codec, err = compress.GetCodec(cc.Compression()); err != nil {
-			return nil, false
-		}
-	default:
+	// Every codec Arrow v15 has: snappy, gzip, zstd, brotli (not LZ4).
+	codec, ok := streamCodec(cc)
+	if !ok {
 		return nil, false
 	}
 	// The chunk starts at its dictionary page, if any (as pqarrow's
@@ -223,6 +218,9 @@ func (pd *plainDecoder) trim() {
 	}
 	if cap(pd.idx) > maxPlainKeep/4 {
 		pd.idx = nil
+	}
+	if cap(pd.split) > maxPlainKeep {
+		pd.split = nil
 	}
 }
 
@@ -373,7 +371,7 @@ func zstdContentSize(b []byte) (uint64, bool) {
 // prefix).
 func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	dict := dictEncoded(h.enc)
-	if h.enc != encodingPlain && !dict {
+	if h.enc != encodingPlain && h.enc != encodingBSS && !dict {
 		return false
 	}
 	n, ok := c.pageRows(h.numValues)
@@ -381,7 +379,7 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		return false
 	}
 	at := int(c.row) * c.w
-	if c.valid == nil && !dict {
+	if c.valid == nil && h.enc == encodingPlain {
 		// The page is the values: inflate them in place.
 		if int64(h.usize) != n*int64(c.w) {
 			return false
@@ -420,8 +418,11 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		}
 		page = page[4+int(ln):]
 	}
-	if dict {
+	switch {
+	case dict:
 		return c.dictValues(pd, page, n, nn)
+	case h.enc == encodingBSS:
+		return c.splitValues(pd, page, n, nn)
 	}
 	return c.scatter(page, n, nn)
 }
@@ -430,7 +431,7 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 // the values, compressed if is_compressed.
 func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	dict := dictEncoded(h.enc)
-	if h.enc != encodingPlain && !dict || h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 {
+	if h.enc != encodingPlain && h.enc != encodingBSS && !dict || h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 {
 		return false
 	}
 	n, ok := c.pageRows(h.numValues)
@@ -458,7 +459,7 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	}
 	defer func() { c.codec = codecWas }()
 	at := int(c.row) * c.w
-	if nn == n && !dict {
+	if nn == n && h.enc == encodingPlain {
 		// No nulls: the values go straight into place.
 		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
 		if !ok {
@@ -477,10 +478,63 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if c.codec != nil {
 		pd.scratch = page
 	}
-	if dict {
+	switch {
+	case dict:
 		return c.dictValues(pd, page, n, nn)
+	case h.enc == encodingBSS:
+		return c.splitValues(pd, page, n, nn)
 	}
 	return c.scatter(page, n, nn)
+}
+
+// splitValues decodes the values section of a BYTE_STREAM_SPLIT page (nn
+// values, byte b of value i at src[b*nn+i]) into the n rows from c.row on
+// (validity already decoded), zeroing the null slots.
+func (c *plainChunk) splitValues(pd *plainDecoder, src []byte, n, nn int64) bool {
+	w := c.w
+	if int64(len(src)) != nn*int64(w) {
+		return false
+	}
+	at := int(c.row) * w
+	if nn == n {
+		unsplit(c.values[at:at+int(n)*w], src, w)
+		c.row += n
+		return true
+	}
+	if int64(cap(pd.split)) < nn*int64(w) {
+		pd.split = make([]byte, nn*int64(w))
+	}
+	joined := pd.split[:nn*int64(w)]
+	unsplit(joined, src, w)
+	return c.scatter(joined, n, nn)
+}
+
+// unsplit joins the w byte streams of src (len(src)/w values) into dst,
+// value after value.
+func unsplit(dst, src []byte, w int) {
+	nn := len(src) / w
+	switch w {
+	case 4:
+		s0, s1, s2, s3 := src[:nn], src[nn:2*nn], src[2*nn:3*nn], src[3*nn:4*nn]
+		d := dst[:4*nn]
+		for i := range nn {
+			d[4*i], d[4*i+1], d[4*i+2], d[4*i+3] = s0[i], s1[i], s2[i], s3[i]
+		}
+	case 8:
+		s0, s1, s2, s3 := src[:nn], src[nn:2*nn], src[2*nn:3*nn], src[3*nn:4*nn]
+		s4, s5, s6, s7 := src[4*nn:5*nn], src[5*nn:6*nn], src[6*nn:7*nn], src[7*nn:8*nn]
+		d := dst[:8*nn]
+		for i := range nn {
+			binary.LittleEndian.PutUint64(d[8*i:], uint64(s0[i])|uint64(s1[i])<<8|uint64(s2[i])<<16|uint64(s3[i])<<24|
+				uint64(s4[i])<<32|uint64(s5[i])<<40|uint64(s6[i])<<48|uint64(s7[i])<<56)
+		}
+	default:
+		for i := range nn {
+			for b := range w {
+				dst[i*w+b] = src[b*nn+i]
+			}
+		}
+	}
 }
 
 // dictEncoded reports whether a data page's values are dictionary indices.

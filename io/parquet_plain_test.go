@@ -228,6 +228,9 @@ func TestParquetPlainFastPath(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && i%3 != 1 {
+				t.Skip("-short: every third case")
+			}
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			if tc.pf.dictionary {
@@ -331,6 +334,9 @@ func TestParquetPlainCorrupt(t *testing.T) {
 		if !full {
 			ranges = ranges[:len(cols)] // the first row group's
 		}
+		if testing.Short() {
+			ranges = ranges[i%len(cols) : i%len(cols)+1] // one chunk a file
+		}
 		for _, rgn := range ranges {
 			// The first 40 bytes (page header and levels) byte by byte,
 			// and those of the second page (after a dictionary page: the
@@ -356,6 +362,9 @@ func TestParquetPlainCorrupt(t *testing.T) {
 			}
 			offs = append(offs, rgn[0]+rgn[1]-1)
 			for k, off := range offs {
+				if testing.Short() && (k/3)%3 != i%3 { // a third of the offsets, every garble
+					continue
+				}
 				garbles := []func(byte) byte{
 					func(b byte) byte { return b ^ 0xff },
 					func(b byte) byte { return b + 1 },

@@ -91,7 +91,12 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	// is checked against the footer. (pqarrow's Parallel, for the
 	// benchmark only, keeps the one-reader path.)
 	if n := pf.NumRowGroups(); n > 0 && !parquetParallel && !parquetOneReader {
-		w := workerCount(opts.Workers, n)
+		// Row groups of more than a segment may be streamed in segments,
+		// which the workers share: a file of one row group can use them
+		// all.
+		seg := max(segmentRows, int64(max(opts.BatchSize, minDecodeBatch)))
+		units := max(n, int(min(pf.NumRows()/seg+1, 1<<20)))
+		w := workerCount(opts.Workers, units)
 		p, err := newParallelParquet(f, name, pf, rr.Schema(), s.out, leaves, w, opts)
 		s.close()
 		if err != nil {

@@ -65,26 +65,39 @@ type parallelParquet struct {
 	mem      memory.Allocator
 	recycle  *recycler              // the fast path's value buffers (see recycler)
 	md       *metadata.FileMetaData // the footer, shared by the workers' readers
+	file     *os.File
 	// plainLeaves[k]: the leaf column of field k if the fast path for flat
 	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
 	// nil when it is off for the whole file.
 	plainLeaves []int
 	fieldLeaves [][]int // the projected leaf columns of each field of fields
 
+	// tasks are what the workers take, in order: a whole row group, or a
+	// segment of a streamed one (read_parquet_stream.go). slots and errs
+	// are per task.
+	tasks []ptask
 	slots []chan arrow.Record
 	errs  []error // errs[i] is written before slots[i] is closed
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	nextRG int // next row group to hand to a worker
+	nextRG int // next task to hand to a worker
 	cur    int // slot being drained by next(); guarded by mu for workers
 	window int
 	stop   bool
 
-	failAt atomic.Int64 // lowest row group that failed, or len(rows)
+	failAt atomic.Int64 // lowest task that failed, or len(tasks)
 	done   chan struct{}
 	wg     sync.WaitGroup
 	closed bool
+}
+
+// ptask is a worker's unit of work: row group rg whole (s nil), or
+// segment seg of it, rows off..off+rows, streamed through s.
+type ptask struct {
+	rg, seg   int
+	off, rows int64
+	s         *rgStream
 }
 
 // workerCount is the number of row-group workers for a file of rowGroups
@@ -104,13 +117,10 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	p := &parallelParquet{
 		name: name, sc: sc, out: out, total: pf.NumRows(), leaves: leaves,
 		rows:   make([]int64, n),
-		slots:  make([]chan arrow.Record, n),
-		errs:   make([]error, n),
 		window: workers + 1,
 		done:   make(chan struct{}),
 	}
 	p.cond = sync.NewCond(&p.mu)
-	p.failAt.Store(int64(n))
 	decodeBatch := max(opts.BatchSize, minDecodeBatch)
 	p.batch = int64(decodeBatch)
 	p.mem = opts.Allocator
@@ -118,8 +128,6 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	width := decodedRowWidth(pf, leaves)
 	for i := range n {
 		p.rows[i] = pf.MetaData().RowGroup(i).NumRows()
-		perSlot := (p.rows[i] + int64(decodeBatch) - 1) / int64(decodeBatch)
-		p.slots[i] = make(chan arrow.Record, min(perSlot+1, maxSlotRecords))
 		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*width <= maxColumnwiseBytes
 	}
 	// Each worker has a file.Reader of its own (a file.Reader is not safe
@@ -132,6 +140,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	md := pf.MetaData()
 	md.WriterVersion()
 	p.md = md
+	p.file = f
 	frs := make([]*pqarrow.FileReader, workers)
 	pools := make([]*pagePool, workers)
 	scopes := make([]*scope, workers)
@@ -190,6 +199,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
 		}
 	}
+	p.makeTasks()
 	p.wg.Add(workers)
 	for w, fr := range frs {
 		var pd *plainDecoder
@@ -201,15 +211,61 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	return p, nil
 }
 
-// take returns the next row group to decode, waiting while it is outside
-// the window; ok is false when there is nothing more to do.
+// makeTasks cuts the file into tasks: a row group decoded whole (column by
+// column, or by pqarrow's record reader) is one task; a larger one whose
+// projected columns are all the fast path's is streamed in segments, a
+// task each.
+func (p *parallelParquet) makeTasks() {
+	// Row groups are streamed when the fast path may be used at all
+	// (flat projection, regular file), whatever their columns.
+	stream := p.plainLeaves != nil
+	seg := max(segmentRows, p.batch)
+	var segments int64
+	for _, rows := range p.rows {
+		if rows > 0 {
+			segments += min(rows/seg+1, maxStreamTasks+1)
+		}
+		if segments > maxStreamTasks {
+			break // (the footer's counts may be anything: no overflow)
+		}
+	}
+	stream = stream && segments <= maxStreamTasks
+	for rg, rows := range p.rows {
+		// A row group of about a segment is decoded whole, column by
+		// column, if it may be (gen.go's and Arrow's 64k-row groups); a
+		// larger one is streamed: decoded whole it would take memory in
+		// proportion to the writer's row-group size (DuckDB's 122,880
+		// rows, Polars' 262,144, pyarrow's million). So is one of more
+		// than a segment in a file of fewer row groups than workers,
+		// which would otherwise leave workers idle.
+		few := len(p.rows) < p.window-1 && rows > seg
+		if !stream || rows <= 0 || p.colRows[rg] && rows <= seg+seg/4 && !few {
+			p.tasks = append(p.tasks, ptask{rg: rg, rows: rows})
+			continue
+		}
+		s := newRgStream(rg, rows, len(p.tasks), len(p.fields))
+		for k, off := 0, int64(0); off < rows; k, off = k+1, off+seg {
+			p.tasks = append(p.tasks, ptask{rg: rg, seg: k, off: off, rows: min(seg, rows-off), s: s})
+		}
+	}
+	p.slots = make([]chan arrow.Record, len(p.tasks))
+	p.errs = make([]error, len(p.tasks))
+	for i, t := range p.tasks {
+		perSlot := (t.rows + p.batch - 1) / p.batch
+		p.slots[i] = make(chan arrow.Record, min(perSlot+1, maxSlotRecords))
+	}
+	p.failAt.Store(int64(len(p.tasks)))
+}
+
+// take returns the next task to decode, waiting while it is outside the
+// window; ok is false when there is nothing more to do.
 func (p *parallelParquet) take() (rg int, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for !p.stop && p.nextRG < len(p.rows) && p.nextRG >= p.cur+p.window {
+	for !p.stop && p.nextRG < len(p.tasks) && p.nextRG >= p.cur+p.window {
 		p.cond.Wait()
 	}
-	if p.stop || p.nextRG >= len(p.rows) || int64(p.nextRG) > p.failAt.Load() {
+	if p.stop || p.nextRG >= len(p.tasks) || int64(p.nextRG) > p.failAt.Load() {
 		return 0, false
 	}
 	rg = p.nextRG
@@ -221,52 +277,68 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 	defer p.wg.Done()
 	defer pool.close()
 	for {
-		rg, ok := p.take()
+		t, ok := p.take()
 		if !ok {
 			return
 		}
-		pool.setRecycle(p.colRows[rg])
-		err := p.decode(fr, rg, pool, pd, hc)
+		rg := p.tasks[t].rg
+		whole := p.colRows[rg] && p.tasks[t].s == nil
+		pool.setRecycle(whole)
+		err := p.decode(fr, t, pool, pd, hc)
 		// pqarrow leaves some buffers unreleased when a column fails to
 		// decode. A row group decoded column by column hands nothing out
 		// before it has decoded whole, so when it fails, what its
 		// allocations left behind is nobody's and goes back (this matters
 		// to allocators that count, such as the tests' checked allocator).
-		if err != nil && p.colRows[rg] && !errors.Is(err, errAborted) {
+		if err != nil && whole && !errors.Is(err, errAborted) {
 			sc.rollback()
 		} else {
 			sc.commit()
 		}
 		if err != nil {
-			p.errs[rg] = err
+			p.errs[t] = err
 			if !errors.Is(err, errAborted) {
+				if s := p.tasks[t].s; s != nil {
+					s.abort(p.tasks[t].seg) // the later segments may wait for this one
+				}
 				for {
 					old := p.failAt.Load()
-					if int64(rg) >= old || p.failAt.CompareAndSwap(old, int64(rg)) {
+					if int64(t) >= old || p.failAt.CompareAndSwap(old, int64(t)) {
 						break
 					}
 				}
 			}
 		}
-		close(p.slots[rg])
+		close(p.slots[t])
 	}
 }
 
-// decode reads row group rg into its slot. A panic of the decoders becomes
-// an error naming the file and the row group.
-func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder, hc *headerChecker) (err error) {
-	var seen int64
+// decode reads task t into its slot. A panic of the decoders becomes an
+// error naming the file and the row group.
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, t int, pool *pagePool, pd *plainDecoder, hc *headerChecker) (err error) {
+	task := p.tasks[t]
+	rg := task.rg
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %v: %w", p.name, rg, seen, v, ErrFormat)
+			err = fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %v: %w", p.name, rg, task.off, v, ErrFormat)
 		}
 	}()
 	if testHookDecode != nil {
 		testHookDecode(rg)
 	}
-	if p.colRows[rg] {
-		return p.decodeColumns(fr, rg, pool, pd, hc)
+	if task.s != nil {
+		return p.decodeSegment(fr, t, task.s, task.seg, task.off, task.rows, pd, hc)
 	}
+	if p.colRows[rg] {
+		return p.decodeColumns(fr, rg, t, pool, pd, hc)
+	}
+	return p.decodeLockstep(fr, rg, t, hc)
+}
+
+// decodeLockstep reads row group rg with pqarrow's record reader into the
+// slot of task t.
+func (p *parallelParquet) decodeLockstep(fr *pqarrow.FileReader, rg, t int, hc *headerChecker) error {
+	var seen int64
 	for k := range p.fields {
 		if err := p.checkHeaders(hc, rg, k); err != nil {
 			return err
@@ -278,7 +350,7 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool,
 	}
 	defer rr.Release()
 	for {
-		if p.aborted(rg) {
+		if p.aborted(t) {
 			return errAborted
 		}
 		if !rr.Next() {
@@ -288,7 +360,7 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, rg int, pool *pagePool,
 		rec.Retain()
 		seen += rec.NumRows()
 		select {
-		case p.slots[rg] <- rec:
+		case p.slots[t] <- rec:
 		case <-p.done:
 			rec.Release()
 			return errAborted
@@ -361,7 +433,7 @@ func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
 // Here one column's page buffers are live at a time; the price is that
 // the whole row group is decoded before its first batch is sent, which the
 // bounds on colRows keep small.
-func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pagePool, pd *plainDecoder, hc *headerChecker) error {
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg, t int, pool *pagePool, pd *plainDecoder, hc *headerChecker) error {
 	rows := p.rows[rg]
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
@@ -370,7 +442,7 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 		}
 	}()
 	for k, fi := range p.fields {
-		if p.aborted(rg) {
+		if p.aborted(t) {
 			return errAborted
 		}
 		if p.plainLeaves != nil && p.plainLeaves[k] >= 0 {
@@ -402,6 +474,9 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 		}
 		cols = append(cols, col)
 		if int64(col.Len()) != rows {
+			if enc := p.unreadableEncoding(rg, k); enc != "" {
+				return fmt.Errorf("%s: parquet row group %d, column %q: a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns): %w", p.name, rg, p.sc.Field(k).Name, enc, ErrFormat)
+			}
 			return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows in column %q, footer says %d: %w", p.name, rg, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
 		}
 		if !arrow.TypeEqual(col.DataType(), p.sc.Field(k).Type) {
@@ -413,13 +488,31 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg int, pool *pa
 	for off := int64(0); off < rows; off += p.batch {
 		b := rec.NewSlice(off, min(off+p.batch, rows))
 		select {
-		case p.slots[rg] <- b:
+		case p.slots[t] <- b:
 		case <-p.done:
 			b.Release()
 			return errAborted
 		}
 	}
 	return nil
+}
+
+// unreadableEncoding names an encoding of field k's chunks in row group rg
+// that Arrow v15 cannot decode (its reader then reads the chunk as empty,
+// without an error), or returns "".
+func (p *parallelParquet) unreadableEncoding(rg, k int) string {
+	for _, leaf := range p.fieldLeaves[k] {
+		cc, err := p.md.RowGroup(rg).ColumnChunk(leaf)
+		if err != nil {
+			continue
+		}
+		for _, e := range cc.Encodings() {
+			if e == parquet.Encoding(encodingBSS) {
+				return "BYTE_STREAM_SPLIT"
+			}
+		}
+	}
+	return ""
 }
 
 // oneChunk returns the chunks of ch as one array (a new reference).
@@ -435,15 +528,15 @@ func oneChunk(ch *arrow.Chunked, mem memory.Allocator) (arrow.Array, error) {
 	}
 }
 
-// aborted reports whether the worker on row group rg should stop: the
-// reader is closing, or an earlier row group failed.
-func (p *parallelParquet) aborted(rg int) bool {
+// aborted reports whether the worker on task t should stop: the reader is
+// closing, or an earlier task failed.
+func (p *parallelParquet) aborted(t int) bool {
 	select {
 	case <-p.done:
 		return true
 	default:
 	}
-	return p.failAt.Load() < int64(rg)
+	return p.failAt.Load() < int64(t)
 }
 
 func (p *parallelParquet) schema() *arrow.Schema    { return p.sc }
@@ -484,7 +577,17 @@ func (p *parallelParquet) close() error {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	close(p.done)
+	for _, t := range p.tasks {
+		if t.s != nil && t.seg == 0 {
+			t.s.abort(-1)
+		}
+	}
 	p.wg.Wait()
+	for _, t := range p.tasks {
+		if t.s != nil && t.seg == 0 {
+			t.s.release()
+		}
+	}
 	for _, ch := range p.slots {
 	drain:
 		for {

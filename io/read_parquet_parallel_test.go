@@ -53,11 +53,18 @@ func TestReadParquetParallelOrder(t *testing.T) {
 	path := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
 	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
 	defer releaseAll(want)
-	for _, batch := range []int{1, 333, 4096, 65536} {
+	batches := []int{1, 333, 4096, 65536}
+	if testing.Short() {
+		batches = []int{333, 65536}
+	}
+	for _, batch := range batches {
 		for _, cols := range [][]string{nil, {"name", "id"}, {"flag"}} {
 			workerCounts := []int{0, 1, 2, 3, 8}
-			if batch == 1 {
+			switch {
+			case batch == 1:
 				workerCounts = []int{0, 1} // slow: 37,000 batches
+			case testing.Short():
+				workerCounts = []int{1, 3}
 			}
 			name := "batch=" + itoa(batch) + "/cols=" + strings.Join(cols, "+")
 			t.Run(name, func(t *testing.T) {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Wall time and peak RSS of `pate label` on the public file of the speed
+# benchmark (label_speed.sh: 1M rows x 64 float64, 100k sensitive rows)
+# written in other writers' layouts, as ratios to gen.go's own file. Runs
+# interleave (every layout once, then again), medians are printed.
+#
+#   bash .ci/bench/layouts.sh [runs] [layout...]
+#
+# Layouts: gen (gen.go's own) and those of layouts.mjs (DuckDB and Polars
+# from npm: defaults, zstd, gzip, one 1M-row group, PARQUET_VERSION v2, ...).
+# Targets: every layout <= 1.3x gen's time (gzip <= 2x) and <= 1.3x its
+# peak RSS. PATE_LAYOUT_ROWS=4000000 writes and times 4M-row files instead
+# (for the rule: peak RSS at 4M <= 1.10x that at 1M). Files go under
+# $PATE_BENCH_DIR (default /tmp/pate-layouts); needs node and npm, and the
+# npm registry or a warm npm cache. Time on a quiet machine only.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-3}
+shift || true
+rows=${PATE_LAYOUT_ROWS:-1000000}
+base=${PATE_BENCH_DIR:-/tmp/pate-layouts}
+dir=$base/$rows
+js=$base/js
+mkdir -p "$dir" "$js"
+if [ ! -f "$dir/public.parquet" ]; then
+  go run .ci/bench/gen.go -dir "$dir" -private 100000 -public "$rows" -features 64 -classes 2
+fi
+if [ ! -d "$js/node_modules/nodejs-polars" ] || [ ! -d "$js/node_modules/@duckdb/node-api" ]; then
+  # Pinned versions: a new release must not change what is measured.
+  npm install --prefix "$js" --no-audit --no-fund --no-package-lock --loglevel=error \
+    @duckdb/node-api@1.5.6-r.1 nodejs-polars@0.26.1 nodejs-polars-linux-x64-gnu@0.26.1 >/dev/null
+fi
+cp .ci/bench/layouts.mjs "$js/"
+layouts=("$@")
+if [ ${#layouts[@]} -eq 0 ]; then
+  layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
+    duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli)
+fi
+mkdir -p "$dir/layouts"
+node "$js/layouts.mjs" "$dir/public.parquet" "$dir/layouts" "${layouts[@]}"  # prints the row groups
+ln -sf ../public.parquet "$dir/layouts/gen.parquet"
+bin=$base/pate
+go build -o "$bin" .
+
+all=(gen "${layouts[@]}")
+declare -A secs kb fail
+for i in $(seq "$runs"); do
+  for l in "${all[@]}"; do
+    out=$( { /usr/bin/time -f 'TIME %e %M' "$bin" label --private "$dir/private.parquet" --label label \
+      --public "$dir/layouts/$l.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" \
+      -o "$dir/out.arrow" --quiet --no-ledger; } 2>&1 ) || { fail[$l]=$(echo "$out" | grep -v '^TIME' | head -1); continue; }
+    read -r _ s m < <(echo "$out" | grep '^TIME' | tail -1)
+    secs[$l]="${secs[$l]:-} $s"
+    kb[$l]="${kb[$l]:-} $m"
+  done
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+g_s=$(median ${secs[gen]}); g_kb=$(median ${kb[gen]})
+echo "rows=$rows runs=$runs; medians; ratios to gen.go's layout"
+printf '%-20s %8s %8s %9s %9s\n' layout seconds "time x" "RSS MB" "RSS x"
+for l in "${all[@]}"; do
+  if [ -n "${fail[$l]:-}" ]; then
+    printf '%-20s FAILED: %s\n' "$l" "${fail[$l]}"
+    continue
+  fi
+  s=$(median ${secs[$l]}); m=$(median ${kb[$l]})
+  printf '%-20s %8.2f %8.2f %9.0f %9.2f\n' "$l" "$s" "$(echo "$s / $g_s" | bc -l)" \
+    "$(echo "$m / 1024" | bc -l)" "$(echo "$m / $g_kb" | bc -l)"
+done

@@ -1,0 +1,417 @@
+package io
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/klauspost/compress/gzip"
+)
+
+// A streamed column whose data pages are larger than a segment (DuckDB
+// writes a single page per column chunk: 8 MB for a million doubles)
+// would keep most of a decoded page per column between segments, which
+// over 64 columns is most of the row group. A PLAIN page of more than
+// hugePageBytes (256 KB), stored, snappy or gzip, is instead decompressed as a
+// stream, read from the file in small pieces: the column keeps a read
+// buffer, the decompressor's window and the page's validity bitmap, and
+// each segment takes its rows from the stream.
+
+// hugePageBytes is the page size from which a page is streamed (a
+// variable for the tests).
+var hugePageBytes int32 = 256 << 10
+
+// pageStreams counts the pages streamed (tests).
+var pageStreams atomic.Int64
+
+// pageStreamBuffer is the read buffer of a streamed page.
+const pageStreamBuffer = 64 << 10
+
+// Streamed pages come and go a column at a time; their read buffers and
+// snappy windows are pooled rather than left to the collector (at 64
+// columns a row group, the churn showed in the peak RSS).
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, pageStreamBuffer) }}
+	windowPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*snappyWindow); return &b }}
+)
+
+// pageStream is a data page being decoded as a stream.
+type pageStream struct {
+	br    *bufio.Reader // pooled
+	hist  *[]byte       // pooled, of a snappy stream
+	dec   io.Reader
+	valid []byte // the page's validity bitmap, nil for a required column
+	n     int64  // rows of the page
+	row   int64  // rows handed out
+}
+
+// streamable reports whether the data page h of a chunk compressed with
+// codec may be streamed.
+func streamable(h *pageHeader, codec compress.Compression) bool {
+	if h.enc != encodingPlain || h.usize <= hugePageBytes {
+		return false
+	}
+	switch codec {
+	case compress.Codecs.Uncompressed, compress.Codecs.Snappy:
+		return true
+	case compress.Codecs.Gzip:
+		// Inflating from a bufio.Reader is slower than from the whole
+		// page: only pages far larger than a segment's share are worth it
+		// (DuckDB's 8 MB pages of a million rows, not its 1 MB ones).
+		return h.usize > 16*hugePageBytes
+	}
+	return false
+}
+
+// openStream starts decoding the page sp of the column as a stream.
+func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, bool) {
+	h := &sp.h
+	c := &cs.chunk
+	w := int64(c.w)
+	n := int64(h.numValues)
+	body := sp.off + int64(sp.hlen)
+	ps := &pageStream{n: n}
+	nullable := c.valid != nil
+	if nullable {
+		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
+			cs.valid = make([]byte, bitutil.BytesForBits(n))
+		}
+		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
+	}
+	levels := func(b []byte) (int64, bool) {
+		lc := plainChunk{valid: ps.valid, rows: n}
+		return lc.levels(b, n)
+	}
+	codec := c.codecID
+	nn := n
+	var values int64 // decompressed bytes of the values
+	switch {
+	case h.v1:
+		if nullable && h.defEnc != encodingRLE {
+			return nil, false
+		}
+		if !ps.open(codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize)) {
+			return nil, false
+		}
+		rest := int64(h.usize)
+		if nullable {
+			var lb [4]byte
+			if _, err := io.ReadFull(ps.dec, lb[:]); err != nil {
+				return nil, false
+			}
+			ln := int64(binary.LittleEndian.Uint32(lb[:]))
+			if ln > rest-4 {
+				return nil, false
+			}
+			lv := make([]byte, ln)
+			if _, err := io.ReadFull(ps.dec, lv); err != nil {
+				return nil, false
+			}
+			var ok bool
+			if nn, ok = levels(lv); !ok {
+				return nil, false
+			}
+			rest -= 4 + ln
+		}
+		values = rest
+	case h.v2:
+		if h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 || h.defLen > h.csize || h.defLen > h.usize {
+			return nil, false
+		}
+		if nullable {
+			lv := make([]byte, h.defLen)
+			if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
+				return nil, false
+			}
+			var ok bool
+			if nn, ok = levels(lv); !ok || n-nn != int64(h.numNulls) {
+				return nil, false
+			}
+		} else if h.defLen != 0 || h.numNulls != 0 {
+			return nil, false
+		}
+		if !h.compressed {
+			codec = compress.Codecs.Uncompressed
+		}
+		values = int64(h.usize - h.defLen)
+		if !ps.open(codec, io.NewSectionReader(pd.r, body+int64(h.defLen), int64(h.csize-h.defLen)), values) {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	if values != nn*w {
+		ps.close()
+		return nil, false
+	}
+	pageStreams.Add(1)
+	return ps, true
+}
+
+// open sets up the decompression of src, whose decompressed bytes are
+// size long, with pooled buffers.
+func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
+	ps.br = readerPool.Get().(*bufio.Reader)
+	ps.br.Reset(src)
+	if codec == compress.Codecs.Snappy {
+		ps.hist = windowPool.Get().(*[]byte)
+	}
+	ps.dec = decompressor(codec, ps.br, size, ps.hist)
+	return ps.dec != nil
+}
+
+// close gives the pooled buffers back; ps is done with.
+func (ps *pageStream) close() {
+	if ps.br != nil {
+		ps.br.Reset(nil)
+		readerPool.Put(ps.br)
+		ps.br = nil
+	}
+	if ps.hist != nil {
+		*ps.hist = (*ps.hist)[:0]
+		windowPool.Put(ps.hist)
+		ps.hist = nil
+	}
+	ps.dec = nil
+}
+
+// decompressor reads the decompressed bytes (size of them) of br; hist is
+// the window of a snappy stream (nil: its own).
+func decompressor(codec compress.Compression, br *bufio.Reader, size int64, hist *[]byte) io.Reader {
+	switch codec {
+	case compress.Codecs.Uncompressed:
+		return br
+	case compress.Codecs.Snappy:
+		m, err := binary.ReadUvarint(br)
+		if err != nil || m != uint64(size) {
+			return nil
+		}
+		s := &snappyStream{r: br, left: size}
+		if hist != nil {
+			s.hist = (*hist)[:0]
+		}
+		return s
+	case compress.Codecs.Gzip:
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil
+		}
+		z.Multistream(false)
+		return z
+	}
+	return nil
+}
+
+// emit decodes the stream's next k rows into dst (values) and dvalid (the
+// validity bitmap, nil for a required column) from row at on.
+func (ps *pageStream) emit(pd *plainDecoder, dst, dvalid []byte, at, k int64, w int) bool {
+	if k <= 0 || k > ps.n-ps.row {
+		return false
+	}
+	out := dst[at*int64(w) : (at+k)*int64(w)]
+	if ps.valid == nil {
+		if _, err := io.ReadFull(ps.dec, out); err != nil {
+			return false
+		}
+		ps.row += k
+		return true
+	}
+	bitutil.CopyBitmap(ps.valid, int(ps.row), int(k), dvalid, int(at))
+	m := int64(bitutil.CountSetBits(ps.valid, int(ps.row), int(k)))
+	if m == k {
+		if _, err := io.ReadFull(ps.dec, out); err != nil {
+			return false
+		}
+		ps.row += k
+		return true
+	}
+	if int64(cap(pd.split)) < m*int64(w) {
+		pd.split = make([]byte, m*int64(w))
+	}
+	src := pd.split[:m*int64(w)]
+	if _, err := io.ReadFull(ps.dec, src); err != nil {
+		return false
+	}
+	j := 0
+	for i := range int(k) {
+		d := out[i*w : (i+1)*w]
+		if bitutil.BitIsSet(ps.valid, int(ps.row)+i) {
+			copy(d, src[j:j+w])
+			j += w
+		} else {
+			clear(d)
+		}
+	}
+	ps.row += k
+	return true
+}
+
+// finish checks that the page's stream ends with its last row.
+func (ps *pageStream) finish() bool {
+	var b [1]byte
+	m, err := ps.dec.Read(b[:])
+	for m == 0 && err == nil {
+		m, err = ps.dec.Read(b[:])
+	}
+	return m == 0 && errors.Is(err, io.EOF)
+}
+
+// snappyWindow is the history a snappyStream keeps: the snappy encoders
+// (C++, Go, Rust) compress in blocks of 64 KB, and no copy reaches back
+// further.
+const snappyWindow = 64 << 10
+
+var errSnappy = errors.New("snappy: corrupt input, or a copy beyond the stream's window")
+
+// snappyStream decodes a snappy block (after its length) incrementally,
+// keeping the last snappyWindow bytes of output for copies.
+type snappyStream struct {
+	r      *bufio.Reader
+	left   int64 // bytes of output still to come
+	hist   []byte
+	lit    int // bytes of a literal still to copy
+	cp     int // bytes of a copy still to make
+	cpOff  int
+	failed bool
+}
+
+func (s *snappyStream) push(b []byte) {
+	if len(b) >= snappyWindow {
+		s.hist = append(s.hist[:0], b[len(b)-snappyWindow:]...)
+		return
+	}
+	if len(s.hist)+len(b) > 2*snappyWindow {
+		keep := snappyWindow - len(b)
+		copy(s.hist, s.hist[len(s.hist)-keep:])
+		s.hist = s.hist[:keep]
+	}
+	s.hist = append(s.hist, b...)
+}
+
+// Read implements io.Reader. A copy takes its bytes from p itself while
+// they were written by this call, else from the window, to which only the
+// last bytes of each call are added.
+func (s *snappyStream) Read(p []byte) (int, error) {
+	if s.failed {
+		return 0, errSnappy
+	}
+	if s.hist == nil {
+		s.hist = make([]byte, 0, 2*snappyWindow)
+	}
+	n, err := s.read(p)
+	if n > 0 {
+		s.push(p[:n])
+	}
+	return n, err
+}
+
+func (s *snappyStream) read(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		if s.left == 0 {
+			if s.lit > 0 || s.cp > 0 {
+				s.failed = true
+				return done, errSnappy
+			}
+			if done == 0 {
+				if _, err := s.r.ReadByte(); err != io.EOF {
+					s.failed = true // bytes after the block
+					return 0, errSnappy
+				}
+				return 0, io.EOF
+			}
+			return done, nil
+		}
+		room := int(min(int64(len(p)-done), s.left))
+		switch {
+		case s.lit > 0:
+			k := min(s.lit, room)
+			if _, err := io.ReadFull(s.r, p[done:done+k]); err != nil {
+				s.failed = true
+				return done, errSnappy
+			}
+			s.lit -= k
+			done += k
+			s.left -= int64(k)
+		case s.cp > 0:
+			var k int
+			if s.cpOff <= done {
+				k = min(s.cp, room, s.cpOff)
+				copy(p[done:done+k], p[done-s.cpOff:done-s.cpOff+k])
+			} else {
+				back := s.cpOff - done // tag checked it is in the window
+				k = min(s.cp, room, back)
+				from := len(s.hist) - back
+				copy(p[done:done+k], s.hist[from:from+k])
+			}
+			s.cp -= k
+			done += k
+			s.left -= int64(k)
+		default:
+			if !s.tag(len(s.hist) + done) {
+				s.failed = true
+				return done, errSnappy
+			}
+		}
+	}
+	return done, nil
+}
+
+// tag reads the next element's tag and sets up the literal or copy; avail
+// is the output a copy may reach back into.
+func (s *snappyStream) tag(avail int) bool {
+	b, err := s.r.ReadByte()
+	if err != nil {
+		return false
+	}
+	var n, off int
+	switch b & 3 {
+	case 0: // literal
+		n = int(b >> 2)
+		if n >= 60 {
+			k := n - 59
+			var x [4]byte
+			if _, err := io.ReadFull(s.r, x[:k]); err != nil {
+				return false
+			}
+			n = int(binary.LittleEndian.Uint32(x[:]))
+		}
+		n++
+		if n <= 0 || int64(n) > s.left {
+			return false
+		}
+		s.lit = n
+		return true
+	case 1:
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return false
+		}
+		n = 4 + int(b>>2&7)
+		off = int(b&0xe0)<<3 | int(c)
+	case 2:
+		var x [2]byte
+		if _, err := io.ReadFull(s.r, x[:]); err != nil {
+			return false
+		}
+		n = 1 + int(b>>2)
+		off = int(binary.LittleEndian.Uint16(x[:]))
+	case 3:
+		var x [4]byte
+		if _, err := io.ReadFull(s.r, x[:]); err != nil {
+			return false
+		}
+		n = 1 + int(b>>2)
+		off = int(binary.LittleEndian.Uint32(x[:]))
+	}
+	if off <= 0 || off > avail || off > snappyWindow || int64(n) > s.left {
+		return false
+	}
+	s.cp, s.cpOff = n, off
+	return true
+}

@@ -1,0 +1,277 @@
+package io
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	stdio "io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/golang/snappy"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+)
+
+// streamSmall makes every row group of more than 1000 rows a streamed one,
+// in segments of seg rows, for the rest of the test.
+func streamSmall(t *testing.T, seg int64) {
+	t.Helper()
+	oldRows, oldSeg := maxColumnwiseRows, segmentRows
+	maxColumnwiseRows, segmentRows = 1000, seg
+	t.Cleanup(func() { maxColumnwiseRows, segmentRows = oldRows, oldSeg })
+}
+
+// TestParquetStreamedRowGroups checks that row groups too large to decode
+// whole, streamed by the fast path in segments that cut pages, read as
+// pqarrow reads them: every codec, both page versions, small pages,
+// dictionaries and their fallback to PLAIN, nullable and required
+// columns, one worker and several.
+func TestParquetStreamedRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		pf   plainFile
+		seg  int64
+		huge bool // stream every PLAIN page larger than a segment
+	}{
+		{"none/v1/one-group", plainFile{rows: 7000, rgRows: 7000, codec: compress.Codecs.Uncompressed}, 1024, false},
+		{"snappy/v1", plainFile{rows: 9000, rgRows: 4000, codec: compress.Codecs.Snappy}, 1500, false},
+		{"zstd/v2", plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Zstd, v2: true}, 777, false},
+		{"gzip/v1/small-pages", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Gzip, smallPages: true}, 1000, false},
+		{"snappy/v2/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, 1300, false},
+		{"none/v1/dictionary/small-pages", plainFile{rows: 5000, rgRows: 2500, codec: compress.Codecs.Uncompressed, dictionary: true, smallPages: true}, 1024, false},
+		{"brotli/v1", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli}, 1100, false},
+		{"brotli/v2/dictionary", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli, v2: true, dictionary: true}, 1100, false},
+		{"zstd/v1/dictionary/legacy", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd, dictionary: true, legacy: true}, 999, false},
+		{"none/v1/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Uncompressed}, 1000, true},
+		{"snappy/v1/huge-pages", plainFile{rows: 9000, rgRows: 4500, codec: compress.Codecs.Snappy}, 1000, true},
+		{"gzip/v1/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip}, 1000, true},
+		{"snappy/v2/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy, v2: true}, 1000, true},
+		{"gzip/v2/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip, v2: true}, 1000, true},
+		{"none/v2/huge-pages/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, dictLimit: 2048}, 1000, true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && i%2 == 1 {
+				t.Skip("-short: every other case")
+			}
+			path := filepath.Join(dir, "s"+strconv.Itoa(i)+".parquet")
+			writePlainFile(t, path, tc.pf)
+			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+			if err != nil {
+				t.Fatalf("pqarrow: %v", err)
+			}
+			defer releaseAll(want)
+			streamSmall(t, tc.seg)
+			if tc.huge {
+				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
+				hugePageBytes = 0
+			}
+			streams := pageStreams.Load()
+			for _, workers := range []int{1, 2, 3} {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				before := streamedRowGroups.Load()
+				r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := readRest(r)
+				r.Close()
+				if err != nil {
+					t.Fatalf("workers=%d: %v", workers, err)
+				}
+				if streamedRowGroups.Load() == before {
+					t.Errorf("workers=%d: no row group was streamed", workers)
+				}
+				sameRows(t, want[0].Schema(), got, want)
+				releaseAll(got)
+				mem.AssertSize(t, 0)
+			}
+			if tc.huge && pageStreams.Load() == streams {
+				t.Error("no page was streamed")
+			}
+			// Every column: those the fast path does not take (strings,
+			// dates, int16...) are read by pqarrow column readers, a
+			// segment at a time.
+			all, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), nil)
+			if err != nil {
+				t.Fatalf("pqarrow, every column: %v", err)
+			}
+			defer releaseAll(all)
+			var mem memory.Allocator = memory.NewGoAllocator()
+			if !tc.pf.v2 { // pqarrow's column readers leak on v2 pages
+				checked := memory.NewCheckedAllocator(mem)
+				defer checked.AssertSize(t, 0)
+				mem = checked
+			}
+			before := streamedRowGroups.Load()
+			got, err, _ := readParquetWith(t, path, true, mem, nil)
+			if err != nil {
+				t.Fatalf("every column: %v", err)
+			}
+			defer releaseAll(got)
+			if streamedRowGroups.Load() == before {
+				t.Error("every column: no row group was streamed")
+			}
+			sameRows(t, all[0].Schema(), got, all)
+		})
+	}
+}
+
+// TestParquetStreamedCorrupt garbles bytes of the chunks of a streamed row
+// group: the read returns pqarrow's rows or fails with ErrFormat, never
+// panics, hangs or leaks.
+func TestParquetStreamedCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pf   plainFile
+		huge bool
+	}{
+		{"small-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048, smallPages: true}, false},
+		{"snappy/v1/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy}, true},
+		{"gzip/v2/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Gzip, v2: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.huge {
+				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
+				hugePageBytes = 0
+			}
+			streamedCorrupt(t, tc.pf)
+		})
+	}
+}
+
+func streamedCorrupt(t *testing.T, pf plainFile) {
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.parquet")
+	writePlainFile(t, clean, pf)
+	orig, err := os.ReadFile(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []string{"i32", "f64n", "i64low", "f32null"}
+	streamSmall(t, 700)
+	path := filepath.Join(dir, "bad.parquet")
+	var failed, read int
+	step := int64(13)
+	if testing.Short() {
+		step = 211
+	}
+	for _, rgn := range plainChunkRanges(t, clean, cols) {
+		for o := int64(0); o < rgn[1]; o += step {
+			data := append([]byte(nil), orig...)
+			data[rgn[0]+o] ^= 0x5a
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			fallbacks := streamFallbacks.Load()
+			got, gerr, _ := readParquetWith(t, path, true, mem, cols)
+			switch {
+			case gerr != nil:
+				if !errors.Is(gerr, ErrFormat) {
+					t.Errorf("byte %d: %v, not ErrFormat", rgn[0]+o, gerr)
+				}
+				failed++
+			case werr == nil:
+				if !sameRows(t, want[0].Schema(), got, want) {
+					t.Errorf("byte %d: the streamed read differs from pqarrow's", rgn[0]+o)
+				}
+				read++
+			default:
+				read++ // pqarrow refuses what the fast path reads
+			}
+			releaseAll(want)
+			releaseAll(got)
+			if streamFallbacks.Load() == fallbacks {
+				// (pqarrow's record reader, which reads a row group
+				// whose headers the stream does not take, leaks on
+				// some corrupt pages.)
+				mem.AssertSize(t, 0)
+			}
+		}
+	}
+	if failed == 0 || read == 0 {
+		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
+	}
+}
+
+// FuzzSnappyStream checks the incremental snappy decoder against the
+// reference decoder: whatever it accepts, read in pieces of any size, is
+// what the reference decodes.
+func FuzzSnappyStream(f *testing.F) {
+	for _, s := range []string{"", "a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000)} {
+		f.Add(snappy.Encode(nil, []byte(s)), uint16(7))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, piece uint16) {
+		m, k := binary.Uvarint(data)
+		if k <= 0 || m > 1<<20 {
+			return
+		}
+		dec := decompressor(compress.Codecs.Snappy, bufio.NewReader(bytes.NewReader(data)), int64(m), nil)
+		if dec == nil {
+			t.Fatal("a snappy stream of a stated length was refused")
+		}
+		out := make([]byte, 0, m)
+		buf := make([]byte, int(piece)%4096+1)
+		var err error
+		for {
+			var n int
+			n, err = dec.Read(buf)
+			out = append(out, buf[:n]...)
+			if err != nil || n == 0 && len(out) == int(m) {
+				break
+			}
+		}
+		want, werr := snappy.Decode(nil, data)
+		if errors.Is(err, stdio.EOF) {
+			if werr != nil || !bytes.Equal(out, want) {
+				t.Fatalf("stream read %d bytes to its end; reference %d bytes, %v", len(out), len(want), werr)
+			}
+		}
+	})
+}
+
+// TestParquetStreamedFewRowGroups checks that a file of fewer row groups
+// than workers is streamed in segments (so that every worker decodes),
+// and one of as many is not.
+func TestParquetStreamedFewRowGroups(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.parquet")
+	writePlainFile(t, path, plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy})
+	defer func(v int64) { segmentRows = v }(segmentRows)
+	segmentRows = 1000 // segments of 4096 rows, the least decode batch
+	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	for _, tc := range []struct {
+		workers  int
+		streamed bool
+	}{{1, false}, {2, true}, {3, true}} {
+		before := streamedRowGroups.Load()
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRest(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRows(t, want[0].Schema(), got, want)
+		releaseAll(got)
+		mem.AssertSize(t, 0)
+		if streamed := streamedRowGroups.Load() > before; streamed != tc.streamed {
+			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
+		}
+	}
+}

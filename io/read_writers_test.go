@@ -1,0 +1,196 @@
+package io
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// checkDuckDBRows checks the rows of the DuckDB fixtures (testdata/writers,
+// make.mjs): every value is a function of the row number.
+func checkDuckDBRows(t *testing.T, recs []arrow.Record, want int) {
+	t.Helper()
+	i := 0
+	for _, rec := range recs {
+		cols := map[string]arrow.Array{}
+		for k, f := range rec.Schema().Fields() {
+			cols[f.Name] = rec.Column(k)
+		}
+		for r := 0; r < int(rec.NumRows()); r, i = r+1, i+1 {
+			fi := float64(i)
+			if x, ok := cols["x0"].(*array.Float64); ok && (x.IsNull(r) || x.Value(r) != fi*0.5) {
+				t.Fatalf("row %d: x0 = %v, want %v", i, x.ValueStr(r), fi*0.5)
+			}
+			if x, ok := cols["x1"].(*array.Float64); ok {
+				if i%7 == 3 {
+					if !x.IsNull(r) {
+						t.Fatalf("row %d: x1 = %v, want null", i, x.Value(r))
+					}
+				} else if x.IsNull(r) || x.Value(r) != fi*1.25 {
+					t.Fatalf("row %d: x1 = %v, want %v", i, x.ValueStr(r), fi*1.25)
+				}
+			}
+			if x, ok := cols["x2"].(*array.Float64); ok && (x.IsNull(r) || x.Value(r) != float64(i%5)) {
+				t.Fatalf("row %d: x2 = %v, want %v", i, x.ValueStr(r), i%5)
+			}
+			if x, ok := cols["f"].(*array.Float32); ok && (x.IsNull(r) || x.Value(r) != float32(fi*0.25)) {
+				t.Fatalf("row %d: f = %v, want %v", i, x.ValueStr(r), fi*0.25)
+			}
+			if x, ok := cols["id"].(*array.Int64); ok && (x.IsNull(r) || x.Value(r) != int64(i)) {
+				t.Fatalf("row %d: id = %v", i, x.ValueStr(r))
+			}
+			if x, ok := cols["k"].(*array.Int32); ok && (x.IsNull(r) || x.Value(r) != int32(i%3)) {
+				t.Fatalf("row %d: k = %v", i, x.ValueStr(r))
+			}
+		}
+	}
+	if i != want {
+		t.Fatalf("read %d rows, want %d", i, want)
+	}
+}
+
+// TestReadDuckDBPageV2 reads DuckDB's PARQUET_VERSION v2 files: data page
+// v2, BYTE_STREAM_SPLIT doubles and floats (which Arrow v15 cannot decode:
+// its reader used to read them as empty and the file was refused as
+// corrupt), DELTA_BINARY_PACKED integers, dictionaries, nulls, snappy and
+// zstd, on both sides of the row-group size the column-wise path takes.
+func TestReadDuckDBPageV2(t *testing.T) {
+	for _, file := range []string{"duckdb_v2.parquet", "duckdb_v2_zstd.parquet"} {
+		for _, small := range []bool{false, true} {
+			name := file
+			if small {
+				name += "/streamed"
+			}
+			t.Run(name, func(t *testing.T) {
+				if small {
+					defer func(r int64) { maxColumnwiseRows = r }(maxColumnwiseRows)
+					maxColumnwiseRows = 1000 // every row group is over it
+					defer func(r int64) { segmentRows = r }(segmentRows)
+					segmentRows = 300 // segments of 700 rows (the batch size), pages overhang them
+				}
+				// Arrow v15's DELTA_BINARY_PACKED decoder never frees
+				// a 64-byte buffer per column chunk (the Go allocator
+				// collects it): the checked allocator reads the other
+				// columns, and id is read on its own.
+				colSets := [][]string{{"x0", "x1", "x2", "f", "k", "s"}, {"id"}}
+				streamed := streamedRowGroups.Load()
+				for _, cols := range colSets {
+					var mem memory.Allocator = memory.NewGoAllocator()
+					if cols[0] != "id" {
+						checked := memory.NewCheckedAllocator(mem)
+						defer checked.AssertSize(t, 0)
+						mem = checked
+					}
+					before := plainColumns.Load()
+					r, err := Open(filepath.Join("testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols})
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs, err := readRest(r)
+					r.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer releaseAll(recs)
+					if got := recs[0].NumCols(); got != int64(len(cols)) {
+						t.Fatalf("read %d columns, want %d", got, len(cols))
+					}
+					checkDuckDBRows(t, recs, 5000)
+					if cols[0] == "x0" && !small && plainColumns.Load() == before {
+						t.Error("the fast path decoded no column")
+					}
+				}
+				if small && streamedRowGroups.Load() == streamed {
+					t.Error("no row group was streamed")
+				}
+			})
+		}
+	}
+}
+
+// TestReadDuckDBPageV2Corrupt garbles bytes of the BYTE_STREAM_SPLIT
+// chunks of the DuckDB v2 fixture (headers, levels, values): a read either
+// fails with ErrFormat or returns every row, and leaks nothing.
+func TestReadDuckDBPageV2Corrupt(t *testing.T) {
+	src := filepath.Join("testdata", "writers", "duckdb_v2.parquet")
+	orig, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []string{"x0", "x1", "f"}
+	path := filepath.Join(t.TempDir(), "bad.parquet")
+	var failed, read int
+	for _, rgn := range plainChunkRanges(t, src, cols)[:len(cols)] {
+		step := int64(1)
+		if testing.Short() {
+			step = 7
+		}
+		for o := int64(0); o < rgn[1]; o += step {
+			if o >= 60 && o%97 != 0 {
+				continue // past the header and levels: every 97th byte
+			}
+			data := append([]byte(nil), orig...)
+			data[rgn[0]+o] ^= 0xff
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			r, err := Open(path, ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols})
+			if err == nil {
+				var recs []arrow.Record
+				recs, err = readRest(r)
+				r.Close()
+				n := 0
+				for _, rec := range recs {
+					n += int(rec.NumRows())
+				}
+				releaseAll(recs)
+				if err == nil && n != 5000 {
+					t.Errorf("byte %d: read %d rows without an error", rgn[0]+o, n)
+				}
+			}
+			if err != nil {
+				if !errors.Is(err, ErrFormat) {
+					t.Errorf("byte %d: %v, not ErrFormat", rgn[0]+o, err)
+				}
+				failed++
+			} else {
+				read++
+			}
+			mem.AssertSize(t, 0)
+		}
+	}
+	if failed == 0 || read == 0 {
+		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
+	}
+}
+
+// TestUnsplit checks the joining of BYTE_STREAM_SPLIT streams against the
+// definition (byte b of value i at src[b*n+i]) for every width and
+// lengths around the 8-value blocks.
+func TestUnsplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{4, 8, 2} {
+		for n := range 40 {
+			src := make([]byte, n*w)
+			for i := range src {
+				src[i] = byte(rng.Uint32())
+			}
+			got := make([]byte, n*w)
+			unsplit(got, src, w)
+			for i := range n {
+				for b := range w {
+					if got[i*w+b] != src[b*n+i] {
+						t.Fatalf("w=%d n=%d: value %d byte %d is %#x, want %#x", w, n, i, b, got[i*w+b], src[b*n+i])
+					}
+				}
+			}
+		}
+	}
+}
