@@ -294,7 +294,7 @@ func Audit(rep *Report) (*AuditResult, error) {
 	if !slices.Contains(Mechanisms, rep.Mechanism) {
 		return nil, invalid("report: unknown mechanism %q", rep.Mechanism)
 	}
-	if isPure(rep.Mechanism) { // issue 5: pure ε-DP events (audit_pure.go)
+	if _, pure := pureEvents(rep.Mechanism); pure { // pure ε-DP events (audit_pure.go)
 		return auditPure(rep)
 	}
 	g := rep.Guarantee

@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/pate-tool/pate/label/noise"
-	"github.com/pate-tool/pate/label/rdp"
 )
 
 // Mechanism names accepted by Config.Mechanism.
@@ -14,15 +13,11 @@ const (
 	MechanismConfidentGNMax = "confident-gnmax"
 	MechanismGNMax          = "gnmax"
 	MechanismLNMax          = "lnmax"
-	// Issue 5: private prediction beyond PATE (pure ε-DP events).
+	// Private prediction beyond PATE (pure ε-DP events).
 	MechanismPrivateLearner = "private-learner" // privlearner.go
 	MechanismSVT            = "svt"             // svt.go
 	MechanismStableEM       = "stable-em"       // stableem.go
 )
-
-// Mechanisms lists the aggregation mechanisms, the default first.
-var Mechanisms = []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax,
-	MechanismPrivateLearner, MechanismSVT, MechanismStableEM}
 
 // outcome is what the aggregator did with one query.
 type outcome int
@@ -98,49 +93,16 @@ func parsePositive(name, s string) (*big.Rat, float64, error) {
 	return r, f, nil
 }
 
+// newAggregator builds the aggregator of the named mechanism over the
+// given number of classes with the parameters p.
 func newAggregator(kind string, classes int, p MechanismParams) (*aggregator, error) {
+	m, err := lookup(kind)
+	if err != nil {
+		return nil, err
+	}
 	a := &aggregator{kind: kind, classes: classes, threshold: p.Threshold}
-	switch kind {
-	case MechanismGNMax:
-		r, s, err := parsePositive("sigma", p.Sigma)
-		if err != nil {
-			return nil, err
-		}
-		if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {
-			return nil, fmt.Errorf("--sigma: %w", err)
-		}
-		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes)
-	case MechanismConfidentGNMax:
-		r1, s1, err := parsePositive("sigma1", p.Sigma1)
-		if err != nil {
-			return nil, err
-		}
-		r2, s2, err := parsePositive("sigma2", p.Sigma2)
-		if err != nil {
-			return nil, err
-		}
-		if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {
-			return nil, fmt.Errorf("--sigma1: %w", err)
-		}
-		if a.answer, err = noise.NewDiscreteGaussian(r2); err != nil {
-			return nil, fmt.Errorf("--sigma2: %w", err)
-		}
-		a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)
-		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s2, classes)
-	case MechanismLNMax:
-		r, b, err := parsePositive("laplace-scale", p.LaplaceScale)
-		if err != nil {
-			return nil, err
-		}
-		if a.laplace, err = noise.NewDiscreteLaplace(r); err != nil {
-			return nil, fmt.Errorf("--laplace-scale: %w", err)
-		}
-		a.epsAnswer = 2 / b
-		a.rhoAnswer = a.epsAnswer * a.epsAnswer / 2
-	case MechanismPrivateLearner, MechanismStableEM, MechanismSVT:
-		return newPureAggregator(a, p)
-	default:
-		return nil, fmt.Errorf("unknown mechanism %q (valid: %v)", kind, Mechanisms)
+	if err := m.build(a, p); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -5,7 +5,10 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/apache/arrow/go/v15/arrow"
+
 	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -229,4 +232,74 @@ func (p *privateLearner) Votes(x *learners.Matrix, counts []int32) {
 	for i := 0; i < x.Rows; i++ {
 		counts[i*p.classes+int(p.chosen.predict(x.Row(i)))] = 1
 	}
+}
+
+// privateLearnerMechanism is private-learner (Kasiviswanathan et al. 2011,
+// the generic private learner): one draw of the exponential mechanism
+// chooses a decision stump, scored by its errors on the sensitive rows,
+// and the stump labels every public row. The draw is its one pure ε-DP
+// event; its answers are free.
+type privateLearnerMechanism struct{}
+
+func (privateLearnerMechanism) Name() string { return MechanismPrivateLearner }
+
+func (privateLearnerMechanism) Noise() string {
+	return "exponential mechanism sampled exactly by permute-and-flip (McKenney & Sheffet 2020) with Bernoulli(exp(−γ)) coins for rational γ (Canonne, Kamath, Steinke 2020)"
+}
+
+func (privateLearnerMechanism) validate(cfg *Config) error { return validatePure(cfg) }
+
+// build: the answers charge nothing (the one event is the choice of the
+// model, charged when the stream starts).
+func (m privateLearnerMechanism) build(a *aggregator, p MechanismParams) error {
+	eps0, err := m.eventEps(a.classes, p)
+	a.epsAnswer = eps0
+	return err
+}
+
+func (privateLearnerMechanism) eventEps(_ int, p MechanismParams) (float64, error) {
+	_, e, err := parsePositive("em-epsilon", p.EMEpsilon)
+	return e, err
+}
+
+// planEvents spends the whole budget on the one draw.
+func (privateLearnerMechanism) planEvents(l *Labeler, _ *teacherData, f *pureFilter, p *MechanismParams, _ int64) error {
+	if p.EMEpsilon == "" {
+		p.EMEpsilon = roundDownDecimal(l.cfg.Epsilon, 4)
+	}
+	if p.Bins == 0 {
+		p.Bins = DefaultBins
+	}
+	f.event = "one draw of the exponential mechanism (permute-and-flip) over the decision stumps: the model that labels every row"
+	return nil
+}
+
+func (privateLearnerMechanism) capEvents(f *pureFilter, _ *MechanismParams, _ int64) error {
+	f.max = 1
+	return nil
+}
+
+func (privateLearnerMechanism) describe(*PureDPReport, MechanismParams, *aggregator) {}
+
+func (privateLearnerMechanism) failureShare() float64 { return 0 }
+
+func (privateLearnerMechanism) learnerName() string { return "decision stumps (private-learner)" }
+
+// learner fixes the hypothesis class from the public head and scores it on
+// the sensitive rows; the model is drawn when the stream starts (start).
+func (privateLearnerMechanism) learner(l *Labeler, X *learners.Matrix, y []int32, classes int, enc *learners.Encoder, head []arrow.Record) (voter, error) {
+	xPub, err := encodeHead(enc, head)
+	if err != nil {
+		return nil, invalid("%s: %v", l.cfg.pub(), err)
+	}
+	bins := l.cfg.Params.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	return newPrivateLearner(xPub, X, y, classes, bins)
+}
+
+// start draws the model: the run's one event.
+func (p *privateLearner) start(l *Labeler, params MechanismParams, agg *aggregator, b budget) error {
+	return p.choose(l.source(streamPrivateLearner), ratOf(params.EMEpsilon), b, rdp.PureDPRho(agg.epsAnswer))
 }

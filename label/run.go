@@ -96,10 +96,10 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 	var ens voter
 	var td *teacherData
-	if needsTeachers(cfg.Mechanism) {
+	if m, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok { // it learns from the rows themselves
+		ens, td, err = l.trainRows(ctx, m, sensRecs, enc, head)
+	} else {
 		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
-	} else { // issue 5: private-learner, stable-em work on the rows themselves
-		ens, td, err = l.trainRows(ctx, sensRecs, enc, head)
 	}
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
@@ -136,9 +136,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 	st.vote = st.voteEnsemble
 	st.tileBufs.New = func() any { return new([]float32) }
-	if se, ok := ens.(*stableEM); ok { // issue 5: each batch's predictions draw from their own stream
+	if bs, ok := ens.(batchStarter); ok { // each batch's predictions draw from their own stream
 		st.vote = func(b *batch) error {
-			se.src = l.source(streamStableEM + uint64(b.first)<<8)
+			bs.startBatch(l, b.first)
 			return st.voteEnsemble(b)
 		}
 	}
@@ -161,8 +161,8 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 // not give, and builds the aggregator.
 func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
-	if isPure(cfg.Mechanism) { // issue 5
-		return l.preparePure(td, plannedQueries(cfg))
+	if m, ok := pureEvents(cfg.Mechanism); ok {
+		return l.preparePure(m, td, plannedQueries(cfg))
 	}
 	rep := l.newReport(td)
 	var filter budget = &unlimited{spent: td.discoveryRho}
@@ -216,18 +216,17 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 // over the given number of classes.
 func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params *MechanismParams) (*aggregator, error) {
 	cfg := &l.cfg
+	m := mechanismOf(cfg.Mechanism).(argmaxMechanism)
 	if cfg.Epsilon > 0 {
 		if queries < 0 {
-			if missingNoise(cfg.Mechanism, *params) {
+			if m.missing(*params) != "" {
 				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
 			}
 		} else if err := planNoise(cfg.Mechanism, rho, queries, params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
 			return nil, invalid("planning the noise: %v", err)
 		}
 	}
-	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
-		params.Threshold = int64(DefaultThresholdFraction*float64(cfg.Teachers) + 0.5)
-	}
+	m.complete(params, cfg.Teachers)
 	agg, err := newAggregator(cfg.Mechanism, classes, *params)
 	if err != nil {
 		return nil, invalid("%v", err)
@@ -288,16 +287,6 @@ func timelineStep(rows int64) int64 {
 		return 1000
 	}
 	return max(1, (rows+199)/200)
-}
-
-func missingNoise(kind string, p MechanismParams) bool {
-	switch kind {
-	case MechanismGNMax:
-		return p.Sigma == ""
-	case MechanismLNMax:
-		return p.LaplaceScale == ""
-	}
-	return p.Sigma1 == "" || p.Sigma2 == ""
 }
 
 // readHead reads batches until it holds at least n rows (100,000 when n ≤ 0)
@@ -888,7 +877,7 @@ func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
 // epsSpent is the realized spend so far, for the progress display.
 func (st *runState) epsSpent() float64 {
-	if f, ok := st.filter.(*pureFilter); ok { // issue 5
+	if f, ok := st.filter.(*pureFilter); ok { // pure ε-DP events
 		return f.epsSpent()
 	}
 	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)

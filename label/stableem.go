@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/apache/arrow/go/v15/arrow"
+
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
@@ -302,4 +304,83 @@ func (s *stableEM) Votes(x *learners.Matrix, counts []int32) {
 		}
 		counts[i*s.classes+int(c)] = 1
 	}
+}
+
+// stableEMMechanism is stable-em (above): every answered query is one pure
+// ε-DP event of ε = ln(1 + C·β/γ); it plans q, γ and ε_EM so that every
+// planned query fits the budget.
+type stableEMMechanism struct{}
+
+func (stableEMMechanism) Name() string { return MechanismStableEM }
+
+func (stableEMMechanism) Noise() string {
+	return "Poisson subsets, exponential mechanism by exact permute-and-flip (Bernoulli(exp(−γ)) coins, Canonne, Kamath, Steinke 2020) and exact uniform label mixing"
+}
+
+func (stableEMMechanism) validate(cfg *Config) error { return validatePure(cfg) }
+
+func (m stableEMMechanism) build(a *aggregator, p MechanismParams) error {
+	eps0, err := m.eventEps(a.classes, p)
+	if err != nil {
+		return err
+	}
+	a.epsAnswer = eps0
+	a.rhoAnswer = rdp.PureDPRho(eps0)
+	return nil
+}
+
+func (stableEMMechanism) eventEps(classes int, p MechanismParams) (float64, error) {
+	q, g, e, err := stableEMParams(p)
+	if err != nil {
+		return 0, err
+	}
+	return rdp.FlipEps(rdp.StableTV(q, e), g, classes), nil
+}
+
+func (stableEMMechanism) planEvents(l *Labeler, td *teacherData, f *pureFilter, p *MechanismParams, queries int64) error {
+	if queries < 0 {
+		return invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan stable-em for")
+	}
+	if err := planStableEM(p, l.cfg.Epsilon, f.deltaZ, queries, len(td.classes.values)); err != nil {
+		return invalid("planning stable-em: %v", err)
+	}
+	f.event = "one ε-private prediction of stable-em (Dagan & Feldman 2020, Corollary 1)"
+	return nil
+}
+
+func (stableEMMechanism) capEvents(f *pureFilter, _ *MechanismParams, queries int64) error {
+	capByQueries(f, queries)
+	return nil
+}
+
+func (stableEMMechanism) describe(pr *PureDPReport, p MechanismParams, _ *aggregator) {
+	q, g, e, _ := stableEMParams(p)
+	pr.Beta = Float(rdp.StableTV(q, e))
+	pr.Gamma = Float(g)
+	pr.Note = "β = q + (1−q)·tanh(ε_EM/2) (Poisson subset S1 of rate q, exponential mechanism of ε_EM); ε per query = ln(1 + C·β/γ); every answered query is one event"
+}
+
+func (stableEMMechanism) failureShare() float64 { return 0 }
+
+func (stableEMMechanism) learnerName() string { return "decision stumps (stable-em)" }
+
+// learner keeps the sensitive rows: its parameters are planned later, and
+// start indexes the rows with them.
+func (stableEMMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
+	return &stableEM{X: X, y: y, classes: classes}, nil
+}
+
+// start indexes the sensitive rows with the planned parameters.
+func (s *stableEM) start(_ *Labeler, p MechanismParams, _ *aggregator, _ budget) error {
+	se, err := newStableEM(s.X, s.y, s.classes, p)
+	if err != nil {
+		return err
+	}
+	*s = *se
+	return nil
+}
+
+// startBatch gives each batch's predictions their own noise stream.
+func (s *stableEM) startBatch(l *Labeler, first int64) {
+	s.src = l.source(streamStableEM + uint64(first)<<8)
 }
