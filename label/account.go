@@ -47,7 +47,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 }
 
 func plannedFraction(cfg *Config) float64 {
-	if m, ok := mechanismOf(cfg.Mechanism).(argmaxMechanism); ok && m.plansAnswered() && cfg.Epsilon > 0 {
+	if m, ok := mechanismOf(cfg.Mechanism).(argmaxMechanism); ok && m.checksThreshold() && cfg.Epsilon > 0 {
 		return cfg.AnsweredFraction
 	}
 	return 0

@@ -97,4 +97,6 @@ func (confidentGNMax) grid(p MechanismParams, votes gridVotes) (int64, int64, er
 	return check, 0, err
 }
 
-func (confidentGNMax) plansAnswered() bool { return true }
+func (confidentGNMax) checksThreshold() bool { return true }
+
+func (confidentGNMax) pureAnswers() bool { return false }

@@ -57,7 +57,9 @@ func (gnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 	return 0, answer, err
 }
 
-func (gnmax) plansAnswered() bool { return false }
+func (gnmax) checksThreshold() bool { return false }
+
+func (gnmax) pureAnswers() bool { return false }
 
 // gaussianNoise describes the noise of the Gaussian mechanisms.
 const gaussianNoise = "discrete Gaussian (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"

@@ -53,10 +53,14 @@ type argmaxMechanism interface {
 	// threshold check and of the argmax, in votes; votes converts a noise
 	// parameter to a width.
 	grid(p MechanismParams, votes gridVotes) (check, answer int64, err error)
-	// plansAnswered reports whether it answers only a fraction of the
-	// queries it puts (a threshold check), so that its plan depends on
-	// --answered-fraction.
-	plansAnswered() bool
+	// checksThreshold reports whether it puts a threshold check before
+	// each answer, so that it answers only a fraction of the queries it
+	// puts and its plan depends on --answered-fraction.
+	checksThreshold() bool
+	// pureAnswers reports whether each answer is a pure ε-DP event
+	// (a.epsAnswer), whose spend the audit also reads by basic
+	// composition.
+	pureAnswers() bool
 }
 
 // gridVotes converts the noise parameter s (its flag name, its decimal) of
@@ -81,6 +85,15 @@ type eventMechanism interface {
 	// failureShare is the share of δ that is the probability its
 	// guarantee fails outright (not a conversion's share).
 	failureShare() float64
+	// auditEvents checks a report's count of events against its answers.
+	auditEvents(rep *Report) error
+	// auditParams re-derives its figures of the report's pure-DP section
+	// from the exact parameters.
+	auditParams(rep *Report, res *AuditResult) error
+	// auditFailure re-derives the failure δ (its share extra of δ).
+	auditFailure(rep *Report, res *AuditResult, extra float64) error
+	// explainFailure says what the failure δ is; "" when it has none.
+	explainFailure(extra float64) string
 }
 
 // rowMechanism learns from the sensitive rows themselves instead of
@@ -158,4 +171,26 @@ func needsTeachers(name string) bool {
 	}
 	_, rows := m.(rowMechanism)
 	return !rows
+}
+
+// checksThreshold reports whether the named mechanism puts a threshold
+// check before each answer.
+func checksThreshold(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	am, ok := m.(argmaxMechanism)
+	return ok && am.checksThreshold()
+}
+
+// pureAnswers reports whether each answer of the named mechanism is a pure
+// ε-DP event.
+func pureAnswers(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	am, ok := m.(argmaxMechanism)
+	return ok && am.pureAnswers()
 }

@@ -62,4 +62,7 @@ func (lnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 	return 0, answer, err
 }
 
-func (lnmax) plansAnswered() bool { return false }
+func (lnmax) checksThreshold() bool { return false }
+
+// pureAnswers: each answer is pure ε = 2/b.
+func (lnmax) pureAnswers() bool { return true }

@@ -85,7 +85,7 @@ func PlannedRho(kind string, classes int, n int64, p MechanismParams, frac float
 	if err != nil {
 		return 0, invalid("%v", err)
 	}
-	if m, ok := mechanismOf(kind).(argmaxMechanism); !ok || !m.plansAnswered() {
+	if m, ok := mechanismOf(kind).(argmaxMechanism); !ok || !m.checksThreshold() {
 		frac = 1
 	}
 	return float64(n) * (a.rhoCheck + frac*a.rhoAnswer), nil

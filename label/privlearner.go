@@ -303,3 +303,16 @@ func (privateLearnerMechanism) learner(l *Labeler, X *learners.Matrix, y []int32
 func (p *privateLearner) start(l *Labeler, params MechanismParams, agg *aggregator, b budget) error {
 	return p.choose(l.source(streamPrivateLearner), ratOf(params.EMEpsilon), b, rdp.PureDPRho(agg.epsAnswer))
 }
+
+func (privateLearnerMechanism) auditEvents(rep *Report) error {
+	if rep.Spent.PureEvents != 1 {
+		return invalid("report: private-learner charges exactly one event, the report counts %d", rep.Spent.PureEvents)
+	}
+	return nil
+}
+
+func (privateLearnerMechanism) auditParams(*Report, *AuditResult) error { return nil }
+
+func (privateLearnerMechanism) auditFailure(*Report, *AuditResult, float64) error { return nil }
+
+func (privateLearnerMechanism) explainFailure(float64) string { return "" }

@@ -384,3 +384,27 @@ func (s *stableEM) start(_ *Labeler, p MechanismParams, _ *aggregator, _ budget)
 func (s *stableEM) startBatch(l *Labeler, first int64) {
 	s.src = l.source(streamStableEM + uint64(first)<<8)
 }
+
+func (stableEMMechanism) auditEvents(rep *Report) error {
+	if sp, q := rep.Spent, rep.Queries; sp.PureEvents != q.Answered {
+		return invalid("report: stable-em charges one event per answer: %d events, %d answers", sp.PureEvents, q.Answered)
+	}
+	return nil
+}
+
+// auditParams re-derives β and γ.
+func (stableEMMechanism) auditParams(rep *Report, res *AuditResult) error {
+	pr := rep.PureDP
+	q, gm, e, err := stableEMParams(rep.Params)
+	if err != nil {
+		return invalid("report parameters: %v", err)
+	}
+	tv := rdp.StableTV(q, e)
+	res.add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
+	res.add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	return nil
+}
+
+func (stableEMMechanism) auditFailure(*Report, *AuditResult, float64) error { return nil }
+
+func (stableEMMechanism) explainFailure(float64) string { return "" }

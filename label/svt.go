@@ -319,3 +319,38 @@ func (svtMechanism) describe(pr *PureDPReport, p MechanismParams, agg *aggregato
 }
 
 func (svtMechanism) failureShare() float64 { return svtDeltaShare }
+
+func (svtMechanism) auditEvents(rep *Report) error {
+	sp, q, pr := rep.Spent, rep.Queries, rep.PureDP
+	if pr.Unstable+q.Answered != q.Seen {
+		return invalid("report: svt: %d unstable + %d answered ≠ %d queries", pr.Unstable, q.Answered, q.Seen)
+	}
+	if sp.PureEvents < pr.Unstable || sp.PureEvents > pr.Unstable+1 || (q.Seen > 0 && sp.PureEvents == 0) {
+		return invalid("report: svt: %d instances for %d unstable queries", sp.PureEvents, pr.Unstable)
+	}
+	return nil
+}
+
+func (svtMechanism) auditParams(*Report, *AuditResult) error { return nil }
+
+// auditFailure re-derives the stable-release failure δ for the planned
+// queries.
+func (svtMechanism) auditFailure(rep *Report, res *AuditResult, extra float64) error {
+	pr, q := rep.PureDP, rep.Queries
+	m := rep.PlannedQueries
+	res.add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
+	bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
+	if err != nil {
+		return invalid("report parameters: %v", err)
+	}
+	res.add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
+		"svt's share of δ for a query reported stable whose majority could change")
+	res.add("stable-release failure δ", extra, bad, bad <= extra,
+		fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
+	return nil
+}
+
+func (svtMechanism) explainFailure(extra float64) string {
+	return fmt.Sprintf("A query reported stable releases the teachers' majority at no further cost; the probability that any query whose majority could change is reported stable is at most %g, and is part of δ.",
+		extra)
+}
