@@ -190,7 +190,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		NoisyArgmaxes:   argmaxes,
 	}
 	if pureAnswers(mechanism) && classesPublic {
-		// Every event is pure: basic composition, δ = 0 (issue 5).
+		// Every event is pure: basic composition, δ = 0.
 		v := Float(rdp.RoundUp(pureEps, epsDecimals))
 		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
 	}

@@ -71,7 +71,7 @@ type MechanismParams struct {
 	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
 	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
 
-	// Issue 5 (see pure.go): the new mechanisms' parameters.
+	// The pure ε-DP mechanisms' parameters (see pure.go).
 	EMEpsilon    string `json:"em_epsilon,omitempty"`    // private-learner, stable-em: ε of the exponential mechanism
 	Bins         int    `json:"bins,omitempty"`          // private-learner: stump thresholds at public quantiles
 	SubsetRate   string `json:"subset_rate,omitempty"`   // stable-em: probability q that a row is in S1
@@ -115,7 +115,7 @@ func (a *aggregator) rhoPerQuery() float64 { return a.rhoCheck + a.rhoAnswer }
 // noise does not depend on the data, so it can be drawn ahead of the votes,
 // in parallel; each draw is used at most once and unused draws are dropped.
 func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
-	if a.answer == nil && a.laplace == nil { // issue 5: no noise added to the votes
+	if a.answer == nil && a.laplace == nil { // the pure ε-DP mechanisms add no noise to the votes
 		clear(answer)
 		return
 	}

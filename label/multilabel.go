@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
-// Several label columns at once (issue 6), after Bun, Nissim and Stemmer,
+// Several label columns at once, after Bun, Nissim and Stemmer,
 // "Simultaneous private learning of multiple concepts": one partition of the
 // sensitive data; each teacher learns one model per label column; each
 // public row is one query that returns a label (or an abstention) per

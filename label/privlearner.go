@@ -12,7 +12,7 @@ import (
 	"github.com/pate-tool/pate/learners"
 )
 
-// private-learner (issue 5): private PAC learning over a finite hypothesis
+// private-learner: private PAC learning over a finite hypothesis
 // class with the exponential mechanism (Kasiviswanathan et al. 2011,
 // McSherry & Talwar 2007). The class is fixed from public data only: a
 // decision stump on each encoded feature, thresholds at public quantiles,

@@ -14,7 +14,7 @@ import (
 	"github.com/pate-tool/pate/learners"
 )
 
-// Issue 5: the mechanisms whose events are pure ε-DP — private-learner (one
+// The mechanisms whose events are pure ε-DP — private-learner (one
 // exponential-mechanism draw), svt (sparse-vector instances) and stable-em
 // (one ε-private prediction per query). Every event of such a run costs the
 // same ε0, so the budget is a cap on the number of events fixed before the

@@ -350,7 +350,7 @@ type runState struct {
 	vote func(b *batch) error
 	skip func(b *batch) error
 
-	// The student (issue 4): see student.go.
+	// The student: see student.go.
 	student *student
 
 	tileBufs sync.Pool    // *[]float32 column-major tiles of voteTiles
@@ -362,7 +362,7 @@ type runState struct {
 
 	released []int64 // answers per class
 
-	// Multi-label runs (issue 6): every label column, the first included
+	// Multi-label runs: every label column, the first included
 	// (its ensemble and aggregator are also ens and agg above), and the
 	// most one query costs, rounded up; nil for a single label.
 	labels    []*labelRun

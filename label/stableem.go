@@ -12,7 +12,7 @@ import (
 	"github.com/pate-tool/pate/learners"
 )
 
-// stable-em (issue 5): the uniformly stable learner of Dagan & Feldman
+// stable-em: the uniformly stable learner of Dagan & Feldman
 // ("PAC learning with stable and private predictions", COLT 2020, Theorem 1)
 // turned into ε-private prediction by label mixing (Corollary 1). For each
 // query x:

@@ -9,7 +9,7 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-// svt (issue 5): model-agnostic private aggregation through stability
+// svt: model-agnostic private aggregation through stability
 // (Bassily, Thakkar, Thakurta 2018, "Model-agnostic private learning",
 // Algorithm A_stab): the distance to instability of the teachers' majority
 // (how many teachers must change their vote before the majority changes,
