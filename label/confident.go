@@ -35,9 +35,11 @@ func (confidentGNMax) build(a *aggregator, p MechanismParams) error {
 	if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {
 		return fmt.Errorf("--sigma1: %w", err)
 	}
-	if a.answer, err = noise.NewDiscreteGaussian(r2); err != nil {
+	g, err := noise.NewDiscreteGaussian(r2)
+	if err != nil {
 		return fmt.Errorf("--sigma2: %w", err)
 	}
+	a.answer = g
 	a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)
 	a.rhoAnswer = rdp.DiscreteGaussianRho(2, s2, a.classes)
 	return nil

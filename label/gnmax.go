@@ -25,9 +25,11 @@ func (gnmax) build(a *aggregator, p MechanismParams) error {
 	if err != nil {
 		return err
 	}
-	if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {
+	g, err := noise.NewDiscreteGaussian(r)
+	if err != nil {
 		return fmt.Errorf("--sigma: %w", err)
 	}
+	a.answer = g
 	a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)
 	return nil
 }

@@ -28,9 +28,11 @@ func (lnmax) build(a *aggregator, p MechanismParams) error {
 	if err != nil {
 		return err
 	}
-	if a.laplace, err = noise.NewDiscreteLaplace(r); err != nil {
+	l, err := noise.NewDiscreteLaplace(r)
+	if err != nil {
 		return fmt.Errorf("--laplace-scale: %w", err)
 	}
+	a.answer = l
 	a.epsAnswer = 2 / b
 	a.rhoAnswer = a.epsAnswer * a.epsAnswer / 2
 	return nil

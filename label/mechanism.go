@@ -45,22 +45,29 @@ func (u *unlimited) Charge(rho float64) error {
 }
 
 // aggregator turns one vote histogram into a released label or an
-// abstention. Its noise is exact integer noise; its costs are zCDP ρ values
-// fixed by the mechanism's parameters (data-independent accounting).
+// abstention: an optional noisy threshold check on the top vote, then the
+// argmax of the votes plus noise. A mechanism's build fills in its noise
+// and what each event costs: zCDP ρ values fixed by its parameters
+// (data-independent accounting), or the ε of a pure ε-DP event.
 type aggregator struct {
 	kind      string
 	classes   int
 	threshold int64
-	answer    *noise.DiscreteGaussian // GNMax σ, Confident-GNMax σ2
-	check     *noise.DiscreteGaussian // Confident-GNMax σ1
-	laplace   *noise.DiscreteLaplace  // LNMax scale b
+	answer    sampler                 // the argmax noise; nil: none (the pure ε-DP mechanisms)
+	check     *noise.DiscreteGaussian // the threshold check's noise; nil: no check
 	rhoAnswer float64                 // ρ of one noisy argmax
 	rhoCheck  float64                 // ρ of one threshold check
-	epsAnswer float64                 // LNMax: pure ε of one noisy argmax (2/b)
+	epsAnswer float64                 // pure ε of one answer or event, when it is one
 	round     *rounding               // --replicable: replicable rounding of the noisy values (replicable.go)
-	svt       *svtState               // svt: the sparse-vector state (svt.go)
+	svt       *svtState               // svt: the sparse-vector state, which answers instead (svt.go)
 
 	checks, argmaxes int64 // events charged so far
+}
+
+// sampler draws one value of exact integer noise (noise.DiscreteGaussian,
+// noise.DiscreteLaplace).
+type sampler interface {
+	Sample(src noise.Source) int64
 }
 
 // MechanismParams are the noise parameters of a run, as exact decimals.
@@ -115,7 +122,7 @@ func (a *aggregator) rhoPerQuery() float64 { return a.rhoCheck + a.rhoAnswer }
 // noise does not depend on the data, so it can be drawn ahead of the votes,
 // in parallel; each draw is used at most once and unused draws are dropped.
 func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
-	if a.answer == nil && a.laplace == nil { // the pure ε-DP mechanisms add no noise to the votes
+	if a.answer == nil { // no noise added to the votes
 		clear(answer)
 		return
 	}
@@ -123,12 +130,6 @@ func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
 		for i := range check {
 			check[i] = a.check.Sample(src)
 		}
-	}
-	if a.laplace != nil {
-		for i := range answer {
-			answer[i] = a.laplace.Sample(src)
-		}
-		return
 	}
 	for i := range answer {
 		answer[i] = a.answer.Sample(src)
