@@ -129,19 +129,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
-	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
-	if l.multi() {
-		st.initLabels(td)
-	}
-	st.vote = st.voteEnsemble
-	st.tileBufs.New = func() any { return new([]float32) }
-	if bs, ok := ens.(batchStarter); ok { // each batch's predictions draw from their own stream
-		st.vote = func(b *batch) error {
-			bs.startBatch(l, b.first)
-			return st.voteEnsemble(b)
-		}
-	}
+	st := l.newRunState(enc, ens, agg, filter, td)
 	if err := st.startStudent(head); err != nil {
 		return nil, spentBefore(err, discovered)
 	}
@@ -155,6 +143,26 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 	l.finishReport(rep, st, agg, filter, td)
 	return rep, nil
+}
+
+// newRunState sets up the state of the stream: the voter, the aggregator
+// and its budget filter, the class sets.
+func (l *Labeler) newRunState(enc *learners.Encoder, ens voter, agg *aggregator, filter budget, td *teacherData) *runState {
+	cfg := &l.cfg
+	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
+		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
+	if l.multi() {
+		st.initLabels(td)
+	}
+	st.vote = st.voteEnsemble
+	st.tileBufs.New = func() any { return new([]float32) }
+	if bs, ok := ens.(batchStarter); ok { // each batch's predictions draw from their own stream
+		st.vote = func(b *batch) error {
+			bs.startBatch(l, b.first)
+			return st.voteEnsemble(b)
+		}
+	}
+	return st
 }
 
 // prepareMechanism sets up the budget filter, plans the noise the user did
