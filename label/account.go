@@ -16,11 +16,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 		unit = "column " + cfg.PrivacyUnit
 		nb = "add or remove one privacy unit: all rows of the sensitive data that share one value of " + cfg.PrivacyUnit
 	}
-	noiseKind := "discrete Gaussian (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"
-	if cfg.Mechanism == MechanismLNMax {
-		noiseKind = "discrete Laplace (Canonne, Kamath, Steinke 2020), sampled exactly with integer arithmetic"
-	}
-	noiseKind = pureNoise(cfg.Mechanism, noiseKind) // issue 5
+	noiseKind := mechanismOf(cfg.Mechanism).Noise()
 	if cfg.Replicable != nil {
 		noiseKind += "; REPLICABLE: drawn per public row from a seed shared between curators (" + cfg.Replicable.Via +
 			") and rounded to a grid with a shared random offset (replicable rounding, Impagliazzo et al. 2022): " +
@@ -51,7 +47,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 }
 
 func plannedFraction(cfg *Config) float64 {
-	if cfg.Mechanism == MechanismConfidentGNMax && cfg.Epsilon > 0 {
+	if m, ok := mechanismOf(cfg.Mechanism).(argmaxMechanism); ok && m.checksThreshold() && cfg.Epsilon > 0 {
 		return cfg.AnsweredFraction
 	}
 	return 0
@@ -123,8 +119,9 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		rep.Spent.ThresholdChecks, rep.Spent.NoisyArgmaxes = checks, argmaxes
 		st.finishLabels(rep, deltaConv)
 	}
-	if f, ok := filter.(*pureFilter); ok { // issue 5: pure ε-DP events
-		pureReport(rep, cfg.Mechanism, f, agg)
+	if f, ok := filter.(*pureFilter); ok { // pure ε-DP events
+		m, _ := pureEvents(cfg.Mechanism)
+		pureReport(rep, m, f, agg)
 		rep.Budget.StoppedOn, rep.Budget.MaxQueries = st.stopped.Load(), cfg.MaxQueries
 		if rep.Budget.StoppedOn {
 			rep.Budget.StoppedAtRow = st.stopRow

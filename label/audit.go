@@ -156,7 +156,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		if lab.DiscoverySigma != "" {
 			classesPublic = false
 		}
-		if mechanism == MechanismLNMax {
+		if pureAnswers(mechanism) {
 			gaussRho += discRho
 			pureEps += float64(lab.Argmaxes) * a.epsAnswer
 			pure := rdp.PureDP(a.epsAnswer, orders)
@@ -189,12 +189,12 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		ThresholdChecks: checks,
 		NoisyArgmaxes:   argmaxes,
 	}
-	if mechanism == MechanismLNMax && classesPublic {
-		// Every event is pure: basic composition, δ = 0 (issue 5).
+	if pureAnswers(mechanism) && classesPublic {
+		// Every event is pure: basic composition, δ = 0.
 		v := Float(rdp.RoundUp(pureEps, epsDecimals))
 		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
 	}
-	if mechanism != MechanismLNMax {
+	if !pureAnswers(mechanism) {
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
 		sp.EpsilonGDP = &g
 	}
@@ -294,8 +294,8 @@ func Audit(rep *Report) (*AuditResult, error) {
 	if !slices.Contains(Mechanisms, rep.Mechanism) {
 		return nil, invalid("report: unknown mechanism %q", rep.Mechanism)
 	}
-	if isPure(rep.Mechanism) { // issue 5: pure ε-DP events (audit_pure.go)
-		return auditPure(rep)
+	if m, pure := pureEvents(rep.Mechanism); pure { // pure ε-DP events (audit_pure.go)
+		return auditPure(rep, m)
 	}
 	g := rep.Guarantee
 	delta := float64(g.Delta)
@@ -374,10 +374,10 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 	if rep.Budget.StoppedOn {
 		maxChecks++
 	}
-	if rep.Mechanism == MechanismConfidentGNMax && sp.ThresholdChecks > maxChecks {
+	if checksThreshold(rep.Mechanism) && sp.ThresholdChecks > maxChecks {
 		return nil, invalid("report: %d threshold checks for %d queries", sp.ThresholdChecks, q.Seen)
 	}
-	if rep.Mechanism != MechanismConfidentGNMax && sp.ThresholdChecks != 0 {
+	if !checksThreshold(rep.Mechanism) && sp.ThresholdChecks != 0 {
 		return nil, invalid("report: %s makes no threshold checks, the report counts %d", rep.Mechanism, sp.ThresholdChecks)
 	}
 	if err := checkQueryCounts(rep); err != nil {

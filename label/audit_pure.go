@@ -12,7 +12,7 @@ import (
 // the ε of one event, the cap on events the budget allows, the smaller of
 // the basic-composition and zCDP readings of that cap, svt's stable-release
 // failure δ, and the realized spend.
-func auditPure(rep *Report) (*AuditResult, error) {
+func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 	pr, g, b := rep.PureDP, rep.Guarantee, rep.Budget
 	if pr == nil {
 		return nil, invalid("report: a %s run without its pure_dp section", rep.Mechanism)
@@ -35,25 +35,11 @@ func auditPure(rep *Report) (*AuditResult, error) {
 	if err := checkQueryCounts(rep); err != nil {
 		return nil, err
 	}
-	switch rep.Mechanism {
-	case MechanismPrivateLearner:
-		if sp.PureEvents != 1 {
-			return nil, invalid("report: private-learner charges exactly one event, the report counts %d", sp.PureEvents)
-		}
-	case MechanismStableEM:
-		if sp.PureEvents != q.Answered {
-			return nil, invalid("report: stable-em charges one event per answer: %d events, %d answers", sp.PureEvents, q.Answered)
-		}
-	case MechanismSVT:
-		if pr.Unstable+q.Answered != q.Seen {
-			return nil, invalid("report: svt: %d unstable + %d answered ≠ %d queries", pr.Unstable, q.Answered, q.Seen)
-		}
-		if sp.PureEvents < pr.Unstable || sp.PureEvents > pr.Unstable+1 || (q.Seen > 0 && sp.PureEvents == 0) {
-			return nil, invalid("report: svt: %d instances for %d unstable queries", sp.PureEvents, pr.Unstable)
-		}
+	if err := m.auditEvents(rep); err != nil {
+		return nil, err
 	}
 
-	eps0, err := pureEventEps(rep.Mechanism, classes, rep.Params)
+	eps0, err := m.eventEps(classes, rep.Params)
 	if err != nil {
 		return nil, invalid("report parameters: %v", err)
 	}
@@ -71,10 +57,7 @@ func auditPure(rep *Report) (*AuditResult, error) {
 	if pr.Events != sp.PureEvents {
 		return nil, invalid("report: pure_dp counts %d events, the spend %d", pr.Events, sp.PureEvents)
 	}
-	extra := 0.0
-	if rep.Mechanism == MechanismSVT {
-		extra = delta * svtDeltaShare
-	}
+	extra := delta * m.failureShare()
 	deltaZ := delta - res.DiscoveryDelta - extra
 	add := res.add
 	maxEvents, err := rdp.PureEventsThatFit(eps, deltaZ, eps0, res.DiscoveryRho)
@@ -110,45 +93,30 @@ func auditPure(rep *Report) (*AuditResult, error) {
 		add("basic-composition reading", float64(pr.BasicEpsilon), claim.Basic, math.IsInf(float64(pr.BasicEpsilon), 1),
 			"no basic-composition reading with a Gaussian class discovery in the run")
 	}
-	if rep.Mechanism == MechanismStableEM {
-		q, gm, e, err := stableEMParams(rep.Params)
-		if err != nil {
-			return nil, invalid("report parameters: %v", err)
-		}
-		tv := rdp.StableTV(q, e)
-		add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
-		add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	if err := m.auditParams(rep, res); err != nil {
+		return nil, err
 	}
 	z := rdp.RoundUp(claim.ZCDP, epsDecimals)
 	add("zCDP reading", float64(pr.ZCDPEpsilon), z, z <= float64(pr.ZCDPEpsilon), "ρ of the cap converted at the zCDP δ, rounded up")
 	add("zCDP reading δ", float64(pr.ZCDPDelta), deltaZ, math.Abs(float64(pr.ZCDPDelta)-deltaZ) <= relTol*deltaZ,
 		"δ − discovery δ − svt's stable-release δ")
 	add("claimed δ", float64(g.Delta), d, d <= float64(g.Delta)*(1+1e-12), "δ of the reading claimed (plus svt's stable-release failure δ)")
-	if rep.Mechanism == MechanismSVT {
-		m := rep.PlannedQueries
-		add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
-		bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
-		if err != nil {
-			return nil, invalid("report parameters: %v", err)
-		}
-		add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
-			"svt's share of δ for a query reported stable whose majority could change")
-		add("stable-release failure δ", extra, bad, bad <= extra,
-			fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
+	if err := m.auditFailure(rep, res, extra); err != nil {
+		return nil, err
 	}
 	res.Spent = pureSpend(sp.PureEvents, eps0, res.DiscoveryRho, deltaZ)
 	res.Spent.NoisyArgmaxes = sp.NoisyArgmaxes
 	realRho := float64(res.Spent.Rho)
 	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
 	res.checkRecordedSpend(sp, true)
-	res.Explanation = explainPure(rep, res, eps0, pr.MaxEvents, basic, extra)
+	res.Explanation = explainPure(rep, m, res, eps0, pr.MaxEvents, basic, extra)
 	if err := res.verdict(); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, basic bool, stableDelta float64) []string {
+func explainPure(rep *Report, m eventMechanism, res *AuditResult, eps0 float64, maxEvents int64, basic bool, stableDelta float64) []string {
 	nb := rep.Neighbouring
 	if nb == "" {
 		nb = "add or remove one " + rep.PrivacyUnit
@@ -164,9 +132,8 @@ func explainPure(rep *Report, res *AuditResult, eps0 float64, maxEvents int64, b
 	}
 	out = append(out, fmt.Sprintf("Basis: %s. Each event is %.6g-DP; the budget allowed at most %d of them, a cap fixed before the run; %d were charged. The claim is the smaller of two valid readings — %s.",
 		rep.PureDP.Event, eps0, maxEvents, res.Spent.PureEvents, how))
-	if rep.Mechanism == MechanismSVT {
-		out = append(out, fmt.Sprintf("A query reported stable releases the teachers' majority at no further cost; the probability that any query whose majority could change is reported stable is at most %g, and is part of δ.",
-			stableDelta))
+	if f := m.explainFailure(stableDelta); f != "" {
+		out = append(out, f)
 	}
 	n := "Noise: " + rep.Noise + "."
 	if res.Seeded {

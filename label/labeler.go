@@ -176,32 +176,7 @@ func validate(cfg *Config) error {
 	if cfg.Allocator == nil {
 		cfg.Allocator = memory.DefaultAllocator
 	}
-	if isPure(cfg.Mechanism) {
-		return validatePure(cfg)
-	}
-	if cfg.Epsilon == 0 {
-		p := cfg.Params
-		missing := ""
-		switch cfg.Mechanism {
-		case MechanismGNMax:
-			if p.Sigma == "" {
-				missing = "--sigma"
-			}
-		case MechanismConfidentGNMax:
-			if p.Sigma1 == "" || p.Sigma2 == "" {
-				missing = "--sigma1 and --sigma2"
-			}
-		case MechanismLNMax:
-			if p.LaplaceScale == "" {
-				missing = "--laplace-scale"
-			}
-		}
-		if missing != "" {
-			return invalid("give --epsilon (the noise is then planned from it) or %s", missing)
-		}
-	}
-
-	return nil
+	return mechanismOf(cfg.Mechanism).validate(cfg)
 }
 
 // selectKept chooses the public columns copied to the output.

@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/pate-tool/pate/label/noise"
-	"github.com/pate-tool/pate/label/rdp"
 )
 
 // Mechanism names accepted by Config.Mechanism.
@@ -14,15 +13,11 @@ const (
 	MechanismConfidentGNMax = "confident-gnmax"
 	MechanismGNMax          = "gnmax"
 	MechanismLNMax          = "lnmax"
-	// Issue 5: private prediction beyond PATE (pure ε-DP events).
+	// Private prediction beyond PATE (pure ε-DP events).
 	MechanismPrivateLearner = "private-learner" // privlearner.go
 	MechanismSVT            = "svt"             // svt.go
 	MechanismStableEM       = "stable-em"       // stableem.go
 )
-
-// Mechanisms lists the aggregation mechanisms, the default first.
-var Mechanisms = []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax,
-	MechanismPrivateLearner, MechanismSVT, MechanismStableEM}
 
 // outcome is what the aggregator did with one query.
 type outcome int
@@ -50,22 +45,29 @@ func (u *unlimited) Charge(rho float64) error {
 }
 
 // aggregator turns one vote histogram into a released label or an
-// abstention. Its noise is exact integer noise; its costs are zCDP ρ values
-// fixed by the mechanism's parameters (data-independent accounting).
+// abstention: an optional noisy threshold check on the top vote, then the
+// argmax of the votes plus noise. A mechanism's build fills in its noise
+// and what each event costs: zCDP ρ values fixed by its parameters
+// (data-independent accounting), or the ε of a pure ε-DP event.
 type aggregator struct {
 	kind      string
 	classes   int
 	threshold int64
-	answer    *noise.DiscreteGaussian // GNMax σ, Confident-GNMax σ2
-	check     *noise.DiscreteGaussian // Confident-GNMax σ1
-	laplace   *noise.DiscreteLaplace  // LNMax scale b
+	answer    sampler                 // the argmax noise; nil: none (the pure ε-DP mechanisms)
+	check     *noise.DiscreteGaussian // the threshold check's noise; nil: no check
 	rhoAnswer float64                 // ρ of one noisy argmax
 	rhoCheck  float64                 // ρ of one threshold check
-	epsAnswer float64                 // LNMax: pure ε of one noisy argmax (2/b)
+	epsAnswer float64                 // pure ε of one answer or event, when it is one
 	round     *rounding               // --replicable: replicable rounding of the noisy values (replicable.go)
-	svt       *svtState               // svt: the sparse-vector state (svt.go)
+	svt       *svtState               // svt: the sparse-vector state, which answers instead (svt.go)
 
 	checks, argmaxes int64 // events charged so far
+}
+
+// sampler draws one value of exact integer noise (noise.DiscreteGaussian,
+// noise.DiscreteLaplace).
+type sampler interface {
+	Sample(src noise.Source) int64
 }
 
 // MechanismParams are the noise parameters of a run, as exact decimals.
@@ -76,7 +78,7 @@ type MechanismParams struct {
 	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
 	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
 
-	// Issue 5 (see pure.go): the new mechanisms' parameters.
+	// The pure ε-DP mechanisms' parameters (see pure.go).
 	EMEpsilon    string `json:"em_epsilon,omitempty"`    // private-learner, stable-em: ε of the exponential mechanism
 	Bins         int    `json:"bins,omitempty"`          // private-learner: stump thresholds at public quantiles
 	SubsetRate   string `json:"subset_rate,omitempty"`   // stable-em: probability q that a row is in S1
@@ -98,49 +100,16 @@ func parsePositive(name, s string) (*big.Rat, float64, error) {
 	return r, f, nil
 }
 
+// newAggregator builds the aggregator of the named mechanism over the
+// given number of classes with the parameters p.
 func newAggregator(kind string, classes int, p MechanismParams) (*aggregator, error) {
+	m, err := lookup(kind)
+	if err != nil {
+		return nil, err
+	}
 	a := &aggregator{kind: kind, classes: classes, threshold: p.Threshold}
-	switch kind {
-	case MechanismGNMax:
-		r, s, err := parsePositive("sigma", p.Sigma)
-		if err != nil {
-			return nil, err
-		}
-		if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {
-			return nil, fmt.Errorf("--sigma: %w", err)
-		}
-		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes)
-	case MechanismConfidentGNMax:
-		r1, s1, err := parsePositive("sigma1", p.Sigma1)
-		if err != nil {
-			return nil, err
-		}
-		r2, s2, err := parsePositive("sigma2", p.Sigma2)
-		if err != nil {
-			return nil, err
-		}
-		if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {
-			return nil, fmt.Errorf("--sigma1: %w", err)
-		}
-		if a.answer, err = noise.NewDiscreteGaussian(r2); err != nil {
-			return nil, fmt.Errorf("--sigma2: %w", err)
-		}
-		a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)
-		a.rhoAnswer = rdp.DiscreteGaussianRho(2, s2, classes)
-	case MechanismLNMax:
-		r, b, err := parsePositive("laplace-scale", p.LaplaceScale)
-		if err != nil {
-			return nil, err
-		}
-		if a.laplace, err = noise.NewDiscreteLaplace(r); err != nil {
-			return nil, fmt.Errorf("--laplace-scale: %w", err)
-		}
-		a.epsAnswer = 2 / b
-		a.rhoAnswer = a.epsAnswer * a.epsAnswer / 2
-	case MechanismPrivateLearner, MechanismStableEM, MechanismSVT:
-		return newPureAggregator(a, p)
-	default:
-		return nil, fmt.Errorf("unknown mechanism %q (valid: %v)", kind, Mechanisms)
+	if err := m.build(a, p); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -153,7 +122,7 @@ func (a *aggregator) rhoPerQuery() float64 { return a.rhoCheck + a.rhoAnswer }
 // noise does not depend on the data, so it can be drawn ahead of the votes,
 // in parallel; each draw is used at most once and unused draws are dropped.
 func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
-	if a.answer == nil && a.laplace == nil { // issue 5: no noise added to the votes
+	if a.answer == nil { // no noise added to the votes
 		clear(answer)
 		return
 	}
@@ -161,12 +130,6 @@ func (a *aggregator) noiseFor(src noise.Source, check, answer []int64) {
 		for i := range check {
 			check[i] = a.check.Sample(src)
 		}
-	}
-	if a.laplace != nil {
-		for i := range answer {
-			answer[i] = a.laplace.Sample(src)
-		}
-		return
 	}
 	for i := range answer {
 		answer[i] = a.answer.Sample(src)

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
-// Several label columns at once (issue 6), after Bun, Nissim and Stemmer,
+// Several label columns at once, after Bun, Nissim and Stemmer,
 // "Simultaneous private learning of multiple concepts": one partition of the
 // sensitive data; each teacher learns one model per label column; each
 // public row is one query that returns a label (or an abstention) per
@@ -326,10 +326,10 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 		}
 		// The filter is asked for the whole query before it is put, so a
 		// column is never checked more often than there are queries.
-		if rep.Mechanism == MechanismConfidentGNMax && lab.ThresholdChecks > q.Seen {
+		if checksThreshold(rep.Mechanism) && lab.ThresholdChecks > q.Seen {
 			return nil, invalid("%s: %d threshold checks for %d queries", name, lab.ThresholdChecks, q.Seen)
 		}
-		if rep.Mechanism != MechanismConfidentGNMax && lab.ThresholdChecks != 0 {
+		if !checksThreshold(rep.Mechanism) && lab.ThresholdChecks != 0 {
 			return nil, invalid("%s: %s makes no threshold checks, the report counts %d", name, rep.Mechanism, lab.ThresholdChecks)
 		}
 		var released int64

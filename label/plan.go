@@ -55,52 +55,9 @@ func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, rati
 	if !(rho > 0) {
 		return fmt.Errorf("no privacy budget left to plan the noise")
 	}
-	N := float64(n)
-	switch kind {
-	case MechanismGNMax:
-		if p.Sigma == "" {
-			s, err := rdp.PlanGNMaxRho(rho, int(n))
-			if err != nil {
-				return err
-			}
-			p.Sigma = decimal(s)
-		}
-	case MechanismLNMax:
-		if p.LaplaceScale == "" {
-			b, err := rdp.PlanLNMaxRho(rho, int(n))
-			if err != nil {
-				return err
-			}
-			p.LaplaceScale = decimal(b)
-		}
-	case MechanismConfidentGNMax:
-		switch {
-		case p.Sigma1 == "" && p.Sigma2 == "":
-			s1, s2, err := rdp.PlanConfidentRho(rho, int(n), frac, ratio)
-			if err != nil {
-				return err
-			}
-			p.Sigma1, p.Sigma2 = decimal(s1), decimal(s2)
-		case p.Sigma1 == "":
-			s2, err := strconv.ParseFloat(p.Sigma2, 64)
-			if err != nil {
-				return fmt.Errorf("--sigma2 %q: %w", p.Sigma2, err)
-			}
-			left := rho - N*frac/(s2*s2)
-			if left <= 0 {
-				return fmt.Errorf("--sigma2 %s leaves no budget for the threshold checks of %d queries", p.Sigma2, n)
-			}
-			p.Sigma1 = roundUpDecimal(math.Sqrt(N/(2*left)), 4)
-		case p.Sigma2 == "":
-			s1, err := strconv.ParseFloat(p.Sigma1, 64)
-			if err != nil {
-				return fmt.Errorf("--sigma1 %q: %w", p.Sigma1, err)
-			}
-			left := rho - N/(2*s1*s1)
-			if left <= 0 {
-				return fmt.Errorf("--sigma1 %s leaves no budget for the answers of %d queries", p.Sigma1, n)
-			}
-			p.Sigma2 = roundUpDecimal(math.Sqrt(N*frac/left), 4)
+	if m, err := lookup(kind); err == nil {
+		if m, ok := m.(argmaxMechanism); ok {
+			return m.plan(rho, n, p, frac, ratio)
 		}
 	}
 	return nil
@@ -128,7 +85,7 @@ func PlannedRho(kind string, classes int, n int64, p MechanismParams, frac float
 	if err != nil {
 		return 0, invalid("%v", err)
 	}
-	if kind != MechanismConfidentGNMax {
+	if m, ok := mechanismOf(kind).(argmaxMechanism); !ok || !m.checksThreshold() {
 		frac = 1
 	}
 	return float64(n) * (a.rhoCheck + frac*a.rhoAnswer), nil
@@ -158,7 +115,7 @@ func (l *Labeler) MaxRho() (float64, error) {
 	if cfg.Classes == nil {
 		deltaC = cfg.Delta * discoveryDeltaShare
 	}
-	if isPure(cfg.Mechanism) && cfg.Epsilon > 0 {
+	if _, pure := pureEvents(cfg.Mechanism); pure && cfg.Epsilon > 0 {
 		// The cap on events pays either by zCDP (ρ ≤ ρ_B) or by basic
 		// composition (ρ = Σ εᵢ²/2 ≤ (Σ εᵢ)²/2 ≤ ε²/2).
 		return math.Max(rdp.RhoForEps(cfg.Epsilon, cfg.Delta-deltaC), cfg.Epsilon*cfg.Epsilon/2), nil
@@ -174,7 +131,7 @@ func (l *Labeler) MaxRho() (float64, error) {
 		return 0, invalid("the number of public rows is not known in advance: give --epsilon or --max-queries to bound the spend")
 	}
 	p := cfg.Params
-	if cfg.Mechanism == MechanismConfidentGNMax && p.Threshold == 0 {
+	if p.Threshold == 0 { // a threshold check charges the same whatever T
 		p.Threshold = 1
 	}
 	per, err := PlannedRho(cfg.Mechanism, 2, 1, p, 1)

@@ -5,11 +5,14 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/apache/arrow/go/v15/arrow"
+
 	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
 
-// private-learner (issue 5): private PAC learning over a finite hypothesis
+// private-learner: private PAC learning over a finite hypothesis
 // class with the exponential mechanism (Kasiviswanathan et al. 2011,
 // McSherry & Talwar 2007). The class is fixed from public data only: a
 // decision stump on each encoded feature, thresholds at public quantiles,
@@ -18,135 +21,6 @@ import (
 // errors counted on the sensitive rows (sensitivity 1: a row changes the
 // errors of every h by at most 1), then every public row is labelled by it:
 // one ε-DP event, (ε, 0)-DP in all.
-
-// stump predicts left when x[feat] ≤ thr, right otherwise.
-type stump struct {
-	feat        int
-	thr         float32
-	left, right int32
-}
-
-func (s stump) predict(row []float32) int32 {
-	if row[s.feat] <= s.thr {
-		return s.left
-	}
-	return s.right
-}
-
-// split is one (feature, threshold) pair of the hypothesis class.
-type split struct {
-	feat int
-	thr  float32
-}
-
-// publicSplits returns, for each encoded feature, the thresholds at the
-// bins−1 inner quantiles of the public sample x (deduplicated). Public data
-// only (invariant 2).
-func publicSplits(x *learners.Matrix, bins int) []split {
-	var out []split
-	vals := make([]float32, x.Rows)
-	for f := 0; f < x.Cols; f++ {
-		for i := range vals {
-			vals[i] = x.Data[i*x.Cols+f]
-		}
-		slices.Sort(vals)
-		last := float32(0)
-		have := false
-		for b := 1; b < bins; b++ {
-			if len(vals) == 0 {
-				break
-			}
-			v := vals[min(len(vals)-1, b*len(vals)/bins)]
-			if have && v == last {
-				continue
-			}
-			if v == vals[len(vals)-1] { // everything left: a constant, not a split
-				continue
-			}
-			out = append(out, split{f, v})
-			last, have = v, true
-		}
-	}
-	return out
-}
-
-// hypotheses lists every stump of the class: each split with each ordered
-// pair of distinct classes.
-func hypotheses(splits []split, classes int) []stump {
-	out := make([]stump, 0, len(splits)*classes*(classes-1))
-	for _, s := range splits {
-		for a := 0; a < classes; a++ {
-			for b := 0; b < classes; b++ {
-				if a != b {
-					out = append(out, stump{s.feat, s.thr, int32(a), int32(b)})
-				}
-			}
-		}
-	}
-	return out
-}
-
-// stumpErrors counts the errors of every hypothesis of hypotheses(splits,
-// classes) on the rows of X whose label y is a class (y < 0 rows are left
-// out: they change no score difference). Sensitive: the counts never leave
-// the process; they are only the exponential mechanism's scores.
-func stumpErrors(X *learners.Matrix, y []int32, classes int, splits []split) []int64 {
-	type vc struct {
-		v float32
-		c int32
-	}
-	var rows []vc
-	total := make([]int64, classes)
-	for i, c := range y {
-		if c >= 0 {
-			total[c]++
-		}
-		_ = i
-	}
-	var n int64
-	for _, t := range total {
-		n += t
-	}
-	errs := make([]int64, 0, len(splits)*classes*(classes-1))
-	left := make([]int64, classes)
-	cur := -1
-	j := 0
-	for _, s := range splits {
-		if s.feat != cur { // splits come grouped by feature, thresholds ascending
-			cur = s.feat
-			rows = rows[:0]
-			for i, c := range y {
-				if c >= 0 {
-					rows = append(rows, vc{X.Data[i*X.Cols+cur], c})
-				}
-			}
-			slices.SortFunc(rows, func(a, b vc) int {
-				switch {
-				case a.v < b.v:
-					return -1
-				case a.v > b.v:
-					return 1
-				}
-				return 0
-			})
-			clear(left)
-			j = 0
-		}
-		for j < len(rows) && rows[j].v <= s.thr {
-			left[rows[j].c]++
-			j++
-		}
-		nl := int64(j)
-		for a := 0; a < classes; a++ {
-			for b := 0; b < classes; b++ {
-				if a != b {
-					errs = append(errs, (nl-left[a])+(n-nl)-(total[b]-left[b]))
-				}
-			}
-		}
-	}
-	return errs
-}
 
 // permuteAndFlip draws an index with the permute-and-flip mechanism
 // (McKenney & Sheffet 2020) for the scores −errs, of sensitivity 1, at
@@ -190,9 +64,9 @@ func permuteAndFlip(src noise.Source, errs []int64, eps *big.Rat) (int, error) {
 // privateLearner is the model the exponential mechanism chose; it labels
 // every public row (one-hot "votes").
 type privateLearner struct {
-	hyps    []stump
+	hyps    []learners.Stump
 	errs    []int64 // sensitive: the mechanism's scores, dropped once it has chosen
-	chosen  stump
+	chosen  learners.Stump
 	ready   bool
 	classes int
 }
@@ -200,11 +74,11 @@ type privateLearner struct {
 // newPrivateLearner fixes the class from the public sample xPub and scores
 // it on the sensitive rows X, y.
 func newPrivateLearner(xPub, X *learners.Matrix, y []int32, classes, bins int) (*privateLearner, error) {
-	splits := publicSplits(xPub, bins)
+	splits := learners.PublicSplits(xPub, bins)
 	if len(splits) == 0 {
 		return nil, invalid("private-learner: the public sample has no feature with two distinct values: no stump to choose from")
 	}
-	return &privateLearner{hyps: hypotheses(splits, classes), errs: stumpErrors(X, y, classes, splits), classes: classes}, nil
+	return &privateLearner{hyps: learners.Stumps(splits, classes), errs: learners.StumpErrors(X, y, classes, splits), classes: classes}, nil
 }
 
 // choose charges the budget for the one ε-DP event and draws the model.
@@ -227,6 +101,89 @@ func (p *privateLearner) choose(src noise.Source, eps *big.Rat, b budget, rho fl
 func (p *privateLearner) Votes(x *learners.Matrix, counts []int32) {
 	clear(counts[:x.Rows*p.classes])
 	for i := 0; i < x.Rows; i++ {
-		counts[i*p.classes+int(p.chosen.predict(x.Row(i)))] = 1
+		counts[i*p.classes+int(p.chosen.Predict(x.Row(i)))] = 1
 	}
 }
+
+// privateLearnerMechanism is private-learner (Kasiviswanathan et al. 2011,
+// the generic private learner): one draw of the exponential mechanism
+// chooses a decision stump, scored by its errors on the sensitive rows,
+// and the stump labels every public row. The draw is its one pure ε-DP
+// event; its answers are free.
+type privateLearnerMechanism struct{}
+
+func (privateLearnerMechanism) Name() string { return MechanismPrivateLearner }
+
+func (privateLearnerMechanism) Noise() string {
+	return "exponential mechanism sampled exactly by permute-and-flip (McKenney & Sheffet 2020) with Bernoulli(exp(−γ)) coins for rational γ (Canonne, Kamath, Steinke 2020)"
+}
+
+func (privateLearnerMechanism) validate(cfg *Config) error { return validatePure(cfg) }
+
+// build: the answers charge nothing (the one event is the choice of the
+// model, charged when the stream starts).
+func (m privateLearnerMechanism) build(a *aggregator, p MechanismParams) error {
+	eps0, err := m.eventEps(a.classes, p)
+	a.epsAnswer = eps0
+	return err
+}
+
+func (privateLearnerMechanism) eventEps(_ int, p MechanismParams) (float64, error) {
+	_, e, err := parsePositive("em-epsilon", p.EMEpsilon)
+	return e, err
+}
+
+// planEvents spends the whole budget on the one draw.
+func (privateLearnerMechanism) planEvents(l *Labeler, _ *teacherData, f *pureFilter, p *MechanismParams, _ int64) error {
+	if p.EMEpsilon == "" {
+		p.EMEpsilon = roundDownDecimal(l.cfg.Epsilon, 4)
+	}
+	if p.Bins == 0 {
+		p.Bins = DefaultBins
+	}
+	f.event = "one draw of the exponential mechanism (permute-and-flip) over the decision stumps: the model that labels every row"
+	return nil
+}
+
+func (privateLearnerMechanism) capEvents(f *pureFilter, _ *MechanismParams, _ int64) error {
+	f.max = 1
+	return nil
+}
+
+func (privateLearnerMechanism) describe(*PureDPReport, MechanismParams, *aggregator) {}
+
+func (privateLearnerMechanism) failureShare() float64 { return 0 }
+
+func (privateLearnerMechanism) learnerName() string { return "decision stumps (private-learner)" }
+
+// learner fixes the hypothesis class from the public head and scores it on
+// the sensitive rows; the model is drawn when the stream starts (start).
+func (privateLearnerMechanism) learner(l *Labeler, X *learners.Matrix, y []int32, classes int, enc *learners.Encoder, head []arrow.Record) (voter, error) {
+	xPub, err := encodeHead(enc, head)
+	if err != nil {
+		return nil, invalid("%s: %v", l.cfg.pub(), err)
+	}
+	bins := l.cfg.Params.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	return newPrivateLearner(xPub, X, y, classes, bins)
+}
+
+// start draws the model: the run's one event.
+func (p *privateLearner) start(l *Labeler, params MechanismParams, agg *aggregator, b budget) error {
+	return p.choose(l.source(streamPrivateLearner), ratOf(params.EMEpsilon), b, rdp.PureDPRho(agg.epsAnswer))
+}
+
+func (privateLearnerMechanism) auditEvents(rep *Report) error {
+	if rep.Spent.PureEvents != 1 {
+		return invalid("report: private-learner charges exactly one event, the report counts %d", rep.Spent.PureEvents)
+	}
+	return nil
+}
+
+func (privateLearnerMechanism) auditParams(*Report, *AuditResult) error { return nil }
+
+func (privateLearnerMechanism) auditFailure(*Report, *AuditResult, float64) error { return nil }
+
+func (privateLearnerMechanism) explainFailure(float64) string { return "" }

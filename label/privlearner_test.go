@@ -18,58 +18,6 @@ func matrix(rows [][]float32) *learners.Matrix {
 	return m
 }
 
-func TestPublicSplits(t *testing.T) {
-	tests := []struct {
-		name string
-		x    [][]float32
-		bins int
-		want []split
-	}{
-		{"quartiles", [][]float32{{1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}}, 4, []split{{0, 3}, {0, 5}, {0, 7}}},
-		{"binary feature", [][]float32{{0, 5}, {1, 5}, {0, 5}, {1, 5}}, 32, []split{{0, 0}}}, // a constant feature has no split
-		{"duplicates merge", [][]float32{{1}, {1}, {1}, {2}}, 4, []split{{0, 1}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := publicSplits(matrix(tc.x), tc.bins)
-			if len(got) != len(tc.want) {
-				t.Fatalf("splits %v, want %v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("split %d = %v, want %v", i, got[i], tc.want[i])
-				}
-			}
-		})
-	}
-}
-
-// TestStumpErrors checks the sweep against a brute-force count of every
-// hypothesis's errors.
-func TestStumpErrors(t *testing.T) {
-	rows := [][]float32{{0.5, 3}, {1, 1}, {2, 2}, {2, 0}, {3, 5}, {4, 1}, {5, 4}}
-	y := []int32{0, 2, 1, -1, 1, 0, 2} // -1: a label outside the class set
-	X := matrix(rows)
-	splits := []split{{0, 1}, {0, 2}, {0, 4.5}, {1, 0.5}, {1, 2}, {1, 4}}
-	const classes = 3
-	errs := stumpErrors(X, y, classes, splits)
-	hyps := hypotheses(splits, classes)
-	if len(errs) != len(hyps) || len(hyps) != len(splits)*classes*(classes-1) {
-		t.Fatalf("%d errors for %d hypotheses", len(errs), len(hyps))
-	}
-	for i, h := range hyps {
-		var want int64
-		for r, row := range rows {
-			if y[r] >= 0 && h.predict(row) != y[r] {
-				want++
-			}
-		}
-		if errs[i] != want {
-			t.Errorf("hypothesis %+v: %d errors, want %d", h, errs[i], want)
-		}
-	}
-}
-
 // pfProbabilities is the exact permute-and-flip distribution, by
 // enumerating every order of the candidates (small n only).
 func pfProbabilities(errs []int64, eps float64) []float64 {

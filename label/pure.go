@@ -14,7 +14,7 @@ import (
 	"github.com/pate-tool/pate/learners"
 )
 
-// Issue 5: the mechanisms whose events are pure ε-DP — private-learner (one
+// The mechanisms whose events are pure ε-DP — private-learner (one
 // exponential-mechanism draw), svt (sparse-vector instances) and stable-em
 // (one ε-private prediction per query). Every event of such a run costs the
 // same ε0, so the budget is a cap on the number of events fixed before the
@@ -41,16 +41,6 @@ const (
 	// majority is not stable is reported stable (svt.go).
 	svtDeltaShare = 0.5
 )
-
-// isPure reports whether kind is one of the issue-5 mechanisms.
-func isPure(kind string) bool {
-	return kind == MechanismPrivateLearner || kind == MechanismSVT || kind == MechanismStableEM
-}
-
-// needsTeachers reports whether kind votes with the teacher ensemble.
-func needsTeachers(kind string) bool {
-	return kind != MechanismPrivateLearner && kind != MechanismStableEM
-}
 
 // validatePure checks the settings the new mechanisms need.
 func validatePure(cfg *Config) error {
@@ -204,97 +194,40 @@ func (f *pureFilter) epsSpent() float64 {
 	return e
 }
 
-// pureEventEps is the ε of one event of a pure mechanism with parameters p
-// over the given number of classes, from the exact decimal parameters.
+// pureEventEps is the ε of one event of the named pure mechanism with
+// parameters p over the given number of classes.
 func pureEventEps(kind string, classes int, p MechanismParams) (float64, error) {
-	switch kind {
-	case MechanismPrivateLearner:
-		_, e, err := parsePositive("em-epsilon", p.EMEpsilon)
-		return e, err
-	case MechanismSVT:
-		_, e, err := parsePositive("svt-epsilon0", p.SVTEpsilon0)
-		return e, err
-	case MechanismStableEM:
-		q, g, e, err := stableEMParams(p)
-		if err != nil {
-			return 0, err
-		}
-		return rdp.FlipEps(rdp.StableTV(q, e), g, classes), nil
+	m, ok := pureEvents(kind)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a pure mechanism", kind)
 	}
-	return 0, fmt.Errorf("%s is not a pure mechanism", kind)
+	return m.eventEps(classes, p)
 }
 
-// newPureAggregator completes an aggregator of a pure mechanism. Answers of
-// private-learner are free (its one event is the choice of the model);
-// every answer of stable-em is one event; svt charges its instances.
-func newPureAggregator(a *aggregator, p MechanismParams) (*aggregator, error) {
-	eps0, err := pureEventEps(a.kind, a.classes, p)
-	if err != nil {
-		return nil, err
+// capByQueries tightens the cap on events to the queries the run puts
+// (known before the run; -1 when unknown): no run has more events.
+func capByQueries(f *pureFilter, queries int64) {
+	if queries >= 0 {
+		f.max = min(f.max, max(queries, 1))
 	}
-	a.epsAnswer = eps0
-	switch a.kind {
-	case MechanismStableEM:
-		a.rhoAnswer = rdp.PureDPRho(eps0)
-	case MechanismSVT:
-		if a.svt, err = newSVT(p, eps0); err != nil {
-			return nil, err
-		}
-	}
-	return a, nil
 }
 
 // preparePure plans the parameters of a pure mechanism from the budget,
 // builds its filter (the cap on events) and its aggregator.
-func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggregator, budget, error) {
+func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
 	rep := l.newReport(td)
+	if r, ok := m.(rowMechanism); ok {
+		rep.Teachers, rep.Learner = 0, r.learnerName()
+	}
 	classes := len(td.classes.values)
 	p := cfg.Params
 	f := &pureFilter{eps: cfg.Epsilon, delta: cfg.Delta, rho0: td.discoveryRho}
 	f.deltaZ = cfg.Delta - td.discoveryDelta
-	switch cfg.Mechanism {
-	case MechanismPrivateLearner:
-		if p.EMEpsilon == "" {
-			p.EMEpsilon = roundDownDecimal(cfg.Epsilon, 4)
-		}
-		if p.Bins == 0 {
-			p.Bins = DefaultBins
-		}
-		f.event = "one draw of the exponential mechanism (permute-and-flip) over the decision stumps: the model that labels every row"
-		rep.Teachers, rep.Learner = 0, "decision stumps (private-learner)"
-	case MechanismStableEM:
-		if queries < 0 {
-			return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan stable-em for")
-		}
-		if err := planStableEM(&p, cfg.Epsilon, f.deltaZ, queries, classes); err != nil {
-			return nil, nil, nil, invalid("planning stable-em: %v", err)
-		}
-		f.event = "one ε-private prediction of stable-em (Dagan & Feldman 2020, Corollary 1)"
-		rep.Teachers, rep.Learner = 0, "decision stumps (stable-em)"
-	case MechanismSVT:
-		if queries < 0 {
-			return nil, nil, nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan svt for")
-		}
-		if td.discovery != nil {
-			cfg.warn("svt without --classes: the private class discovery is Gaussian, so only the zCDP reading of the instances applies (their ε0 is much smaller); declare the classes with --classes if they are public")
-		}
-		f.extraDelta = cfg.Delta * svtDeltaShare
-		f.deltaZ -= f.extraDelta
-		if p.SVTEpsilon0 == "" {
-			c := p.SVTCutoff
-			if c == 0 {
-				c = DefaultSVTCutoff
-			}
-			e, err := rdp.PlanPureEps(cfg.Epsilon, f.deltaZ, c, f.rho0)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%w: planning svt: %v", ErrBudgetRefused, err)
-			}
-			p.SVTEpsilon0 = decimal(e)
-		}
-		f.event = "one sparse-vector instance (AboveThreshold, ended by an unstable query)"
+	if err := m.planEvents(l, td, f, &p, queries); err != nil {
+		return nil, nil, nil, err
 	}
-	eps0, err := pureEventEps(cfg.Mechanism, classes, p)
+	eps0, err := m.eventEps(classes, p)
 	if err != nil {
 		return nil, nil, nil, invalid("%v", err)
 	}
@@ -305,27 +238,9 @@ func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggrega
 	if f.max < 1 {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for one event of ε %g", ErrBudgetRefused, cfg.Epsilon, cfg.Delta, eps0)
 	}
-	// No run has more events than it puts queries (one for
-	// private-learner): a smaller cap, known before the run, is a tighter
-	// claim.
-	if cfg.Mechanism == MechanismPrivateLearner {
-		f.max = 1
-	} else if queries >= 0 {
-		f.max = min(f.max, max(queries, 1))
-	}
-	if cfg.Mechanism == MechanismSVT {
-		p.SVTCutoff = f.max
-		if p.SVTThreshold == 0 {
-			w, err := svtPlanThreshold(p, queries, f.max, f.extraDelta)
-			if err != nil {
-				return nil, nil, nil, invalid("planning svt: %v", err)
-			}
-			p.SVTThreshold = w
-		}
-		if bad, err := svtFailureDelta(p, queries, f.max); err != nil || bad > f.extraDelta {
-			return nil, nil, nil, invalid("--svt-threshold %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)",
-				p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
-		}
+	// A smaller cap, known before the run, is a tighter claim.
+	if err := m.capEvents(f, &p, queries); err != nil {
+		return nil, nil, nil, err
 	}
 	agg, err := newAggregator(cfg.Mechanism, classes, p)
 	if err != nil {
@@ -342,7 +257,7 @@ func (l *Labeler) preparePure(td *teacherData, queries int64) (*Report, *aggrega
 // pureReport fills the guarantee, the spend and the pure-DP section of a
 // pure run's report: the claim is the smaller reading of the cap, fixed
 // before the run; the spend is the reading of the events charged.
-func pureReport(rep *Report, kind string, f *pureFilter, agg *aggregator) {
+func pureReport(rep *Report, m eventMechanism, f *pureFilter, agg *aggregator) {
 	answered := agg.argmaxes
 	claim := rdp.PureComposition(f.max, f.eps0, f.rho0, f.deltaZ)
 	eps, d, basic := claim.Claim(f.deltaZ)
@@ -375,17 +290,7 @@ func pureReport(rep *Report, kind string, f *pureFilter, agg *aggregator) {
 		pr.BasicEpsilon = Float(rdp.RoundUp(claim.Basic, epsDecimals))
 	}
 	pr.ZCDPEpsilon = Float(rdp.RoundUp(claim.ZCDP, epsDecimals))
-	if kind == MechanismStableEM {
-		q, g, e, _ := stableEMParams(rep.Params)
-		pr.Beta = Float(rdp.StableTV(q, e))
-		pr.Gamma = Float(g)
-		pr.Note = "β = q + (1−q)·tanh(ε_EM/2) (Poisson subset S1 of rate q, exponential mechanism of ε_EM); ε per query = ln(1 + C·β/γ); every answered query is one event"
-	}
-	if agg.svt != nil {
-		pr.Unstable = agg.svt.unstable
-		pr.Note = fmt.Sprintf("distance-to-instability threshold w = %d; discrete Laplace noise of scale 2/ε0 on the threshold, 4/ε0 on each query; "+
-			"an unstable query abstains and ends its instance", rep.Params.SVTThreshold)
-	}
+	m.describe(pr, rep.Params, agg)
 	rep.PureDP = pr
 }
 
@@ -428,44 +333,23 @@ func plannedQueries(cfg *Config) int64 {
 	return q
 }
 
-// trainRows prepares private-learner or stable-em from the sensitive rows
+// trainRows prepares a mechanism that learns from the sensitive rows
 // (instead of training teachers).
-func (l *Labeler) trainRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
+func (l *Labeler) trainRows(ctx context.Context, m rowMechanism, recs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
 	X, y, td, err := l.sensitiveRows(ctx, recs, enc)
 	if err != nil {
 		return nil, nil, err
 	}
-	classes := len(td.classes.values)
-	if l.cfg.Mechanism == MechanismPrivateLearner {
-		xPub, err := encodeHead(enc, head)
-		if err != nil {
-			return nil, nil, invalid("%s: %v", l.cfg.pub(), err)
-		}
-		bins := l.cfg.Params.Bins
-		if bins == 0 {
-			bins = DefaultBins
-		}
-		pl, err := newPrivateLearner(xPub, X, y, classes, bins)
-		return pl, td, err
-	}
-	// stable-em: its parameters are planned later (prepareMechanism); the
-	// voter reads them when the stream starts (startPure).
-	return &stableEM{X: X, y: y, classes: classes}, td, nil
+	v, err := m.learner(l, X, y, len(td.classes.values), enc, head)
+	return v, td, err
 }
 
-// startPure runs what a pure mechanism does once the budget is set:
-// private-learner draws its model (its one event), stable-em indexes the
-// sensitive rows with the planned parameters.
+// startPure runs what a voter does once the budget is set (private-learner
+// draws its model, its one event; stable-em indexes the sensitive rows
+// with the planned parameters).
 func (l *Labeler) startPure(v voter, rep *Report, agg *aggregator, b budget) error {
-	switch m := v.(type) {
-	case *privateLearner:
-		return m.choose(l.source(streamPrivateLearner), ratOf(rep.Params.EMEpsilon), b, rdp.PureDPRho(agg.epsAnswer))
-	case *stableEM:
-		se, err := newStableEM(m.X, m.y, m.classes, rep.Params)
-		if err != nil {
-			return err
-		}
-		*m = *se
+	if s, ok := v.(starter); ok {
+		return s.start(l, rep.Params, agg, b)
 	}
 	return nil
 }
@@ -498,17 +382,4 @@ func ratOf(s string) *big.Rat {
 		return new(big.Rat)
 	}
 	return r
-}
-
-// pureNoise describes the randomness of the issue-5 mechanisms.
-func pureNoise(kind, other string) string {
-	switch kind {
-	case MechanismPrivateLearner:
-		return "exponential mechanism sampled exactly by permute-and-flip (McKenney & Sheffet 2020) with Bernoulli(exp(−γ)) coins for rational γ (Canonne, Kamath, Steinke 2020)"
-	case MechanismStableEM:
-		return "Poisson subsets, exponential mechanism by exact permute-and-flip (Bernoulli(exp(−γ)) coins, Canonne, Kamath, Steinke 2020) and exact uniform label mixing"
-	case MechanismSVT:
-		return "discrete Laplace (Canonne, Kamath, Steinke 2020) on the sparse vector's threshold and queries, sampled exactly with integer arithmetic"
-	}
-	return other
 }

@@ -105,19 +105,12 @@ func newRounding(a *aggregator, p MechanismParams, width float64, key []byte) (*
 	if key != nil {
 		r.keyed = noise.NewKeyed(key)
 	}
-	var err error
-	switch a.kind {
-	case MechanismGNMax:
-		r.answer, err = votes("sigma", p.Sigma, 1)
-	case MechanismConfidentGNMax:
-		// The threshold check only: the argmax of a confident query is
-		// rarely where two curators differ, and rounding it costs accuracy.
-		r.check, err = votes("sigma1", p.Sigma1, 1)
-	case MechanismLNMax: // a Laplace of scale b has standard deviation b√2
-		r.answer, err = votes("laplace-scale", p.LaplaceScale, math.Sqrt2)
-	default:
+	m, ok := mechanismOf(a.kind).(argmaxMechanism)
+	if !ok {
 		return nil, fmt.Errorf("--replicable does not support --mechanism %s", a.kind)
 	}
+	var err error
+	r.check, r.answer, err = m.grid(p, votes)
 	return r, err
 }
 

@@ -96,10 +96,10 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 	var ens voter
 	var td *teacherData
-	if needsTeachers(cfg.Mechanism) {
+	if m, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok { // it learns from the rows themselves
+		ens, td, err = l.trainRows(ctx, m, sensRecs, enc, head)
+	} else {
 		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
-	} else { // issue 5: private-learner, stable-em work on the rows themselves
-		ens, td, err = l.trainRows(ctx, sensRecs, enc, head)
 	}
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
@@ -129,19 +129,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
-	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
-	if l.multi() {
-		st.initLabels(td)
-	}
-	st.vote = st.voteEnsemble
-	st.tileBufs.New = func() any { return new([]float32) }
-	if se, ok := ens.(*stableEM); ok { // issue 5: each batch's predictions draw from their own stream
-		st.vote = func(b *batch) error {
-			se.src = l.source(streamStableEM + uint64(b.first)<<8)
-			return st.voteEnsemble(b)
-		}
-	}
+	st := l.newRunState(enc, ens, agg, filter, td)
 	if err := st.startStudent(head); err != nil {
 		return nil, spentBefore(err, discovered)
 	}
@@ -157,12 +145,32 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	return rep, nil
 }
 
+// newRunState sets up the state of the stream: the voter, the aggregator
+// and its budget filter, the class sets.
+func (l *Labeler) newRunState(enc *learners.Encoder, ens voter, agg *aggregator, filter budget, td *teacherData) *runState {
+	cfg := &l.cfg
+	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
+		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
+	if l.multi() {
+		st.initLabels(td)
+	}
+	st.vote = st.voteEnsemble
+	st.tileBufs.New = func() any { return new([]float32) }
+	if bs, ok := ens.(batchStarter); ok { // each batch's predictions draw from their own stream
+		st.vote = func(b *batch) error {
+			bs.startBatch(l, b.first)
+			return st.voteEnsemble(b)
+		}
+	}
+	return st
+}
+
 // prepareMechanism sets up the budget filter, plans the noise the user did
 // not give, and builds the aggregator.
 func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
-	if isPure(cfg.Mechanism) { // issue 5
-		return l.preparePure(td, plannedQueries(cfg))
+	if m, ok := pureEvents(cfg.Mechanism); ok {
+		return l.preparePure(m, td, plannedQueries(cfg))
 	}
 	rep := l.newReport(td)
 	var filter budget = &unlimited{spent: td.discoveryRho}
@@ -216,18 +224,17 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 // over the given number of classes.
 func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params *MechanismParams) (*aggregator, error) {
 	cfg := &l.cfg
+	m := mechanismOf(cfg.Mechanism).(argmaxMechanism)
 	if cfg.Epsilon > 0 {
 		if queries < 0 {
-			if missingNoise(cfg.Mechanism, *params) {
+			if m.missing(*params) != "" {
 				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
 			}
 		} else if err := planNoise(cfg.Mechanism, rho, queries, params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
 			return nil, invalid("planning the noise: %v", err)
 		}
 	}
-	if cfg.Mechanism == MechanismConfidentGNMax && params.Threshold == 0 {
-		params.Threshold = int64(DefaultThresholdFraction*float64(cfg.Teachers) + 0.5)
-	}
+	m.complete(params, cfg.Teachers)
 	agg, err := newAggregator(cfg.Mechanism, classes, *params)
 	if err != nil {
 		return nil, invalid("%v", err)
@@ -288,16 +295,6 @@ func timelineStep(rows int64) int64 {
 		return 1000
 	}
 	return max(1, (rows+199)/200)
-}
-
-func missingNoise(kind string, p MechanismParams) bool {
-	switch kind {
-	case MechanismGNMax:
-		return p.Sigma == ""
-	case MechanismLNMax:
-		return p.LaplaceScale == ""
-	}
-	return p.Sigma1 == "" || p.Sigma2 == ""
 }
 
 // readHead reads batches until it holds at least n rows (100,000 when n ≤ 0)
@@ -361,7 +358,7 @@ type runState struct {
 	vote func(b *batch) error
 	skip func(b *batch) error
 
-	// The student (issue 4): see student.go.
+	// The student: see student.go.
 	student *student
 
 	tileBufs sync.Pool    // *[]float32 column-major tiles of voteTiles
@@ -373,7 +370,7 @@ type runState struct {
 
 	released []int64 // answers per class
 
-	// Multi-label runs (issue 6): every label column, the first included
+	// Multi-label runs: every label column, the first included
 	// (its ensemble and aggregator are also ens and agg above), and the
 	// most one query costs, rounded up; nil for a single label.
 	labels    []*labelRun
@@ -388,285 +385,349 @@ type runState struct {
 	abstained int64
 }
 
-// stream runs the pipeline. Stages are joined by channels of capacity 2, so
-// memory is bounded by a few batches whatever the number of rows.
+// pipeline is the channels and the batch pool of one stream. Stages are
+// joined by channels of capacity 2, so memory is bounded by a few batches
+// whatever the number of rows.
+type pipeline struct {
+	read     chan *batch       // reader → voter
+	voted    chan *batch       // voter → aggregator
+	labelled chan arrow.Record // aggregator → writer
+	pool     sync.Pool         // *batch
+}
+
+// stream runs the pipeline read → vote → aggregate → write, one goroutine
+// per stage (as miller's record streams: each stage owns what it receives
+// and passes it on or releases it).
 func (st *runState) stream(ctx context.Context, head []arrow.Record, public RecordReader, out RecordWriter) error {
 	g, ctx := errgroup.WithContext(ctx)
-	read := make(chan *batch, 2)
-	voted := make(chan *batch, 2)
-	labelled := make(chan arrow.Record, 2)
-	classes := len(st.classes.values)
-
-	pool := sync.Pool{New: func() any { return &batch{} }}
-
-	// Reader.
-	g.Go(func() error {
-		defer close(read)
-		var next int64
-		send := func(rec arrow.Record) error {
-			b := pool.Get().(*batch)
-			b.rec, b.first = rec, next
-			next += rec.NumRows()
-			select {
-			case read <- b:
-				return nil
-			case <-ctx.Done():
-				rec.Release()
-				return ctx.Err()
-			}
-		}
-		for i, rec := range head {
-			if err := send(rec); err != nil {
-				for _, r := range head[i+1:] {
-					r.Release()
-				}
-				return err
-			}
-		}
-		for {
-			rec, err := public.Read()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return errorf(err, "%s", st.l.cfg.pub())
-			}
-			if rec.NumRows() == 0 {
-				rec.Release()
-				continue
-			}
-			if err := send(rec); err != nil {
-				return err
-			}
-		}
-	})
-
-	// Voter: encodes the rows that are queries and counts the teachers' votes.
-	g.Go(func() error {
-		defer close(voted)
-		for b := range read {
-			n := b.rec.NumRows()
-			q := n
-			b.noMore = st.stopped.Load()
-			b.sel = b.sel[:0]
-			switch st.l.cfg.Select {
-			case SelectRandom:
-				b.noMore = b.noMore || st.chosen >= st.target
-				if !b.noMore {
-					st.selectRandom(b)
-					q = int64(b.queryN)
-				}
-			case SelectUncertain: // asked before the stream, in rounds
-				q = 0
-				b.noMore = b.noMore || b.first >= int64(len(st.pre))
-			default: // the first rows
-				b.sel = nil
-				if st.maxQueries > 0 {
-					q = max(0, min(n, st.maxQueries-b.first))
-					b.noMore = b.noMore || b.first >= st.maxQueries
-				}
-			}
-			if b.noMore {
-				q = 0
-			}
-			b.queryN = int(q)
-			if q > 0 {
-				if need := int(q) * classes; cap(b.counts) < need {
-					b.counts = make([]int32, need)
-				} else {
-					b.counts = b.counts[:need]
-				}
-				if st.labels != nil {
-					st.sizeMore(b)
-				}
-				if err := st.vote(b); err != nil {
-					b.rec.Release()
-					return err
-				}
-				st.drawNoise(b, classes)
-			} else if st.skip != nil {
-				if err := st.skip(b); err != nil {
-					b.rec.Release()
-					return err
-				}
-			}
-			select {
-			case voted <- b:
-			case <-ctx.Done():
-				b.rec.Release()
-				return ctx.Err()
-			}
-		}
-		return nil
-	})
-
-	// Aggregator: the only stage that touches noise and the budget. It
-	// works through the rows in order, so the filter sees events in the
-	// order they happen.
-	g.Go(func() error {
-		defer close(labelled)
-		mem := st.l.cfg.Allocator
-		lb := array.NewBuilder(mem, st.l.labelField.Type)
-		defer lb.Release()
-		sb := array.NewStringBuilder(mem)
-		defer sb.Release()
-		var lbs []array.Builder // multi-label: one builder per label column
-		for _, lr := range st.labels {
-			b := array.NewBuilder(mem, lr.field.Type)
-			defer b.Release()
-			lbs = append(lbs, b)
-		}
-		send := func(rec arrow.Record) error {
-			select {
-			case labelled <- rec:
-				return nil
-			case <-ctx.Done():
-				rec.Release()
-				return ctx.Err()
-			}
-		}
-		sp := st.student
-		for b := range voted {
-			n := int(b.rec.NumRows())
-			// The student takes over once the queries are over: it is
-			// trained, the spooled batches are replayed, and it labels
-			// every later row.
-			if sp != nil && !sp.trained && (b.noMore || st.stopped.Load()) && b.first >= int64(len(st.pre)) && sp.ready() {
-				if err := sp.finish(ctx, send); err != nil {
-					b.rec.Release()
-					return err
-				}
-			}
-			var la, sa arrow.Array
-			var more []arrow.Array // multi-label: the label columns after the first
-			if st.labels != nil {
-				la, more, sa = st.aggregateLabels(b, lbs, sb)
-			} else if sp != nil && sp.trained {
-				var err error
-				if la, sa, err = sp.label(b.rec, nil, nil); err != nil {
-					b.rec.Release()
-					return err
-				}
-				for i := 0; i < n; i++ {
-					if row := b.first + int64(i) + 1; row%st.step == 0 {
-						st.mark(row)
-					}
-				}
-			} else {
-				lb.Reserve(n)
-				sb.Reserve(n)
-				k := 0 // the batch's next query
-				for i := 0; i < n; i++ {
-					c, src := -1, SourceAbstained
-					q := -1
-					if k < b.queryN && (b.sel == nil || int(b.sel[k]) == i) {
-						q, k = k, k+1
-					}
-					row := b.first + int64(i)
-					if q >= 0 && !st.stopped.Load() {
-						var o outcome
-						var zc int64
-						if len(b.zCheck) > 0 {
-							zc = b.zCheck[q]
-						}
-						var rd *roundDraw
-						if len(b.zRep) > 0 {
-							rd = &b.zRep[q]
-						}
-						c, o = st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], rd, st.filter)
-						switch o {
-						case outAnswered:
-							src = SourceTeachers
-							st.answered++
-							st.released[c]++
-							st.seen++
-							if sp != nil {
-								sp.addAnswer(b.x.Row(q), c)
-							}
-						case outAbstained:
-							st.abstained++
-							st.seen++
-						case outStopped:
-							st.stopped.Store(true)
-							st.stopRow = row
-						}
-					} else if row < int64(len(st.pre)) { // asked before the stream
-						switch v := st.pre[row]; {
-						case v >= 0:
-							c, src = int(v), SourceTeachers
-							st.answered++
-							st.released[c]++
-							st.seen++
-						case v == preAbstained:
-							st.abstained++
-							st.seen++
-						}
-					}
-					if src == SourceTeachers {
-						st.sources.Teachers++
-					} else {
-						st.sources.Abstained++
-					}
-					st.classes.appendClass(lb, c)
-					sb.Append(src)
-					if (row+1)%st.step == 0 {
-						st.mark(row + 1)
-					}
-				}
-				la, sa = lb.NewArray(), sb.NewArray()
-			}
-			st.rows += int64(n)
-			var err error
-			if sp != nil && !sp.trained {
-				err = sp.spool(b.rec, la, sa)
-				la.Release()
-				sa.Release()
-			} else {
-				err = send(st.outRecord(b.rec, la, sa, more...))
-			}
-			b.rec.Release()
-			b.rec = nil
-			pool.Put(b)
-			if err != nil {
-				return err
-			}
-			if p := st.l.cfg.Progress; p != nil {
-				p(Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent()})
-			}
-		}
-		if sp != nil && !sp.trained && ctx.Err() == nil {
-			return sp.finish(ctx, send)
-		}
-		return nil
-	})
-
-	// Writer.
-	g.Go(func() error {
-		for rec := range labelled {
-			err := out.Write(rec)
-			rec.Release()
-			if err != nil {
-				return fmt.Errorf("writing output: %w", err)
-			}
-		}
-		return nil
-	})
-
+	p := &pipeline{read: make(chan *batch, 2), voted: make(chan *batch, 2), labelled: make(chan arrow.Record, 2)}
+	p.pool.New = func() any { return &batch{} }
+	g.Go(func() error { return st.readStage(ctx, p, head, public) })
+	g.Go(func() error { return st.voteStage(ctx, p) })
+	g.Go(func() error { return st.aggregateStage(ctx, p) })
+	g.Go(func() error { return writeStage(p, out) })
 	err := g.Wait()
 	if err == nil && (len(st.timeline) == 0 || st.timeline[len(st.timeline)-1].Rows != st.rows) {
 		st.mark(st.rows)
 	}
 	// Drain what a failed stage left in the channels.
-	for b := range read {
+	for b := range p.read {
 		b.rec.Release()
 	}
-	for b := range voted {
+	for b := range p.voted {
 		b.rec.Release()
 	}
-	for rec := range labelled {
+	for rec := range p.labelled {
 		rec.Release()
 	}
 	return err
+}
+
+// readStage sends the head batches, then the rest of the public stream,
+// numbering their rows. It owns head: what it does not send it releases.
+func (st *runState) readStage(ctx context.Context, p *pipeline, head []arrow.Record, public RecordReader) error {
+	defer close(p.read)
+	var next int64
+	send := func(rec arrow.Record) error {
+		b := p.pool.Get().(*batch)
+		b.rec, b.first = rec, next
+		next += rec.NumRows()
+		select {
+		case p.read <- b:
+			return nil
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}
+	for i, rec := range head {
+		if err := send(rec); err != nil {
+			for _, r := range head[i+1:] {
+				r.Release()
+			}
+			return err
+		}
+	}
+	for {
+		rec, err := public.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return errorf(err, "%s", st.l.cfg.pub())
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		if err := send(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// voteStage chooses the rows of each batch that are queries, encodes them,
+// counts the teachers' votes and draws their noise.
+func (st *runState) voteStage(ctx context.Context, p *pipeline) error {
+	defer close(p.voted)
+	classes := len(st.classes.values)
+	for b := range p.read {
+		st.chooseQueries(b)
+		var err error
+		if b.queryN > 0 {
+			b.counts = growInt32(b.counts, b.queryN*classes)
+			if st.labels != nil {
+				st.sizeMore(b)
+			}
+			if err = st.vote(b); err == nil {
+				st.drawNoise(b, classes)
+			}
+		} else if st.skip != nil {
+			err = st.skip(b)
+		}
+		if err != nil {
+			b.rec.Release()
+			return err
+		}
+		select {
+		case p.voted <- b:
+		case <-ctx.Done():
+			b.rec.Release()
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// chooseQueries sets which rows of b are put to the teachers (b.queryN,
+// b.sel) and whether the queries are over (b.noMore).
+func (st *runState) chooseQueries(b *batch) {
+	n := b.rec.NumRows()
+	q := n
+	b.noMore = st.stopped.Load()
+	b.sel = b.sel[:0]
+	switch st.l.cfg.Select {
+	case SelectRandom:
+		b.noMore = b.noMore || st.chosen >= st.target
+		if !b.noMore {
+			st.selectRandom(b)
+			q = int64(b.queryN)
+		}
+	case SelectUncertain: // asked before the stream, in rounds
+		q = 0
+		b.noMore = b.noMore || b.first >= int64(len(st.pre))
+	default: // the first rows
+		b.sel = nil
+		if st.maxQueries > 0 {
+			q = max(0, min(n, st.maxQueries-b.first))
+			b.noMore = b.noMore || b.first >= st.maxQueries
+		}
+	}
+	if b.noMore {
+		q = 0
+	}
+	b.queryN = int(q)
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+// outBuilders are the aggregator stage's builders of the output columns.
+type outBuilders struct {
+	label  array.Builder        // the (first) label column
+	source *array.StringBuilder // the source column
+	more   []array.Builder      // multi-label: the label columns after the first
+}
+
+func (st *runState) newOutBuilders() *outBuilders {
+	mem := st.l.cfg.Allocator
+	o := &outBuilders{label: array.NewBuilder(mem, st.l.labelField.Type), source: array.NewStringBuilder(mem)}
+	for _, lr := range st.labels {
+		o.more = append(o.more, array.NewBuilder(mem, lr.field.Type))
+	}
+	return o
+}
+
+func (o *outBuilders) release() {
+	o.label.Release()
+	o.source.Release()
+	for _, b := range o.more {
+		b.Release()
+	}
+}
+
+// aggregateStage is the only stage that touches noise and the budget. It
+// works through the rows in order, so the filter sees events in the order
+// they happen.
+func (st *runState) aggregateStage(ctx context.Context, p *pipeline) error {
+	defer close(p.labelled)
+	ob := st.newOutBuilders()
+	defer ob.release()
+	send := func(rec arrow.Record) error {
+		select {
+		case p.labelled <- rec:
+			return nil
+		case <-ctx.Done():
+			rec.Release()
+			return ctx.Err()
+		}
+	}
+	sp := st.student
+	for b := range p.voted {
+		err := st.aggregateBatch(ctx, b, ob, send)
+		b.rec.Release()
+		b.rec = nil
+		p.pool.Put(b)
+		if err != nil {
+			return err
+		}
+		if pr := st.l.cfg.Progress; pr != nil {
+			pr(Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent()})
+		}
+	}
+	if sp != nil && !sp.trained && ctx.Err() == nil {
+		return sp.finish(ctx, send)
+	}
+	return nil
+}
+
+// aggregateBatch labels the rows of b and sends the output batch (or
+// spools it until the student is trained). The caller releases b.rec.
+func (st *runState) aggregateBatch(ctx context.Context, b *batch, ob *outBuilders, send func(arrow.Record) error) error {
+	n := int(b.rec.NumRows())
+	sp := st.student
+	// The student takes over once the queries are over: it is trained,
+	// the spooled batches are replayed, and it labels every later row.
+	if sp != nil && !sp.trained && (b.noMore || st.stopped.Load()) && b.first >= int64(len(st.pre)) && sp.ready() {
+		if err := sp.finish(ctx, send); err != nil {
+			return err
+		}
+	}
+	var la, sa arrow.Array
+	var more []arrow.Array // multi-label: the label columns after the first
+	switch {
+	case st.labels != nil:
+		la, more, sa = st.aggregateLabels(b, ob.more, ob.source)
+	case sp != nil && sp.trained:
+		var err error
+		if la, sa, err = sp.label(b.rec, nil, nil); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if row := b.first + int64(i) + 1; row%st.step == 0 {
+				st.mark(row)
+			}
+		}
+	default:
+		la, sa = st.aggregateRows(b, ob)
+	}
+	st.rows += int64(n)
+	if sp != nil && !sp.trained {
+		err := sp.spool(b.rec, la, sa)
+		la.Release()
+		sa.Release()
+		return err
+	}
+	return send(st.outRecord(b.rec, la, sa, more...))
+}
+
+// aggregateRows labels the rows of a single-label batch: its queries with
+// the aggregator, the rows asked before the stream with their outcome, the
+// others abstain.
+func (st *runState) aggregateRows(b *batch, ob *outBuilders) (labels, sources arrow.Array) {
+	n := int(b.rec.NumRows())
+	lb, sb := ob.label, ob.source
+	lb.Reserve(n)
+	sb.Reserve(n)
+	k := 0 // the batch's next query
+	for i := 0; i < n; i++ {
+		c, src := -1, SourceAbstained
+		q := -1
+		if k < b.queryN && (b.sel == nil || int(b.sel[k]) == i) {
+			q, k = k, k+1
+		}
+		row := b.first + int64(i)
+		if q >= 0 && !st.stopped.Load() {
+			c, src = st.query(b, q, row)
+		} else if row < int64(len(st.pre)) { // asked before the stream
+			c, src = st.asked(row)
+		}
+		if src == SourceTeachers {
+			st.sources.Teachers++
+		} else {
+			st.sources.Abstained++
+		}
+		st.classes.appendClass(lb, c)
+		sb.Append(src)
+		if (row+1)%st.step == 0 {
+			st.mark(row + 1)
+		}
+	}
+	return lb.NewArray(), sb.NewArray()
+}
+
+// query puts the q-th query of b (public row row) to the aggregator and
+// counts what happened: its class and source.
+func (st *runState) query(b *batch, q int, row int64) (int, string) {
+	classes := len(st.classes.values)
+	var zc int64
+	if len(b.zCheck) > 0 {
+		zc = b.zCheck[q]
+	}
+	var rd *roundDraw
+	if len(b.zRep) > 0 {
+		rd = &b.zRep[q]
+	}
+	c, o := st.agg.query(b.counts[q*classes:(q+1)*classes], zc, b.zArg[q*classes:(q+1)*classes], rd, st.filter)
+	switch o {
+	case outAnswered:
+		st.answered++
+		st.released[c]++
+		st.seen++
+		if st.student != nil {
+			st.student.addAnswer(b.x.Row(q), c)
+		}
+		return c, SourceTeachers
+	case outAbstained:
+		st.abstained++
+		st.seen++
+	case outStopped:
+		st.stopped.Store(true)
+		st.stopRow = row
+	}
+	return -1, SourceAbstained
+}
+
+// asked counts the outcome of a row asked before the stream (--select
+// uncertain).
+func (st *runState) asked(row int64) (int, string) {
+	switch v := st.pre[row]; {
+	case v >= 0:
+		st.answered++
+		st.released[v]++
+		st.seen++
+		return int(v), SourceTeachers
+	case v == preAbstained:
+		st.abstained++
+		st.seen++
+	}
+	return -1, SourceAbstained
+}
+
+// writeStage writes the labelled batches to out.
+func writeStage(p *pipeline, out RecordWriter) error {
+	for rec := range p.labelled {
+		err := out.Write(rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+	}
+	return nil
 }
 
 // drawNoise draws the noise of a batch's queries, split over the cores.
@@ -888,7 +949,7 @@ func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
 // epsSpent is the realized spend so far, for the progress display.
 func (st *runState) epsSpent() float64 {
-	if f, ok := st.filter.(*pureFilter); ok { // issue 5
+	if f, ok := st.filter.(*pureFilter); ok { // pure ε-DP events
 		return f.epsSpent()
 	}
 	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)

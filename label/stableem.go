@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"slices"
-	"sort"
+
+	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
 
-// stable-em (issue 5): the uniformly stable learner of Dagan & Feldman
+// stable-em: the uniformly stable learner of Dagan & Feldman
 // ("PAC learning with stable and private predictions", COLT 2020, Theorem 1)
 // turned into ε-private prediction by label mixing (Corollary 1). For each
 // query x:
@@ -112,20 +112,17 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 	return nil
 }
 
-// stableEM holds the sensitive rows, sorted per feature with cumulative
-// class counts so that a stump's errors take one binary search.
+// stableEM holds the sensitive rows, indexed (learners.StumpIndex) so that
+// a stump's errors take one binary search.
 type stableEM struct {
-	X       *learners.Matrix
-	rows    []int32 // the usable rows (label in the class set)
-	y       []int32
-	classes int
-	sorted  [][]float32 // per feature: the usable rows' values, ascending
-	cum     [][]int32   // per feature: (len+1)·classes cumulative class counts
-	total   []int64
-	q       [2]uint64 // q = num/den
-	gamma   [2]uint64
-	eps     *big.Rat
-	src     noise.Source // set per batch by the voter stage
+	*learners.StumpIndex // the stump class on the usable rows, and their errors
+	X                    *learners.Matrix
+	y                    []int32
+	classes              int
+	q                    [2]uint64 // q = num/den
+	gamma                [2]uint64
+	eps                  *big.Rat
+	src                  noise.Source // set per batch by the voter stage
 }
 
 func ratParts(r *big.Rat) ([2]uint64, error) {
@@ -136,7 +133,7 @@ func ratParts(r *big.Rat) ([2]uint64, error) {
 }
 
 func newStableEM(X *learners.Matrix, y []int32, classes int, p MechanismParams) (*stableEM, error) {
-	s := &stableEM{X: X, y: y, classes: classes, total: make([]int64, classes), eps: ratOf(p.EMEpsilon)}
+	s := &stableEM{X: X, y: y, classes: classes, eps: ratOf(p.EMEpsilon)}
 	var err error
 	if s.q, err = ratParts(ratOf(p.SubsetRate)); err != nil {
 		return nil, invalid("--subset-rate: %v", err)
@@ -144,50 +141,8 @@ func newStableEM(X *learners.Matrix, y []int32, classes int, p MechanismParams) 
 	if s.gamma, err = ratParts(ratOf(p.Gamma)); err != nil {
 		return nil, invalid("--gamma: %v", err)
 	}
-	for i, c := range y {
-		if c >= 0 {
-			s.rows = append(s.rows, int32(i))
-			s.total[c]++
-		}
-	}
-	n := len(s.rows)
-	s.sorted = make([][]float32, X.Cols)
-	s.cum = make([][]int32, X.Cols)
-	idx := make([]int32, n)
-	for f := 0; f < X.Cols; f++ {
-		copy(idx, s.rows)
-		slices.SortFunc(idx, func(a, b int32) int {
-			va, vb := X.Data[int(a)*X.Cols+f], X.Data[int(b)*X.Cols+f]
-			switch {
-			case va < vb:
-				return -1
-			case va > vb:
-				return 1
-			}
-			return 0
-		})
-		vals := make([]float32, n)
-		cum := make([]int32, (n+1)*classes)
-		for k, r := range idx {
-			vals[k] = X.Data[int(r)*X.Cols+f]
-			copy(cum[(k+1)*classes:(k+2)*classes], cum[k*classes:(k+1)*classes])
-			cum[(k+1)*classes+int(y[r])]++
-		}
-		s.sorted[f], s.cum[f] = vals, cum
-	}
+	s.StumpIndex = learners.NewStumpIndex(X, y, classes)
 	return s, nil
-}
-
-// errors counts the errors of a stump on the usable sensitive rows.
-func (s *stableEM) errors(h stump) int64 {
-	vals := s.sorted[h.feat]
-	nl := sort.Search(len(vals), func(i int) bool { return vals[i] > h.thr })
-	if math.IsInf(float64(h.thr), -1) {
-		nl = 0
-	}
-	left := s.cum[h.feat][nl*s.classes : (nl+1)*s.classes]
-	n := int64(len(vals))
-	return (int64(nl) - int64(left[h.left])) + (n - int64(nl)) - (s.total[h.right] - int64(left[h.right]))
 }
 
 // predict answers one query x (before the budget is asked: an answer the
@@ -200,96 +155,23 @@ func (s *stableEM) predict(x []float32) (int32, error) {
 	}
 	// 1. S1, Poisson sampled.
 	var s1 []int32
-	for _, r := range s.rows {
+	for _, r := range s.Rows {
 		if noise.UniformUint64(src, s.q[1]) < s.q[0] {
 			s1 = append(s1, r)
 		}
 	}
 	// 2. One stump per distinct labelling of S1.
-	cands := s.labellings(s1, src)
+	cands := s.Labellings(s1, src)
 	// 3. The exponential mechanism over them, scored on every sensitive row.
 	errs := make([]int64, len(cands))
 	for i, h := range cands {
-		errs[i] = s.errors(h)
+		errs[i] = s.Errors(h)
 	}
 	i, err := permuteAndFlip(src, errs, s.eps)
 	if err != nil {
 		return -1, err
 	}
-	return cands[i].predict(x), nil
-}
-
-// labellings returns one stump per distinct labelling of the rows s1 by
-// the stump class (Zobrist hashes of the labellings, 128 bits, with keys
-// drawn from src, independent of the data; constant labellings come from
-// the thresholds ±Inf). The set depends on s1 only.
-func (s *stableEM) labellings(s1 []int32, src noise.Source) []stump {
-	m := len(s1)
-	z := make([][2]uint64, m*s.classes)
-	for i := range z {
-		z[i] = [2]uint64{src.Uint64(), src.Uint64()}
-	}
-	xor := func(a, b [2]uint64) [2]uint64 { return [2]uint64{a[0] ^ b[0], a[1] ^ b[1]} }
-	seen := make(map[[2]uint64]struct{})
-	var cands []stump
-	order := make([]int, m)
-	prefix := make([][2]uint64, (m+1)*s.classes) // prefix[p*C+c]: XOR of z[order[k]][c], k < p
-	all := make([][2]uint64, s.classes)
-	for c := 0; c < s.classes; c++ {
-		for k := 0; k < m; k++ {
-			all[c] = xor(all[c], z[k*s.classes+c])
-		}
-	}
-	cols := s.X.Cols
-	for f := 0; f < cols; f++ {
-		for k := range order {
-			order[k] = k
-		}
-		val := func(k int) float32 { return s.X.Data[int(s1[order[k]])*cols+f] }
-		sort.Slice(order, func(a, b int) bool {
-			return s.X.Data[int(s1[order[a]])*cols+f] < s.X.Data[int(s1[order[b]])*cols+f]
-		})
-		for c := 0; c < s.classes; c++ {
-			prefix[c] = [2]uint64{}
-		}
-		for k := 0; k < m; k++ {
-			for c := 0; c < s.classes; c++ {
-				prefix[(k+1)*s.classes+c] = xor(prefix[k*s.classes+c], z[order[k]*s.classes+c])
-			}
-		}
-		for p := 0; p <= m; p++ {
-			if p > 0 && p < m && val(p-1) == val(p) {
-				continue // no threshold separates equal values
-			}
-			var thr float32
-			switch {
-			case p == 0:
-				thr = float32(math.Inf(-1))
-			case p == m:
-				thr = float32(math.Inf(1))
-			default:
-				thr = val(p-1) + (val(p)-val(p-1))/2
-				if thr >= val(p) { // float32 midpoint rounding
-					thr = val(p - 1)
-				}
-			}
-			for a := 0; a < s.classes; a++ {
-				for b := 0; b < s.classes; b++ {
-					if a == b {
-						continue
-					}
-					// Left rows labelled a, right rows b.
-					h := xor(prefix[p*s.classes+a], xor(all[b], prefix[p*s.classes+b]))
-					if _, dup := seen[h]; dup {
-						continue
-					}
-					seen[h] = struct{}{}
-					cands = append(cands, stump{f, thr, int32(a), int32(b)})
-				}
-			}
-		}
-	}
-	return cands
+	return cands[i].Predict(x), nil
 }
 
 // Votes implements voter: one vote for each row's private prediction.
@@ -303,3 +185,106 @@ func (s *stableEM) Votes(x *learners.Matrix, counts []int32) {
 		counts[i*s.classes+int(c)] = 1
 	}
 }
+
+// stableEMMechanism is stable-em (above): every answered query is one pure
+// ε-DP event of ε = ln(1 + C·β/γ); it plans q, γ and ε_EM so that every
+// planned query fits the budget.
+type stableEMMechanism struct{}
+
+func (stableEMMechanism) Name() string { return MechanismStableEM }
+
+func (stableEMMechanism) Noise() string {
+	return "Poisson subsets, exponential mechanism by exact permute-and-flip (Bernoulli(exp(−γ)) coins, Canonne, Kamath, Steinke 2020) and exact uniform label mixing"
+}
+
+func (stableEMMechanism) validate(cfg *Config) error { return validatePure(cfg) }
+
+func (m stableEMMechanism) build(a *aggregator, p MechanismParams) error {
+	eps0, err := m.eventEps(a.classes, p)
+	if err != nil {
+		return err
+	}
+	a.epsAnswer = eps0
+	a.rhoAnswer = rdp.PureDPRho(eps0)
+	return nil
+}
+
+func (stableEMMechanism) eventEps(classes int, p MechanismParams) (float64, error) {
+	q, g, e, err := stableEMParams(p)
+	if err != nil {
+		return 0, err
+	}
+	return rdp.FlipEps(rdp.StableTV(q, e), g, classes), nil
+}
+
+func (stableEMMechanism) planEvents(l *Labeler, td *teacherData, f *pureFilter, p *MechanismParams, queries int64) error {
+	if queries < 0 {
+		return invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan stable-em for")
+	}
+	if err := planStableEM(p, l.cfg.Epsilon, f.deltaZ, queries, len(td.classes.values)); err != nil {
+		return invalid("planning stable-em: %v", err)
+	}
+	f.event = "one ε-private prediction of stable-em (Dagan & Feldman 2020, Corollary 1)"
+	return nil
+}
+
+func (stableEMMechanism) capEvents(f *pureFilter, _ *MechanismParams, queries int64) error {
+	capByQueries(f, queries)
+	return nil
+}
+
+func (stableEMMechanism) describe(pr *PureDPReport, p MechanismParams, _ *aggregator) {
+	q, g, e, _ := stableEMParams(p)
+	pr.Beta = Float(rdp.StableTV(q, e))
+	pr.Gamma = Float(g)
+	pr.Note = "β = q + (1−q)·tanh(ε_EM/2) (Poisson subset S1 of rate q, exponential mechanism of ε_EM); ε per query = ln(1 + C·β/γ); every answered query is one event"
+}
+
+func (stableEMMechanism) failureShare() float64 { return 0 }
+
+func (stableEMMechanism) learnerName() string { return "decision stumps (stable-em)" }
+
+// learner keeps the sensitive rows: its parameters are planned later, and
+// start indexes the rows with them.
+func (stableEMMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
+	return &stableEM{X: X, y: y, classes: classes}, nil
+}
+
+// start indexes the sensitive rows with the planned parameters.
+func (s *stableEM) start(_ *Labeler, p MechanismParams, _ *aggregator, _ budget) error {
+	se, err := newStableEM(s.X, s.y, s.classes, p)
+	if err != nil {
+		return err
+	}
+	*s = *se
+	return nil
+}
+
+// startBatch gives each batch's predictions their own noise stream.
+func (s *stableEM) startBatch(l *Labeler, first int64) {
+	s.src = l.source(streamStableEM + uint64(first)<<8)
+}
+
+func (stableEMMechanism) auditEvents(rep *Report) error {
+	if sp, q := rep.Spent, rep.Queries; sp.PureEvents != q.Answered {
+		return invalid("report: stable-em charges one event per answer: %d events, %d answers", sp.PureEvents, q.Answered)
+	}
+	return nil
+}
+
+// auditParams re-derives β and γ.
+func (stableEMMechanism) auditParams(rep *Report, res *AuditResult) error {
+	pr := rep.PureDP
+	q, gm, e, err := stableEMParams(rep.Params)
+	if err != nil {
+		return invalid("report parameters: %v", err)
+	}
+	tv := rdp.StableTV(q, e)
+	res.add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
+	res.add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	return nil
+}
+
+func (stableEMMechanism) auditFailure(*Report, *AuditResult, float64) error { return nil }
+
+func (stableEMMechanism) explainFailure(float64) string { return "" }

@@ -1,8 +1,6 @@
 package label
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/pate-tool/pate/label/noise"
@@ -16,69 +14,6 @@ func testStableEM(t *testing.T, rows [][]float32, y []int32, classes int, p Mech
 		t.Fatal(err)
 	}
 	return s
-}
-
-// TestStableEMLabellings: the candidates are exactly one stump per distinct
-// labelling of S1 by the stump class (brute force over every threshold
-// and class pair), and their errors are counted right.
-func TestStableEMLabellings(t *testing.T) {
-	rows := [][]float32{{0, 3}, {1, 1}, {1, 2}, {2, 0}, {3, 5}, {4, 1}, {5, 4}, {5, 5}}
-	y := []int32{0, 2, 1, -1, 1, 0, 2, 2}
-	const classes = 3
-	s := testStableEM(t, rows, y, classes, MechanismParams{SubsetRate: "1", Gamma: "0.5", EMEpsilon: "1"})
-	for _, s1 := range [][]int32{{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2}, {4}, {}} {
-		cands := s.labellings(s1, rand.New(rand.NewPCG(1, 2)))
-		key := func(h stump) string {
-			b := make([]byte, len(s1))
-			for i, r := range s1 {
-				b[i] = byte(h.predict(rows[r]))
-			}
-			return string(b)
-		}
-		got := map[string]bool{}
-		for _, h := range cands {
-			k := key(h)
-			if got[k] {
-				t.Errorf("S1 %v: labelling %v twice", s1, []byte(k))
-			}
-			got[k] = true
-		}
-		want := map[string]bool{}
-		for f := 0; f < 2; f++ {
-			thrs := []float32{float32(math.Inf(-1)), float32(math.Inf(1))}
-			for _, r := range rows {
-				thrs = append(thrs, r[f])
-			}
-			for _, thr := range thrs {
-				for a := int32(0); a < classes; a++ {
-					for b := int32(0); b < classes; b++ {
-						if a != b {
-							want[key(stump{f, thr, a, b})] = true
-						}
-					}
-				}
-			}
-		}
-		if len(got) != len(want) {
-			t.Errorf("S1 %v: %d distinct labellings, brute force %d", s1, len(got), len(want))
-		}
-		for k := range want {
-			if !got[k] {
-				t.Errorf("S1 %v: labelling %v missing", s1, []byte(k))
-			}
-		}
-		for _, h := range cands {
-			var e int64
-			for r, row := range rows {
-				if y[r] >= 0 && h.predict(row) != y[r] {
-					e++
-				}
-			}
-			if s.errors(h) != e {
-				t.Errorf("stump %+v: %d errors, brute force %d", h, s.errors(h), e)
-			}
-		}
-	}
 }
 
 func TestPlanStableEM(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-// svt (issue 5): model-agnostic private aggregation through stability
+// svt: model-agnostic private aggregation through stability
 // (Bassily, Thakkar, Thakurta 2018, "Model-agnostic private learning",
 // Algorithm A_stab): the distance to instability of the teachers' majority
 // (how many teachers must change their vote before the majority changes,
@@ -212,8 +212,8 @@ func svtPlanThreshold(p MechanismParams, queries, instances int64, delta float64
 func (l *Labeler) FailureDelta() float64 {
 	cfg := &l.cfg
 	fd := DiscoveryDelta(cfg.Delta, !l.discoversClasses())
-	if cfg.Mechanism == MechanismSVT {
-		fd += cfg.Delta * svtDeltaShare
+	if m, ok := pureEvents(cfg.Mechanism); ok {
+		fd += cfg.Delta * m.failureShare()
 	}
 	return fd
 }
@@ -225,7 +225,7 @@ func (l *Labeler) FailureDelta() float64 {
 // max(λρ_B, min(ε, λε²/2)) at every order λ. ok is false for other runs.
 func (l *Labeler) PureMax() (eps, rhoB float64, ok bool) {
 	cfg := &l.cfg
-	if !isPure(cfg.Mechanism) || !(cfg.Epsilon > 0) || l.discoversClasses() {
+	if _, pure := pureEvents(cfg.Mechanism); !pure || !(cfg.Epsilon > 0) || l.discoversClasses() {
 		return 0, 0, false
 	}
 	return cfg.Epsilon, rdp.RhoForEps(cfg.Epsilon, cfg.Delta), true
@@ -236,4 +236,121 @@ func (l *Labeler) PureMax() (eps, rhoB float64, ok bool) {
 // public vote indices).
 func (l *Labeler) discoversClasses() bool {
 	return l.cfg.Classes == nil && l.cfg.VotesFormat == ""
+}
+
+// svtMechanism is svt (above): each sparse-vector instance is one pure
+// ε0-DP event; stable answers are free. It plans ε0 from the budget for
+// the planned number of instances (--svt-cutoff) and the threshold w so
+// that a query whose majority is not stable passes with probability at
+// most its share of δ.
+type svtMechanism struct{}
+
+func (svtMechanism) Name() string { return MechanismSVT }
+
+func (svtMechanism) Noise() string {
+	return "discrete Laplace (Canonne, Kamath, Steinke 2020) on the sparse vector's threshold and queries, sampled exactly with integer arithmetic"
+}
+
+func (svtMechanism) validate(cfg *Config) error { return validatePure(cfg) }
+
+func (m svtMechanism) build(a *aggregator, p MechanismParams) error {
+	eps0, err := m.eventEps(a.classes, p)
+	if err != nil {
+		return err
+	}
+	a.epsAnswer = eps0
+	a.svt, err = newSVT(p, eps0)
+	return err
+}
+
+func (svtMechanism) eventEps(_ int, p MechanismParams) (float64, error) {
+	_, e, err := parsePositive("svt-epsilon0", p.SVTEpsilon0)
+	return e, err
+}
+
+func (svtMechanism) planEvents(l *Labeler, td *teacherData, f *pureFilter, p *MechanismParams, queries int64) error {
+	cfg := &l.cfg
+	if queries < 0 {
+		return invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan svt for")
+	}
+	if td.discovery != nil {
+		cfg.warn("svt without --classes: the private class discovery is Gaussian, so only the zCDP reading of the instances applies (their ε0 is much smaller); declare the classes with --classes if they are public")
+	}
+	f.extraDelta = cfg.Delta * svtDeltaShare
+	f.deltaZ -= f.extraDelta
+	if p.SVTEpsilon0 == "" {
+		c := p.SVTCutoff
+		if c == 0 {
+			c = DefaultSVTCutoff
+		}
+		e, err := rdp.PlanPureEps(cfg.Epsilon, f.deltaZ, c, f.rho0)
+		if err != nil {
+			return fmt.Errorf("%w: planning svt: %v", ErrBudgetRefused, err)
+		}
+		p.SVTEpsilon0 = decimal(e)
+	}
+	f.event = "one sparse-vector instance (AboveThreshold, ended by an unstable query)"
+	return nil
+}
+
+// capEvents plans for as many instances as the cap allows, and checks the
+// threshold against its share of δ.
+func (svtMechanism) capEvents(f *pureFilter, p *MechanismParams, queries int64) error {
+	capByQueries(f, queries)
+	p.SVTCutoff = f.max
+	if p.SVTThreshold == 0 {
+		w, err := svtPlanThreshold(*p, queries, f.max, f.extraDelta)
+		if err != nil {
+			return invalid("planning svt: %v", err)
+		}
+		p.SVTThreshold = w
+	}
+	if bad, err := svtFailureDelta(*p, queries, f.max); err != nil || bad > f.extraDelta {
+		return invalid("--svt-threshold %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)",
+			p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
+	}
+	return nil
+}
+
+func (svtMechanism) describe(pr *PureDPReport, p MechanismParams, agg *aggregator) {
+	pr.Unstable = agg.svt.unstable
+	pr.Note = fmt.Sprintf("distance-to-instability threshold w = %d; discrete Laplace noise of scale 2/ε0 on the threshold, 4/ε0 on each query; "+
+		"an unstable query abstains and ends its instance", p.SVTThreshold)
+}
+
+func (svtMechanism) failureShare() float64 { return svtDeltaShare }
+
+func (svtMechanism) auditEvents(rep *Report) error {
+	sp, q, pr := rep.Spent, rep.Queries, rep.PureDP
+	if pr.Unstable+q.Answered != q.Seen {
+		return invalid("report: svt: %d unstable + %d answered ≠ %d queries", pr.Unstable, q.Answered, q.Seen)
+	}
+	if sp.PureEvents < pr.Unstable || sp.PureEvents > pr.Unstable+1 || (q.Seen > 0 && sp.PureEvents == 0) {
+		return invalid("report: svt: %d instances for %d unstable queries", sp.PureEvents, pr.Unstable)
+	}
+	return nil
+}
+
+func (svtMechanism) auditParams(*Report, *AuditResult) error { return nil }
+
+// auditFailure re-derives the stable-release failure δ for the planned
+// queries.
+func (svtMechanism) auditFailure(rep *Report, res *AuditResult, extra float64) error {
+	pr, q := rep.PureDP, rep.Queries
+	m := rep.PlannedQueries
+	res.add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
+	bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
+	if err != nil {
+		return invalid("report parameters: %v", err)
+	}
+	res.add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
+		"svt's share of δ for a query reported stable whose majority could change")
+	res.add("stable-release failure δ", extra, bad, bad <= extra,
+		fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
+	return nil
+}
+
+func (svtMechanism) explainFailure(extra float64) string {
+	return fmt.Sprintf("A query reported stable releases the teachers' majority at no further cost; the probability that any query whose majority could change is reported stable is at most %g, and is part of δ.",
+		extra)
 }

@@ -73,110 +73,153 @@ func releaseAll(recs []arrow.Record) {
 	}
 }
 
-// trainTeachers fixes the class set from the sensitive batches recs,
+// sensitiveData is the sensitive rows as trainTeachers prepares them.
+type sensitiveData struct {
+	recs      []arrow.Record
+	labels    [][]string // canonical label text per row ("" for null), per label column
+	hasLab    [][]bool   // whether the row has a usable label, per label column
+	starts    []int      // first row of each batch
+	total     int        // rows
+	ids       [][32]byte // SHA-256 of each row's privacy-unit identity
+	teacherOf []int      // each row's teacher
+}
+
+// trainTeachers fixes the class sets from the sensitive batches recs,
 // partitions their privacy units over the teachers and trains one model per
-// teacher. The caller keeps ownership of recs.
+// (label column, teacher). The caller keeps ownership of recs.
 func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
 	cfg := &l.cfg
+	sd := l.readLabels(recs)
+	if err := l.partition(sd); err != nil {
+		return nil, nil, err
+	}
+	// A label column without a usable value is not an error either: with
+	// --classes its teachers all vote the fixed class, and without them the
+	// private class discovery (a charged test) is what refuses the run.
+	for j, lf := range l.labelFields {
+		if !slices.Contains(sd.hasLab[j], true) {
+			cfg.diagnose("%s: the label column %q has no usable value", cfg.sens(), lf.Name)
+		}
+	}
+	td, err := l.classSets(sd)
+	if err != nil {
+		return nil, nil, err
+	}
+	teacherRows, y := l.assignRows(sd, td)
+	X, err := l.encodeSensitive(sd, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := l.fitTeachers(ctx, td, X, y, teacherRows); err != nil {
+		return nil, nil, err
+	}
+	return td.labels[0].ens, td, nil
+}
 
-	// Labels row by row, per label column; privacy-unit identities (a
-	// SHA-256 of the unit's canonical bytes) batch by batch, in parallel.
+// readLabels reads the label columns' values row by row.
+func (l *Labeler) readLabels(recs []arrow.Record) *sensitiveData {
 	nl := len(l.labelFields)
-	var (
-		labels = make([][]string, nl) // canonical label text per row ("" for null), per label column
-		hasLab = make([][]bool, nl)
-		total  int
-		starts []int // first row of each batch
-	)
+	sd := &sensitiveData{recs: recs, labels: make([][]string, nl), hasLab: make([][]bool, nl)}
 	for _, rec := range recs {
 		s := rec.Schema()
 		for j, lf := range l.labelFields {
 			lc := rec.Column(s.FieldIndices(lf.Name)[0])
 			for i := 0; i < int(rec.NumRows()); i++ {
 				v, ok := valueText(lc, i)
-				labels[j] = append(labels[j], v)
-				hasLab[j] = append(hasLab[j], ok)
+				sd.labels[j] = append(sd.labels[j], v)
+				sd.hasLab[j] = append(sd.hasLab[j], ok)
 			}
 		}
-		starts = append(starts, total)
-		total += int(rec.NumRows())
+		sd.starts = append(sd.starts, sd.total)
+		sd.total += int(rec.NumRows())
 	}
-	// Partition: one keyed random function of the unit identity, shared by
-	// every label column, so a unit's rows all go to one teacher, which
-	// learns one model per label column (Bun, Nissim, Stemmer). Each batch's
-	// goroutine has a partitioner of its own, under the one key.
+	return sd
+}
+
+// partition computes the privacy-unit identities (a SHA-256 of the unit's
+// canonical bytes) batch by batch, in parallel, and each row's teacher: one
+// keyed random function of the unit identity, shared by every label column,
+// so a unit's rows all go to one teacher, which learns one model per label
+// column (Bun, Nissim, Stemmer). Each batch's goroutine has a partitioner
+// of its own, under the one key.
+func (l *Labeler) partition(sd *sensitiveData) error {
+	cfg := &l.cfg
 	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
-	var nullUnits atomic.Int64     // rows dropped for a null privacy unit
-	ids := make([][32]byte, total) // SHA-256 of each row's unit identity
-	teacherOf := make([]int, total)
-	{
-		g := new(errgroup.Group)
-		g.SetLimit(runtime.GOMAXPROCS(0))
-		for bi, rec := range recs {
-			g.Go(func() error {
-				part := part.clone()
-				var uc arrow.Array
-				if cfg.PrivacyUnit != "" {
-					uc = rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
-				}
-				n := int(rec.NumRows())
-				if uc != nil {
-					var buf []byte
-					for i := 0; i < n; i++ {
-						r := starts[bi] + i
-						if uc.IsNull(i) {
-							// A row without a unit belongs to no one the
-							// guarantee can name: it is dropped (its
-							// labels count as missing), silently. Failing
-							// would reveal that such a row exists.
-							for j := range hasLab {
-								hasLab[j][r] = false
-							}
-							nullUnits.Add(1)
-							continue
-						}
-						buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
-						ids[r] = sha256.Sum256(buf)
-						teacherOf[r] = part.teacher(ids[r][:])
-					}
-					return nil
-				}
-				// The whole row is the unit: identities a block of rows at
-				// a time, column by column.
-				cols := rec.Columns()
-				blk := make([][]byte, min(n, 256))
-				for lo := 0; lo < n; lo += len(blk) {
-					rows := blk[:min(len(blk), n-lo)]
-					for k := range rows {
-						rows[k] = append(rows[k][:0], 0)
-					}
-					rowIdentities(rows, cols, lo)
-					for k, id := range rows {
-						r := starts[bi] + lo + k
-						ids[r] = sha256.Sum256(id)
-						teacherOf[r] = part.teacher(ids[r][:])
-					}
-				}
+	var nullUnits atomic.Int64 // rows dropped for a null privacy unit
+	sd.ids = make([][32]byte, sd.total)
+	sd.teacherOf = make([]int, sd.total)
+	g := new(errgroup.Group)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for bi, rec := range sd.recs {
+		g.Go(func() error {
+			part := part.clone()
+			if cfg.PrivacyUnit != "" {
+				uc := rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
+				nullUnits.Add(sd.unitIdentities(part, uc, sd.starts[bi]))
 				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, nil, err
-		}
+			}
+			sd.rowIdentities(part, rec, sd.starts[bi])
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if n := nullUnits.Load(); n > 0 {
 		cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), n, cfg.PrivacyUnit)
 	}
-	// A label column without a usable value is not an error either: with
-	// --classes its teachers all vote the fixed class, and without them the
-	// private class discovery (a charged test) is what refuses the run.
-	for j, lf := range l.labelFields {
-		if !slices.Contains(hasLab[j], true) {
-			cfg.diagnose("%s: the label column %q has no usable value", cfg.sens(), lf.Name)
+	return nil
+}
+
+// unitIdentities identifies the rows of one batch, from its row first on,
+// by their privacy-unit column uc, and returns how many rows it dropped.
+func (sd *sensitiveData) unitIdentities(part *partitioner, uc arrow.Array, first int) int64 {
+	var buf []byte
+	var dropped int64
+	for i := 0; i < uc.Len(); i++ {
+		r := first + i
+		if uc.IsNull(i) {
+			// A row without a unit belongs to no one the guarantee can
+			// name: it is dropped (its labels count as missing),
+			// silently. Failing would reveal that such a row exists.
+			for j := range sd.hasLab {
+				sd.hasLab[j][r] = false
+			}
+			dropped++
+			continue
+		}
+		buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
+		sd.ids[r] = sha256.Sum256(buf)
+		sd.teacherOf[r] = part.teacher(sd.ids[r][:])
+	}
+	return dropped
+}
+
+// rowIdentities identifies the rows of one batch, from its row first on,
+// when the whole row is the unit: a block of rows at a time, column by
+// column.
+func (sd *sensitiveData) rowIdentities(part *partitioner, rec arrow.Record, first int) {
+	n := int(rec.NumRows())
+	cols := rec.Columns()
+	blk := make([][]byte, min(n, 256))
+	for lo := 0; lo < n; lo += len(blk) {
+		rows := blk[:min(len(blk), n-lo)]
+		for k := range rows {
+			rows[k] = append(rows[k][:0], 0)
+		}
+		rowIdentities(rows, cols, lo)
+		for k, id := range rows {
+			r := first + lo + k
+			sd.ids[r] = sha256.Sum256(id)
+			sd.teacherOf[r] = part.teacher(sd.ids[r][:])
 		}
 	}
+}
 
-	// Class sets: declared (public) or released privately, per label column.
+// classSets fixes each label column's class set: declared (public) or
+// released privately.
+func (l *Labeler) classSets(sd *sensitiveData) (*teacherData, error) {
+	cfg := &l.cfg
 	td := &teacherData{}
 	for j, lf := range l.labelFields {
 		ld := &labelData{name: lf.Name, field: lf}
@@ -184,49 +227,57 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			var err error
 			ld.classes, err = newClassSet(lf.Type, cfg.Classes)
 			if err != nil {
-				return nil, nil, invalid("--classes: %v", err)
+				return nil, invalid("--classes: %v", err)
 			}
 			ld.classesSource = "declared with --classes"
-		} else if err := l.discoverClasses(ld, j, labels[j], hasLab[j], ids); err != nil {
+		} else if err := l.discoverClasses(ld, j, sd.labels[j], sd.hasLab[j], sd.ids); err != nil {
 			// The refusal reveals the discoveries run so far: charge them.
-			return nil, nil, spentBefore(err, td.discoveryRho+ld.discoveryRho)
+			return nil, spentBefore(err, td.discoveryRho+ld.discoveryRho)
 		}
 		td.labels = append(td.labels, ld)
 		td.discoveryRho += ld.discoveryRho
 		td.discoveryDelta += ld.discoveryDelta
 	}
 	td.classes, td.classesSource, td.discovery = td.labels[0].classes, td.labels[0].classesSource, td.labels[0].discovery
+	return td, nil
+}
 
-	// Fewer units than teachers is not an error: whether the run goes ahead
-	// must not depend on the number of units (k units would release and
-	// k−1 abort). Teachers without rows vote the fixed class (constModel);
-	// how many there are is a not-private diagnostic.
+// assignRows lists each teacher's rows and each row's class index, per
+// label column.
+//
+// Fewer units than teachers is not an error: whether the run goes ahead
+// must not depend on the number of units (k units would release and k−1
+// abort). Teachers without rows vote the fixed class (constModel); how many
+// there are is a not-private diagnostic.
+func (l *Labeler) assignRows(sd *sensitiveData, td *teacherData) (teacherRows [][][]int, y [][]int32) {
+	cfg := &l.cfg
+	nl := len(td.labels)
 	if cfg.Diagnose != nil {
-		units := make(map[[32]byte]struct{}, min(total, cfg.Teachers))
-		for i := 0; i < total && len(units) < cfg.Teachers; i++ {
-			if usable(hasLab, i) {
-				units[ids[i]] = struct{}{}
+		units := make(map[[32]byte]struct{}, min(sd.total, cfg.Teachers))
+		for i := 0; i < sd.total && len(units) < cfg.Teachers; i++ {
+			if usable(sd.hasLab, i) {
+				units[sd.ids[i]] = struct{}{}
 			}
 		}
 		if len(units) < cfg.Teachers {
 			cfg.diagnose("%s has %d privacy units with a label, fewer than the %d teachers (--teachers)", cfg.sens(), len(units), cfg.Teachers)
 		}
 	}
-	teacherRows := make([][][]int, nl) // per label column, per teacher
-	y := make([][]int32, nl)
+	teacherRows = make([][][]int, nl) // per label column, per teacher
+	y = make([][]int32, nl)
 	for j, ld := range td.labels {
 		teacherRows[j] = make([][]int, cfg.Teachers)
-		y[j] = make([]int32, total)
-		for i := range ids {
-			if !hasLab[j][i] {
+		y[j] = make([]int32, sd.total)
+		for i := range sd.ids {
+			if !sd.hasLab[j][i] {
 				continue
 			}
-			c, ok := ld.classes.index[labels[j][i]]
+			c, ok := ld.classes.index[sd.labels[j][i]]
 			if !ok { // a class the public set does not have: it cannot be voted for
 				continue
 			}
 			y[j][i] = int32(c)
-			t := teacherOf[i]
+			t := sd.teacherOf[i]
 			teacherRows[j][t] = append(teacherRows[j][t], i)
 		}
 		empty := 0
@@ -243,31 +294,35 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			cfg.diagnose("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", empty, cfg.Teachers, what)
 		}
 	}
+	return teacherRows, y
+}
 
-	// Encode the sensitive rows with the public encoder.
-	// Batch by batch in parallel (the encoder is read-only).
+// encodeSensitive encodes the sensitive rows with the public encoder,
+// batch by batch in parallel (the encoder is read-only).
+func (l *Labeler) encodeSensitive(sd *sensitiveData, enc *learners.Encoder) (*learners.Matrix, error) {
 	dim := enc.Dim()
-	X := learners.NewMatrix(total, dim)
-	{
-		g := new(errgroup.Group)
-		g.SetLimit(runtime.GOMAXPROCS(0))
-		for bi, rec := range recs {
-			g.Go(func() error {
-				p, err := enc.Prepare(rec)
-				if err != nil {
-					return invalid("%s, batch %d: %v", cfg.sens(), bi, err)
-				}
-				lo, hi := starts[bi]*dim, (starts[bi]+p.Rows())*dim
-				p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: X.Data[lo:hi:hi]}) // in place
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, nil, err
-		}
+	X := learners.NewMatrix(sd.total, dim)
+	g := new(errgroup.Group)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for bi, rec := range sd.recs {
+		g.Go(func() error {
+			p, err := enc.Prepare(rec)
+			if err != nil {
+				return invalid("%s, batch %d: %v", l.cfg.sens(), bi, err)
+			}
+			lo, hi := sd.starts[bi]*dim, (sd.starts[bi]+p.Rows())*dim
+			p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: X.Data[lo:hi:hi]}) // in place
+			return nil
+		})
 	}
+	return X, g.Wait()
+}
 
-	// Train, one goroutine per core: one model per (label column, teacher).
+// fitTeachers trains one model per (label column, teacher), one goroutine
+// per core, and stacks each column's models into its ensemble.
+func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *learners.Matrix, y [][]int32, teacherRows [][][]int) error {
+	cfg := &l.cfg
+	nl := len(td.labels)
 	models := make([][]learners.Model, nl)
 	for j := range models {
 		models[j] = make([]learners.Model, cfg.Teachers)
@@ -293,13 +348,13 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			if err != nil {
 				return invalid("--learner: %v", err)
 			}
-			x := learners.NewMatrix(0, dim) // each teacher's rows in turn: Fit keeps no reference
+			x := learners.NewMatrix(0, X.Cols) // each teacher's rows in turn: Fit keeps no reference
 			for jt := range next {
 				j, t := jt[0], jt[1]
 				classes := len(td.labels[j].classes.values)
 				rows := teacherRows[j][t]
 				if len(rows) == 0 {
-					models[j][t] = constModel{classes: classes, dim: dim}
+					models[j][t] = constModel{classes: classes, dim: X.Cols}
 					continue
 				}
 				x.Reset(len(rows))
@@ -321,16 +376,16 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	for j, ld := range td.labels {
 		ens, err := learners.NewEnsemble(models[j], len(ld.classes.values))
 		if err != nil {
-			return nil, nil, fmt.Errorf("stacking the teachers: %w", err)
+			return fmt.Errorf("stacking the teachers: %w", err)
 		}
 		ld.ens = ens
 	}
-	return td.labels[0].ens, td, nil
+	return nil
 }
 
 // discoverClasses releases the set of label values privately, when the user

@@ -1,8 +1,10 @@
 // Package learners provides the numeric side of pate: a dense float32
 // Matrix, a feature Encoder that turns Arrow record batches into matrices,
 // the teacher learners (multinomial logistic regression, Gaussian naive
-// Bayes, CART decision tree) behind the Learner and Model interfaces, and the
-// Ensemble that counts the teachers' votes.
+// Bayes, CART decision tree) behind the Learner and Model interfaces, the
+// Ensemble that counts the teachers' votes, and the decision stumps of the
+// seed papers' private learners (Stump, StumpIndex: their learning half; the
+// private choice among them is package label's).
 //
 // The package knows numbers and Arrow arrays, nothing of files or privacy
 // mechanisms. It upholds privacy invariant 2 of the design: an Encoder is

@@ -1,0 +1,196 @@
+package label
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/pate-tool/pate/learners"
+)
+
+// Mechanism is one way of answering a query (a public row) from the
+// sensitive data: what each of its events charges the budget, how its
+// parameters are planned from a budget, and how it answers. Every mechanism
+// is one file of this package (lnmax.go, gnmax.go, confident.go, svt.go,
+// stableem.go, privlearner.go); the registry below is the only place that
+// maps a --mechanism name to one. The engine asks a mechanism what it can
+// do (the narrower interfaces below), never what it is called.
+//
+// The mechanisms stay in package label rather than a sub-package: they fill
+// in the engine's aggregator, budget filter, configuration and report, and
+// a sub-package would have to import those from label while label imports
+// it back.
+type Mechanism interface {
+	// Name is the --mechanism value, and the report's "mechanism".
+	Name() string
+	// Noise describes its randomness, for the report.
+	Noise() string
+	// validate checks the settings of cfg it needs beyond those every run
+	// needs.
+	validate(cfg *Config) error
+	// build sets a up to answer queries with the parameters p: the noise it
+	// draws and what each event charges (a.rhoCheck, a.rhoAnswer,
+	// a.epsAnswer).
+	build(a *aggregator, p MechanismParams) error
+}
+
+// argmaxMechanism releases the noisy argmax of the teachers' votes and
+// charges a zCDP filter with a ρ fixed by its noise (lnmax, gnmax,
+// confident-gnmax).
+type argmaxMechanism interface {
+	Mechanism
+	// plan fills in the noise parameters p leaves empty so that n queries
+	// fit into rho (zCDP), a fraction frac of them answered and σ1 =
+	// ratio·σ2 where that applies.
+	plan(rho float64, n int64, p *MechanismParams, frac, ratio float64) error
+	// missing names the noise parameters without which it needs a budget
+	// to plan from; "" when p has them all.
+	missing(p MechanismParams) string
+	// complete fills in the parameters that do not depend on the budget,
+	// for a run of the given number of teachers.
+	complete(p *MechanismParams, teachers int)
+	// grid is the replicable rounding's grid (replicable.go) of the
+	// threshold check and of the argmax, in votes; votes converts a noise
+	// parameter to a width.
+	grid(p MechanismParams, votes gridVotes) (check, answer int64, err error)
+	// checksThreshold reports whether it puts a threshold check before
+	// each answer, so that it answers only a fraction of the queries it
+	// puts and its plan depends on --answered-fraction.
+	checksThreshold() bool
+	// pureAnswers reports whether each answer is a pure ε-DP event
+	// (a.epsAnswer), whose spend the audit also reads by basic
+	// composition.
+	pureAnswers() bool
+}
+
+// gridVotes converts the noise parameter s (its flag name, its decimal) of
+// standard deviation std·s into a replicable grid width in votes.
+type gridVotes func(name, s string, std float64) (int64, error)
+
+// eventMechanism charges a cap on pure ε-DP events, all of the same ε,
+// fixed before the run from the budget (pure.go).
+type eventMechanism interface {
+	Mechanism
+	// eventEps is the ε of one event with the parameters p over the given
+	// number of classes.
+	eventEps(classes int, p MechanismParams) (float64, error)
+	// planEvents fills in the parameters p leaves empty from the budget
+	// of f, before its cap is set, and says in f what one event is.
+	planEvents(l *Labeler, td *teacherData, f *pureFilter, p *MechanismParams, queries int64) error
+	// capEvents tightens the cap f.max with what is known before the run
+	// (queries, -1 when unknown) and completes p with what the cap fixes.
+	capEvents(f *pureFilter, p *MechanismParams, queries int64) error
+	// describe fills in its part of the report's pure-DP section.
+	describe(pr *PureDPReport, p MechanismParams, agg *aggregator)
+	// failureShare is the share of δ that is the probability its
+	// guarantee fails outright (not a conversion's share).
+	failureShare() float64
+	// auditEvents checks a report's count of events against its answers.
+	auditEvents(rep *Report) error
+	// auditParams re-derives its figures of the report's pure-DP section
+	// from the exact parameters.
+	auditParams(rep *Report, res *AuditResult) error
+	// auditFailure re-derives the failure δ (its share extra of δ).
+	auditFailure(rep *Report, res *AuditResult, extra float64) error
+	// explainFailure says what the failure δ is; "" when it has none.
+	explainFailure(extra float64) string
+}
+
+// rowMechanism learns from the sensitive rows themselves instead of
+// polling teachers trained on them.
+type rowMechanism interface {
+	eventMechanism
+	// learner prepares the voter from the encoded sensitive rows X (y: their
+	// class indices, -1 when unusable); head is the public head, enc the
+	// encoder fitted on it.
+	learner(l *Labeler, X *learners.Matrix, y []int32, classes int, enc *learners.Encoder, head []arrow.Record) (voter, error)
+	// learnerName names its learner, for the report.
+	learnerName() string
+}
+
+// starter is a voter with work to do once the budget is set and before
+// the first query: p are the planned parameters, b the budget.
+type starter interface {
+	start(l *Labeler, p MechanismParams, agg *aggregator, b budget) error
+}
+
+// batchStarter is a voter that draws noise of its own: startBatch gives it
+// the stream of the batch whose first row is first.
+type batchStarter interface {
+	startBatch(l *Labeler, first int64)
+}
+
+// registry lists the mechanisms, the default first.
+var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}}
+
+// Mechanisms lists the names of the aggregation mechanisms, the default
+// first.
+var Mechanisms = func() []string {
+	names := make([]string, len(registry))
+	for i, m := range registry {
+		names[i] = m.Name()
+	}
+	return names
+}()
+
+// lookup returns the mechanism of the given name.
+func lookup(name string) (Mechanism, error) {
+	for _, m := range registry {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown mechanism %q (valid: %v)", name, Mechanisms)
+}
+
+// mechanismOf returns the mechanism of a validated configuration.
+func mechanismOf(name string) Mechanism {
+	m, err := lookup(name)
+	if err != nil {
+		panic(err) // validate refuses unknown names
+	}
+	return m
+}
+
+// pureEvents returns the mechanism of the given name when it charges a cap
+// on pure ε-DP events.
+func pureEvents(name string) (eventMechanism, bool) {
+	m, err := lookup(name)
+	if err != nil {
+		return nil, false
+	}
+	e, ok := m.(eventMechanism)
+	return e, ok
+}
+
+// needsTeachers reports whether the named mechanism polls teachers.
+func needsTeachers(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return true
+	}
+	_, rows := m.(rowMechanism)
+	return !rows
+}
+
+// checksThreshold reports whether the named mechanism puts a threshold
+// check before each answer.
+func checksThreshold(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	am, ok := m.(argmaxMechanism)
+	return ok && am.checksThreshold()
+}
+
+// pureAnswers reports whether each answer of the named mechanism is a pure
+// ε-DP event.
+func pureAnswers(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	am, ok := m.(argmaxMechanism)
+	return ok && am.pureAnswers()
+}

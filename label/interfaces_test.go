@@ -1,0 +1,93 @@
+package label
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRegistry: every listed name maps to the mechanism of that name, and
+// every mechanism charges in exactly one way: a zCDP filter (the noisy
+// argmax of the votes) or a cap on pure ε-DP events.
+func TestRegistry(t *testing.T) {
+	if Mechanisms[0] != MechanismConfidentGNMax {
+		t.Errorf("default mechanism %q, want %q", Mechanisms[0], MechanismConfidentGNMax)
+	}
+	for _, name := range Mechanisms {
+		t.Run(name, func(t *testing.T) {
+			m, err := lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Name() != name {
+				t.Errorf("lookup(%q) is %q", name, m.Name())
+			}
+			if m.Noise() == "" {
+				t.Error("no description of the noise")
+			}
+			_, argmax := m.(argmaxMechanism)
+			_, events := m.(eventMechanism)
+			if argmax == events {
+				t.Errorf("argmax mechanism %v, pure events %v: want exactly one", argmax, events)
+			}
+			if _, rows := m.(rowMechanism); rows && !events {
+				t.Error("learns from the rows but does not charge pure events")
+			}
+		})
+	}
+	if _, err := lookup("nonesuch"); err == nil {
+		t.Error("lookup of an unknown name succeeded")
+	}
+}
+
+// TestNoSwitchOnMechanismName: outside the registry, the package asks a
+// mechanism what it can do and never compares its name (a comparison or a
+// case on a Mechanism* name constant, or on one of the names as a string).
+func TestNoSwitchOnMechanismName(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, n := range Mechanisms {
+		names[n] = true
+	}
+	isName := func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return strings.HasPrefix(e.Name, "Mechanism") && e.Name != "MechanismParams"
+		case *ast.BasicLit:
+			s, err := strconv.Unquote(e.Value)
+			return err == nil && names[s]
+		}
+		return false
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if (n.Op == token.EQL || n.Op == token.NEQ) && (isName(n.X) || isName(n.Y)) {
+					t.Errorf("%s: compares a mechanism's name", fset.Position(n.Pos()))
+				}
+			case *ast.CaseClause:
+				if slices.ContainsFunc(n.List, isName) {
+					t.Errorf("%s: a case on a mechanism's name", fset.Position(n.Pos()))
+				}
+			}
+			return true
+		})
+	}
+}
