@@ -1,6 +1,7 @@
 package label
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/pate-tool/pate/label/internal/fdp"
 	"github.com/pate-tool/pate/label/noise"
@@ -108,10 +111,15 @@ func pureCheck(mech string, eps float64, p fdp.Point) tradeoffCheck {
 
 // aggregatorTrial returns a trial that runs one query of a fresh copy of
 // the mechanism on counts, noise seeded by the trial's seed, and reports
-// whether pred holds of the outcome.
-func aggregatorTrial(t *testing.T, kind string, classes int, p MechanismParams, counts []int32, pred func(label int, o outcome) bool) func() func(uint64) bool {
+// whether pred holds of the outcome. width > 0 makes the query replicable
+// (replicable rounding on that grid, drawn after the noise as a run does):
+// post-processing, so the plain mechanism's claim must still hold.
+func aggregatorTrial(t *testing.T, kind string, classes int, p MechanismParams, width float64, counts []int32, pred func(label int, o outcome) bool) func() func(uint64) bool {
 	return func() func(uint64) bool {
 		a, err := newAggregator(kind, classes, p)
+		if err == nil && width > 0 {
+			a.round, err = newRounding(a, p, width, nil)
+		}
 		if err != nil {
 			t.Error(err)
 			return func(uint64) bool { return false }
@@ -124,10 +132,22 @@ func aggregatorTrial(t *testing.T, kind string, classes int, p MechanismParams, 
 				a.svt.src, a.svt.active = src, false
 			}
 			a.noiseFor(src, check, answer)
-			j, o := a.query(counts, check[0], answer, nil, &b)
+			var rd *roundDraw
+			if a.round != nil {
+				d := a.round.draw(src)
+				rd = &d
+			}
+			j, o := a.query(counts, check[0], answer, rd, &b)
 			return pred(j, o)
 		}
 	}
+}
+
+func replicable(width float64) string {
+	if width > 0 {
+		return fmt.Sprintf(", replicable grid %g", width)
+	}
+	return ""
 }
 
 // claimOf builds the mechanism as a run would and returns it: its fields
@@ -143,10 +163,10 @@ func claimOf(t *testing.T, kind string, classes int, p MechanismParams) *aggrega
 
 // runPair counts the false positives of reject on d0 and its false
 // negatives on d1.
-func runPair(t *testing.T, n int, kind string, classes int, p MechanismParams, d0, d1 []int32, reject func(int, outcome) bool) fdp.Point {
-	fp := countRuns(n, 1, aggregatorTrial(t, kind, classes, p, d0, reject))
+func runPair(t *testing.T, n int, kind string, classes int, p MechanismParams, width float64, d0, d1 []int32, reject func(int, outcome) bool) fdp.Point {
+	fp := countRuns(n, 1, aggregatorTrial(t, kind, classes, p, width, d0, reject))
 	accept := func(j int, o outcome) bool { return !reject(j, o) }
-	fn := countRuns(n, 2, aggregatorTrial(t, kind, classes, p, d1, accept))
+	fn := countRuns(n, 2, aggregatorTrial(t, kind, classes, p, width, d1, accept))
 	return fdp.Point{FP: fp, N0: n, FN: fn, N1: n}
 }
 
@@ -159,19 +179,21 @@ func TestTradeoffGNMax(t *testing.T) {
 		name    string
 		classes int
 		sigma   string
+		width   float64
 		d0, d1  []int32
 	}{
-		{"two classes", 2, "1.5", []int32{40, 40}, []int32{39, 41}},
-		{"three classes, third far below", 3, "2", []int32{40, 40, 0}, []int32{39, 41, 0}},
+		{"two classes", 2, "1.5", 0, []int32{40, 40}, []int32{39, 41}},
+		{"three classes, third far below", 3, "2", 0, []int32{40, 40, 0}, []int32{39, 41, 0}},
+		{"replicable, two classes", 2, "1.5", 2, []int32{40, 40}, []int32{39, 41}},
 	}
 	n := tradeoffRuns()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := MechanismParams{Sigma: tc.sigma}
 			a := claimOf(t, MechanismGNMax, tc.classes, p)
-			pt := runPair(t, n, MechanismGNMax, tc.classes, p, tc.d0, tc.d1,
+			pt := runPair(t, n, MechanismGNMax, tc.classes, p, tc.width, tc.d0, tc.d1,
 				func(j int, o outcome) bool { return o == outAnswered && j == 1 })
-			zcdpCheck("gnmax σ="+tc.sigma, a.rhoAnswer, pt).verify(t, 1)
+			zcdpCheck("gnmax σ="+tc.sigma+replicable(tc.width), a.rhoAnswer, pt).verify(t, 1)
 		})
 	}
 }
@@ -185,12 +207,15 @@ func TestTradeoffThreshold(t *testing.T) {
 	n := tradeoffRuns()
 	p := MechanismParams{Threshold: 60, Sigma1: "1.5", Sigma2: "15"}
 	a := claimOf(t, MechanismConfidentGNMax, 2, p)
-	for _, below := range []int32{1, 2} {
-		t.Run(fmt.Sprintf("top %d below T", below), func(t *testing.T) {
-			top := int32(p.Threshold) - below
-			pt := runPair(t, n, MechanismConfidentGNMax, 2, p, []int32{top, 1}, []int32{top + 1, 0},
+	for _, tc := range []struct {
+		below int32
+		width float64
+	}{{1, 0}, {2, 0}, {1, 1}} {
+		t.Run(fmt.Sprintf("top %d below T, replicable grid %g", tc.below, tc.width), func(t *testing.T) {
+			top := int32(p.Threshold) - tc.below
+			pt := runPair(t, n, MechanismConfidentGNMax, 2, p, tc.width, []int32{top, 1}, []int32{top + 1, 0},
 				func(_ int, o outcome) bool { return o == outAnswered })
-			zcdpCheck("confident-gnmax threshold σ1=1.5", a.rhoPerQuery(), pt).verify(t, 2)
+			zcdpCheck("confident-gnmax threshold σ1=1.5"+replicable(tc.width), a.rhoPerQuery(), pt).verify(t, 3)
 		})
 	}
 }
@@ -202,13 +227,16 @@ func TestTradeoffLNMax(t *testing.T) {
 	n := tradeoffRuns()
 	p := MechanismParams{LaplaceScale: "1"}
 	a := claimOf(t, MechanismLNMax, 2, p)
-	for _, gap := range []int32{2, 3} {
-		t.Run(fmt.Sprintf("gap %d", gap), func(t *testing.T) {
-			d0 := []int32{40 + gap, 40}
-			d1 := []int32{40 + gap - 1, 41}
-			pt := runPair(t, n, MechanismLNMax, 2, p, d0, d1,
+	for _, tc := range []struct {
+		gap   int32
+		width float64
+	}{{2, 0}, {3, 0}, {2, 1}} {
+		t.Run(fmt.Sprintf("gap %d, replicable grid %g", tc.gap, tc.width), func(t *testing.T) {
+			d0 := []int32{40 + tc.gap, 40}
+			d1 := []int32{40 + tc.gap - 1, 41}
+			pt := runPair(t, n, MechanismLNMax, 2, p, tc.width, d0, d1,
 				func(j int, o outcome) bool { return o == outAnswered && j == 1 })
-			pureCheck("lnmax b=1", a.epsAnswer, pt).verify(t, 2)
+			pureCheck("lnmax b=1"+replicable(tc.width), a.epsAnswer, pt).verify(t, 3)
 		})
 	}
 }
@@ -236,7 +264,7 @@ func TestTradeoffSVTFailure(t *testing.T) {
 			t.Fatalf("%v has distance %d, want 0", h, d)
 		}
 	}
-	pt := runPair(t, n, MechanismSVT, 2, p, d1, d0, func(j int, o outcome) bool { return o == outAnswered && j == 0 })
+	pt := runPair(t, n, MechanismSVT, 2, p, 0, d1, d0, func(j int, o outcome) bool { return o == outAnswered && j == 0 })
 	eps := a.epsAnswer
 	c := tradeoffCheck{mechanism: "svt failure δ (ε0=0.5, w=2)", claim: "δ", curve: fdp.Approx(eps, delta), claimed: delta,
 		lower: func(fpr, fnr float64) float64 { return math.Max(0, 1-fnr-math.Exp(eps)*fpr) }, point: pt}
@@ -250,7 +278,7 @@ func TestTradeoffSVTInstance(t *testing.T) {
 	n := tradeoffRuns()
 	p := MechanismParams{SVTEpsilon0: "2", SVTThreshold: 1}
 	a := claimOf(t, MechanismSVT, 2, p)
-	pt := runPair(t, n, MechanismSVT, 2, p, []int32{45, 40}, []int32{44, 41},
+	pt := runPair(t, n, MechanismSVT, 2, p, 0, []int32{45, 40}, []int32{44, 41},
 		func(_ int, o outcome) bool { return o == outAbstained })
 	pureCheck("svt instance ε0=2", a.epsAnswer, pt).verify(t, 1)
 }
@@ -320,6 +348,136 @@ func TestTradeoffClassDiscovery(t *testing.T) {
 			fn := n - kept(tau-below+1, 2)
 			zcdpCheck(fmt.Sprintf("class discovery σ=%s", probe.discovery.Sigma), probe.discoveryRho,
 				fdp.Point{FP: fp, N0: n, FN: fn, N1: n}).verify(t, 2)
+		})
+	}
+}
+
+// e2eData is a tiny sensitive file (one feature, equal to 0 on every row;
+// label 0 on zeros rows, label 1 on ones rows) and a public file of one row
+// with the same feature.
+func e2eData(mem memory.Allocator, zeros, ones int) (priv, pub *memReader) {
+	ps := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}, {Name: "label", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, ps)
+	defer b.Release()
+	for i := range zeros + ones {
+		b.Field(0).(*array.Float64Builder).Append(0)
+		b.Field(1).(*array.Int64Builder).Append(int64(btoi(i >= zeros)))
+	}
+	priv = &memReader{schema: ps, recs: []arrow.Record{b.NewRecord()}}
+	us := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	ub := array.NewRecordBuilder(mem, us)
+	defer ub.Release()
+	ub.Field(0).(*array.Float64Builder).Append(0)
+	pub = &memReader{schema: us, recs: []arrow.Record{ub.NewRecord()}}
+	return priv, pub
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestTradeoffEndToEnd runs the whole labelling pipeline (New, Run: read,
+// partition, train, vote, noise, release) on two neighbouring sensitive
+// files: D0 has k rows labelled 0 and k labelled 1, D1 one more row
+// labelled 1. One teacher (naive Bayes; every row has the same feature)
+// votes the majority, so the one row moves the histogram from (1, 0) to
+// (0, 1); GNMax with σ = 1.5 releases the label of one public row. The test
+// says D1 when the released label is 1. The claim is the run's own report:
+// its spent ρ (the whole run: one query, public classes). This checks the
+// report's figure against the released column for a one-query run; it
+// cannot see accounting that is only wrong over many queries.
+func TestTradeoffEndToEnd(t *testing.T) {
+	n := tradeoffRuns() / 200
+	const k = 3
+	cfg := Config{Label: "label", Classes: []string{"0", "1"}, Features: []string{"x"}, Teachers: 1, Learner: "nb",
+		Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "1.5"}, Delta: 1e-5, PublicRows: 1, BatchSize: 64}
+	var (
+		mu  sync.Mutex
+		rho float64
+	)
+	run := func(ones int) func() func(uint64) bool {
+		return func() func(uint64) bool {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			priv, pub := e2eData(mem, k, ones)
+			t.Cleanup(func() {
+				priv.release()
+				pub.release()
+				mem.AssertSize(t, 0)
+			})
+			return func(seed uint64) bool {
+				if t.Failed() {
+					return false
+				}
+				c := cfg
+				c.Seed, c.Allocator = &seed, mem
+				priv.next, pub.next = 0, 0
+				l, err := New(c, priv.schema, pub.schema)
+				if err != nil {
+					t.Error(err)
+					return false
+				}
+				var out collect
+				rep, err := l.Run(context.Background(), priv, pub, &out)
+				if err != nil || len(out.labels) != 1 {
+					t.Errorf("run: %v (%d labels)", err, len(out.labels))
+					return false
+				}
+				mu.Lock()
+				rho = max(rho, float64(rep.Spent.Rho))
+				mu.Unlock()
+				return out.labels[0] == 1
+			}
+		}
+	}
+	fp := countRuns(n, 1, run(k))
+	fn := n - countRuns(n, 2, run(k+1))
+	if t.Failed() {
+		return
+	}
+	zcdpCheck("end to end: gnmax σ=1.5, one query", rho, fdp.Point{FP: fp, N0: n, FN: fn, N1: n}).verify(t, 1)
+}
+
+// TestTradeoffAuditHasPower is the in-suite negative control (the full one
+// is .ci/mutation.sh): the audits above, with the claim read from a
+// mechanism whose ρ is half the sampled one's (ε half, for LNMax), must
+// fail.
+func TestTradeoffAuditHasPower(t *testing.T) {
+	n := tradeoffRuns()
+	gnmaxWins := func(j int, o outcome) bool { return o == outAnswered && j == 1 }
+	cases := []struct {
+		name           string
+		kind           string
+		claim, sampled MechanismParams
+		d0, d1         []int32
+		reject         func(int, outcome) bool
+		check          func(a *aggregator, p fdp.Point) tradeoffCheck
+	}{
+		{"gnmax, ρ halved", MechanismGNMax, MechanismParams{Sigma: "2.13"}, MechanismParams{Sigma: "1.5"},
+			[]int32{40, 40}, []int32{39, 41}, gnmaxWins,
+			func(a *aggregator, p fdp.Point) tradeoffCheck { return zcdpCheck("gnmax", a.rhoAnswer, p) }},
+		{"threshold, ρ halved", MechanismConfidentGNMax,
+			MechanismParams{Threshold: 60, Sigma1: "2.13", Sigma2: "15"}, MechanismParams{Threshold: 60, Sigma1: "1.5", Sigma2: "15"},
+			[]int32{59, 1}, []int32{60, 0}, func(_ int, o outcome) bool { return o == outAnswered },
+			func(a *aggregator, p fdp.Point) tradeoffCheck {
+				return zcdpCheck("threshold", a.rhoPerQuery(), p)
+			}},
+		{"lnmax, ε halved", MechanismLNMax, MechanismParams{LaplaceScale: "2"}, MechanismParams{LaplaceScale: "1"},
+			[]int32{42, 40}, []int32{41, 41}, gnmaxWins,
+			func(a *aggregator, p fdp.Point) tradeoffCheck { return pureCheck("lnmax", a.epsAnswer, p) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pt := runPair(t, n, tc.kind, 2, tc.sampled, 0, tc.d0, tc.d1, tc.reject)
+			c := tc.check(claimOf(t, tc.kind, 2, tc.claim), pt)
+			level := tradeoffFamilyError / 2
+			fpr, fnr := pt.Upper(level)
+			t.Logf("%s: claim %g, audited lower bound %.4g", tc.name, c.claimed, c.lower(fpr, fnr))
+			if !pt.Violates(c.curve, level) {
+				t.Errorf("the audit missed %s: FPR ≤ %.4f, FNR ≤ %.4f, curve %.4f", tc.name, fpr, fnr, c.curve(fpr))
+			}
 		})
 	}
 }
