@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -389,8 +391,18 @@ func btoi(b bool) int {
 // its spent ρ (the whole run: one query, public classes). This checks the
 // report's figure against the released column for a one-query run; it
 // cannot see accounting that is only wrong over many queries.
+//
+// Each run costs milliseconds, so the default sample (5,000 runs a side)
+// catches a fourfold error only; PATE_AUDIT_E2E_RUNS raises it (the
+// mutation check uses 30,000, enough for a twofold error in ρ).
 func TestTradeoffEndToEnd(t *testing.T) {
 	n := tradeoffRuns() / 200
+	if v := os.Getenv("PATE_AUDIT_E2E_RUNS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("PATE_AUDIT_E2E_RUNS=%q: want a positive integer", v)
+		}
+	}
 	const k = 3
 	cfg := Config{Label: "label", Classes: []string{"0", "1"}, Features: []string{"x"}, Teachers: 1, Learner: "nb",
 		Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "1.5"}, Delta: 1e-5, PublicRows: 1, BatchSize: 64}
