@@ -41,6 +41,9 @@ const tradeoffFamilyError = 1e-6
 
 // tradeoffRuns is the number of runs on each neighbour.
 func tradeoffRuns() int {
+	if raceEnabled {
+		return 20_000
+	}
 	if testing.Short() {
 		return 100_000
 	}
