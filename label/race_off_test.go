@@ -1,0 +1,5 @@
+//go:build !race
+
+package label
+
+const raceEnabled = false
