@@ -79,17 +79,17 @@ fi
 
 # Each mutant: name, file, fixed-string line fragment, its replacement, tests.
 mutants=(
-	"gnmax: ρ halved"                     label/mechanism.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes) / 2" TestTradeoffGNMax
-	"gnmax: σ halved"                     label/mechanism.go "if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {" "if a.answer, err = noise.NewDiscreteGaussian(new(big.Rat).Mul(r, big.NewRat(1, 2))); err != nil {" TestTradeoffGNMax
-	"threshold: ρ_check halved"           label/mechanism.go "a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)" "a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1) / 2" TestTradeoffThreshold
-	"threshold: σ1 halved"                label/mechanism.go "if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {" "if a.check, err = noise.NewDiscreteGaussian(new(big.Rat).Mul(r1, big.NewRat(1, 2))); err != nil {" TestTradeoffThreshold
-	"lnmax: claimed ε halved"             label/mechanism.go "a.epsAnswer = 2 / b" "a.epsAnswer = 1 / b" TestTradeoffLNMax
-	"lnmax: noise ε doubled (scale / 2)"  label/mechanism.go "if a.laplace, err = noise.NewDiscreteLaplace(r); err != nil {" "if a.laplace, err = noise.NewDiscreteLaplace(new(big.Rat).Mul(r, big.NewRat(1, 2))); err != nil {" TestTradeoffLNMax
+	"gnmax: ρ halved"                     label/gnmax.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes) / 2" TestTradeoffGNMax
+	"gnmax: σ halved"                     label/gnmax.go "g, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); g, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffGNMax
+	"threshold: ρ_check halved"           label/confident.go "a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)" "a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1) / 2" TestTradeoffThreshold
+	"threshold: σ1 halved"                label/confident.go "if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {" "half, _ := noise.ParseRat(\"1/2\"); if a.check, err = noise.NewDiscreteGaussian(r1.Mul(r1, half)); err != nil {" TestTradeoffThreshold
+	"lnmax: claimed ε halved"             label/lnmax.go "a.epsAnswer = 2 / b" "a.epsAnswer = 1 / b" TestTradeoffLNMax
+	"lnmax: noise ε doubled (scale / 2)"  label/lnmax.go "l, err := noise.NewDiscreteLaplace(r)" "half, _ := noise.ParseRat(\"1/2\"); l, err := noise.NewDiscreteLaplace(r.Mul(r, half))" TestTradeoffLNMax
 	"svt: failure δ quartered"            label/svt.go "return best * (1 + 1e-9)" "return best * (1 + 1e-9) / 4" TestTradeoffSVTFailure
-	"class discovery: ρ halved"           label/teachers.go "ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals))" "ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, len(vals)) / 2" TestTradeoffClassDiscovery
-	"class discovery: σ halved"           label/teachers.go "dg, err := noise.NewDiscreteGaussian(sr)" "dg, err := noise.NewDiscreteGaussian(new(big.Rat).Mul(sr, big.NewRat(1, 2)))" TestTradeoffClassDiscovery
-	"end to end: gnmax σ halved"          label/mechanism.go "if a.answer, err = noise.NewDiscreteGaussian(r); err != nil {" "if a.answer, err = noise.NewDiscreteGaussian(new(big.Rat).Mul(r, big.NewRat(1, 2))); err != nil {" TestTradeoffEndToEnd
-	"end to end: gnmax ρ halved"          label/mechanism.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, classes) / 2" TestTradeoffEndToEnd
+	"class discovery: ρ halved"           label/teachers.go "ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, max(len(vals), 1))" "ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, max(len(vals), 1)) / 2" TestTradeoffClassDiscovery
+	"class discovery: σ halved"           label/teachers.go "dg, err := noise.NewDiscreteGaussian(sr)" "half, _ := noise.ParseRat(\"1/2\"); dg, err := noise.NewDiscreteGaussian(sr.Mul(sr, half))" TestTradeoffClassDiscovery
+	"end to end: gnmax σ halved"          label/gnmax.go "g, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); g, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffEndToEnd
+	"end to end: gnmax ρ halved"          label/gnmax.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes) / 2" TestTradeoffEndToEnd
 )
 # Mutants the audits cannot see, printed for the record (not counted): the
 # claim is conservative by more than the mutation's factor (see the report).
