@@ -135,17 +135,17 @@ func runAggregate(c *cli.Context, e *env) error {
 	}
 	cfg = lab.Config()
 	// The write-ahead entry, before anything is released (the output's
-	// first batch waits for it, see countingWriter).
+	// first batch waits for it, see ledger.GatedWriter).
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
-	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
+	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
 	meta := initialMetadata(cfg)
 	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
 		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: reserve(cfg),
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
-		if entry, lerr := gate.wait(); lerr != nil {
+		if entry, lerr := gate.Wait(); lerr != nil {
 			return errors.Join(err, lerr)
 		} else if entry != nil { // nothing ran, nothing was released
 			if lerr := entry.End(0); lerr != nil {
@@ -164,9 +164,9 @@ func runAggregate(c *cli.Context, e *env) error {
 	if pub != nil {
 		pr = pub
 	}
-	cw := &countingWriter{w: w, gate: gate}
+	cw := &ledger.GatedWriter{W: w, Gate: gate}
 	rep, err := lab.RunVotes(ctx, votes, pr, cw)
-	entry, lerr := gate.wait()
+	entry, lerr := gate.Wait()
 	if lerr != nil { // refused or failed before the first batch: nothing was released
 		return lerr
 	}
@@ -174,7 +174,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		// As for pate label: only a user's interruption that released
 		// nothing is closed at zero; any other failure keeps the maximum.
 		if entry != nil {
-			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
+			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
 				if lerr := entry.End(0); lerr != nil {
 					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 				}

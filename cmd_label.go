@@ -220,10 +220,10 @@ func runLabel(c *cli.Context, e *env) error {
 
 	// issue 7: write-ahead ledger entry (the run's maximum spend), under the
 	// ledger's lock, before anything is released: at the first batch written
-	// (see countingWriter), or after the run when it wrote none.
+	// (see ledger.GatedWriter), or after the run when it wrote none.
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
-	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
+	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
 
 	// The output is created before the work starts, so an unwritable target
 	// fails at once; its metadata is completed when the run ends.
@@ -235,7 +235,7 @@ func runLabel(c *cli.Context, e *env) error {
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
-		if entry, lerr := gate.wait(); lerr != nil {
+		if entry, lerr := gate.Wait(); lerr != nil {
 			return errors.Join(err, lerr)
 		} else if entry != nil { // nothing ran, nothing was released
 			if lerr := entry.End(0); lerr != nil {
@@ -251,10 +251,10 @@ func runLabel(c *cli.Context, e *env) error {
 		}
 	}()
 
-	cw := &countingWriter{w: w, gate: gate}
+	cw := &ledger.GatedWriter{W: w, Gate: gate}
 	rep, err := lab.Run(ctx, sens, pub, cw)
 	bar.finish()
-	ledgerEntry, lerr := gate.wait()
+	ledgerEntry, lerr := gate.Wait()
 	if lerr != nil { // refused or failed before the first batch: nothing was released
 		return lerr
 	}
@@ -266,7 +266,7 @@ func runLabel(c *cli.Context, e *env) error {
 		// the data) that released nothing (a file output is released only
 		// by its final rename, a stream by its batches) is closed at zero.
 		if ledgerEntry != nil {
-			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
+			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
 				if lerr := ledgerEntry.End(0); lerr != nil {
 					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 				}
@@ -393,24 +393,6 @@ func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg la
 		printSummary(e, rep, out)
 	}
 	return true, nil
-}
-
-// countingWriter counts the rows written through it.
-type countingWriter struct {
-	w    label.RecordWriter
-	gate *ledgerGate
-	rows int64
-}
-
-func (c *countingWriter) Write(rec arrow.Record) error {
-	if _, err := c.gate.wait(); err != nil {
-		return err
-	}
-	if err := c.w.Write(rec); err != nil {
-		return err
-	}
-	c.rows += rec.NumRows()
-	return nil
 }
 
 // reportReserve is the room kept in the output's schema metadata for the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 )
@@ -122,12 +120,8 @@ func ledgerFlags() []cli.Flag {
 
 // ledgerRun is the write-ahead ledger of one run that spends budget.
 type ledgerRun struct {
-	l *ledger.Ledger
-	// dataset waits for the identity of the sensitive data, hashed in the
-	// background while the run reads and trains: only the begin entry,
-	// before the first output, needs it. content is the content hash (the
-	// identity too, unless --dataset names it).
-	dataset func() (id, content string, err error)
+	s        *ledger.Session
+	lifetime float64 // --lifetime-epsilon (0: none)
 }
 
 // openLedgerForLabel identifies --private for the ledger.
@@ -174,84 +168,23 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 	if err != nil {
 		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
 	}
-	var (
-		content string
-		hashErr error
-		done    = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		content, hashErr = contentID(path, hashStdin)
-		if hashErr != nil {
-			hashErr = fmt.Errorf("%s: %w", flag, hashErr)
-		}
-	}()
-	name := c.String("dataset")
-	dataset := func() (string, string, error) {
-		<-done
-		if hashErr != nil {
-			return "", "", hashErr
-		}
-		if name != "" {
-			return ledger.NamedID(name), content, nil
-		}
-		return content, content, nil
-	}
-	return &ledgerRun{l: l, dataset: dataset}, stdin, nil
-}
-
-// contentID hashes the rows of the input at path (stdin for -): a CSV as
-// text (ledger.ContentIDCSV: whatever types a reader would infer), any other
-// format through pate's reader.
-func contentID(path string, stdin io.Reader) (string, error) {
-	var in io.Reader
-	if path == "-" {
-		in = stdin
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		in = f
-	}
-	br := bufio.NewReaderSize(in, 1<<16)
-	head, _ := br.Peek(512)
-	if format, err := pateio.SniffFormat(head, path); err == nil && format == pateio.FormatCSV {
-		return ledger.ContentIDCSV(br)
-	}
-	r, err := pateio.Open(path, pateio.ReadOptions{Stdin: br})
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	return ledger.ContentID(r)
+	s := l.Session(c.String("dataset"), path, hashStdin, flag)
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
 }
 
 // record writes the begin entry of a run (write-ahead) into the dataset's
 // file, refusing it (ErrBudgetRefused) when it would take the dataset past
 // --lifetime-epsilon or reuses a seed.
-func (lr *ledgerRun) record(c *cli.Context, req ledger.BeginRequest) (*ledger.Run, error) {
-	id, content, err := lr.dataset()
-	if err != nil {
-		return nil, err
-	}
-	if req.Dataset, err = lr.l.Key(id); err != nil {
-		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
-	}
-	if id != content {
-		if req.Content, err = lr.l.Key(content); err != nil {
-			return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
-		}
-	}
-	run, err := lr.l.Begin(req, c.Float64("lifetime-epsilon"))
-	if errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) {
+func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
+	run, err := lr.s.Begin(req, lr.lifetime)
+	var se *ledger.StoreError
+	switch {
+	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused):
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("--ledger %s: %w", se.Dir, se.Err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("--ledger %s: %w", lr.l.Dir(), err)
-	}
-	return run, nil
+	return run, err
 }
 
 // sayRecorded tells the user, on stderr, that the run is in the ledger and
@@ -276,39 +209,9 @@ func seedMaterial(cfg label.Config) []byte {
 	return nil
 }
 
-// ledgerGate writes the ledger's begin entry in the background, as soon as
-// the sensitive data are hashed, while the run reads and trains. Nothing
-// leaves the process before it is written: a file output only at its final
-// rename, after the run; a stream only through the writer, whose first
-// Write waits for the gate. A refusal (--lifetime-epsilon) cancels the run.
-type ledgerGate struct {
-	done  chan struct{}
-	entry *ledger.Run
-	err   error
-}
-
-// startLedgerGate begins the entry in the background and calls cancel if
-// that fails.
-func startLedgerGate(begin func() (*ledger.Run, error), cancel func()) *ledgerGate {
-	g := &ledgerGate{done: make(chan struct{})}
-	go func() {
-		defer close(g.done)
-		if g.entry, g.err = begin(); g.err != nil {
-			cancel()
-		}
-	}()
-	return g
-}
-
-// wait returns the begin entry (nil without a ledger) once it is written.
-func (g *ledgerGate) wait() (*ledger.Run, error) {
-	<-g.done
-	return g.entry, g.err
-}
-
 // begin records the run's maximum spend before it starts (write-ahead),
 // refusing it when it would take the dataset past --lifetime-epsilon.
-func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config) (*ledger.Run, error) {
+func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, error) {
 	if lr == nil {
 		return nil, nil
 	}
@@ -329,7 +232,7 @@ func (lr *ledgerRun) begin(c *cli.Context, lab *label.Labeler, cfg label.Config)
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB
 	}
-	return lr.record(c, req)
+	return lr.record(req)
 }
 
 // endRun records a run's realized spend: its ρ, and for a run of pure

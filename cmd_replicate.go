@@ -183,7 +183,7 @@ func releaseReport(c *cli.Context, e *env, res *replicate.Result, eps float64) e
 			if err != nil || lr == nil {
 				return nil, err
 			}
-			return lr.record(c, req)
+			return lr.record(req)
 		},
 	})
 	var pe *replicate.ParamError
