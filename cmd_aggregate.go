@@ -139,9 +139,9 @@ func runAggregate(c *cli.Context, e *env) error {
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
-	meta := initialMetadata(cfg)
+	meta := label.OutputMetadata(cfg)
 	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
-		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: reserve(cfg),
+		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: label.MetadataReserve(cfg),
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)

@@ -227,11 +227,11 @@ func runLabel(c *cli.Context, e *env) error {
 
 	// The output is created before the work starts, so an unwritable target
 	// fails at once; its metadata is completed when the run ends.
-	meta := initialMetadata(cfg)
+	meta := label.OutputMetadata(cfg)
 	schema := arrow.NewSchema(lab.OutputSchema().Fields(), &meta)
 	w, err := pateio.Create(out, schema, pateio.WriteOptions{
 		Format: format, Zstd: c.Bool("zstd"), Allocator: mem, Stdout: e.stdout,
-		Reserve: reserve(cfg),
+		Reserve: label.MetadataReserve(cfg),
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
@@ -371,11 +371,7 @@ func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg la
 		}
 		defer os.Remove(reportTmp)
 	}
-	final := map[string]string{"pate.report": string(embeddedReport(rep))}
-	if cfg.Epsilon == 0 {
-		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
-	}
-	if err := w.Commit(final); err != nil {
+	if err := w.Commit(label.FinalMetadata(cfg, rep)); err != nil {
 		return false, fmt.Errorf("-o %s: %w", out, err)
 	}
 	if reportTmp != "" {
@@ -393,64 +389,6 @@ func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg la
 		printSummary(e, rep, out)
 	}
 	return true, nil
-}
-
-// reportReserve is the room kept in the output's schema metadata for the
-// final JSON report (its timeline is thinned to fit: see embeddedReport). A
-// report with its ~200-point timeline is about 17 KB.
-const reportReserve = 64 << 10
-
-// embeddedReport is the compact JSON report written into the output's
-// metadata. A long timeline (a stream of unknown length gets a point every
-// 1,000 rows, so millions of rows make a report of megabytes) is halved until
-// the report fits its reserve, keeping the last point; the --report file
-// keeps every point. Without this the run failed at the very end, after all
-// its work and spend, with "exceeds its reserve".
-func embeddedReport(rep *label.Report) []byte {
-	b, _ := json.Marshal(rep)
-	thin := *rep
-	for len(b) > reportReserve && len(thin.Timeline) > 2 {
-		tl := thin.Timeline
-		out := make([]label.TimePoint, 0, len(tl)/2+1)
-		for i := 0; i < len(tl); i += 2 {
-			out = append(out, tl[i])
-		}
-		if last := tl[len(tl)-1]; out[len(out)-1] != last {
-			out = append(out, last)
-		}
-		thin.Timeline = out
-		b, _ = json.Marshal(&thin)
-	}
-	return b
-}
-
-// reserve lists the metadata known only at the end of the run: the report,
-// and ε when no budget fixed it in advance.
-func reserve(cfg label.Config) map[string]int {
-	r := map[string]int{"pate.report": reportReserve}
-	if cfg.Epsilon == 0 {
-		r["pate.epsilon"] = 32
-	}
-	return r
-}
-
-func initialMetadata(cfg label.Config) arrow.Metadata {
-	eps := "pending"
-	if cfg.Epsilon > 0 {
-		eps = strconv.FormatFloat(cfg.Epsilon, 'g', -1, 64)
-	}
-	initial, _ := json.Marshal(map[string]any{
-		"tool": "pate", "version": version, "command": "label", "mechanism": cfg.Mechanism,
-		"status":  "streamed: the complete report is in the --report file",
-		"epsilon": cfg.Epsilon, "delta": cfg.Delta,
-	})
-	return arrow.MetadataFrom(map[string]string{
-		"pate.version":   version,
-		"pate.mechanism": cfg.Mechanism,
-		"pate.epsilon":   eps,
-		"pate.delta":     strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
-		"pate.report":    string(initial),
-	})
 }
 
 func printSummary(e *env, rep *label.Report, out string) {
