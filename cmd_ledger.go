@@ -46,13 +46,6 @@ add up, and the ρ converts to ε at the summed δ less the runs' failure δs.`,
 	}
 }
 
-func ledgerDir(c *cli.Context) (string, error) {
-	if d := c.String("ledger"); d != "" {
-		return d, nil
-	}
-	return ledger.DefaultDir()
-}
-
 func runLedgerShow(c *cli.Context, e *env) error {
 	dir, err := ledgerDir(c)
 	if err != nil {
@@ -106,16 +99,6 @@ func fnum(v float64) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.6g", v)
-}
-
-// ledgerFlags are the ledger flags of every command that spends budget.
-func ledgerFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
-		&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
-		&cli.StringFlag{Name: "dataset", Usage: "name the sensitive dataset in the ledger: runs with the same name compose, whatever their files (default: the dataset is its rows, whatever their order, format or label columns)"},
-		&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the summed δ of its runs)"},
-	}
 }
 
 // ledgerRun is the write-ahead ledger of one run that spends budget.
