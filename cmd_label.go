@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
-	"github.com/pate-tool/pate/label/ledger"
 )
 
 func labelCommand(e *env, jsonErrors *bool) *cli.Command {
@@ -80,112 +77,48 @@ Examples:
 	}
 }
 
-func runLabel(c *cli.Context, e *env) error {
-	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
-		return usagef("--epsilon must be a positive finite number, got %g", eps)
-	}
-	if d := c.Float64("delta"); !(d > 0 && d < 1) {
-		return usagef("--delta must be in (0, 1), got %g", d)
-	}
-	if c.Int("batch-size") <= 0 {
-		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
-	}
-	if c.Int("teachers") <= 0 {
-		return usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
-	}
-	if c.String("private") == "-" && c.String("public") == "-" {
-		return usagef("--private and --public cannot both read stdin")
-	}
-	out := c.String("output")
-	format, seed, err := outputFlags(c)
-	if err != nil {
-		return err
-	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
-		if c.IsSet(flag) {
-			v, err := strconv.ParseFloat(c.String(flag), 64)
-			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
-				return usagef("--%s must be a positive finite number, got %q", flag, c.String(flag))
-			}
-		}
-	}
-	labels := splitList(c.StringSlice("label"))
-	if len(labels) == 0 {
-		return usagef("--label: give the label column")
-	}
-	var weights []float64
-	if c.IsSet("label-weights") {
-		for _, w := range splitList([]string{c.String("label-weights")}) {
-			v, err := strconv.ParseFloat(w, 64)
-			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
-				return usagef("--label-weights: each weight must be a positive finite number, got %q", w)
-			}
-			weights = append(weights, v)
-		}
-		if len(weights) != len(labels) {
-			return usagef("--label-weights has %d weights for %d --label columns", len(weights), len(labels))
-		}
-	}
-	replicable, err := replicableFlags(c)
-	if err != nil {
-		return err
-	}
-	quiet := c.Bool("quiet")
-	mem := memory.DefaultAllocator
-	batch := c.Int("batch-size")
+// labelOptions are pate label's flags, checked.
+type labelOptions struct {
+	out        string
+	format     pateio.WriteFormat
+	seed       *uint64
+	labels     []string
+	weights    []float64
+	replicable *label.Replicable
+	batch      int
+}
 
-	// issue 7: identify the sensitive data for the ledger (hashing it).
+func runLabel(c *cli.Context, e *env) error {
+	o, err := labelFlags(c)
+	if err != nil {
+		return err
+	}
+	mem := memory.DefaultAllocator
+	// Identify the sensitive data for the ledger (hashing it).
 	lr, sensStdin, err := openLedgerForLabel(c, e)
 	if err != nil {
 		return err
 	}
 	// The public file first: a CSV --private takes its types from it and
 	// from the declarations, never from its own rows.
-	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
-	labelType, csvTypes, err := declaredTypes(c, labels, pub.Schema())
+	labelType, csvTypes, err := declaredTypes(c, o.labels, pub.Schema())
 	if err != nil {
 		return err
 	}
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
 	if err != nil {
 		return fmt.Errorf("--private: %w", err)
 	}
 	defer sens.Close()
 
-	cfg := label.Config{
-		Label:            labels[0],
-		Labels:           labels,
-		LabelWeights:     weights,
-		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
-		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
-		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
-		PrivacyUnit:      c.String("privacy-unit"),
-		Teachers:         c.Int("teachers"),
-		Learner:          c.String("learner"),
-		Mechanism:        c.String("mechanism"),
-		Epsilon:          c.Float64("epsilon"),
-		Delta:            c.Float64("delta"),
-		MaxQueries:       c.Int64("max-queries"),
-		PublicRows:       pub.NumRows(),
-		AnsweredFraction: c.Float64("answered-fraction"),
-		SigmaRatio:       c.Float64("sigma-ratio"),
-		Params:           mechanismParams(c),
-		Student:          c.String("student"),
-		SelfTrain:        c.Bool("self-train"),
-		Select:           c.String("select"),
-		SensitiveName:    inputName(c.String("private")),
-		PublicName:       inputName(c.String("public")),
-		Seed:             seed,
-		Replicable:       replicable,
-		BatchSize:        batch,
-		Allocator:        mem,
-		Version:          version,
-	}
-	if !quiet {
+	cfg := labelConfig(c, o, pub.NumRows())
+	cfg.Allocator = mem
+	if !c.Bool("quiet") {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
 	}
 	if c.IsSet("label-type") {
@@ -199,88 +132,100 @@ func runLabel(c *cli.Context, e *env) error {
 			}
 		}()
 	}
-	if c.IsSet("keep") && len(cfg.Keep) == 0 {
-		cfg.Keep = []string{}
-	}
-	bar := newProgress(e, quiet || c.Bool("json"), pub.NumRows())
+	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
 	lab, err := label.New(cfg, sens.Schema(), pub.Schema())
 	if err != nil {
 		return err
 	}
-	cfg = lab.Config()
-
-	// issue 7: write-ahead ledger entry (the run's maximum spend), under the
-	// ledger's lock, before anything is released: at the first batch written
-	// (see ledger.GatedWriter), or after the run when it wrote none.
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
-
-	// The output is created before the work starts, so an unwritable target
-	// fails at once; its metadata is completed when the run ends.
-	meta := label.OutputMetadata(cfg)
-	schema := arrow.NewSchema(lab.OutputSchema().Fields(), &meta)
-	w, err := pateio.Create(out, schema, pateio.WriteOptions{
-		Format: format, Zstd: c.Bool("zstd"), Allocator: mem, Stdout: e.stdout,
-		Reserve: label.MetadataReserve(cfg),
+	return releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+		defer bar.finish()
+		return lab.Run(ctx, sens, pub, w)
 	})
-	if err != nil {
-		err = fmt.Errorf("-o %s: %w", out, err)
-		if entry, lerr := gate.Wait(); lerr != nil {
-			return errors.Join(err, lerr)
-		} else if entry != nil { // nothing ran, nothing was released
-			if lerr := entry.End(0); lerr != nil {
-				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-			}
-		}
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			w.Abort()
-		}
-	}()
+}
 
-	cw := &ledger.GatedWriter{W: w, Gate: gate}
-	rep, err := lab.Run(ctx, sens, pub, cw)
-	bar.finish()
-	ledgerEntry, lerr := gate.Wait()
-	if lerr != nil { // refused or failed before the first batch: nothing was released
-		return lerr
+// labelFlags checks pate label's flags.
+func labelFlags(c *cli.Context) (labelOptions, error) {
+	var o labelOptions
+	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
+		return o, usagef("--epsilon must be a positive finite number, got %g", eps)
 	}
-	if err != nil {
-		// A run that failed after reading the sensitive data may have
-		// revealed something by failing (an abort that one dataset
-		// triggers and its neighbour does not): its begin entry stays,
-		// charged its maximum. Only a run interrupted by the user (not by
-		// the data) that released nothing (a file output is released only
-		// by its final rename, a stream by its batches) is closed at zero.
-		if ledgerEntry != nil {
-			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
-				if lerr := ledgerEntry.End(0); lerr != nil {
-					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-				}
-				sayRecorded(c, e, ledgerEntry, "interrupted before releasing anything: charged nothing")
-			} else {
-				sayRecorded(c, e, ledgerEntry, "the run failed: charged its maximum spend")
+	if d := c.Float64("delta"); !(d > 0 && d < 1) {
+		return o, usagef("--delta must be in (0, 1), got %g", d)
+	}
+	if c.Int("batch-size") <= 0 {
+		return o, usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
+	}
+	if c.Int("teachers") <= 0 {
+		return o, usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
+	}
+	if c.String("private") == "-" && c.String("public") == "-" {
+		return o, usagef("--private and --public cannot both read stdin")
+	}
+	o.out, o.batch = c.String("output"), c.Int("batch-size")
+	var err error
+	if o.format, o.seed, err = outputFlags(c); err != nil {
+		return o, err
+	}
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
+		if c.IsSet(flag) {
+			v, err := strconv.ParseFloat(c.String(flag), 64)
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return o, usagef("--%s must be a positive finite number, got %q", flag, c.String(flag))
 			}
 		}
-		return err
 	}
-	// The realized spend, now known.
-	if ledgerEntry != nil {
-		if err := endRun(ledgerEntry, rep); err != nil {
-			return fmt.Errorf("--ledger: %w", err)
+	if o.labels = splitList(c.StringSlice("label")); len(o.labels) == 0 {
+		return o, usagef("--label: give the label column")
+	}
+	if c.IsSet("label-weights") {
+		for _, w := range splitList([]string{c.String("label-weights")}) {
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return o, usagef("--label-weights: each weight must be a positive finite number, got %q", w)
+			}
+			o.weights = append(o.weights, v)
 		}
-		sayRecorded(c, e, ledgerEntry, "charged its realized spend")
-	}
-	if p := c.String("report-html"); p != "" {
-		if err := writeHTMLReport(p, rep); err != nil {
-			return fmt.Errorf("--report-html %s: %w", p, err)
+		if len(o.weights) != len(o.labels) {
+			return o, usagef("--label-weights has %d weights for %d --label columns", len(o.weights), len(o.labels))
 		}
 	}
-	committed, err = publish(c, e, w, rep, cfg, out)
-	return err
+	o.replicable, err = replicableFlags(c)
+	return o, err
+}
+
+// labelConfig is the labelling pate label's flags ask for.
+func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config {
+	cfg := label.Config{
+		Label:            o.labels[0],
+		Labels:           o.labels,
+		LabelWeights:     o.weights,
+		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
+		PrivacyUnit:      c.String("privacy-unit"),
+		Teachers:         c.Int("teachers"),
+		Learner:          c.String("learner"),
+		Mechanism:        c.String("mechanism"),
+		Epsilon:          c.Float64("epsilon"),
+		Delta:            c.Float64("delta"),
+		MaxQueries:       c.Int64("max-queries"),
+		PublicRows:       publicRows,
+		AnsweredFraction: c.Float64("answered-fraction"),
+		SigmaRatio:       c.Float64("sigma-ratio"),
+		Params:           mechanismParams(c),
+		Student:          c.String("student"),
+		SelfTrain:        c.Bool("self-train"),
+		Select:           c.String("select"),
+		SensitiveName:    inputName(c.String("private")),
+		PublicName:       inputName(c.String("public")),
+		Seed:             o.seed,
+		Replicable:       o.replicable,
+		BatchSize:        o.batch,
+		Version:          version,
+	}
+	if c.IsSet("keep") && len(cfg.Keep) == 0 {
+		cfg.Keep = []string{}
+	}
+	return cfg
 }
