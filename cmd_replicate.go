@@ -7,12 +7,9 @@ import (
 	"io"
 	"math"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/replicate"
@@ -207,96 +204,6 @@ func printArm(w io.Writer, indent, name string, a *replicate.Agreement, private,
 		fmt.Fprintf(w, ", %.4f of the answers correct", a.Accuracy)
 	}
 	fmt.Fprintln(w)
-}
-
-// readColumnText reads one column of a file as text ("" for nulls).
-func readColumnText(mem memory.Allocator, path, col string) ([]string, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
-	if err != nil {
-		return nil, fmt.Errorf("--public: %w", err)
-	}
-	defer r.Close()
-	idx := r.Schema().FieldIndices(col)
-	if len(idx) != 1 {
-		return nil, fmt.Errorf("%w: --truth %q: %s has no such column (or has it twice)", label.ErrInvalidInput, col, path)
-	}
-	var out []string
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--public: %w", err)
-		}
-		a := rec.Column(idx[0])
-		for i := 0; i < a.Len(); i++ {
-			v := ""
-			if !a.IsNull(i) {
-				v = a.ValueStr(i)
-			}
-			out = append(out, v)
-		}
-		rec.Release()
-	}
-}
-
-// schemaOf opens a file only for its schema.
-func schemaOf(mem memory.Allocator, path string) (*arrow.Schema, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Schema(), nil
-}
-
-// readWhole reads a file into one record (its batches concatenated).
-func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataType) (arrow.Record, error) {
-	sens, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem, CSVTypes: types})
-	if err != nil {
-		return nil, fmt.Errorf("--private: %w", err)
-	}
-	defer sens.Close()
-	var recs []arrow.Record
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	for {
-		rec, err := sens.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--private: %w", err)
-		}
-		recs = append(recs, rec)
-	}
-	schema := sens.Schema()
-	cols := make([]arrow.Array, schema.NumFields())
-	defer func() {
-		for _, a := range cols {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	for j := range cols {
-		chunks := make([]arrow.Array, len(recs))
-		for i, r := range recs {
-			chunks[i] = r.Column(j)
-		}
-		if len(chunks) == 0 {
-			cols[j] = array.MakeArrayOfNull(mem, schema.Field(j).Type, 0)
-			continue
-		}
-		if cols[j], err = array.Concatenate(chunks, mem); err != nil {
-			return nil, fmt.Errorf("--private: column %q: %w", schema.Field(j).Name, err)
-		}
-	}
-	return array.NewRecord(schema, cols, -1), nil
 }
 
 // replicateConfig is the labelling of every run of pate replicate.
