@@ -11,7 +11,7 @@ import (
 	"github.com/pate-tool/pate/label/replicate"
 )
 
-// The files that pate replicate reads whole, named by its flags.
+// Inputs that the commands read whole (not streamed), named by their flags.
 
 // readColumnText reads one column of a file as text ("" for nulls).
 func readColumnText(mem memory.Allocator, path, col string) ([]string, error) {
@@ -53,4 +53,15 @@ func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataTyp
 		return nil, fmt.Errorf("--private: %w", err)
 	}
 	return rec, nil
+}
+
+// readVotes reads a vote-count file: every column an integer count, one row
+// per query.
+func readVotes(path string, e *env) ([][]int64, error) {
+	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 65536, Allocator: memory.DefaultAllocator, Stdin: e.stdin})
+	if err != nil {
+		return nil, fmt.Errorf("--votes: %w", err)
+	}
+	defer r.Close()
+	return label.ReadVoteCounts(r, "--votes "+path)
 }

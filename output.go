@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,9 +14,10 @@ import (
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
 )
 
-// What pate label and pate aggregate print and write besides their output.
+// What the commands print and write besides their output.
 
 // publish writes the report file, completes the output's metadata and
 // commits it, then renames the report into place and prints the summary.
@@ -143,5 +145,27 @@ func (p *progress) update(s label.Progress) {
 func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
+	}
+}
+
+// printAnalysis prints what pate analyze found (NOT PRIVATE).
+func printAnalysis(w io.Writer, path string, votes [][]int64, p rdp.AnalyzeParams, res *rdp.AnalyzeResult) {
+	fmt.Fprintf(w, "%s\n\n", notPrivate)
+	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", path, len(votes), len(votes[0]), res.Queries)
+	switch p.Mechanism {
+	case "confident-gnmax":
+		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
+		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
+	case "gnmax":
+		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
+	case "lnmax":
+		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
+	}
+	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", p.Conversion, p.Delta)
+	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
+	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
+	if ss := res.SmoothSensitivity; ss != nil {
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
 	}
 }
