@@ -10,7 +10,16 @@
 //	pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
 //
 // Exit codes: 0 success; 1 failure; 2 bad usage or input; 3 privacy budget
-// refused; 130 interrupted.
+// refused; 130 interrupted (decided in one place: exitCode).
+//
+// This package is wiring only. Each cmd_<verb>.go is one command: its flags,
+// their checks, the call into the library and what it prints. flags.go
+// holds the flag groups several commands share, inputs.go the inputs read
+// whole, output.go what the commands print besides their outputs, and
+// release.go the ledger-gated release of pate label and pate aggregate with
+// its ledger wiring. The mechanisms, the ledger (label/ledger), the reports
+// and the replication statistics (label/replicate) are library packages
+// under label/.
 package main
 
 import (
