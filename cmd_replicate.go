@@ -72,34 +72,11 @@ Examples:
 }
 
 func runReplicate(c *cli.Context, e *env) error {
+	private, reportEps, err := replicateFlags(c)
+	if err != nil {
+		return err
+	}
 	splits, repeats := c.Int("splits"), c.Int("repeats")
-	if splits < 2 {
-		return usagef("--splits must be at least 2, got %d", splits)
-	}
-	if repeats < 1 {
-		return usagef("--repeats must be at least 1, got %d", repeats)
-	}
-	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
-		return usagef("--epsilon must be a positive finite number, got %g", eps)
-	}
-	if d := c.Float64("delta"); !(d > 0 && d < 1) {
-		return usagef("--delta must be in (0, 1), got %g", d)
-	}
-	if c.String("public") == "-" || c.String("private") == "-" {
-		return usagef("pate replicate reads its inputs several times: give files, not stdin")
-	}
-	private := c.Bool("private-report")
-	reportEps := c.Float64("report-epsilon")
-	switch {
-	case private && !c.IsSet("report-epsilon"):
-		return usagef("--private-report needs --report-epsilon (the ε charged for the released counts)")
-	case private && !(reportEps > 0 && reportEps <= math.MaxFloat64):
-		return usagef("--report-epsilon must be a positive finite number, got %g", reportEps)
-	case !private && c.IsSet("report-epsilon"):
-		return usagef("--report-epsilon is only used with --private-report")
-	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("dataset")):
-		return usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
-	}
 	mem := memory.DefaultAllocator
 	// A CSV --private is read with declared types (the public file's, the
 	// label's from --classes), as pate label reads it: its schema must not
@@ -152,22 +129,58 @@ func runReplicate(c *cli.Context, e *env) error {
 		fmt.Fprintln(e.stdout, string(b))
 		return nil
 	}
-	w := e.stdout
+	printReplicate(e.stdout, res, c.String("private"), private, truth != nil)
+	return nil
+}
+
+// replicateFlags checks pate replicate's flags; private and reportEps are
+// --private-report and --report-epsilon.
+func replicateFlags(c *cli.Context) (private bool, reportEps float64, err error) {
+	if splits := c.Int("splits"); splits < 2 {
+		return false, 0, usagef("--splits must be at least 2, got %d", splits)
+	}
+	if repeats := c.Int("repeats"); repeats < 1 {
+		return false, 0, usagef("--repeats must be at least 1, got %d", repeats)
+	}
+	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
+		return false, 0, usagef("--epsilon must be a positive finite number, got %g", eps)
+	}
+	if d := c.Float64("delta"); !(d > 0 && d < 1) {
+		return false, 0, usagef("--delta must be in (0, 1), got %g", d)
+	}
+	if c.String("public") == "-" || c.String("private") == "-" {
+		return false, 0, usagef("pate replicate reads its inputs several times: give files, not stdin")
+	}
+	private, reportEps = c.Bool("private-report"), c.Float64("report-epsilon")
+	switch {
+	case private && !c.IsSet("report-epsilon"):
+		return false, 0, usagef("--private-report needs --report-epsilon (the ε charged for the released counts)")
+	case private && !(reportEps > 0 && reportEps <= math.MaxFloat64):
+		return false, 0, usagef("--report-epsilon must be a positive finite number, got %g", reportEps)
+	case !private && c.IsSet("report-epsilon"):
+		return false, 0, usagef("--report-epsilon is only used with --private-report")
+	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("dataset")):
+		return false, 0, usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
+	}
+	return private, reportEps, nil
+}
+
+// printReplicate prints a replication's result as text.
+func printReplicate(w io.Writer, res *replicate.Result, name string, private, truth bool) {
 	fmt.Fprintf(w, "%s\n\n", res.Note)
 	fmt.Fprintf(w, "%d repeats × %d disjoint parts of %s; the first %d of %d public rows (the queries) compared per pair of parts\n",
-		repeats, splits, c.String("private"), res.Queried, res.PublicRows)
-	printArm(w, "", "shared randomness:     ", &res.Shared, private, truth != nil)
-	printArm(w, "", "independent randomness:", &res.Independent, private, truth != nil)
+		res.Repeats, res.Splits, name, res.Queried, res.PublicRows)
+	printArm(w, "", "shared randomness:     ", &res.Shared, private, truth)
+	printArm(w, "", "independent randomness:", &res.Independent, private, truth)
 	if rr := res.Replicable; rr != nil {
 		fmt.Fprintf(w, "with --replicable (rounding grid %g σ; shared seed %s):\n", rr.Width, rr.Seed)
-		printArm(w, "  ", "shared randomness:     ", &rr.Shared, private, truth != nil)
-		printArm(w, "  ", "independent randomness:", &rr.Independent, private, truth != nil)
+		printArm(w, "  ", "shared randomness:     ", &rr.Shared, private, truth)
+		printArm(w, "  ", "independent randomness:", &rr.Independent, private, truth)
 	}
 	if p := res.Report; p != nil {
 		fmt.Fprintf(w, "private report: ε = %g (pure; %g per count), sensitivity %d rows per count, discrete Laplace scale %s, |noise| ≤ %d with 97.5%%\n",
 			p.Epsilon, p.EpsilonPerCount, p.Sensitivity, p.LaplaceScale, p.NoiseBound)
 	}
-	return nil
 }
 
 // releaseReport releases the counts with noise, charged in the ledger
