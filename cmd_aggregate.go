@@ -102,6 +102,23 @@ func runAggregate(c *cli.Context, e *env) error {
 			rows = pub.NumRows()
 		}
 	}
+	cfg := aggregateConfig(c, rows, seed)
+	cfg.Allocator = mem
+	lab, err := label.NewAggregate(cfg, votes.Schema(), pubSchema)
+	if err != nil {
+		return err
+	}
+	var pr label.RecordReader
+	if pub != nil {
+		pr = pub
+	}
+	return releaseRun(c, e, lr, lab, out, format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+		return lab.RunVotes(ctx, votes, pr, w)
+	})
+}
+
+// aggregateConfig is the aggregation pate aggregate's flags ask for.
+func aggregateConfig(c *cli.Context, rows int64, seed *uint64) label.Config {
 	cfg := label.Config{
 		Label:            c.String("label"),
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
@@ -120,22 +137,11 @@ func runAggregate(c *cli.Context, e *env) error {
 		VotesName:        inputName(c.String("votes")),
 		PublicName:       inputName(c.String("public")),
 		Seed:             seed,
-		BatchSize:        batch,
-		Allocator:        mem,
+		BatchSize:        c.Int("batch-size"),
 		Version:          version,
 	}
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}
 	}
-	lab, err := label.NewAggregate(cfg, votes.Schema(), pubSchema)
-	if err != nil {
-		return err
-	}
-	var pr label.RecordReader
-	if pub != nil {
-		pr = pub
-	}
-	return releaseRun(c, e, lr, lab, out, format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
-		return lab.RunVotes(ctx, votes, pr, w)
-	})
+	return cfg
 }
