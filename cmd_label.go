@@ -56,13 +56,13 @@ Examples:
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
-			// issue 4: the student and the query selection.
+			// The student and the query selection.
 			&cli.StringFlag{Name: "student", Usage: "after the private queries end, train a student (logreg, nb or tree) on the answered rows and label every other row with it (pate_source = student; no privacy cost)"},
 			&cli.BoolFlag{Name: "self-train", Usage: "with --student: pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
-			// issue 7: HTML report and privacy ledger.
+			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
-			// issue 6: replicable labels.
+			// Replicable labels.
 			&cli.BoolFlag{Name: "replicable", Usage: "draw the noise per public row from the --shared-seed-file and round it to a grid with a shared random offset (replicable rounding): two curators with samples of the same population and the same seed release the same labels with high probability; the seed must stay secret from the recipients"},
 			&cli.StringFlag{Name: "shared-seed-file", Usage: "with --replicable: a file holding the secret seed shared between curators (at least 16 bytes; surrounding white space ignored; never reported)"},
 			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise (wider: more replicable, less accurate)"},

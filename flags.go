@@ -33,7 +33,7 @@ func budgetFlags() []cli.Flag {
 		&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
 		&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
 		&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
-		// issue 5.
+		// The pure-ε mechanisms (private-learner, stable-em) and svt.
 		&cli.IntFlag{Name: "bins", Usage: "private-learner: stump thresholds at this many public quantiles per feature (default 32)"},
 		&cli.StringFlag{Name: "em-epsilon", Usage: "private-learner, stable-em: ε of the exponential mechanism (default: planned from --epsilon)"},
 		&cli.StringFlag{Name: "subset-rate", Usage: "stable-em: probability q that a sensitive row joins the random subset S1 (default: planned)"},
