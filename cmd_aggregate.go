@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -11,7 +10,6 @@ import (
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
-	"github.com/pate-tool/pate/label/ledger"
 )
 
 func aggregateCommand(e *env, jsonErrors *bool) *cli.Command {
@@ -104,6 +102,23 @@ func runAggregate(c *cli.Context, e *env) error {
 			rows = pub.NumRows()
 		}
 	}
+	cfg := aggregateConfig(c, rows, seed)
+	cfg.Allocator = mem
+	lab, err := label.NewAggregate(cfg, votes.Schema(), pubSchema)
+	if err != nil {
+		return err
+	}
+	var pr label.RecordReader
+	if pub != nil {
+		pr = pub
+	}
+	return releaseRun(c, e, lr, lab, out, format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+		return lab.RunVotes(ctx, votes, pr, w)
+	})
+}
+
+// aggregateConfig is the aggregation pate aggregate's flags ask for.
+func aggregateConfig(c *cli.Context, rows int64, seed *uint64) label.Config {
 	cfg := label.Config{
 		Label:            c.String("label"),
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
@@ -122,75 +137,11 @@ func runAggregate(c *cli.Context, e *env) error {
 		VotesName:        inputName(c.String("votes")),
 		PublicName:       inputName(c.String("public")),
 		Seed:             seed,
-		BatchSize:        batch,
-		Allocator:        mem,
+		BatchSize:        c.Int("batch-size"),
 		Version:          version,
 	}
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}
 	}
-	lab, err := label.NewAggregate(cfg, votes.Schema(), pubSchema)
-	if err != nil {
-		return err
-	}
-	cfg = lab.Config()
-	// The write-ahead entry, before anything is released (the output's
-	// first batch waits for it, see countingWriter).
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
-	meta := initialMetadata(cfg)
-	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
-		Format: format, Allocator: mem, Stdout: e.stdout, Reserve: reserve(cfg),
-	})
-	if err != nil {
-		err = fmt.Errorf("-o %s: %w", out, err)
-		if entry, lerr := gate.wait(); lerr != nil {
-			return errors.Join(err, lerr)
-		} else if entry != nil { // nothing ran, nothing was released
-			if lerr := entry.End(0); lerr != nil {
-				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-			}
-		}
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			w.Abort()
-		}
-	}()
-	var pr label.RecordReader
-	if pub != nil {
-		pr = pub
-	}
-	cw := &countingWriter{w: w, gate: gate}
-	rep, err := lab.RunVotes(ctx, votes, pr, cw)
-	entry, lerr := gate.wait()
-	if lerr != nil { // refused or failed before the first batch: nothing was released
-		return lerr
-	}
-	if err != nil {
-		// As for pate label: only a user's interruption that released
-		// nothing is closed at zero; any other failure keeps the maximum.
-		if entry != nil {
-			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
-				if lerr := entry.End(0); lerr != nil {
-					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-				}
-				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
-			} else {
-				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
-			}
-		}
-		return err
-	}
-	if entry != nil {
-		if err := endRun(entry, rep); err != nil {
-			return fmt.Errorf("--ledger: %w", err)
-		}
-		sayRecorded(c, e, entry, "charged its realized spend")
-	}
-	committed, err = publish(c, e, w, rep, cfg, out)
-	return err
+	return cfg
 }

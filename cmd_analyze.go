@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
@@ -154,25 +152,7 @@ func runAnalyze(c *cli.Context, e *env) error {
 		fmt.Fprintln(e.stdout, string(b))
 		return nil
 	}
-	w := e.stdout
-	fmt.Fprintf(w, "%s\n\n", notPrivate)
-	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", c.String("votes"), len(votes), len(votes[0]), res.Queries)
-	switch p.Mechanism {
-	case "confident-gnmax":
-		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
-		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
-	case "gnmax":
-		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
-	case "lnmax":
-		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
-	}
-	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", conv, d)
-	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
-	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
-	if ss := res.SmoothSensitivity; ss != nil {
-		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
-		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
-	}
+	printAnalysis(e.stdout, c.String("votes"), votes, p, res)
 	return nil
 }
 
@@ -254,15 +234,4 @@ type analyzeSSNote struct {
 	Private    bool   `json:"private"`
 	Releasable bool   `json:"releasable"`
 	Note       string `json:"note"`
-}
-
-// readVotes reads a vote-count file: every column an integer count, one row
-// per query.
-func readVotes(path string, e *env) ([][]int64, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 65536, Allocator: memory.DefaultAllocator, Stdin: e.stdin})
-	if err != nil {
-		return nil, fmt.Errorf("--votes: %w", err)
-	}
-	defer r.Close()
-	return label.ReadVoteCounts(r, "--votes "+path)
 }

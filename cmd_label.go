@@ -1,27 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
-	"github.com/pate-tool/pate/label/ledger"
 )
 
 func labelCommand(e *env, jsonErrors *bool) *cli.Command {
@@ -67,13 +56,13 @@ Examples:
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
-			// issue 4: the student and the query selection.
+			// The student and the query selection.
 			&cli.StringFlag{Name: "student", Usage: "after the private queries end, train a student (logreg, nb or tree) on the answered rows and label every other row with it (pate_source = student; no privacy cost)"},
 			&cli.BoolFlag{Name: "self-train", Usage: "with --student: pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
-			// issue 7: HTML report and privacy ledger.
+			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
-			// issue 6: replicable labels.
+			// Replicable labels.
 			&cli.BoolFlag{Name: "replicable", Usage: "draw the noise per public row from the --shared-seed-file and round it to a grid with a shared random offset (replicable rounding): two curators with samples of the same population and the same seed release the same labels with high probability; the seed must stay secret from the recipients"},
 			&cli.StringFlag{Name: "shared-seed-file", Usage: "with --replicable: a file holding the secret seed shared between curators (at least 16 bytes; surrounding white space ignored; never reported)"},
 			&cli.Float64Flag{Name: "replicable-width", Value: label.DefaultReplicableWidth, Usage: "with --replicable: the rounding grid, in standard deviations of the noise (wider: more replicable, less accurate)"},
@@ -88,112 +77,48 @@ Examples:
 	}
 }
 
-func runLabel(c *cli.Context, e *env) error {
-	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
-		return usagef("--epsilon must be a positive finite number, got %g", eps)
-	}
-	if d := c.Float64("delta"); !(d > 0 && d < 1) {
-		return usagef("--delta must be in (0, 1), got %g", d)
-	}
-	if c.Int("batch-size") <= 0 {
-		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
-	}
-	if c.Int("teachers") <= 0 {
-		return usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
-	}
-	if c.String("private") == "-" && c.String("public") == "-" {
-		return usagef("--private and --public cannot both read stdin")
-	}
-	out := c.String("output")
-	format, seed, err := outputFlags(c)
-	if err != nil {
-		return err
-	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
-		if c.IsSet(flag) {
-			v, err := strconv.ParseFloat(c.String(flag), 64)
-			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
-				return usagef("--%s must be a positive finite number, got %q", flag, c.String(flag))
-			}
-		}
-	}
-	labels := splitList(c.StringSlice("label"))
-	if len(labels) == 0 {
-		return usagef("--label: give the label column")
-	}
-	var weights []float64
-	if c.IsSet("label-weights") {
-		for _, w := range splitList([]string{c.String("label-weights")}) {
-			v, err := strconv.ParseFloat(w, 64)
-			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
-				return usagef("--label-weights: each weight must be a positive finite number, got %q", w)
-			}
-			weights = append(weights, v)
-		}
-		if len(weights) != len(labels) {
-			return usagef("--label-weights has %d weights for %d --label columns", len(weights), len(labels))
-		}
-	}
-	replicable, err := replicableFlags(c)
-	if err != nil {
-		return err
-	}
-	quiet := c.Bool("quiet")
-	mem := memory.DefaultAllocator
-	batch := c.Int("batch-size")
+// labelOptions are pate label's flags, checked.
+type labelOptions struct {
+	out        string
+	format     pateio.WriteFormat
+	seed       *uint64
+	labels     []string
+	weights    []float64
+	replicable *label.Replicable
+	batch      int
+}
 
-	// issue 7: identify the sensitive data for the ledger (hashing it).
+func runLabel(c *cli.Context, e *env) error {
+	o, err := labelFlags(c)
+	if err != nil {
+		return err
+	}
+	mem := memory.DefaultAllocator
+	// Identify the sensitive data for the ledger (hashing it).
 	lr, sensStdin, err := openLedgerForLabel(c, e)
 	if err != nil {
 		return err
 	}
 	// The public file first: a CSV --private takes its types from it and
 	// from the declarations, never from its own rows.
-	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin})
+	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
-	labelType, csvTypes, err := declaredTypes(c, labels, pub.Schema())
+	labelType, csvTypes, err := declaredTypes(c, o.labels, pub.Schema())
 	if err != nil {
 		return err
 	}
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
 	if err != nil {
 		return fmt.Errorf("--private: %w", err)
 	}
 	defer sens.Close()
 
-	cfg := label.Config{
-		Label:            labels[0],
-		Labels:           labels,
-		LabelWeights:     weights,
-		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
-		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
-		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
-		PrivacyUnit:      c.String("privacy-unit"),
-		Teachers:         c.Int("teachers"),
-		Learner:          c.String("learner"),
-		Mechanism:        c.String("mechanism"),
-		Epsilon:          c.Float64("epsilon"),
-		Delta:            c.Float64("delta"),
-		MaxQueries:       c.Int64("max-queries"),
-		PublicRows:       pub.NumRows(),
-		AnsweredFraction: c.Float64("answered-fraction"),
-		SigmaRatio:       c.Float64("sigma-ratio"),
-		Params:           mechanismParams(c),
-		Student:          c.String("student"),
-		SelfTrain:        c.Bool("self-train"),
-		Select:           c.String("select"),
-		SensitiveName:    inputName(c.String("private")),
-		PublicName:       inputName(c.String("public")),
-		Seed:             seed,
-		Replicable:       replicable,
-		BatchSize:        batch,
-		Allocator:        mem,
-		Version:          version,
-	}
-	if !quiet {
+	cfg := labelConfig(c, o, pub.NumRows())
+	cfg.Allocator = mem
+	if !c.Bool("quiet") {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
 	}
 	if c.IsSet("label-type") {
@@ -207,412 +132,100 @@ func runLabel(c *cli.Context, e *env) error {
 			}
 		}()
 	}
-	if c.IsSet("keep") && len(cfg.Keep) == 0 {
-		cfg.Keep = []string{}
-	}
-	bar := newProgress(e, quiet || c.Bool("json"), pub.NumRows())
+	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
 	lab, err := label.New(cfg, sens.Schema(), pub.Schema())
 	if err != nil {
 		return err
 	}
-	cfg = lab.Config()
-
-	// issue 7: write-ahead ledger entry (the run's maximum spend), under the
-	// ledger's lock, before anything is released: at the first batch written
-	// (see countingWriter), or after the run when it wrote none.
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	gate := startLedgerGate(func() (*ledger.Run, error) { return lr.begin(c, lab, cfg) }, cancel)
-
-	// The output is created before the work starts, so an unwritable target
-	// fails at once; its metadata is completed when the run ends.
-	meta := initialMetadata(cfg)
-	schema := arrow.NewSchema(lab.OutputSchema().Fields(), &meta)
-	w, err := pateio.Create(out, schema, pateio.WriteOptions{
-		Format: format, Zstd: c.Bool("zstd"), Allocator: mem, Stdout: e.stdout,
-		Reserve: reserve(cfg),
-	})
-	if err != nil {
-		err = fmt.Errorf("-o %s: %w", out, err)
-		if entry, lerr := gate.wait(); lerr != nil {
-			return errors.Join(err, lerr)
-		} else if entry != nil { // nothing ran, nothing was released
-			if lerr := entry.End(0); lerr != nil {
-				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-			}
-		}
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			w.Abort()
-		}
-	}()
-
-	cw := &countingWriter{w: w, gate: gate}
-	rep, err := lab.Run(ctx, sens, pub, cw)
-	bar.finish()
-	ledgerEntry, lerr := gate.wait()
-	if lerr != nil { // refused or failed before the first batch: nothing was released
-		return lerr
-	}
-	if err != nil {
-		// A run that failed after reading the sensitive data may have
-		// revealed something by failing (an abort that one dataset
-		// triggers and its neighbour does not): its begin entry stays,
-		// charged its maximum. Only a run interrupted by the user (not by
-		// the data) that released nothing (a file output is released only
-		// by its final rename, a stream by its batches) is closed at zero.
-		if ledgerEntry != nil {
-			if c.Context.Err() != nil && (out != "-" || cw.rows == 0) {
-				if lerr := ledgerEntry.End(0); lerr != nil {
-					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
-				}
-				sayRecorded(c, e, ledgerEntry, "interrupted before releasing anything: charged nothing")
-			} else {
-				sayRecorded(c, e, ledgerEntry, "the run failed: charged its maximum spend")
-			}
-		}
-		return err
-	}
-	// The realized spend, now known.
-	if ledgerEntry != nil {
-		if err := endRun(ledgerEntry, rep); err != nil {
-			return fmt.Errorf("--ledger: %w", err)
-		}
-		sayRecorded(c, e, ledgerEntry, "charged its realized spend")
-	}
-	if p := c.String("report-html"); p != "" {
-		if err := writeHTMLReport(p, rep); err != nil {
-			return fmt.Errorf("--report-html %s: %w", p, err)
-		}
-	}
-	committed, err = publish(c, e, w, rep, cfg, out)
-	return err
-}
-
-// budgetFlags are the flags of the mechanism, its noise and its budget,
-// shared by the commands that release labels.
-func budgetFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax, lnmax; " +
-			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
-			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
-			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes)"},
-		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
-		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
-		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
-		&cli.StringFlag{Name: "sigma", Usage: "GNMax noise σ (exact decimal)"},
-		&cli.Int64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T on the top vote (default 0.8 × teachers)"},
-		&cli.StringFlag{Name: "sigma1", Usage: "Confident-GNMax threshold noise σ1"},
-		&cli.StringFlag{Name: "sigma2", Usage: "Confident-GNMax argmax noise σ2"},
-		&cli.StringFlag{Name: "laplace-scale", Usage: "LNMax noise scale b"},
-		&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax planning: expected fraction of queries answered"},
-		&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax planning: σ1 / σ2"},
-		// issue 5.
-		&cli.IntFlag{Name: "bins", Usage: "private-learner: stump thresholds at this many public quantiles per feature (default 32)"},
-		&cli.StringFlag{Name: "em-epsilon", Usage: "private-learner, stable-em: ε of the exponential mechanism (default: planned from --epsilon)"},
-		&cli.StringFlag{Name: "subset-rate", Usage: "stable-em: probability q that a sensitive row joins the random subset S1 (default: planned)"},
-		&cli.StringFlag{Name: "gamma", Usage: "stable-em: probability γ of answering a uniformly random label (default 0.5)"},
-		&cli.StringFlag{Name: "svt-epsilon0", Usage: "svt: ε of one sparse-vector instance (default: planned from --svt-cutoff)"},
-		&cli.Int64Flag{Name: "svt-cutoff", Usage: "svt: plan for this many instances: the run stops at the N-th unstable query (default 1)"},
-		&cli.Int64Flag{Name: "svt-threshold", Usage: "svt: threshold w on the distance to instability (default: the smallest that keeps the stable-release failure below δ/2)"},
-	}
-}
-
-// mechanismParams reads the explicit noise flags of budgetFlags.
-func mechanismParams(c *cli.Context) label.MechanismParams {
-	return label.MechanismParams{
-		Sigma: c.String("sigma"), Threshold: c.Int64("threshold"),
-		Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
-		Bins: c.Int("bins"), EMEpsilon: c.String("em-epsilon"), SubsetRate: c.String("subset-rate"), Gamma: c.String("gamma"),
-		SVTEpsilon0: c.String("svt-epsilon0"), SVTCutoff: c.Int64("svt-cutoff"), SVTThreshold: c.Int64("svt-threshold"),
-	}
-}
-
-// outputFlags reads --format (the path - always writes a stream) and --seed.
-func outputFlags(c *cli.Context) (pateio.WriteFormat, *uint64, error) {
-	format := pateio.WriteFile
-	switch c.String("format") {
-	case "file":
-	case "stream":
-		format = pateio.WriteStream
-	default:
-		return 0, nil, usagef("--format must be file or stream, got %q", c.String("format"))
-	}
-	if c.String("output") == "-" {
-		format = pateio.WriteStream
-	}
-	var seed *uint64
-	if s := c.String("seed"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return 0, nil, usagef("--seed must be a non-negative integer, got %q", s)
-		}
-		seed = &v
-	}
-	return format, seed, nil
-}
-
-// publish writes the report file, completes the output's metadata and
-// commits it, then renames the report into place and prints the summary.
-// committed says whether the output was released.
-func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg label.Config, out string) (committed bool, err error) {
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return false, fmt.Errorf("encoding the report: %w", err)
-	}
-	var reportTmp string
-	if p := c.String("report"); p != "" {
-		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
-			return false, fmt.Errorf("--report %s: %w", p, err)
-		}
-		defer os.Remove(reportTmp)
-	}
-	final := map[string]string{"pate.report": string(embeddedReport(rep))}
-	if cfg.Epsilon == 0 {
-		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
-	}
-	if err := w.Commit(final); err != nil {
-		return false, fmt.Errorf("-o %s: %w", out, err)
-	}
-	if reportTmp != "" {
-		if err := os.Rename(reportTmp, c.String("report")); err != nil {
-			return true, fmt.Errorf("--report %s: %w", c.String("report"), err)
-		}
-	}
-	if c.Bool("json") {
-		dst := e.stdout
-		if out == "-" {
-			dst = e.stderr
-		}
-		fmt.Fprintln(dst, string(js))
-	} else if !c.Bool("quiet") {
-		printSummary(e, rep, out)
-	}
-	return true, nil
-}
-
-// countingWriter counts the rows written through it.
-type countingWriter struct {
-	w    label.RecordWriter
-	gate *ledgerGate
-	rows int64
-}
-
-func (c *countingWriter) Write(rec arrow.Record) error {
-	if _, err := c.gate.wait(); err != nil {
-		return err
-	}
-	if err := c.w.Write(rec); err != nil {
-		return err
-	}
-	c.rows += rec.NumRows()
-	return nil
-}
-
-// reportReserve is the room kept in the output's schema metadata for the
-// final JSON report (its timeline is thinned to fit: see embeddedReport). A
-// report with its ~200-point timeline is about 17 KB.
-const reportReserve = 64 << 10
-
-// embeddedReport is the compact JSON report written into the output's
-// metadata. A long timeline (a stream of unknown length gets a point every
-// 1,000 rows, so millions of rows make a report of megabytes) is halved until
-// the report fits its reserve, keeping the last point; the --report file
-// keeps every point. Without this the run failed at the very end, after all
-// its work and spend, with "exceeds its reserve".
-func embeddedReport(rep *label.Report) []byte {
-	b, _ := json.Marshal(rep)
-	thin := *rep
-	for len(b) > reportReserve && len(thin.Timeline) > 2 {
-		tl := thin.Timeline
-		out := make([]label.TimePoint, 0, len(tl)/2+1)
-		for i := 0; i < len(tl); i += 2 {
-			out = append(out, tl[i])
-		}
-		if last := tl[len(tl)-1]; out[len(out)-1] != last {
-			out = append(out, last)
-		}
-		thin.Timeline = out
-		b, _ = json.Marshal(&thin)
-	}
-	return b
-}
-
-// reserve lists the metadata known only at the end of the run: the report,
-// and ε when no budget fixed it in advance.
-func reserve(cfg label.Config) map[string]int {
-	r := map[string]int{"pate.report": reportReserve}
-	if cfg.Epsilon == 0 {
-		r["pate.epsilon"] = 32
-	}
-	return r
-}
-
-func initialMetadata(cfg label.Config) arrow.Metadata {
-	eps := "pending"
-	if cfg.Epsilon > 0 {
-		eps = strconv.FormatFloat(cfg.Epsilon, 'g', -1, 64)
-	}
-	initial, _ := json.Marshal(map[string]any{
-		"tool": "pate", "version": version, "command": "label", "mechanism": cfg.Mechanism,
-		"status":  "streamed: the complete report is in the --report file",
-		"epsilon": cfg.Epsilon, "delta": cfg.Delta,
-	})
-	return arrow.MetadataFrom(map[string]string{
-		"pate.version":   version,
-		"pate.mechanism": cfg.Mechanism,
-		"pate.epsilon":   eps,
-		"pate.delta":     strconv.FormatFloat(cfg.Delta, 'g', -1, 64),
-		"pate.report":    string(initial),
+	return releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+		defer bar.finish()
+		return lab.Run(ctx, sens, pub, w)
 	})
 }
 
-func printSummary(e *env, rep *label.Report, out string) {
-	q := rep.Queries
-	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
-		q.PublicRows, q.Answered, q.Abstained, q.Seen)
-	if pd := rep.PureDP; pd != nil { // issue 5: pure ε-DP events
-		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",
-			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism, rep.Guarantee.Conversion,
-			pd.Events, pd.MaxEvents, float64(pd.EventEpsilon))
-	} else {
-		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
-			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
-			float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+// labelFlags checks pate label's flags.
+func labelFlags(c *cli.Context) (labelOptions, error) {
+	var o labelOptions
+	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
+		return o, usagef("--epsilon must be a positive finite number, got %g", eps)
 	}
-	for _, l := range rep.Labels {
-		planned := ""
-		if l.RhoPlanned > 0 {
-			planned = fmt.Sprintf(" of the %.6g planned for it (weight %.3g)", float64(l.RhoPlanned), l.Weight)
-		}
-		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g%s\n",
-			l.Label, l.Answered, l.Abstained, float64(l.Rho), planned)
+	if d := c.Float64("delta"); !(d > 0 && d < 1) {
+		return o, usagef("--delta must be in (0, 1), got %g", d)
 	}
-	if s := rep.Student; s != nil && rep.Sources != nil {
-		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)
+	if c.Int("batch-size") <= 0 {
+		return o, usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
 	}
-	if rep.Budget.StoppedOn {
-		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows abstain\n", rep.Budget.StoppedAtRow)
+	if c.Int("teachers") <= 0 {
+		return o, usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
 	}
-	if out != "-" {
-		fmt.Fprintf(e.stderr, "pate: wrote %s\n", out)
+	if c.String("private") == "-" && c.String("public") == "-" {
+		return o, usagef("--private and --public cannot both read stdin")
 	}
-}
-
-// writeTemp writes b to a temporary file beside path and returns its name.
-func writeTemp(path string, b []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", err
+	o.out, o.batch = c.String("output"), c.Int("batch-size")
+	var err error
+	if o.format, o.seed, err = outputFlags(c); err != nil {
+		return o, err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-func inputName(path string) string {
-	if path == "-" {
-		return "stdin"
-	}
-	return path
-}
-
-func splitList(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
+		if c.IsSet(flag) {
+			v, err := strconv.ParseFloat(c.String(flag), 64)
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return o, usagef("--%s must be a positive finite number, got %q", flag, c.String(flag))
 			}
 		}
 	}
-	return out
-}
-
-func nilIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
+	if o.labels = splitList(c.StringSlice("label")); len(o.labels) == 0 {
+		return o, usagef("--label: give the label column")
 	}
-	return s
-}
-
-// progress draws a bar on stderr when stderr is a terminal.
-type progress struct {
-	bar  *progressbar.ProgressBar
-	last time.Time
-}
-
-func newProgress(e *env, off bool, total int64) *progress {
-	f, ok := e.stderr.(*os.File)
-	if off || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
-		return &progress{}
-	}
-	if total <= 0 {
-		total = -1
-	}
-	return &progress{bar: progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("labelling"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("rows"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)}
-}
-
-func (p *progress) update(s label.Progress) {
-	if p.bar == nil {
-		return
-	}
-	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
-	_ = p.bar.Set64(s.Rows)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
-}
-
-// replicableFlags reads --replicable and its seed file.
-func replicableFlags(c *cli.Context) (*label.Replicable, error) {
-	if !c.Bool("replicable") {
-		if c.IsSet("shared-seed-file") || c.IsSet("replicable-width") {
-			return nil, usagef("--shared-seed-file and --replicable-width need --replicable")
+	if c.IsSet("label-weights") {
+		for _, w := range splitList([]string{c.String("label-weights")}) {
+			v, err := strconv.ParseFloat(w, 64)
+			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
+				return o, usagef("--label-weights: each weight must be a positive finite number, got %q", w)
+			}
+			o.weights = append(o.weights, v)
 		}
-		return nil, nil
+		if len(o.weights) != len(o.labels) {
+			return o, usagef("--label-weights has %d weights for %d --label columns", len(o.weights), len(o.labels))
+		}
 	}
-	path := c.String("shared-seed-file")
-	if path == "" {
-		return nil, usagef("--replicable needs --shared-seed-file (the secret seed shared between curators)")
+	o.replicable, err = replicableFlags(c)
+	return o, err
+}
+
+// labelConfig is the labelling pate label's flags ask for.
+func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config {
+	cfg := label.Config{
+		Label:            o.labels[0],
+		Labels:           o.labels,
+		LabelWeights:     o.weights,
+		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
+		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
+		PrivacyUnit:      c.String("privacy-unit"),
+		Teachers:         c.Int("teachers"),
+		Learner:          c.String("learner"),
+		Mechanism:        c.String("mechanism"),
+		Epsilon:          c.Float64("epsilon"),
+		Delta:            c.Float64("delta"),
+		MaxQueries:       c.Int64("max-queries"),
+		PublicRows:       publicRows,
+		AnsweredFraction: c.Float64("answered-fraction"),
+		SigmaRatio:       c.Float64("sigma-ratio"),
+		Params:           mechanismParams(c),
+		Student:          c.String("student"),
+		SelfTrain:        c.Bool("self-train"),
+		Select:           c.String("select"),
+		SensitiveName:    inputName(c.String("private")),
+		PublicName:       inputName(c.String("public")),
+		Seed:             o.seed,
+		Replicable:       o.replicable,
+		BatchSize:        o.batch,
+		Version:          version,
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usagef("--shared-seed-file: %v", err)
+	if c.IsSet("keep") && len(cfg.Keep) == 0 {
+		cfg.Keep = []string{}
 	}
-	key := bytes.TrimSpace(b)
-	if len(key) < 16 {
-		return nil, usagef("--shared-seed-file %s: the seed has %d bytes, fewer than 16 (make one with: head -c 32 /dev/urandom | base64)", path, len(key))
-	}
-	if w := c.Float64("replicable-width"); !(w > 0 && w <= 1e6) {
-		return nil, usagef("--replicable-width must be in (0, 1e6], got %g", w)
-	}
-	return &label.Replicable{Key: key, Width: c.Float64("replicable-width"), Via: "--shared-seed-file, a file shared between curators"}, nil
+	return cfg
 }

@@ -10,7 +10,16 @@
 //	pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
 //
 // Exit codes: 0 success; 1 failure; 2 bad usage or input; 3 privacy budget
-// refused; 130 interrupted.
+// refused; 130 interrupted (decided in one place: exitCode).
+//
+// This package is wiring only. Each cmd_<verb>.go is one command: its flags,
+// their checks, the call into the library and what it prints. flags.go
+// holds the flag groups several commands share, inputs.go the inputs read
+// whole, output.go what the commands print besides their outputs, and
+// release.go the ledger-gated release of pate label and pate aggregate with
+// its ledger wiring. The mechanisms, the ledger (label/ledger), the reports
+// and the replication statistics (label/replicate) are library packages
+// under label/.
 package main
 
 import (
@@ -76,7 +85,7 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded),
-		errors.Is(err, label.ErrClaimExceeded): // issue 7: pate audit
+		errors.Is(err, label.ErrClaimExceeded): // pate audit: the claimed guarantee is exceeded
 		return exitBudget
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
@@ -134,7 +143,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 			replicateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),
 			planCommand(e, &jsonErrors),
-			// issue 7: audit and ledger.
+			// The privacy audit of a report and the ledger.
 			auditCommand(e, &jsonErrors),
 			ledgerCommand(e, &jsonErrors),
 		},

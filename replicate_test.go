@@ -14,6 +14,7 @@ import (
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/noise"
+	"github.com/pate-tool/pate/label/replicate"
 )
 
 // TestReplicate: shared randomness couples the runs on two halves of the
@@ -45,13 +46,13 @@ func TestReplicate(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var r replicateResult
+			var r replicate.Result
 			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 				t.Fatal(err)
 			}
 			for _, arm := range []struct {
 				name string
-				a    agreement
+				a    replicate.Agreement
 			}{{"shared", r.Shared}, {"independent", r.Independent}, {"replicable shared", r.Replicable.Shared}, {"replicable independent", r.Replicable.Independent}} {
 				a := arm.a
 				t.Logf("%s %s: %.4f [%.4f, %.4f] of %d row pairs differ (%d answer vs abstention, %d label vs label); answered %.4f, accuracy %.4f",
@@ -97,11 +98,11 @@ func TestReportCalibration(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sens := reportSensitivity(tc.repeats, tc.splits, tc.queried)
+			sens := replicate.Sensitivity(tc.repeats, tc.splits, tc.queried)
 			if sens != tc.wantSens {
 				t.Fatalf("sensitivity %d, want %d", sens, tc.wantSens)
 			}
-			scale, err := laplaceFor(sens, tc.eps)
+			scale, err := replicate.LaplaceFor(sens, tc.eps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestReportCalibration(t *testing.T) {
 			}
 		})
 	}
-	if _, err := laplaceFor(10, 0); err == nil {
+	if _, err := replicate.LaplaceFor(10, 0); err == nil {
 		t.Error("ε = 0 accepted")
 	}
 
@@ -128,7 +129,7 @@ func TestReportCalibration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := laplaceBound(scale, 0.025)
+		u := replicate.LaplaceBound(scale, 0.025)
 		tf, _ := scale.Float64()
 		p := math.Exp(-1 / tf)
 		if tail := 2 * math.Pow(p, float64(u+1)) / (1 + p); tail > 0.025 {
@@ -169,7 +170,7 @@ func TestReplicatePrivateReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var r replicateResult
+	var r replicate.Result
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestReplicatePrivateReport(t *testing.T) {
 	if r.Report.Epsilon != 1 || r.Report.EpsilonPerCount != 0.5 || r.Report.Sensitivity != 600 || r.Report.LaplaceScale != "1200.000000" {
 		t.Errorf("calibration %+v: want ε 1, 0.5 per count, sensitivity 2 × 1 × 300, scale 1200", r.Report)
 	}
-	for _, a := range []agreement{r.Shared, r.Independent} {
+	for _, a := range []replicate.Agreement{r.Shared, r.Independent} {
 		if a.Differ < 0 || a.Differ > a.Compared || !(a.Low <= a.Rate && a.Rate <= a.High) {
 			t.Errorf("released %+v", a)
 		}
@@ -203,7 +204,7 @@ func TestReplicatePrivateReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r = replicateResult{}
+	r = replicate.Result{}
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +221,14 @@ func TestReplicatePrivateReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r = replicateResult{}
+	r = replicate.Result{}
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
 	if !r.Private || r.Report == nil || r.Report.EpsilonPerCount != 0.25 || r.Report.LaplaceScale != "2400.000000" || r.Replicable == nil {
 		t.Fatalf("private --replicable: %+v", r)
 	}
-	for _, a := range []agreement{r.Shared, r.Independent, r.Replicable.Shared, r.Replicable.Independent} {
+	for _, a := range []replicate.Agreement{r.Shared, r.Independent, r.Replicable.Shared, r.Replicable.Independent} {
 		if a.Queries != 0 || a.Answered != 0 || a.AnswerVsAbstain != 0 || a.LabelVsLabel != 0 || a.Differ > a.Compared {
 			t.Errorf("a private report released more than its noisy count: %+v", a)
 		}

@@ -33,6 +33,7 @@ cases=(
   "aggregate|aggregate -q --votes testdata/votes/adult_250_teachers.parquet --teachers 250 --public testdata/adult_public.parquet --mechanism confident-gnmax --threshold 300 --sigma1 200 --sigma2 40 --max-queries 1500 --delta 1e-5 --seed 19 -o OUT.arrow --report OUT.json"
   "analyze|analyze --votes testdata/votes/mnist_250_teachers.parquet --threshold 200 --sigma1 150 --sigma2 40 --queries 640 --delta 1e-5 --conversion classic"
   "plan|plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax"
+  "replicate|replicate --json --private testdata/breast_cancer.parquet --label label --public testdata/breast_cancer.parquet --truth label --features mean_radius,mean_texture,worst_radius --teachers 10 --epsilon 2 --delta 1e-5 --classes 0,1 --repeats 2 --replicable --seed 21"
 )
 
 fail=0

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+// What the commands print and write besides their output.
+
+// publish writes the report file, completes the output's metadata and
+// commits it, then renames the report into place and prints the summary.
+// committed says whether the output was released.
+func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg label.Config, out string) (committed bool, err error) {
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return false, fmt.Errorf("encoding the report: %w", err)
+	}
+	var reportTmp string
+	if p := c.String("report"); p != "" {
+		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
+			return false, fmt.Errorf("--report %s: %w", p, err)
+		}
+		defer os.Remove(reportTmp)
+	}
+	if err := w.Commit(label.FinalMetadata(cfg, rep)); err != nil {
+		return false, fmt.Errorf("-o %s: %w", out, err)
+	}
+	if reportTmp != "" {
+		if err := os.Rename(reportTmp, c.String("report")); err != nil {
+			return true, fmt.Errorf("--report %s: %w", c.String("report"), err)
+		}
+	}
+	if c.Bool("json") {
+		dst := e.stdout
+		if out == "-" {
+			dst = e.stderr
+		}
+		fmt.Fprintln(dst, string(js))
+	} else if !c.Bool("quiet") {
+		printSummary(e, rep, out)
+	}
+	return true, nil
+}
+
+func printSummary(e *env, rep *label.Report, out string) {
+	q := rep.Queries
+	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
+		q.PublicRows, q.Answered, q.Abstained, q.Seen)
+	if pd := rep.PureDP; pd != nil { // a run of pure ε-DP events
+		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",
+			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism, rep.Guarantee.Conversion,
+			pd.Events, pd.MaxEvents, float64(pd.EventEpsilon))
+	} else {
+		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s]; realized spend ε = %g (improved conversion, order %g)\n",
+			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism,
+			float64(rep.Spent.EpsilonImproved), float64(rep.Spent.OrderImproved))
+	}
+	for _, l := range rep.Labels {
+		planned := ""
+		if l.RhoPlanned > 0 {
+			planned = fmt.Sprintf(" of the %.6g planned for it (weight %.3g)", float64(l.RhoPlanned), l.Weight)
+		}
+		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g%s\n",
+			l.Label, l.Answered, l.Abstained, float64(l.Rho), planned)
+	}
+	if s := rep.Student; s != nil && rep.Sources != nil {
+		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)
+	}
+	if rep.Budget.StoppedOn {
+		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows abstain\n", rep.Budget.StoppedAtRow)
+	}
+	if out != "-" {
+		fmt.Fprintf(e.stderr, "pate: wrote %s\n", out)
+	}
+}
+
+// writeTemp writes b to a temporary file beside path and returns its name.
+func writeTemp(path string, b []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// progress draws a bar on stderr when stderr is a terminal.
+type progress struct {
+	bar  *progressbar.ProgressBar
+	last time.Time
+}
+
+func newProgress(e *env, off bool, total int64) *progress {
+	f, ok := e.stderr.(*os.File)
+	if off || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+		return &progress{}
+	}
+	if total <= 0 {
+		total = -1
+	}
+	return &progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription("labelling"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("rows"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) update(s label.Progress) {
+	if p.bar == nil {
+		return
+	}
+	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
+	_ = p.bar.Set64(s.Rows)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// printAnalysis prints what pate analyze found (NOT PRIVATE).
+func printAnalysis(w io.Writer, path string, votes [][]int64, p rdp.AnalyzeParams, res *rdp.AnalyzeResult) {
+	fmt.Fprintf(w, "%s\n\n", notPrivate)
+	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", path, len(votes), len(votes[0]), res.Queries)
+	switch p.Mechanism {
+	case "confident-gnmax":
+		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
+		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
+	case "gnmax":
+		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
+	case "lnmax":
+		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
+	}
+	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", p.Conversion, p.Delta)
+	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)
+	fmt.Fprintf(w, "data-independent ε:    %.6f at order %g\n", res.EpsDataIndependent, res.OrderDataIndependent)
+	if ss := res.SmoothSensitivity; ss != nil {
+		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
+		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
+	}
+}

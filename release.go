@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/urfave/cli/v2"
+
+	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/ledger"
+)
+
+// releaseRun runs a labeller (run) behind the ledger's gate and releases
+// its output and report: pate label and pate aggregate.
+//
+// The write-ahead ledger entry (the run's maximum spend) is written under
+// the ledger's lock before anything is released: at the first batch
+// written (see ledger.GatedWriter), or after the run when it wrote none.
+// The output is created before the work starts, so an unwritable target
+// fails at once; its metadata is completed when the run ends.
+func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out string, format pateio.WriteFormat,
+	run func(context.Context, label.RecordWriter) (*label.Report, error)) error {
+	cfg := lab.Config()
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
+
+	meta := label.OutputMetadata(cfg)
+	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
+		Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
+		Reserve: label.MetadataReserve(cfg),
+	})
+	if err != nil {
+		err = fmt.Errorf("-o %s: %w", out, err)
+		if entry, lerr := gate.Wait(); lerr != nil {
+			return errors.Join(err, lerr)
+		} else if entry != nil { // nothing ran, nothing was released
+			if lerr := entry.End(0); lerr != nil {
+				return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+			}
+		}
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+
+	cw := &ledger.GatedWriter{W: w, Gate: gate}
+	rep, err := run(ctx, cw)
+	entry, lerr := gate.Wait()
+	if lerr != nil { // refused or failed before the first batch: nothing was released
+		return lerr
+	}
+	if err != nil {
+		// A run that failed after reading the sensitive data may have
+		// revealed something by failing (an abort that one dataset
+		// triggers and its neighbour does not): its begin entry stays,
+		// charged its maximum. Only a run interrupted by the user (not by
+		// the data) that released nothing (a file output is released only
+		// by its final rename, a stream by its batches) is closed at zero.
+		if entry != nil {
+			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
+				if lerr := entry.End(0); lerr != nil {
+					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
+				}
+				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
+			} else {
+				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
+			}
+		}
+		return err
+	}
+	// The realized spend, now known.
+	if entry != nil {
+		if err := endRun(entry, rep); err != nil {
+			return fmt.Errorf("--ledger: %w", err)
+		}
+		sayRecorded(c, e, entry, "charged its realized spend")
+	}
+	if p := c.String("report-html"); p != "" {
+		if err := writeHTMLReport(p, rep); err != nil {
+			return fmt.Errorf("--report-html %s: %w", p, err)
+		}
+	}
+	committed, err = publish(c, e, w, rep, cfg, out)
+	return err
+}
+
+// ledgerRun is the write-ahead ledger of one run that spends budget.
+type ledgerRun struct {
+	s        *ledger.Session
+	lifetime float64 // --lifetime-epsilon (0: none)
+}
+
+// openLedgerForLabel identifies --private for the ledger.
+func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
+	return openLedger(c, e, "--private", c.String("private"))
+}
+
+// openLedger identifies the sensitive data at path for the ledger (unless
+// --no-ledger): it reads it a second time, in the background, and hashes its
+// rows (ledger.ContentHash). Standard input is read into memory first, and
+// the reader returned replays it for the run.
+func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reader, error) {
+	stdin := e.stdin
+	if c.Bool("no-ledger") {
+		if c.IsSet("lifetime-epsilon") {
+			return nil, stdin, usagef("--lifetime-epsilon needs the ledger: drop --no-ledger")
+		}
+		if c.IsSet("dataset") {
+			return nil, stdin, usagef("--dataset names the dataset in the ledger: drop --no-ledger")
+		}
+		return nil, stdin, nil
+	}
+	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
+		return nil, stdin, usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
+	}
+	if c.IsSet("dataset") && c.String("dataset") == "" {
+		return nil, stdin, usagef("--dataset: give a name")
+	}
+	dir, err := ledgerDir(c)
+	if err != nil {
+		return nil, stdin, err
+	}
+	hashStdin := stdin
+	if path == "-" {
+		// Standard input cannot be read twice: keep it in memory to hash it
+		// and then label from it.
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return nil, stdin, fmt.Errorf("%s -: %w", flag, err)
+		}
+		hashStdin, stdin = bytes.NewReader(b), bytes.NewReader(b)
+	}
+	l, err := ledger.Open(dir)
+	if err != nil {
+		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
+	}
+	s := l.Session(c.String("dataset"), path, hashStdin, flag)
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
+}
+
+// record writes the begin entry of a run (write-ahead) into the dataset's
+// file, refusing it (ErrBudgetRefused) when it would take the dataset past
+// --lifetime-epsilon or reuses a seed.
+func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
+	run, err := lr.s.Begin(req, lr.lifetime)
+	var se *ledger.StoreError
+	switch {
+	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused):
+		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("--ledger %s: %w", se.Dir, se.Err)
+	}
+	return run, err
+}
+
+// sayRecorded tells the user, on stderr, that the run is in the ledger and
+// where (unless --quiet or --json). The file's name is a keyed hash of the
+// dataset's identity (ledger.Key): it tells nothing of the data.
+func sayRecorded(c *cli.Context, e *env, run *ledger.Run, charged string) {
+	if run == nil || c.Bool("quiet") || c.Bool("json") {
+		return
+	}
+	fmt.Fprintf(e.stderr, "pate: run recorded in the privacy ledger %s (%s)\n", run.Path(), charged)
+}
+
+// seedMaterial is the secret a seeded run draws from (nil for the secure
+// source): the --seed value or the --replicable key.
+func seedMaterial(cfg label.Config) []byte {
+	switch {
+	case cfg.Replicable != nil:
+		return append([]byte("replicable\x00"), cfg.Replicable.Key...)
+	case cfg.Seed != nil:
+		return []byte("seed\x00" + strconv.FormatUint(*cfg.Seed, 10))
+	}
+	return nil
+}
+
+// begin records the run's maximum spend before it starts (write-ahead),
+// refusing it when it would take the dataset past --lifetime-epsilon.
+func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, error) {
+	if lr == nil {
+		return nil, nil
+	}
+	maxRho, err := lab.MaxRho()
+	if err != nil {
+		maxRho = math.Inf(1) // unbounded: charged in full until the run ends
+	}
+	labels := append([]string(nil), cfg.Labels...)
+	if len(labels) == 0 {
+		labels = []string{cfg.Label}
+	}
+	sort.Strings(labels)
+	req := ledger.BeginRequest{
+		Labels: labels, Mechanism: cfg.Mechanism,
+		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
+		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
+	}
+	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
+		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB
+	}
+	return lr.record(req)
+}
+
+// endRun records a run's realized spend: its ρ, and for a run of pure
+// events their number and ε (the ledger composes them more tightly).
+func endRun(run *ledger.Run, rep *label.Report) error {
+	if p := rep.PureDP; p != nil && p.Events > 0 {
+		return run.EndPure(float64(rep.Spent.Rho), p.Events, float64(p.EventEpsilon))
+	}
+	return run.End(float64(rep.Spent.Rho))
+}
