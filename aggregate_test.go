@@ -48,25 +48,3 @@ func TestAggregateAdultVotes(t *testing.T) {
 		t.Errorf("mean answered %.1f is not within 5%% of %.2f", mean, want)
 	}
 }
-
-func TestAggregateBadVotes(t *testing.T) {
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{
-		{"counts without teachers", []string{"--votes", "testdata/votes/adult_250_teachers.parquet", "--sigma", "40", "--mechanism", "gnmax"}},
-		{"fewer teachers than votes", []string{"--votes", "testdata/votes/adult_250_teachers.parquet", "--teachers", "100", "--sigma", "40", "--mechanism", "gnmax"}},
-		{"row counts differ", []string{"--votes", "testdata/votes/mnist_250_teachers.parquet", "--teachers", "250", "--public", "testdata/adult_public.parquet", "--sigma", "40", "--mechanism", "gnmax"}},
-		{"string votes", []string{"--votes", "testdata/adult_public.parquet", "--teachers", "250", "--sigma", "40", "--mechanism", "gnmax"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(dir, "o.arrow")
-			code, _, stderr := pate(t, append(append([]string{"aggregate", "-o", out, "--delta", "1e-5"}, tc.args...), "--quiet")...)
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)
-			}
-			t.Log(stderr)
-		})
-	}
-}

@@ -85,15 +85,6 @@ func TestAuditRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAuditUsage(t *testing.T) {
-	if code, _, _ := pate(t, "audit"); code != exitUsage {
-		t.Errorf("no file: exit %d", code)
-	}
-	if code, _, _ := pate(t, "audit", "/nonexistent/r.json"); code != exitUsage {
-		t.Errorf("missing file: exit %d", code)
-	}
-}
-
 // TestAuditRederivesEveryFigure: audit accepts the report of a real run
 // whose --epsilon has more decimals than reports print, for one label
 // column and for two, with the classes discovered privately; and it refuses

@@ -349,211 +349,47 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestBadInputCorpus runs the CLI over every case of the corpus: each ends
-// with its documented exit code, a one-line message naming the file, column
-// or flag, no panic and no output file.
-func TestBadInputCorpus(t *testing.T) {
-	sens, pub := badFile("sens.parquet"), badFile("pub.parquet")
-	args := func(private, public string, extra ...string) []string {
-		a := []string{"label", "--private", private, "--label", "y", "--public", public,
-			"--features", "x,z", "--teachers", "3", "--epsilon", "1", "--delta", "1e-5",
-			"--classes", "0,1", "--seed", "1", "--quiet"}
-		return append(a, extra...)
-	}
-	// with replaces the value of a flag in a.
-	with := func(a []string, flag, value string) []string {
-		out := append([]string(nil), a...)
-		for i := range out {
-			if out[i] == flag {
-				out[i+1] = value
-				return out
-			}
-		}
-		return append(out, flag, value)
-	}
-	without := func(a []string, flag string) []string {
-		var out []string
-		for i := 0; i < len(a); i++ {
-			if a[i] == flag {
-				i++
-				continue
-			}
-			out = append(out, a[i])
-		}
-		return out
-	}
-	streamBytes, err := os.ReadFile(badFile("truncated.arrows"))
-	if err != nil && !*updateBad {
-		t.Fatal(err)
-	}
-	notDir := t.TempDir()
-	blocker := filepath.Join(notDir, "file")
-	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
+// TestLabelStdoutWriteFails: a stdout that fails mid-way or at once (a full
+// disk, a reader that hangs up) ends the run with exit 1 and a one-line
+// message naming -o - and the cause.
+// The rest of the bad-input corpus is run by the scripts in
+// testdata/script/label_corpus_*.txtar.
+func TestLabelStdoutWriteFails(t *testing.T) {
 	tests := []struct {
-		name   string
-		args   []string
-		stdin  string
-		stdout io.Writer // nil: a buffer
-		out    string    // -o target; "" means a file in a fresh folder
-		code   int
-		want   []string // substrings of the one-line message; none for exit 0
-		// refused by the private class discovery: the refusal reveals its
-		// output, so the ledger charges its ρ though no label was released
-		discovery bool
+		name  string
+		after int
 	}{
-		// Broken containers.
-		{name: "truncated parquet", args: args(badFile("truncated.parquet"), pub), code: 2, want: []string{"truncated.parquet"}},
-		{name: "parquet without its tail magic", args: args(badFile("truncated_tail.parquet"), pub), code: 2, want: []string{"truncated_tail.parquet"}},
-		{name: "corrupt parquet footer", args: args(badFile("corrupt_footer.parquet"), pub), code: 2, want: []string{"corrupt_footer.parquet"}},
-		{name: "corrupt parquet pages", args: args(badFile("corrupt_pages.parquet"), pub), code: 2, want: []string{"corrupt_pages.parquet"}},
-		{name: "parquet footer length huge", args: args(badFile("footer_length_huge.parquet"), pub), code: 2, want: []string{"footer_length_huge.parquet"}},
-		{name: "wrong parquet magic", args: args(badFile("wrong_magic.parquet"), pub), code: 2, want: []string{"wrong_magic.parquet"}},
-		{name: "empty file", args: args(sens, badFile("empty.parquet")), code: 2, want: []string{"empty.parquet", "--public"}},
-		{name: "truncated arrow file", args: args(badFile("truncated.arrow"), pub), code: 2, want: []string{"truncated.arrow"}},
-		{name: "corrupt arrow footer", args: args(badFile("corrupt_footer.arrow"), pub), code: 2, want: []string{"corrupt_footer.arrow"}},
-		// The file reader takes the schema from the footer, as Arrow C++
-		// does; the leading copy is unused, so this file reads fine.
-		{name: "corrupt leading schema of an arrow file", args: args(badFile("corrupt_leading_schema.arrow"), pub), code: 0},
-		{name: "wrong arrow magic", args: args(badFile("wrong_magic.arrow"), pub), code: 2, want: []string{"wrong_magic.arrow"}},
-		{name: "truncated arrow stream", args: args(badFile("truncated.arrows"), pub), code: 2, want: []string{"truncated.arrows"}},
-		{name: "stdin closed mid-stream", args: args(sens, "-"), stdin: string(streamBytes), code: 2, want: []string{"stdin"}},
-		{name: "stdin empty", args: args(sens, "-"), stdin: "", code: 2, want: []string{"stdin"}},
-		// A sensitive CSV is read with declared types and leniently: a
-		// record of the wrong width is skipped, a stray quote is data, so
-		// whether the run goes ahead does not depend on one row. A public
-		// CSV is still refused, naming the file.
-		{name: "ragged csv", args: args(badFile("ragged.csv"), pub), code: 0},
-		{name: "binary bytes in a csv", args: args(badFile("binary.csv"), pub), code: 0},
-		{name: "unterminated csv quote", args: args(badFile("unterminated_quote.csv"), pub), code: 0},
-		{name: "ragged public csv", args: args(sens, badFile("ragged.csv"), "--keep", "x,z"), code: 2, want: []string{"ragged.csv", "--public"}},
-		{name: "unterminated quote in a public csv", args: args(sens, badFile("unterminated_quote.csv"), "--keep", "x,z"), code: 2, want: []string{"unterminated_quote.csv", "--public"}},
-
-		// Degenerate tables.
-		// No rows, no usable label, fewer units than teachers: refusing
-		// would tell such a file from its neighbour with one unit more.
-		// With --classes every teacher still votes (those without rows the
-		// fixed class); without them the private class discovery, a
-		// charged test, is what refuses.
-		{name: "sensitive with zero rows", args: args(badFile("zero_rows.parquet"), pub), code: 0},
-		{name: "sensitive with zero rows, classes discovered", args: without(args(badFile("zero_rows.parquet"), pub), "--classes"), code: 2, want: []string{`"y"`, "--classes"}, discovery: true},
-		{name: "public with zero rows", args: args(sens, badFile("zero_rows_public.parquet")), code: 2, want: []string{"zero_rows_public.parquet"}},
-		{name: "zero columns", args: args(badFile("zero_columns.arrow"), pub), code: 2, want: []string{"zero_columns.arrow", `"y"`}},
-		{name: "label only nulls", args: args(badFile("label_all_null.parquet"), pub), code: 0},
-		{name: "label only nulls, classes discovered", args: without(args(badFile("label_all_null.parquet"), pub), "--classes"), code: 2, want: []string{`"y"`, "--classes"}, discovery: true},
-		{name: "single class, classes discovered", args: without(args(badFile("single_class.parquet"), pub), "--classes"), code: 2, want: []string{`"y"`, "--classes"}, discovery: true},
-		{name: "more classes than the votes allow", args: without(args(badFile("many_classes.parquet"), pub), "--classes"), code: 2, want: []string{`"y"`, "--classes"}, discovery: true},
-		// Rows whose label is outside the public class set cannot be voted
-		// for and are left out of the teachers' data. That is not an error:
-		// failing would reveal a property of the sensitive data outside the
-		// mechanism.
-		{name: "label values outside --classes", args: args(badFile("many_classes.parquet"), pub), code: 0},
-
-		// Non-finite values are data, not errors: imputed and clipped.
-		{name: "NaN and Inf sensitive features", args: args(badFile("nan_inf_sens.parquet"), pub), code: 0},
-		{name: "NaN and Inf public features", args: args(sens, badFile("nan_inf_pub.parquet")), code: 0},
-
-		// Columns that do not fit.
-		{name: "strings where numbers are expected", args: args(sens, badFile("pub_string_feature.parquet")), code: 2, want: []string{`"x"`, "pub_string_feature.parquet"}},
-		{name: "public missing a feature", args: args(sens, badFile("pub_missing_feature.parquet")), code: 2, want: []string{`"x"`, "pub_missing_feature.parquet"}},
-		{name: "duplicated column names", args: args(badFile("duplicate_columns.arrow"), pub), code: 2, want: []string{"duplicate_columns.arrow", `"x"`}},
-		{name: "struct column as a feature", args: with(args(badFile("struct_feature.parquet"), pub), "--features", "x,s"), code: 2, want: []string{"struct_feature.parquet", `"s"`}},
-		{name: "list column as a feature", args: with(args(badFile("list_feature.parquet"), pub), "--features", "x,l"), code: 2, want: []string{"list_feature.parquet", `"l"`}},
-		{name: "list column as the label", args: args(badFile("list_label.parquet"), pub), code: 2, want: []string{"list_label.parquet", `"y"`}},
-		// Rows without a unit are dropped silently.
-		{name: "privacy unit with nulls", args: args(badFile("unit_nulls.parquet"), pub, "--privacy-unit", "unit"), code: 0},
-
-		// Outputs that cannot be written.
-		{name: "output folder missing", args: args(sens, pub), out: filepath.Join(notDir, "missing", "out.arrow"), code: 2, want: []string{"missing"}},
-		{name: "output folder is a file", args: args(sens, pub), out: filepath.Join(blocker, "out.arrow"), code: 2, want: []string{"file/out.arrow"}},
-		{name: "disk full mid-way on stdout", args: args(sens, pub), out: "-", stdout: &failAfter{n: 600}, code: 1, want: []string{"-o -", "no space left"}},
-		{name: "disk full at once on stdout", args: args(sens, pub), out: "-", stdout: &failAfter{n: 0}, code: 1, want: []string{"-o -", "no space left"}},
-
-		// Absurd flags.
-		{name: "k = 0", args: with(args(sens, pub), "--teachers", "0"), code: 2, want: []string{"--teachers"}},
-		{name: "k > rows", args: with(args(sens, pub), "--teachers", "1000"), code: 0},
-		{name: "k > privacy units", args: with(args(sens, pub, "--privacy-unit", "unit"), "--teachers", "31"), code: 0},
-		{name: "epsilon = 0", args: with(args(sens, pub), "--epsilon", "0"), code: 2, want: []string{"--epsilon"}},
-		{name: "epsilon NaN", args: with(args(sens, pub), "--epsilon", "NaN"), code: 2, want: []string{"--epsilon"}},
-		{name: "epsilon Inf", args: with(args(sens, pub), "--epsilon", "Inf"), code: 2, want: []string{"--epsilon"}},
-		{name: "delta = 1", args: with(args(sens, pub), "--delta", "1"), code: 2, want: []string{"--delta"}},
-		{name: "delta NaN", args: with(args(sens, pub), "--delta", "NaN"), code: 2, want: []string{"--delta"}},
-		{name: "negative sigma", args: args(sens, pub, "--mechanism", "gnmax", "--sigma", "-3"), code: 2, want: []string{"--sigma"}},
-		{name: "sigma not a number", args: args(sens, pub, "--mechanism", "gnmax", "--sigma", "lots"), code: 2, want: []string{"--sigma"}},
-		{name: "sigma Inf", args: without(args(sens, pub, "--mechanism", "gnmax", "--sigma", "Inf"), "--epsilon"), code: 2, want: []string{"--sigma"}},
-		{name: "negative laplace scale", args: args(sens, pub, "--mechanism", "lnmax", "--laplace-scale", "-1"), code: 2, want: []string{"--laplace-scale"}},
-		{name: "batch size 0", args: with(args(sens, pub), "--batch-size", "0"), code: 2, want: []string{"--batch-size"}},
-		{name: "negative max queries", args: args(sens, pub, "--max-queries", "-5"), code: 2, want: []string{"--max-queries"}},
-		{name: "answered fraction above 1", args: args(sens, pub, "--answered-fraction", "2"), code: 2, want: []string{"--answered-fraction"}},
-		{name: "seed not a number", args: with(args(sens, pub), "--seed", "abc"), code: 2, want: []string{"--seed"}},
-		{name: "teachers not a number", args: with(args(sens, pub), "--teachers", "many"), code: 2, want: []string{"teachers"}},
+		{"disk full mid-way on stdout", 600},
+		{"disk full at once on stdout", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			// Each case has its own privacy ledger (never the user's).
-			ledger := t.TempDir()
-			t.Setenv("PATE_LEDGER", ledger)
-			outDir := t.TempDir()
-			out := tc.out
-			if out == "" {
-				out = filepath.Join(outDir, "out.arrow")
-			}
-			a := append([]string{"pate", tc.args[0], "-o", out}, tc.args[1:]...)
-			var stdout io.Writer = new(bytes.Buffer)
-			if tc.stdout != nil {
-				stdout = tc.stdout
-			}
+			t.Setenv("PATE_LEDGER", t.TempDir())
+			args := []string{"pate", "label", "-o", "-", "--private", badFile("sens.parquet"), "--label", "y",
+				"--public", badFile("pub.parquet"), "--features", "x,z", "--teachers", "3", "--epsilon", "1",
+				"--delta", "1e-5", "--classes", "0,1", "--seed", "1", "--quiet"}
 			var stderr bytes.Buffer
-			code := runNoPanic(t, a, strings.NewReader(tc.stdin), stdout, &stderr)
+			code := runNoPanic(t, args, strings.NewReader(""), &failAfter{n: tc.after}, &stderr)
 			msg := strings.TrimSpace(stderr.String())
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, msg)
+			if code != exitFailure {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, exitFailure, msg)
 			}
-			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
-				t.Errorf("message looks like a panic: %q", msg)
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") || strings.Contains(msg, "\n") {
+				t.Errorf("message is not one line or looks like a panic: %q", msg)
 			}
-			if tc.code == 0 {
-				if _, err := os.Stat(out); err != nil {
-					t.Errorf("a successful run left no output: %v", err)
-				}
-				return
-			}
-			if b, ok := stdout.(*bytes.Buffer); ok && b.Len() > 0 {
-				t.Errorf("a failed run wrote %d bytes on stdout: %.80q", b.Len(), b.String())
-			}
-			if strings.Contains(msg, "\n") {
-				t.Errorf("message is not one line: %q", msg)
-			}
-			for _, w := range tc.want {
+			for _, w := range []string{"-o -", "no space left"} {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message %q does not name %s", msg, w)
 				}
 			}
-			entries, _ := os.ReadDir(outDir)
-			for _, e := range entries {
-				t.Errorf("left %s behind", e.Name())
-			}
-			// A run refused for its input releases nothing, but once its
-			// write-ahead entry is written it has read the sensitive data,
-			// and its failure may depend on them (k units against k−1):
-			// the entry stays charged its maximum, never closed below it.
-			if tc.code == exitUsage {
-				checkFailedRunsCharged(t, ledger)
-				if tc.discovery && !(ledgerCharge(t, ledger) > 0) {
-					t.Errorf("the ledger charges nothing for a run refused by its private class discovery")
-				}
-			}
-			if tc.out != "" && tc.out != "-" {
-				if _, err := os.Stat(tc.out); err == nil {
-					t.Errorf("left %s behind", tc.out)
-				}
-			}
 		})
 	}
-	// The corpus itself is read-only input: no run may leave a temporary
-	// file beside it.
+}
+
+// checkCorpusUntouched: the corpus is read-only input, so no run may leave
+// a temporary file beside it.
+func checkCorpusUntouched(t *testing.T) {
+	t.Helper()
 	entries, err := os.ReadDir(badDir)
 	if err != nil {
 		t.Fatal(err)
@@ -566,10 +402,17 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 }
 
+// checker is what the ledger checks need of a test or a script.
+type checker interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
 // checkFailedRunsCharged: every run of the ledger in dir that failed is
 // either closed at zero (it never ran: its output could not be created)
 // or, without an end entry, charged its maximum.
-func checkFailedRunsCharged(t *testing.T, dir string) {
+func checkFailedRunsCharged(t checker, dir string) {
 	t.Helper()
 	l, err := ledger.Open(dir)
 	if err != nil {
@@ -601,7 +444,7 @@ func runNoPanic(t *testing.T, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // ledgerCharge is the ρ the ledger in dir charges over all its runs.
-func ledgerCharge(t *testing.T, dir string) float64 {
+func ledgerCharge(t checker, dir string) float64 {
 	t.Helper()
 	l, err := ledger.Open(dir)
 	if err != nil {

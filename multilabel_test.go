@@ -295,30 +295,3 @@ func TestLabelSingleLabelDatasets(t *testing.T) {
 		})
 	}
 }
-
-// TestLabelMultiUsage: the multi-label flags' usage errors exit 2 with a
-// message naming the flag.
-func TestLabelMultiUsage(t *testing.T) {
-	base := []string{"label", "--private", "testdata/adult_train.parquet", "--public", "testdata/adult_public.parquet",
-		"--keep", "", "--epsilon", "2", "--delta", "1e-5", "-o", filepath.Join(t.TempDir(), "o.arrow"), "--no-ledger"}
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"weights count", []string{"--label", "income", "--label", "sex", "--label-weights", "1,2,3"}, "--label-weights"},
-		{"weight not a number", []string{"--label", "income,sex", "--label-weights", "1,x"}, "--label-weights"},
-		{"negative weight", []string{"--label", "income,sex", "--label-weights", "1,-1"}, "--label-weights"},
-		{"label twice", []string{"--label", "income", "--label", "income"}, "given twice"},
-		{"classes with two labels", []string{"--label", "income", "--label", "sex", "--classes", "0,1"}, "--classes"},
-		{"student with two labels", []string{"--label", "income", "--label", "sex", "--student", "logreg"}, "--student"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := pate(t, append(append([]string{}, base...), tc.args...)...)
-			if code != 2 || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
-			}
-		})
-	}
-}
