@@ -139,3 +139,24 @@ func TestAnalyzeReleaseSS(t *testing.T) {
 		t.Errorf("--ss-order without --release-ss: exit %d", code)
 	}
 }
+
+// TestAnalyzeJSON: --json prints the analysis as JSON.
+func TestAnalyzeJSON(t *testing.T) {
+	code, out, stderr := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax",
+		"--sigma", "40", "--queries", "100", "--delta", "1e-5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v struct {
+		Private bool `json:"private"`
+		Result  struct {
+			EpsDataIndependent float64
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if v.Private || v.Result.EpsDataIndependent <= 0 {
+		t.Errorf("JSON result %+v", v)
+	}
+}

@@ -76,7 +76,7 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, label.ErrBudgetRefused), errors.Is(err, rdp.ErrBudgetExceeded),
-		errors.Is(err, label.ErrClaimExceeded): // issue 7: pate audit
+		errors.Is(err, label.ErrClaimExceeded): // pate audit: a report claims more than it spent
 		return exitBudget
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
@@ -134,7 +134,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 			replicateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),
 			planCommand(e, &jsonErrors),
-			// issue 7: audit and ledger.
+			// Commands that read what runs wrote: reports and the ledger.
 			auditCommand(e, &jsonErrors),
 			ledgerCommand(e, &jsonErrors),
 		},

@@ -17,9 +17,10 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-// TestLabelMultiAdult is issue 6's acceptance run: Adult with --label income
-// --label sex at ε = 2, δ = 1e-5, fixed seed, the first 1,500 public rows
-// queried (as in the single-label TestLabelAdultUtility), then the first
+// TestLabelMultiAdult is the acceptance run of several label columns:
+// Adult with --label income --label sex at ε = 2, δ = 1e-5, fixed seed,
+// the first 1,500 public rows queried (as in the single-label
+// TestLabelAdultUtility), then the first
 // 1,000 (the noise of each label grows by √2 over a single label's at the
 // same number of queries; fewer queries buy it back). The run's ε must be the
 // accountant's composition of both labels' recorded events (recomputed here

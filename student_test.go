@@ -12,7 +12,7 @@ import (
 	"github.com/pate-tool/pate/label"
 )
 
-// TestLabelAdultStudent is the acceptance figure of the student (issue 4):
+// TestLabelAdultStudent is the acceptance figure of the student:
 // 250 teachers on adult_train, Confident-GNMax at ε = 2, δ = 1e-5, at most
 // 1,500 queries, a fixed seed, and a logistic-regression student that labels
 // every other row of adult_public. Its labels must agree with the true

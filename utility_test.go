@@ -146,7 +146,7 @@ func breastCancerSplit(t *testing.T, dir string) (sens, pub string, truth []int6
 	return sens, pub, int64Column(t, []arrow.Record{l}, "label")
 }
 
-// TestUtilityTable measures the README's utility table (issue 5): Adult
+// TestUtilityTable measures the README's utility table of the mechanisms: Adult
 // (income) and breast_cancer, the four mechanisms, ε ∈ {0.5, 1, 2, 4},
 // δ = 1e-5, fixed seeds, every public row a query; accuracy of the released
 // labels on the answered rows (against the true labels), fraction answered,
