@@ -15,6 +15,7 @@ import (
 // 20 seeds, within 5% of the 538 queries the analysis expects, and each
 // report's ε is what the accountant recomputes (label.Audit).
 func TestAggregateAdultVotes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const want = 538.26 // E[answered] of `pate analyze` on the same votes and parameters
 	sum := 0.0

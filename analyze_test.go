@@ -11,6 +11,7 @@ import (
 // and the JSON output must say so beside the figure, and never call it
 // releasable; two runs print the same figure, which is why.
 func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
+	t.Parallel()
 	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--threshold", "200",
 		"--sigma1", "150", "--sigma2", "40", "--queries", "64", "--delta", "1e-5", "--conversion", "classic"}
 	tests := []struct {
@@ -83,6 +84,7 @@ func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
 // other figures; parameters chosen from the votes, or not fixed, are
 // refused.
 func TestAnalyzeReleaseSS(t *testing.T) {
+	t.Parallel()
 	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
 		"--queries", "200", "--delta", "1e-5", "--release-ss"}
 	fixed := []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "8"}
@@ -142,6 +144,7 @@ func TestAnalyzeReleaseSS(t *testing.T) {
 
 // TestAnalyzeJSON: --json prints the analysis as JSON.
 func TestAnalyzeJSON(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax",
 		"--sigma", "40", "--queries", "100", "--delta", "1e-5", "--json")
 	if code != 0 {

@@ -15,6 +15,7 @@ import (
 // the same ε, for every mechanism; a report whose ε was edited down exits 3;
 // a truncated or unknown-version report exits 2.
 func TestAuditRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, mech := range label.Mechanisms {
 		t.Run(mech, func(t *testing.T) {
 			dir := t.TempDir()
@@ -90,6 +91,7 @@ func TestAuditRoundTrip(t *testing.T) {
 // column and for two, with the classes discovered privately; and it refuses
 // that report with the class discovery's threshold, or its ρ, edited.
 func TestAuditRederivesEveryFigure(t *testing.T) {
+	t.Parallel()
 	one := []string{"--label", "income"}
 	two := []string{"--label", "income", "--label", "sex", "--keep", "age"}
 	tests := []struct {

@@ -355,6 +355,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // The rest of the bad-input corpus is run by the scripts in
 // testdata/script/label_corpus_*.txtar.
 func TestLabelStdoutWriteFails(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		after int
@@ -364,8 +365,7 @@ func TestLabelStdoutWriteFails(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("PATE_LEDGER", t.TempDir())
-			args := []string{"pate", "label", "-o", "-", "--private", badFile("sens.parquet"), "--label", "y",
+			args := []string{"pate", "label", "-o", "-", "--ledger", t.TempDir(), "--private", badFile("sens.parquet"), "--label", "y",
 				"--public", badFile("pub.parquet"), "--features", "x,z", "--teachers", "3", "--epsilon", "1",
 				"--delta", "1e-5", "--classes", "0,1", "--seed", "1", "--quiet"}
 			var stderr bytes.Buffer

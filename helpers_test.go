@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -21,14 +20,31 @@ import (
 func pate(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	// Each call without its own --ledger gets a fresh ledger: the tests
-	// reuse seeds, which one ledger refuses.
-	if d := os.Getenv("PATE_LEDGER"); d == testLedger {
-		os.Setenv("PATE_LEDGER", t.TempDir())
-		defer os.Setenv("PATE_LEDGER", d)
-	}
+	args = withOwnLedger(t, args)
 	code := run(context.Background(), append([]string{"pate"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// withOwnLedger gives a command that writes to the privacy ledger, called
+// without --ledger or --no-ledger, a fresh ledger of its own (--ledger
+// right after the command's name): the tests reuse seeds, which one ledger
+// refuses, and they run in parallel, so they cannot take turns setting
+// $PATE_LEDGER.
+func withOwnLedger(t *testing.T, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	switch args[0] {
+	case "label", "aggregate", "replicate":
+	default:
+		return args
+	}
+	for _, a := range args {
+		if a == "--ledger" || a == "--no-ledger" || strings.HasPrefix(a, "--ledger=") || strings.HasPrefix(a, "--no-ledger=") {
+			return args
+		}
+	}
+	return append([]string{args[0], "--ledger", t.TempDir()}, args[1:]...)
 }
 
 // readAll reads every batch of an Arrow/Parquet file into memory.

@@ -22,6 +22,7 @@ import (
 // a logistic-regression student trained on the answered rows, scored on the
 // other 14,781 rows of adult_test.
 func TestLabelAdultUtility(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains 250 teachers")
 	}
@@ -128,6 +129,7 @@ func TestLabelAdultUtility(t *testing.T) {
 // IPC stream with the pate.* metadata and the public columns, the label and
 // pate_source.
 func TestLabelStreamToStdout(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label",
 		"--public", "testdata/breast_cancer.parquet", "--keep", "mean_radius", "--teachers", "10",
 		"--mechanism", "gnmax", "--sigma", "2", "--classes", "0,1", "--delta", "1e-5", "--seed", "3", "-o", "-", "--quiet")
@@ -169,6 +171,7 @@ func TestLabelStreamToStdout(t *testing.T) {
 // TestLabelFileMetadataHoldsFinalReport checks that the file output carries
 // the complete report, equal to the --report file.
 func TestLabelFileMetadataHoldsFinalReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, rep := filepath.Join(dir, "o.arrow"), filepath.Join(dir, "r.json")
 	code, _, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label",

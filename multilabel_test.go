@@ -29,6 +29,7 @@ import (
 // is logged (true labels: adult_test.parquet row for row; sex is a public
 // column, left out of the output with --keep).
 func TestLabelMultiAdult(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		queries string
 		minAcc  float64
@@ -232,6 +233,7 @@ func nullable[T any, A interface {
 // only copy of these data sets in testdata), so the accuracy is that of
 // teachers labelling rows some of them were trained on.
 func TestLabelSingleLabelDatasets(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		args   []string

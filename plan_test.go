@@ -13,6 +13,7 @@ import (
 // TestPlanRoundTrip: the planned noise, fed back, spends at most ε over the
 // queries; 1% less noise spends more.
 func TestPlanRoundTrip(t *testing.T) {
+	t.Parallel()
 	type plan struct {
 		Params  label.MechanismParams `json:"parameters"`
 		Queries int64                 `json:"queries"`

@@ -16,6 +16,7 @@ import (
 // smaller than the queries, the run stops at the cap, every later row
 // abstains, the report says so, and pate audit agrees.
 func TestPureMechanismsStopAtTheCap(t *testing.T) {
+	t.Parallel()
 	base := []string{"label", "--private", "testdata/breast_cancer.parquet", "--label", "label", "--keep", "mean_radius",
 		"--public", "testdata/breast_cancer.parquet", "--delta", "1e-5", "--seed", "4", "-q", "--no-ledger", "--classes", "0,1"}
 	tests := []struct {
@@ -75,6 +76,7 @@ func TestPureMechanismsStopAtTheCap(t *testing.T) {
 // event, so a budget larger than its ε is not claimed: --em-epsilon 0.5
 // within --epsilon 2 guarantees (0.5, 0).
 func TestPrivateLearnerClaimsItsOneEvent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, rp := filepath.Join(dir, "o.arrow"), filepath.Join(dir, "r.json")
 	code, _, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label", "--keep", "mean_radius",

@@ -23,6 +23,7 @@ import (
 // (10 classes) run too, with --replicable. The logged figures are the
 // README's.
 func TestReplicate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains teachers 8 times per case")
 	}
@@ -81,6 +82,7 @@ func TestReplicate(t *testing.T) {
 // each count ε/2-DP, the bound printed for the noise, and (empirically, with
 // a fixed seed) that the sampler has the calibrated spread.
 func TestReportCalibration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                     string
 		repeats, splits, queried int
@@ -161,6 +163,7 @@ func TestReportCalibration(t *testing.T) {
 // private, carries its ε, sensitivity and noise scale, and the ε is in the
 // ledger; without it the output says NOT PRIVATE.
 func TestReplicatePrivateReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"replicate", "--json", "--repeats", "2", "--private", "testdata/breast_cancer.parquet", "--label", "label",
 		"--public", "testdata/breast_cancer.parquet", "--features", "mean_radius,mean_texture,mean_perimeter,mean_area",
@@ -246,6 +249,7 @@ func TestReplicatePrivateReport(t *testing.T) {
 // report says replicable and how the seed was shared, never the seed; the
 // accounting is unchanged (pate audit re-derives it); bad flags exit 2.
 func TestLabelReplicable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := filepath.Join(dir, "shared.seed")
 	const seed = "c2hhcmVkIHNlY3JldCBvZiB0d28gY3VyYXRvcnMK"
@@ -322,6 +326,7 @@ func TestLabelReplicable(t *testing.T) {
 // digits (10 classes, GNMax and LNMax too); logs the answered rows and
 // their accuracy for the README.
 func TestLabelReplicableSmall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := filepath.Join(dir, "shared.seed")
 	if err := os.WriteFile(seedFile, []byte("0123456789abcdef-two-curators"), 0o600); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -13,14 +12,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain makes the test binary double as the pate command: a script's
-// `pate …` line runs this binary as "pate", which calls run, the same
-// function main calls. The scripts thus test the real command line (exit
-// code, stdout, stderr, files) without a separate build.
+// TestMain makes the test binary double as the pate command: run as
+// "pate" (a script's `pate …` line, or pateBinary for the tests that signal
+// or race real processes) it runs main, and so run with main's signal
+// handling. The scripts thus test the real command line (exit code, stdout,
+// stderr, files) without a separate build.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"pate": func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-	})
+	testscript.Main(m, map[string]func(){"pate": main})
 }
 
 // TestScripts runs the command-line cases in testdata/script, one case per
@@ -39,6 +37,7 @@ func TestMain(m *testing.M) {
 //	ledger-spent            the ledger charges some ρ > 0
 //	halve SRC DST           DST is the first half of SRC (a truncated file)
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testdata, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)

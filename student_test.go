@@ -20,6 +20,7 @@ import (
 // --select random; the figure of --select uncertain (and of self-training)
 // is logged. Set PATE_STUDENT_README to a file to write the figures there.
 func TestLabelAdultStudent(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains 250 teachers per case")
 	}
