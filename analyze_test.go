@@ -81,8 +81,8 @@ func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
 // TestAnalyzeReleaseSS: --release-ss draws a fresh noisy sample each run
 // (two runs differ), states the cost of the release, which depends on the
 // fixed parameters alone, and includes it; it prints none of the analysis's
-// other figures; parameters chosen from the votes, or not fixed, are
-// refused.
+// other figures. (Parameters chosen from the votes, or not fixed, are
+// refused: testdata/script/analyze_release_ss_usage_*.txtar.)
 func TestAnalyzeReleaseSS(t *testing.T) {
 	t.Parallel()
 	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
@@ -120,25 +120,6 @@ func TestAnalyzeReleaseSS(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "SMOOTH-SENSITIVITY RELEASE") || !strings.Contains(out, "cost of the release") ||
 		strings.Contains(out, "data-dependent ε:") {
 		t.Errorf("text release: exit %d\n%s%s", code, out, stderr)
-	}
-
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{
-		{"optimize-ss", []string{"--optimize-ss", "--ss-order", "8"}},
-		{"no order", []string{"--beta", "0.0329", "--sigma-ss", "6.23"}},
-		{"no beta", []string{"--ss-order", "8"}},
-		{"order out of range", []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "16"}},
-		{"confident-gnmax", append([]string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, fixed...)},
-	} {
-		if code, _, stderr := pate(t, append(append([]string{}, base...), tc.args...)...); code != exitUsage {
-			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, exitUsage, stderr)
-		}
-	}
-	if code, _, _ := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
-		"--delta", "1e-5", "--ss-order", "8"); code != exitUsage {
-		t.Errorf("--ss-order without --release-ss: exit %d", code)
 	}
 }
 
