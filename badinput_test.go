@@ -354,8 +354,11 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // message naming -o - and the cause.
 // The rest of the bad-input corpus is run by the scripts in
 // testdata/script/label_corpus_*.txtar.
+//
+// It runs pate in-process, to hand it the failing writer, and so is not
+// parallel: urfave/cli's package variables allow one run per process at a
+// time.
 func TestLabelStdoutWriteFails(t *testing.T) {
-	t.Parallel()
 	tests := []struct {
 		name  string
 		after int

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -15,14 +15,28 @@ import (
 	pateio "github.com/pate-tool/pate/io"
 )
 
-// pate runs the command line in-process and returns its exit code, stdout
-// and stderr.
+// pate runs the command line and returns its exit code, stdout and
+// stderr. It runs the test binary as pate (see TestMain), a process of its
+// own: urfave/cli keeps its help and version flags in package variables
+// that every run writes, so two runs in one process race, and the tests
+// run in parallel.
 func pate(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	args = withOwnLedger(t, args)
-	code := run(context.Background(), append([]string{"pate"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
+	cmd := exec.Command(pateBinary(t), withOwnLedger(t, args)...)
+	cmd.Stdin = strings.NewReader("")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String()
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		return ee.ExitCode(), out.String(), errb.String()
+	default:
+		t.Fatalf("pate %s: %v", strings.Join(args, " "), err)
+		return 0, "", ""
+	}
 }
 
 // withOwnLedger gives a command that writes to the privacy ledger, called
