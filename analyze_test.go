@@ -11,6 +11,7 @@ import (
 // and the JSON output must say so beside the figure, and never call it
 // releasable; two runs print the same figure, which is why.
 func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
+	t.Parallel()
 	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--threshold", "200",
 		"--sigma1", "150", "--sigma2", "40", "--queries", "64", "--delta", "1e-5", "--conversion", "classic"}
 	tests := []struct {
@@ -80,9 +81,10 @@ func TestAnalyzeSmoothSensitivityNotReleasable(t *testing.T) {
 // TestAnalyzeReleaseSS: --release-ss draws a fresh noisy sample each run
 // (two runs differ), states the cost of the release, which depends on the
 // fixed parameters alone, and includes it; it prints none of the analysis's
-// other figures; parameters chosen from the votes, or not fixed, are
-// refused.
+// other figures. (Parameters chosen from the votes, or not fixed, are
+// refused: testdata/script/analyze_release_ss_usage_*.txtar.)
 func TestAnalyzeReleaseSS(t *testing.T) {
+	t.Parallel()
 	base := []string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
 		"--queries", "200", "--delta", "1e-5", "--release-ss"}
 	fixed := []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "8"}
@@ -119,23 +121,26 @@ func TestAnalyzeReleaseSS(t *testing.T) {
 		strings.Contains(out, "data-dependent ε:") {
 		t.Errorf("text release: exit %d\n%s%s", code, out, stderr)
 	}
+}
 
-	for _, tc := range []struct {
-		name string
-		args []string
-	}{
-		{"optimize-ss", []string{"--optimize-ss", "--ss-order", "8"}},
-		{"no order", []string{"--beta", "0.0329", "--sigma-ss", "6.23"}},
-		{"no beta", []string{"--ss-order", "8"}},
-		{"order out of range", []string{"--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "16"}},
-		{"confident-gnmax", append([]string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, fixed...)},
-	} {
-		if code, _, stderr := pate(t, append(append([]string{}, base...), tc.args...)...); code != exitUsage {
-			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, exitUsage, stderr)
-		}
+// TestAnalyzeJSON: --json prints the analysis as JSON.
+func TestAnalyzeJSON(t *testing.T) {
+	t.Parallel()
+	code, out, stderr := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax",
+		"--sigma", "40", "--queries", "100", "--delta", "1e-5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if code, _, _ := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
-		"--delta", "1e-5", "--ss-order", "8"); code != exitUsage {
-		t.Errorf("--ss-order without --release-ss: exit %d", code)
+	var v struct {
+		Private bool `json:"private"`
+		Result  struct {
+			EpsDataIndependent float64
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if v.Private || v.Result.EpsDataIndependent <= 0 {
+		t.Errorf("JSON result %+v", v)
 	}
 }

@@ -15,6 +15,7 @@ import (
 // the same ε, for every mechanism; a report whose ε was edited down exits 3;
 // a truncated or unknown-version report exits 2.
 func TestAuditRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, mech := range label.Mechanisms {
 		t.Run(mech, func(t *testing.T) {
 			dir := t.TempDir()
@@ -23,7 +24,7 @@ func TestAuditRoundTrip(t *testing.T) {
 				"--public", "testdata/adult_public.parquet", "--epsilon", "2", "--delta", "1e-5", "--teachers", "50",
 				"--max-queries", "2000", "--mechanism", mech, "--seed", "3", "-q", "--no-ledger", "-o", out, "--report", rp}
 			pure := mech == label.MechanismPrivateLearner || mech == label.MechanismSVT || mech == label.MechanismStableEM
-			if pure { // issue 5: a pure ε-DP guarantee needs a public class set
+			if pure { // a pure ε-DP guarantee needs a public class set
 				args = append(args, "--classes", "0,1")
 			}
 			code, _, stderr := pate(t, args...)
@@ -85,20 +86,12 @@ func TestAuditRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAuditUsage(t *testing.T) {
-	if code, _, _ := pate(t, "audit"); code != exitUsage {
-		t.Errorf("no file: exit %d", code)
-	}
-	if code, _, _ := pate(t, "audit", "/nonexistent/r.json"); code != exitUsage {
-		t.Errorf("missing file: exit %d", code)
-	}
-}
-
 // TestAuditRederivesEveryFigure: audit accepts the report of a real run
 // whose --epsilon has more decimals than reports print, for one label
 // column and for two, with the classes discovered privately; and it refuses
 // that report with the class discovery's threshold, or its ρ, edited.
 func TestAuditRederivesEveryFigure(t *testing.T) {
+	t.Parallel()
 	one := []string{"--label", "income"}
 	two := []string{"--label", "income", "--label", "sex", "--keep", "age"}
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 // TestHTMLReportFlags: pate label --report-html and pate audit --html both
 // write a self-contained page with the four charts.
 func TestHTMLReportFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rp, h1, h2 := filepath.Join(dir, "r.json"), filepath.Join(dir, "label.html"), filepath.Join(dir, "audit.html")
 	code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income",

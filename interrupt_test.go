@@ -22,20 +22,6 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// buildPate compiles the command into dir and returns the binary's path.
-func buildPate(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "pate")
-	if runtime.GOOS == "windows" {
-		t.Skip("signals are POSIX")
-	}
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // writeBigPublic writes a public Parquet file of rows rows (x, z float64)
 // in row groups of 64 Ki rows.
 func writeBigPublic(t *testing.T, path string, rows int) {
@@ -110,7 +96,10 @@ func writeBigCSV(t *testing.T, path string, rows int) {
 // previous file at the output path untouched.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildPate(t, dir)
+	if runtime.GOOS == "windows" {
+		t.Skip("signals are POSIX")
+	}
+	bin := pateBinary(t)
 	const rows = 3_000_000
 	pq := filepath.Join(dir, "public.parquet")
 	writeBigPublic(t, pq, rows)
@@ -126,6 +115,9 @@ func TestInterrupt(t *testing.T) {
 	// The same runs, not interrupted, complete: the baseline the signals
 	// cut short (and a check that a long stream's report fits the output).
 	for _, public := range []string{pq, csv} {
+		if testing.Short() {
+			break // 6 s of 3-million-row runs: the full run only
+		}
 		out := filepath.Join(t.TempDir(), "labeled.arrow")
 		cmd := exec.Command(bin, args(public, out)...)
 		cmd.Env = append(os.Environ(), "PATE_LEDGER="+ledger)

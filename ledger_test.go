@@ -24,46 +24,29 @@ import (
 	"github.com/pate-tool/pate/label/rdp"
 )
 
-// testLedger is the ledger of the tests that run pate in-process: they
-// must not write to the user's (pate, the helper, gives each call a fresh
-// one in its place).
-var testLedger string
-
+// The tests must never write to the user's ledger. pate, the helper, gives
+// every call that writes one a fresh ledger of its own, and the scripts
+// each have theirs; this is the fallback for anything else (set before any
+// test runs, so never changed while tests run in parallel).
 func init() {
 	if os.Getenv("PATE_LEDGER") == "" {
 		if d, err := os.MkdirTemp("", "pate-test-ledger-"); err == nil {
 			os.Setenv("PATE_LEDGER", d)
-			testLedger = d
 		}
 	}
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// pateBinary builds the pate binary once for the tests that need a real
-// process (to kill it, or to race two of them).
+// pateBinary is the pate command for the tests that need a real process
+// (to kill it, or to race two of them): the test binary itself, which
+// TestMain registers as "pate" on $PATH and which then runs main. No
+// separate build is needed.
 func pateBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pate-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "pate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = errors.New(string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("building pate: %v", binErr)
+	bin, err := exec.LookPath("pate")
+	if err != nil {
+		t.Fatalf("the pate command TestMain registers: %v", err)
 	}
-	return binPath
+	return bin
 }
 
 func ledgerArgs(dir, out string, extra ...string) []string {
@@ -105,6 +88,7 @@ func ledgerBytes(t *testing.T, dir string) []byte {
 // TestLedgerLifetimeRefusal: a run that would take the dataset past
 // --lifetime-epsilon exits 3 and writes nothing: no output, no ledger line.
 func TestLedgerLifetimeRefusal(t *testing.T) {
+	t.Parallel()
 	dir, tmp := t.TempDir(), t.TempDir()
 	out1, out2 := filepath.Join(tmp, "1.arrow"), filepath.Join(tmp, "2.arrow")
 	if code, _, stderr := pate(t, ledgerArgs(dir, out1, "--epsilon", "1", "--lifetime-epsilon", "1.2")...); code != 0 {
@@ -301,6 +285,7 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 // same dataset as the label runs, so the third run is refused when the
 // three together pass the lifetime.
 func TestLedgerSequence(t *testing.T) {
+	t.Parallel()
 	dir, tmp := t.TempDir(), t.TempDir()
 	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "1.arrow"), "--epsilon", "1")...); code != 0 {
 		t.Fatalf("label: exit %d: %s", code, stderr)
@@ -331,6 +316,7 @@ func TestLedgerSequence(t *testing.T) {
 // does. The old ledger left the stable-release δ out (ε = 1.928 at 1e-5
 // for a run claiming (2, 1e-5)) and composed pure events as ε²/2-zCDP only.
 func TestLedgerSVTDelta(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		cutoff string
@@ -408,6 +394,7 @@ func plusOneRow(t *testing.T, src string) string {
 // share their partition and noise; the second is refused (exit 3) and
 // writes nothing, and so is a second use of one --replicable key.
 func TestLedgerSeededRuns(t *testing.T) {
+	t.Parallel()
 	plus := plusOneRow(t, "testdata/adult_train.parquet")
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte("a shared secret of 32 bytes, ok?"), 0o600); err != nil {
@@ -453,6 +440,7 @@ func TestLedgerSeededRuns(t *testing.T) {
 // entries there (aggregate's votes are tied to it by --dataset) and says so
 // on stderr; the total is finite at the summed δ.
 func TestLedgerIdentity(t *testing.T) {
+	t.Parallel()
 	csvPath := filepath.Join(t.TempDir(), "adult_train.csv")
 	writeCSV(t, "testdata/adult_train.parquet", csvPath)
 	dir, tmp := t.TempDir(), t.TempDir()
@@ -578,6 +566,7 @@ func writeCSV(t *testing.T, src, dst string) {
 // stays charged its maximum and says so; the ledger never closes it at the
 // nothing it released, since a failure can depend on the data.
 func TestLedgerFailedRunCharged(t *testing.T) {
+	t.Parallel()
 	pub := filepath.Join(t.TempDir(), "public.csv")
 	writeCSV(t, "testdata/adult_public.parquet", pub)
 	f, err := os.OpenFile(pub, os.O_APPEND|os.O_WRONLY, 0)

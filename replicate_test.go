@@ -24,6 +24,7 @@ import (
 // (10 classes) run too, with --replicable. The logged figures are the
 // README's.
 func TestReplicate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains teachers 8 times per case")
 	}
@@ -82,6 +83,7 @@ func TestReplicate(t *testing.T) {
 // each count ε/2-DP, the bound printed for the noise, and (empirically, with
 // a fixed seed) that the sampler has the calibrated spread.
 func TestReportCalibration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                     string
 		repeats, splits, queried int
@@ -160,8 +162,10 @@ func TestReportCalibration(t *testing.T) {
 
 // TestReplicatePrivateReport: with --private-report the output is marked
 // private, carries its ε, sensitivity and noise scale, and the ε is in the
-// ledger; without it the output says NOT PRIVATE.
+// ledger; without it the output says NOT PRIVATE. Its bad flags are
+// scripts: testdata/script/replicate_usage_*.txtar.
 func TestReplicatePrivateReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"replicate", "--json", "--repeats", "2", "--private", "testdata/breast_cancer.parquet", "--label", "label",
 		"--public", "testdata/breast_cancer.parquet", "--features", "mean_radius,mean_texture,mean_perimeter,mean_area",
@@ -233,20 +237,15 @@ func TestReplicatePrivateReport(t *testing.T) {
 			t.Errorf("a private report released more than its noisy count: %+v", a)
 		}
 	}
-
-	for _, bad := range [][]string{{"--private-report"}, {"--private-report", "--report-epsilon", "-1"}, {"--report-epsilon", "1"},
-		{"--private-report", "--report-epsilon", "1", "--truth", "label"}} {
-		if code, _, stderr := pate(t, append(args, bad...)...); code != 2 {
-			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
-		}
-	}
 }
 
 // TestLabelReplicable: pate label --replicable draws each row's noise from
 // the shared seed, so the labels do not depend on the batch size; the
 // report says replicable and how the seed was shared, never the seed; the
-// accounting is unchanged (pate audit re-derives it); bad flags exit 2.
+// accounting is unchanged (pate audit re-derives it). Its bad flags are
+// scripts: testdata/script/label_replicable_usage_*.txtar.
 func TestLabelReplicable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := filepath.Join(dir, "shared.seed")
 	const seed = "c2hhcmVkIHNlY3JldCBvZiB0d28gY3VyYXRvcnMK"
@@ -297,32 +296,13 @@ func TestLabelReplicable(t *testing.T) {
 	if !slices.Equal(labels[0], labels[1]) || !slices.Equal(sources[0], sources[1]) {
 		t.Error("the labels of a replicable run depend on the batch size")
 	}
-
-	short := filepath.Join(dir, "short.seed")
-	if err := os.WriteFile(short, []byte("1234"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base := args[:len(args)-3]
-	out := []string{"-o", filepath.Join(dir, "bad.arrow")}
-	for _, bad := range [][]string{
-		{"--replicable"},
-		{"--replicable", "--shared-seed-file", short},
-		{"--replicable", "--shared-seed-file", filepath.Join(dir, "missing")},
-		{"--shared-seed-file", seedFile},
-		{"--replicable", "--shared-seed-file", seedFile, "--replicable-width", "0"},
-		{"--replicable", "--shared-seed-file", seedFile, "--student", "logreg", "--select", "uncertain"},
-		{"--replicable", "--shared-seed-file", seedFile, "--label", "sex"}, // several label columns: not yet
-	} {
-		if code, _, stderr := pate(t, append(append(append([]string{}, base...), bad...), out...)...); code != 2 {
-			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
-		}
-	}
 }
 
 // TestLabelReplicableSmall: pate label --replicable on breast_cancer and
 // digits (10 classes, GNMax and LNMax too); logs the answered rows and
 // their accuracy for the README.
 func TestLabelReplicableSmall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := filepath.Join(dir, "shared.seed")
 	if err := os.WriteFile(seedFile, []byte("0123456789abcdef-two-curators"), 0o600); err != nil {

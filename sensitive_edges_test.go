@@ -94,6 +94,7 @@ func labelType(t *testing.T, s *arrow.Schema) arrow.DataType {
 // 10,000 rows, neither aborts the run nor is quoted. The schema comes from
 // the public file and the declarations (--classes, --label-type).
 func TestSensitiveCSVSchemaIsDeclared(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pub := edgePublic(t, dir)
 	a := edgeCSV(t, dir, "a.csv", 3000, rowUnit)
@@ -152,6 +153,7 @@ func TestSensitiveCSVSchemaIsDeclared(t *testing.T) {
 // stderr line states a count of units or of empty teachers. The counts
 // are there with --diagnostics, marked NOT PRIVATE.
 func TestUnitsBelowTeachersStillRuns(t *testing.T) {
+	t.Parallel()
 	const k = 12
 	dir := t.TempDir()
 	pub := edgePublic(t, dir)
@@ -186,6 +188,7 @@ func TestUnitsBelowTeachersStillRuns(t *testing.T) {
 // TestNullPrivacyUnitDropped: rows whose privacy unit is null are dropped
 // silently (no abort, no row index on stderr); --diagnostics counts them.
 func TestNullPrivacyUnitDropped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pub := edgePublic(t, dir)
 	sens := edgeCSV(t, dir, "nulls.csv", 400, func(i int) string {

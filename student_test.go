@@ -12,7 +12,7 @@ import (
 	"github.com/pate-tool/pate/label"
 )
 
-// TestLabelAdultStudent is the acceptance figure of the student (issue 4):
+// TestLabelAdultStudent is the acceptance figure of the student:
 // 250 teachers on adult_train, Confident-GNMax at ε = 2, δ = 1e-5, at most
 // 1,500 queries, a fixed seed, and a logistic-regression student that labels
 // every other row of adult_public. Its labels must agree with the true
@@ -20,6 +20,7 @@ import (
 // --select random; the figure of --select uncertain (and of self-training)
 // is logged. Set PATE_STUDENT_README to a file to write the figures there.
 func TestLabelAdultStudent(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains 250 teachers per case")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,13 +147,16 @@ func breastCancerSplit(t *testing.T, dir string) (sens, pub string, truth []int6
 	return sens, pub, int64Column(t, []arrow.Record{l}, "label")
 }
 
-// TestUtilityTable measures the README's utility table (issue 5): Adult
+// TestUtilityTable measures the README's utility table of the mechanisms: Adult
 // (income) and breast_cancer, the four mechanisms, ε ∈ {0.5, 1, 2, 4},
 // δ = 1e-5, fixed seeds, every public row a query; accuracy of the released
 // labels on the answered rows (against the true labels), fraction answered,
 // and, for the mechanisms that stop early (svt), the accuracy of a logreg
-// student on the rows it labelled. It takes about a minute, so it runs only
-// when asked:
+// student on the rows it labelled. Every run's guarantee must stay within
+// its budget, and the table must be the README's, row for row (the runs are
+// seeded): a change that moves a figure fails here until the README is
+// regenerated (PATE_UTILITY_TABLE_OUT=file writes the table). It takes
+// about a minute, so it runs only when asked:
 //
 //	PATE_UTILITY_TABLE=1 go test -run TestUtilityTable -v .
 func TestUtilityTable(t *testing.T) {
@@ -199,6 +203,7 @@ func TestUtilityTable(t *testing.T) {
 					name = fmt.Sprintf("%s, first %s rows + student", strings.TrimSuffix(m.name, " + student"), d.queries)
 				}
 				r := runAndScore(t, d.truth, d.col, args...)
+				checkWithinBudget(t, d.name+", "+name+", ε = "+eps, r, eps)
 				st := "—"
 				if r.studentRows > 0 {
 					st = fmt.Sprintf("%.1f%% (%d)", 100*float64(r.studentCorrect)/float64(r.studentRows), r.studentRows)
@@ -215,6 +220,7 @@ func TestUtilityTable(t *testing.T) {
 		r := runAndScore(t, sets[0].truth, "income", "--private", "testdata/adult_train.parquet", "--label", "income",
 			"--public", "testdata/adult_public.parquet", "--teachers", k, "--mechanism", "svt", "--epsilon", "2", "--delta", "1e-5",
 			"--classes", "0,1", "--seed", "20261121")
+		checkWithinBudget(t, "Adult, svt, "+k+" teachers", r, "2")
 		fmt.Fprintf(&b, "| Adult (income) | svt, %s teachers | 2 | (%g, %g) | %.1f%% (%d of %d) | %.1f%% | %d | — (released: %d of class 0, %d of class 1) |\n", k,
 			float64(r.report.Guarantee.Epsilon), float64(r.report.Guarantee.Delta),
 			100*r.fraction(), r.answered, r.rows, 100*r.accuracy(), r.correct, r.report.Released["0"], r.report.Released["1"])
@@ -224,5 +230,30 @@ func TestUtilityTable(t *testing.T) {
 		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if !strings.Contains(string(readme), row+"\n") {
+			t.Errorf("the README's utility table lacks the row\n%s", row)
+		}
+	}
+}
+
+// checkWithinBudget: a run's guarantee stays within the budget it was
+// given (ε as passed, δ = 1e-5), and its counts add up.
+func checkWithinBudget(t *testing.T, what string, r labelRun, eps string) {
+	t.Helper()
+	budget, err := strconv.ParseFloat(eps, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.report.Guarantee; float64(g.Epsilon) > budget || float64(g.Delta) > 1e-5 {
+		t.Errorf("%s: guarantee (%g, %g) exceeds the budget (%g, 1e-5)", what, g.Epsilon, g.Delta, budget)
+	}
+	if r.answered > r.rows || r.correct > r.answered || r.studentCorrect > r.studentRows || r.answered+r.studentRows > r.rows {
+		t.Errorf("%s: counts do not add up: %+v", what, r)
 	}
 }

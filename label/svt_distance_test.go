@@ -2,6 +2,7 @@ package label
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,7 +56,8 @@ func readParquet(t *testing.T, name string, mem memory.Allocator) (*arrow.Schema
 // README's explanation of svt on Adult: the distribution of the teachers'
 // distance to instability over adult_public (250 logistic-regression
 // teachers, partition seed 1), and the thresholds the planner sets for 1, 2
-// and 4 instances within ε = 2. Run with PATE_UTILITY_TABLE=1.
+// and 4 instances within ε = 2. It checks the figures the README quotes
+// (fixed seed, so they are exact). Run with PATE_UTILITY_TABLE=1.
 func TestSVTDistanceQuantiles(t *testing.T) {
 	if os.Getenv("PATE_UTILITY_TABLE") == "" {
 		t.Skip("set PATE_UTILITY_TABLE=1 (trains 250 teachers)")
@@ -94,18 +96,31 @@ func TestSVTDistanceQuantiles(t *testing.T) {
 		}
 	}
 	slices.Sort(dists)
-	for _, q := range []float64{0.01, 0.05, 0.1, 0.2, 0.3, 0.5} {
-		t.Logf("quantile %.2f of the distance to instability: %d", q, dists[int(q*float64(len(dists)))])
+	for _, q := range []struct {
+		q    float64
+		want int64 // the README's figure; -1: logged only
+	}{{0.01, -1}, {0.05, 23}, {0.1, 43}, {0.2, 77}, {0.3, 100}, {0.5, 121}} {
+		got := dists[int(q.q*float64(len(dists)))]
+		t.Logf("quantile %.2f of the distance to instability: %d", q.q, got)
+		if q.want >= 0 && got != q.want {
+			t.Errorf("quantile %.2f is %d; the README says %d", q.q, got, q.want)
+		}
 	}
 	for _, c := range []struct {
-		eps0 string
-		n    int64
-	}{{"2", 1}, {"1", 2}, {"0.5", 4}} {
+		eps0    string
+		n       int64
+		w       int64  // the README's thresholds
+		atOrBel string // and the share of rows at or below them
+	}{{"2", 1, 56, "13.5"}, {"1", 2, 113, "39.4"}, {"0.5", 4, 229, "100.0"}} {
 		w, err := svtPlanThreshold(MechanismParams{SVTEpsilon0: c.eps0}, int64(len(dists)), c.n, 5e-6)
 		if err != nil {
 			t.Fatal(err)
 		}
 		below, _ := slices.BinarySearch(dists, w+1)
-		t.Logf("%d instance(s) of ε0 = %s: w = %d; %.1f%% of the rows have distance ≤ w", c.n, c.eps0, w, 100*float64(below)/float64(len(dists)))
+		share := fmt.Sprintf("%.1f", 100*float64(below)/float64(len(dists)))
+		t.Logf("%d instance(s) of ε0 = %s: w = %d; %s%% of the rows have distance ≤ w", c.n, c.eps0, w, share)
+		if w != c.w || share != c.atOrBel {
+			t.Errorf("%d instance(s) of ε0 = %s: w = %d with %s%% of the rows at or below; the README says %d and %s%%", c.n, c.eps0, w, share, c.w, c.atOrBel)
+		}
 	}
 }

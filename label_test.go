@@ -2,99 +2,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	pateio "github.com/pate-tool/pate/io"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/learners"
 )
-
-// pate runs the command line in-process and returns its exit code, stdout
-// and stderr.
-func pate(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	// Each call without its own --ledger gets a fresh ledger: the tests
-	// reuse seeds, which one ledger refuses.
-	if d := os.Getenv("PATE_LEDGER"); d == testLedger {
-		os.Setenv("PATE_LEDGER", t.TempDir())
-		defer os.Setenv("PATE_LEDGER", d)
-	}
-	code := run(context.Background(), append([]string{"pate"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
-// readAll reads every batch of an Arrow/Parquet file into memory.
-func readAll(t *testing.T, path string, mem memory.Allocator) (*arrow.Schema, []arrow.Record) {
-	t.Helper()
-	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 1 << 16, Allocator: mem})
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
-	}
-	defer r.Close()
-	var recs []arrow.Record
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read %s: %v", path, err)
-		}
-		recs = append(recs, rec)
-	}
-	return r.Schema(), recs
-}
-
-func int64Column(t *testing.T, recs []arrow.Record, name string) []int64 {
-	t.Helper()
-	var out []int64
-	for _, rec := range recs {
-		idx := rec.Schema().FieldIndices(name)
-		if len(idx) != 1 {
-			t.Fatalf("no column %q", name)
-		}
-		col := rec.Column(idx[0]).(*array.Int64)
-		for i := 0; i < col.Len(); i++ {
-			if col.IsNull(i) {
-				out = append(out, -1)
-			} else {
-				out = append(out, col.Value(i))
-			}
-		}
-	}
-	return out
-}
-
-func stringColumn(t *testing.T, recs []arrow.Record, name string) []string {
-	t.Helper()
-	var out []string
-	for _, rec := range recs {
-		col := rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.String)
-		for i := 0; i < col.Len(); i++ {
-			out = append(out, col.Value(i))
-		}
-	}
-	return out
-}
-
-func release(recs []arrow.Record) {
-	for _, r := range recs {
-		r.Release()
-	}
-}
 
 // TestLabelAdultUtility is the acceptance figure of `pate label`: 250
 // logistic-regression teachers on adult_train, the first 1,500 rows of
@@ -102,6 +22,7 @@ func release(recs []arrow.Record) {
 // a logistic-regression student trained on the answered rows, scored on the
 // other 14,781 rows of adult_test.
 func TestLabelAdultUtility(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("trains 250 teachers")
 	}
@@ -208,6 +129,7 @@ func TestLabelAdultUtility(t *testing.T) {
 // IPC stream with the pate.* metadata and the public columns, the label and
 // pate_source.
 func TestLabelStreamToStdout(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label",
 		"--public", "testdata/breast_cancer.parquet", "--keep", "mean_radius", "--teachers", "10",
 		"--mechanism", "gnmax", "--sigma", "2", "--classes", "0,1", "--delta", "1e-5", "--seed", "3", "-o", "-", "--quiet")
@@ -249,6 +171,7 @@ func TestLabelStreamToStdout(t *testing.T) {
 // TestLabelFileMetadataHoldsFinalReport checks that the file output carries
 // the complete report, equal to the --report file.
 func TestLabelFileMetadataHoldsFinalReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, rep := filepath.Join(dir, "o.arrow"), filepath.Join(dir, "r.json")
 	code, _, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label",

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary double as the pate command: run as
+// "pate" (a script's `pate …` line, or pateBinary for the tests that signal
+// or race real processes) it runs main, and so run with main's signal
+// handling. The scripts thus test the real command line (exit code, stdout,
+// stderr, files) without a separate build.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"pate": main})
+}
+
+// TestScripts runs the command-line cases in testdata/script, one case per
+// .txtar file. Each script runs in its own work directory with its own
+// privacy ledger ($PATE_LEDGER) and a link ./testdata to this package's
+// testdata, so the cases name the committed inputs as the README does.
+//
+// Besides testscript's own commands, the scripts may use:
+//
+//	exitcode N pate ARGS…   run pate and require exit code N; a failure
+//	                        must not look like a panic
+//	oneline                 the last command's stderr is one line
+//	emptydir DIR            DIR holds nothing (no output, no temporary file)
+//	failedruns-charged      every failed run in the ledger is closed at zero
+//	                        or, never closed, charged its maximum
+//	ledger-spent            the ledger charges some ρ > 0
+//	halve SRC DST           DST is the first half of SRC (a truncated file)
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The committed bad-input corpus is read-only input: no run may leave a
+	// file beside it. Checked once every script has run.
+	t.Cleanup(func() { checkCorpusUntouched(t) })
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireUniqueNames:  true,
+		RequireExplicitExec: false,
+		Setup: func(env *testscript.Env) error {
+			ledgerDir := filepath.Join(env.WorkDir, ".ledger")
+			if err := os.Mkdir(ledgerDir, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("PATE_LEDGER", ledgerDir)
+			return os.Symlink(testdata, filepath.Join(env.WorkDir, "testdata"))
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":           cmdExitCode,
+			"oneline":            cmdOneLine,
+			"emptydir":           cmdEmptyDir,
+			"failedruns-charged": cmdFailedRunsCharged,
+			"ledger-spent":       cmdLedgerSpent,
+			"halve":              cmdHalve,
+		},
+	})
+}
+
+// tsT lets the ledger checks shared with the Go tests fail a script.
+type tsT struct{ ts *testscript.TestScript }
+
+func (t tsT) Helper()                      {}
+func (t tsT) Fatalf(f string, args ...any) { t.ts.Fatalf(f, args...) }
+func (t tsT) Errorf(f string, args ...any) { t.ts.Fatalf(f, args...) }
+
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+	if got != 0 {
+		msg := ts.ReadFile("stderr")
+		if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
+			ts.Fatalf("message looks like a panic: %q", msg)
+		}
+	}
+}
+
+func cmdOneLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: oneline")
+	}
+	if msg := strings.TrimSpace(ts.ReadFile("stderr")); strings.Contains(msg, "\n") {
+		ts.Fatalf("message is not one line: %q", msg)
+	}
+}
+
+func cmdEmptyDir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: emptydir DIR")
+	}
+	entries, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	for _, e := range entries {
+		ts.Fatalf("left %s behind", e.Name())
+	}
+}
+
+func cmdFailedRunsCharged(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: failedruns-charged")
+	}
+	checkFailedRunsCharged(tsT{ts}, ts.Getenv("PATE_LEDGER"))
+}
+
+func cmdLedgerSpent(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 0 {
+		ts.Fatalf("usage: [!] ledger-spent")
+	}
+	spent := ledgerCharge(tsT{ts}, ts.Getenv("PATE_LEDGER")) > 0
+	if spent == neg {
+		ts.Fatalf("ledger-spent: the ledger charges ρ > 0 is %v", spent)
+	}
+}
+
+func cmdHalve(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: halve SRC DST")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)/2], 0o644))
+}
