@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 )
 
@@ -77,20 +77,20 @@ func runAggregate(c *cli.Context, e *env) error {
 	// A CSV of votes is read as integers throughout (declared, not inferred
 	// from the votes, which are sensitive): a cell that is not an integer is
 	// a null, handled as the vote checks handle any bad count.
-	votes, err := pateio.Open(c.String("votes"), pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: votesStdin,
+	votes, err := arrowio.Open(c.String("votes"), arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: votesStdin,
 		CSVTypes: map[string]arrow.DataType{}, CSVDefault: arrow.PrimitiveTypes.Int64})
 	if err != nil {
 		return fmt.Errorf("--votes: %w", err)
 	}
 	defer votes.Close()
-	var pub *pateio.Reader
+	var pub *arrowio.Reader
 	var pubSchema *arrow.Schema
 	rows := votes.NumRows()
 	if p := c.String("public"); p != "" {
 		if p == "-" && c.String("votes") == "-" {
 			return usagef("--votes and --public cannot both read stdin")
 		}
-		if pub, err = pateio.Open(p, pateio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin}); err != nil {
+		if pub, err = arrowio.Open(p, arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin}); err != nil {
 			return fmt.Errorf("--public: %w", err)
 		}
 		defer pub.Close()

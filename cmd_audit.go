@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/htmlreport"
 )
@@ -56,7 +56,7 @@ func loadReport(path string) (*label.Report, error) {
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return label.ParseReport(trimmed)
 	}
-	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 1, Allocator: memory.DefaultAllocator})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{BatchSize: 1, Allocator: memory.DefaultAllocator})
 	if err != nil {
 		return nil, fmt.Errorf("%s: neither a JSON report nor a readable Arrow file: %w", path, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 )
 
@@ -80,7 +80,7 @@ Examples:
 // labelOptions are pate label's flags, checked.
 type labelOptions struct {
 	out        string
-	format     pateio.WriteFormat
+	format     arrowio.WriteFormat
 	seed       *uint64
 	labels     []string
 	weights    []float64
@@ -101,7 +101,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	// The public file first: a CSV --private takes its types from it and
 	// from the declarations, never from its own rows.
-	pub, err := pateio.Open(c.String("public"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin})
+	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
@@ -110,7 +110,7 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	sens, err := pateio.Open(c.String("private"), pateio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	sens, err := arrowio.Open(c.String("private"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
 	if err != nil {
 		return fmt.Errorf("--private: %w", err)
 	}

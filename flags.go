@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 )
@@ -55,17 +55,17 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 }
 
 // outputFlags reads --format (the path - always writes a stream) and --seed.
-func outputFlags(c *cli.Context) (pateio.WriteFormat, *uint64, error) {
-	format := pateio.WriteFile
+func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
+	format := arrowio.WriteFile
 	switch c.String("format") {
 	case "file":
 	case "stream":
-		format = pateio.WriteStream
+		format = arrowio.WriteStream
 	default:
 		return 0, nil, usagef("--format must be file or stream, got %q", c.String("format"))
 	}
 	if c.String("output") == "-" {
-		format = pateio.WriteStream
+		format = arrowio.WriteStream
 	}
 	var seed *uint64
 	if s := c.String("seed"); s != "" {

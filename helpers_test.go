@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 )
 
 // pate runs the command line and returns its exit code, stdout and
@@ -64,7 +64,7 @@ func withOwnLedger(t *testing.T, args []string) []string {
 // readAll reads every batch of an Arrow/Parquet file into memory.
 func readAll(t *testing.T, path string, mem memory.Allocator) (*arrow.Schema, []arrow.Record) {
 	t.Helper()
-	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 1 << 16, Allocator: mem})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{BatchSize: 1 << 16, Allocator: mem})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

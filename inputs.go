@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/replicate"
 )
@@ -15,7 +15,7 @@ import (
 
 // readColumnText reads one column of a file as text ("" for nulls).
 func readColumnText(mem memory.Allocator, path, col string) ([]string, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{Allocator: mem})
 	if err != nil {
 		return nil, fmt.Errorf("--public: %w", err)
 	}
@@ -33,7 +33,7 @@ func readColumnText(mem memory.Allocator, path, col string) ([]string, error) {
 
 // schemaOf opens a file only for its schema.
 func schemaOf(mem memory.Allocator, path string) (*arrow.Schema, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{Allocator: mem})
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func schemaOf(mem memory.Allocator, path string) (*arrow.Schema, error) {
 
 // readWhole reads a file into one record (its batches concatenated).
 func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataType) (arrow.Record, error) {
-	sens, err := pateio.Open(path, pateio.ReadOptions{Allocator: mem, CSVTypes: types})
+	sens, err := arrowio.Open(path, arrowio.ReadOptions{Allocator: mem, CSVTypes: types})
 	if err != nil {
 		return nil, fmt.Errorf("--private: %w", err)
 	}
@@ -58,7 +58,7 @@ func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataTyp
 // readVotes reads a vote-count file: every column an integer count, one row
 // per query.
 func readVotes(path string, e *env) ([][]int64, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{BatchSize: 65536, Allocator: memory.DefaultAllocator, Stdin: e.stdin})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{BatchSize: 65536, Allocator: memory.DefaultAllocator, Stdin: e.stdin})
 	if err != nil {
 		return nil, fmt.Errorf("--votes: %w", err)
 	}

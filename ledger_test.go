@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/rdp"
@@ -192,7 +192,7 @@ func bigPublic(t *testing.T, n int) string {
 	schema, recs := readAll(t, "testdata/adult_public.parquet", mem)
 	defer release(recs)
 	p := filepath.Join(t.TempDir(), "big.arrow")
-	w, err := pateio.Create(p, schema, pateio.WriteOptions{Format: pateio.WriteFile, Allocator: mem})
+	w, err := arrowio.Create(p, schema, arrowio.WriteOptions{Format: arrowio.WriteFile, Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func plusOneRow(t *testing.T, src string) string {
 	schema, recs := readAll(t, src, mem)
 	defer release(recs)
 	p := filepath.Join(t.TempDir(), "plus1.arrow")
-	w, err := pateio.Create(p, schema, pateio.WriteOptions{Format: pateio.WriteFile, Allocator: mem})
+	w, err := arrowio.Create(p, schema, arrowio.WriteOptions{Format: arrowio.WriteFile, Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}

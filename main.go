@@ -36,7 +36,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -88,7 +88,7 @@ func exitCode(err error) int {
 		errors.Is(err, label.ErrClaimExceeded): // pate audit: the claimed guarantee is exceeded
 		return exitBudget
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
-		errors.Is(err, pateio.ErrFormat), errors.Is(err, pateio.ErrNoColumn),
+		errors.Is(err, arrowio.ErrFormat), errors.Is(err, arrowio.ErrNoColumn),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
 		return exitUsage

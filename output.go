@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -22,7 +22,7 @@ import (
 // publish writes the report file, completes the output's metadata and
 // commits it, then renames the report into place and prints the summary.
 // committed says whether the output was released.
-func publish(c *cli.Context, e *env, w *pateio.Writer, rep *label.Report, cfg label.Config, out string) (committed bool, err error) {
+func publish(c *cli.Context, e *env, w *arrowio.Writer, rep *label.Report, cfg label.Config, out string) (committed bool, err error) {
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return false, fmt.Errorf("encoding the report: %w", err)

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 )
@@ -27,7 +27,7 @@ import (
 // written (see ledger.GatedWriter), or after the run when it wrote none.
 // The output is created before the work starts, so an unwritable target
 // fails at once; its metadata is completed when the run ends.
-func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out string, format pateio.WriteFormat,
+func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out string, format arrowio.WriteFormat,
 	run func(context.Context, label.RecordWriter) (*label.Report, error)) error {
 	cfg := lab.Config()
 	ctx, cancel := context.WithCancel(c.Context)
@@ -35,7 +35,7 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
 
 	meta := label.OutputMetadata(cfg)
-	w, err := pateio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), pateio.WriteOptions{
+	w, err := arrowio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), arrowio.WriteOptions{
 		Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
 		Reserve: label.MetadataReserve(cfg),
 	})

@@ -35,7 +35,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
@@ -167,7 +167,7 @@ func accuracy(m learners.Model, x *learners.Matrix, y []int32) float64 {
 
 // readAll reads a whole file as record batches.
 func readAll(path string) ([]arrow.Record, *arrow.Schema, error) {
-	r, err := pateio.Open(path, pateio.ReadOptions{})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{})
 	if err != nil {
 		return nil, nil, err
 	}

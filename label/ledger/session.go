@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 )
 
 // Session is the ledger of one run that spends budget on a sensitive
@@ -68,10 +68,10 @@ func fileIdentity(path string, stdin io.Reader) (string, error) {
 	}
 	br := bufio.NewReaderSize(in, 1<<16)
 	head, _ := br.Peek(512)
-	if format, err := pateio.SniffFormat(head, path); err == nil && format == pateio.FormatCSV {
+	if format, err := arrowio.SniffFormat(head, path); err == nil && format == arrowio.FormatCSV {
 		return ContentIDCSV(br)
 	}
-	r, err := pateio.Open(path, pateio.ReadOptions{Stdin: br})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{Stdin: br})
 	if err != nil {
 		return "", err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/noise"
 )
@@ -111,7 +111,7 @@ func key(seed uint64) []byte {
 // labelOnce labels the public file with the sensitive rows of sub.
 func labelOnce(ctx context.Context, opt Options, sub arrow.Record, seed uint64, rep *label.Replicable) ([]string, error) {
 	mem := memory.DefaultAllocator
-	pub, err := pateio.Open(opt.Public, pateio.ReadOptions{BatchSize: 16384, Allocator: mem})
+	pub, err := arrowio.Open(opt.Public, arrowio.ReadOptions{BatchSize: 16384, Allocator: mem})
 	if err != nil {
 		return nil, &ParamError{Param: "public", Err: err}
 	}

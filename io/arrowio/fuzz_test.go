@@ -1,9 +1,9 @@
-package io
+package arrowio
 
 import (
 	"bytes"
 	"errors"
-	stdio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -119,7 +119,7 @@ func readAllErr(path string, opts ReadOptions) (*arrow.Schema, []arrow.Record, e
 	rows := int64(0)
 	for {
 		rec, err := r.Read()
-		if errors.Is(err, stdio.EOF) {
+		if errors.Is(err, io.EOF) {
 			return r.Schema(), recs, nil
 		}
 		if err != nil {

@@ -1,11 +1,11 @@
-package io
+package arrowio
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
-	stdio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -231,7 +231,7 @@ func FuzzSnappyStream(f *testing.F) {
 			}
 		}
 		want, werr := snappy.Decode(nil, data)
-		if errors.Is(err, stdio.EOF) {
+		if errors.Is(err, io.EOF) {
 			if werr != nil || !bytes.Equal(out, want) {
 				t.Fatalf("stream read %d bytes to its end; reference %d bytes, %v", len(out), len(want), werr)
 			}

@@ -1,4 +1,4 @@
-package io_test
+package arrowio_test
 
 import (
 	"errors"
@@ -11,13 +11,13 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 
-	pateio "github.com/pate-tool/pate/io"
+	"github.com/pate-tool/pate/io/arrowio"
 )
 
 // Example reads two columns of a Parquet file in batches and writes them
 // to an Arrow IPC file whose report metadata is only known at the end.
 func Example() {
-	r, err := pateio.Open("../testdata/adult_train.parquet", pateio.ReadOptions{BatchSize: 10000, Columns: []string{"age", "income"}})
+	r, err := arrowio.Open("../testdata/adult_train.parquet", arrowio.ReadOptions{BatchSize: 10000, Columns: []string{"age", "income"}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -29,7 +29,7 @@ func Example() {
 	out := filepath.Join(dir, "labels.arrow")
 	md := arrow.NewMetadata([]string{"pate.version"}, []string{"0.1.0"})
 	schema := arrow.NewSchema(r.Schema().Fields(), &md)
-	w, err := pateio.Create(out, schema, pateio.WriteOptions{Zstd: true, Reserve: map[string]int{"pate.report": 256}})
+	w, err := arrowio.Create(out, schema, arrowio.WriteOptions{Zstd: true, Reserve: map[string]int{"pate.report": 256}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -60,7 +60,7 @@ func Example() {
 		return
 	}
 
-	back, err := pateio.Open(out, pateio.ReadOptions{})
+	back, err := arrowio.Open(out, arrowio.ReadOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

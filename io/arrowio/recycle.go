@@ -1,4 +1,4 @@
-package io
+package arrowio
 
 import (
 	"os"

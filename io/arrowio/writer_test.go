@@ -1,10 +1,10 @@
-package io
+package arrowio
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	stdio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -296,7 +296,7 @@ func TestWriteAbortAndErrors(t *testing.T) {
 
 // errAfter fails every write once limit bytes have been written.
 type errAfter struct {
-	w     stdio.Writer
+	w     io.Writer
 	limit int
 }
 
@@ -320,7 +320,7 @@ func TestWriteFailsMidway(t *testing.T) {
 	for _, limit := range []int{0, 100, 1 << 20} {
 		for _, format := range []WriteFormat{WriteFile, WriteStream} {
 			t.Run(format.String()+"/"+itoa(limit), func(t *testing.T) {
-				testHookWrap = func(w stdio.Writer) stdio.Writer { return &errAfter{w: w, limit: limit} }
+				testHookWrap = func(w io.Writer) io.Writer { return &errAfter{w: w, limit: limit} }
 				defer func() { testHookWrap = nil }()
 				dir := t.TempDir()
 				path := filepath.Join(dir, "o.arrow")

@@ -1,9 +1,9 @@
-package io
+package arrowio
 
 import (
 	"errors"
 	"fmt"
-	stdio "io"
+	"io"
 
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -46,7 +46,7 @@ var errPageHeader = errors.New("unreadable page header")
 // headerChecker checks the page headers of column chunks of one file; it
 // keeps its read buffer between chunks. One worker uses it.
 type headerChecker struct {
-	r    stdio.ReaderAt
+	r    io.ReaderAt
 	size int64 // the file's size
 	buf  []byte
 }

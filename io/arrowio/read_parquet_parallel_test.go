@@ -1,8 +1,8 @@
-package io
+package arrowio
 
 import (
 	"errors"
-	stdio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -257,7 +257,7 @@ func TestReadParquetParallelErrors(t *testing.T) {
 					rec.Release()
 					continue
 				}
-				if errors.Is(err, stdio.EOF) {
+				if errors.Is(err, io.EOF) {
 					t.Fatal("no error")
 				}
 				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.path) {
@@ -306,7 +306,7 @@ func TestReadParquetParallelClose(t *testing.T) {
 			}
 			for i := 0; tc.reads < 0 || i < tc.reads; i++ {
 				rec, err := r.Read()
-				if errors.Is(err, stdio.EOF) {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {
@@ -320,7 +320,7 @@ func TestReadParquetParallelClose(t *testing.T) {
 			if err := r.Close(); err != nil {
 				t.Errorf("second close: %v", err)
 			}
-			if _, err := r.Read(); err == nil || errors.Is(err, stdio.EOF) && tc.reads >= 0 {
+			if _, err := r.Read(); err == nil || errors.Is(err, io.EOF) && tc.reads >= 0 {
 				t.Errorf("read after close: %v, want an error", err)
 			}
 		})

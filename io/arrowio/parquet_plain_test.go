@@ -1,8 +1,8 @@
-package io
+package arrowio
 
 import (
 	"errors"
-	stdio "io"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -172,7 +172,7 @@ func readRest(r *Reader) ([]arrow.Record, error) {
 	var recs []arrow.Record
 	for {
 		rec, err := r.Read()
-		if errors.Is(err, stdio.EOF) {
+		if errors.Is(err, io.EOF) {
 			return recs, nil
 		}
 		if err != nil {
@@ -697,7 +697,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			var at int64
 			for {
 				rec, err := r.Read()
-				if errors.Is(err, stdio.EOF) {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {

@@ -1,9 +1,9 @@
-package io
+package arrowio
 
 import (
 	"bytes"
 	"errors"
-	stdio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -276,7 +276,7 @@ func readErr(path string, opts ReadOptions) error {
 	for {
 		rec, err := r.Read()
 		if err != nil {
-			if errors.Is(err, stdio.EOF) {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
@@ -380,7 +380,7 @@ func TestCSVDeclaredTypes(t *testing.T) {
 			var nulls [4]int
 			for {
 				rec, err := r.Read()
-				if errors.Is(err, stdio.EOF) {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {
@@ -421,7 +421,7 @@ func FuzzReadDeclaredCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 		defer mem.AssertSize(t, 0)
-		in := stdio.MultiReader(strings.NewReader("x,y,b,u\n"), bytes.NewReader(data))
+		in := io.MultiReader(strings.NewReader("x,y,b,u\n"), bytes.NewReader(data))
 		s, recs, err := readAllErr("-", ReadOptions{BatchSize: 3, Allocator: mem, Stdin: in, CSVTypes: types})
 		defer releaseAll(recs)
 		if err != nil {

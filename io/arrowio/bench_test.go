@@ -1,8 +1,8 @@
-package io
+package arrowio
 
 import (
 	"errors"
-	stdio "io"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
@@ -107,7 +107,7 @@ func BenchmarkReadParquet(b *testing.B) {
 				var n int64
 				for {
 					rec, err := r.Read()
-					if errors.Is(err, stdio.EOF) {
+					if errors.Is(err, io.EOF) {
 						break
 					}
 					if err != nil {
@@ -156,7 +156,7 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 				var n int64
 				for {
 					rec, err := r.Read()
-					if errors.Is(err, stdio.EOF) {
+					if errors.Is(err, io.EOF) {
 						break
 					}
 					if err != nil {

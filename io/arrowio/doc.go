@@ -1,4 +1,4 @@
-// Package io provides streaming Arrow record-batch readers for Parquet, Arrow
+// Package arrowio provides streaming Arrow record-batch readers for Parquet, Arrow
 // IPC (file and stream) and CSV input, and atomic Arrow IPC writers.
 //
 // Readers hand out record batches of at most ReadOptions.BatchSize rows, so
@@ -18,8 +18,8 @@
 // place at Commit time; see WriteOptions.Reserve.
 //
 // The package knows Arrow and files, and nothing of privacy or learning. It
-// shares its name with the standard library's io package, so callers import
-// it under an alias:
+// lives in the io/ folder the project's layout fixes, under a name of its own
+// so that nobody has to rename the standard library's io on import:
 //
-//	import pateio "github.com/pate-tool/pate/io"
-package io
+//	import "github.com/pate-tool/pate/io/arrowio"
+package arrowio
