@@ -17,7 +17,7 @@ import (
 // Example reads two columns of a Parquet file in batches and writes them
 // to an Arrow IPC file whose report metadata is only known at the end.
 func Example() {
-	r, err := arrowio.Open("../testdata/adult_train.parquet", arrowio.ReadOptions{BatchSize: 10000, Columns: []string{"age", "income"}})
+	r, err := arrowio.Open("../../testdata/adult_train.parquet", arrowio.ReadOptions{BatchSize: 10000, Columns: []string{"age", "income"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-const testdata = "../testdata"
+const testdata = "../../testdata"
 
 // fixtureSchema is the schema of the generated fixtures: every type the
 // CSV reader infers, all nullable.
