@@ -199,7 +199,7 @@ func runReleaseSS(c *cli.Context, e *env) error {
 		}
 		votes = votes[:n]
 	}
-	r, err := rdp.ReleaseGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, c.String("conversion"), noise.NewCryptoSource())
+	r, err := label.ReleaseGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, c.String("conversion"), noise.NewCryptoSource())
 	if err != nil {
 		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
+	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/replicate"
@@ -111,7 +112,10 @@ func runReplicate(c *cli.Context, e *env) error {
 	}
 
 	res, err := replicate.Run(c.Context, replicate.Options{
-		Config: replicateConfig(c), Sensitive: whole, Name: c.String("private"), Public: c.String("public"),
+		Config: replicateConfig(c), Sensitive: whole, Name: c.String("private"),
+		OpenPublic: func() (replicate.Public, error) {
+			return arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: 16384, Allocator: memory.DefaultAllocator})
+		},
 		Splits: splits, Repeats: repeats, Seed: c.Uint64("seed"),
 		Replicable: c.Bool("replicable"), Width: c.Float64("replicable-width"),
 		Truth: truth, TruthName: c.String("truth"),

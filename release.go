@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strconv"
 
@@ -148,7 +150,7 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 	if err != nil {
 		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
 	}
-	s := l.Session(c.String("dataset"), path, hashStdin, flag)
+	s := l.Session(c.String("dataset"), func() (string, error) { return fileIdentity(path, hashStdin) }, flag)
 	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
 }
 
@@ -222,4 +224,32 @@ func endRun(run *ledger.Run, rep *label.Report) error {
 		return run.EndPure(float64(rep.Spent.Rho), p.Events, float64(p.EventEpsilon))
 	}
 	return run.End(float64(rep.Spent.Rho))
+}
+
+// fileIdentity hashes the rows of the input at path (stdin for -) for the
+// ledger: a CSV as text (ledger.ContentIDCSV: whatever types a reader would
+// give its cells), any other format through pate's reader.
+func fileIdentity(path string, stdin io.Reader) (string, error) {
+	var in io.Reader
+	if path == "-" {
+		in = stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	br := bufio.NewReaderSize(in, 1<<16)
+	head, _ := br.Peek(512)
+	if format, err := arrowio.SniffFormat(head, path); err == nil && format == arrowio.FormatCSV {
+		return ledger.ContentIDCSV(br)
+	}
+	r, err := arrowio.Open(path, arrowio.ReadOptions{Stdin: br})
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return ledger.ContentID(r)
 }

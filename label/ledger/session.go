@@ -1,13 +1,8 @@
 package ledger
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-
-	"github.com/pate-tool/pate/io/arrowio"
 )
 
 // Session is the ledger of one run that spends budget on a sensitive
@@ -20,12 +15,12 @@ type Session struct {
 	identity func() (id, content string, err error)
 }
 
-// Session starts identifying the sensitive data at path by hashing its
-// rows in the background. For path "-" it hashes stdin, which must be a
-// copy the run does not read (standard input cannot be read twice). name,
-// when not empty, names the dataset instead (NamedID); what names the
-// input in errors.
-func (l *Ledger) Session(name, path string, stdin io.Reader, what string) *Session {
+// Session starts identifying the sensitive data in the background by
+// calling identify, which returns the data's content identity (ContentID
+// or ContentIDCSV of its rows; the caller opens the file, so that this
+// package knows nothing of file formats). name, when not empty, names the
+// dataset instead (NamedID); what names the input in errors.
+func (l *Ledger) Session(name string, identify func() (string, error), what string) *Session {
 	var (
 		content string
 		hashErr error
@@ -33,7 +28,7 @@ func (l *Ledger) Session(name, path string, stdin io.Reader, what string) *Sessi
 	)
 	go func() {
 		defer close(done)
-		content, hashErr = fileIdentity(path, stdin)
+		content, hashErr = identify()
 		if hashErr != nil {
 			hashErr = fmt.Errorf("%s: %w", what, hashErr)
 		}
@@ -49,34 +44,6 @@ func (l *Ledger) Session(name, path string, stdin io.Reader, what string) *Sessi
 		return content, content, nil
 	}
 	return &Session{l: l, identity: identity}
-}
-
-// fileIdentity hashes the rows of the input at path (stdin for -): a CSV as
-// text (ContentIDCSV: whatever types a reader would infer), any other
-// format through pate's reader.
-func fileIdentity(path string, stdin io.Reader) (string, error) {
-	var in io.Reader
-	if path == "-" {
-		in = stdin
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		in = f
-	}
-	br := bufio.NewReaderSize(in, 1<<16)
-	head, _ := br.Peek(512)
-	if format, err := arrowio.SniffFormat(head, path); err == nil && format == arrowio.FormatCSV {
-		return ContentIDCSV(br)
-	}
-	r, err := arrowio.Open(path, arrowio.ReadOptions{Stdin: br})
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	return ContentID(r)
 }
 
 // StoreError is a failure of the ledger's directory (not a refusal).

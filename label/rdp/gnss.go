@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-
-	"github.com/pate-tool/pate/label/noise"
 )
 
 // The smooth-sensitivity release of the data-dependent RDP of GNMax (PATE
@@ -129,36 +127,34 @@ type GNSSRelease struct {
 	Conversion string
 }
 
-// ReleaseGNMaxSS draws one smooth-sensitivity release of the data-dependent
-// RDP, at the fixed order, of GNMax with noise sigma on the votes (every
-// row one query), with the noise parameters β and σ_SS fixed in advance, its
-// noise drawn from src, and its own cost added. It refuses parameters for
-// which the release is not valid (the order outside the range of
-// GNSSDiscreteRDP, or
-// conditions C5 and C6 not holding at σ, the number of classes and the
-// order) and the orders at which GNMax is data-independent for these
-// teachers (there is then nothing to sanitize: publish the data-independent
-// ε). Every refusal depends on the parameters, the number of classes and of
-// teachers, never on the votes.
-func ReleaseGNMaxSS(votes [][]int64, sigma, beta, sigmaSS, order, delta float64, conversion string, src noise.Source) (*GNSSRelease, error) {
-	g, err := prepareGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, conversion)
-	if err != nil {
-		return nil, err
-	}
-	return g.draw(src), nil
+// PrepareGNMaxSS prepares one smooth-sensitivity release of the
+// data-dependent RDP, at the fixed order, of GNMax with noise sigma on the
+// votes (every row one query), with the noise parameters β and σ_SS fixed
+// in advance. The caller draws the integer noise, N_Z(0, Scale²), exactly
+// from a secure source and passes it to Release, which adds the release's
+// own cost. It refuses parameters for which the release is not valid (the
+// order outside the range of GNSSDiscreteRDP, or conditions C5 and C6 not
+// holding at σ, the number of classes and the order) and the orders at
+// which GNMax is data-independent for these teachers (there is then nothing
+// to sanitize: publish the data-independent ε). Every refusal depends on
+// the parameters, the number of classes and of teachers, never on the
+// votes. The plan itself is not releasable: only Release's result is.
+func PrepareGNMaxSS(votes [][]int64, sigma, beta, sigmaSS, order, delta float64, conversion string) (*GNSSPlan, error) {
+	return prepareGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, conversion)
 }
 
-// gnssPlan is a release prepared from the votes, before its noise is
-// drawn: the integer Y and the noise's sampler (never shown).
-type gnssPlan struct {
-	y  int64
-	dg *noise.DiscreteGaussian
-	r  GNSSRelease // the parameters and the cost
+// GNSSPlan is a release prepared from the votes, before its noise is
+// drawn: the integer Y (never shown) and the noise's scale.
+type GNSSPlan struct {
+	y int64
+	// Scale is the parameter s of the discrete Gaussian N_Z(0, s²) the
+	// release's noise is drawn from.
+	Scale *big.Rat
+	r     GNSSRelease // the parameters and the cost
 }
 
-// draw draws the noise of one release.
-func (g *gnssPlan) draw(src noise.Source) *GNSSRelease {
-	z := g.dg.Sample(src)
+// Release returns the release for the noise z drawn from N_Z(0, Scale²).
+func (g *GNSSPlan) Release(z int64) *GNSSRelease {
 	// (Y + Z)·grid exactly, then as a float64 for the conversion (both
 	// post-processing of the released integer).
 	noisy, _ := new(big.Rat).SetFrac(big.NewInt(g.y+z), big.NewInt(gnssGridInv)).Float64()
@@ -172,7 +168,7 @@ func (g *gnssPlan) draw(src noise.Source) *GNSSRelease {
 	return &r
 }
 
-func prepareGNMaxSS(votes [][]int64, sigma, beta, sigmaSS, order, delta float64, conversion string) (*gnssPlan, error) {
+func prepareGNMaxSS(votes [][]int64, sigma, beta, sigmaSS, order, delta float64, conversion string) (*GNSSPlan, error) {
 	if !(sigma > 0) || !(beta > 0) || !(sigmaSS > 0) || !(order > 1) || math.IsInf(order, 0) {
 		return nil, errors.New("rdp: gnss release: σ, β and σ_SS must be > 0 and the order > 1")
 	}
@@ -243,11 +239,7 @@ func prepareGNMaxSS(votes [][]int64, sigma, beta, sigmaSS, order, delta float64,
 	if err != nil {
 		return nil, fmt.Errorf("rdp: gnss release: noise parameter: %w", err)
 	}
-	dg, err := noise.NewDiscreteGaussian(s)
-	if err != nil {
-		return nil, fmt.Errorf("rdp: gnss release: %w", err)
-	}
-	return &gnssPlan{y: int64(y), dg: dg, r: GNSSRelease{Beta: beta, SigmaSS: sigmaSS, Order: order, Grid: GNSSGrid,
+	return &GNSSPlan{y: int64(y), Scale: s, r: GNSSRelease{Beta: beta, SigmaSS: sigmaSS, Order: order, Grid: GNSSGrid,
 		Cost: cost, Delta: delta, Conversion: conversion}}, nil
 }
 

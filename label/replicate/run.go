@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/noise"
 )
@@ -26,8 +25,8 @@ type Options struct {
 	// Sensitive holds every sensitive row; Name names it in errors.
 	Sensitive arrow.Record
 	Name      string
-	// Public is the path of the public file, read once per run.
-	Public          string
+	// OpenPublic opens the public data afresh: it is read once per run.
+	OpenPublic      func() (Public, error)
 	Splits, Repeats int
 	Seed            uint64
 	// Replicable adds the runs with replicable rounding of grid Width.
@@ -36,6 +35,14 @@ type Options struct {
 	// Truth holds the true label of every public row ("" unknown), or nil.
 	Truth     []string
 	TruthName string // the truth column's name
+}
+
+// Public is the public data of one run: a record stream that knows its
+// row count, closed when the run is done.
+type Public interface {
+	label.RecordReader
+	NumRows() int64
+	Close() error
 }
 
 // Run labels the public rows with every part of every split of the
@@ -111,7 +118,7 @@ func key(seed uint64) []byte {
 // labelOnce labels the public file with the sensitive rows of sub.
 func labelOnce(ctx context.Context, opt Options, sub arrow.Record, seed uint64, rep *label.Replicable) ([]string, error) {
 	mem := memory.DefaultAllocator
-	pub, err := arrowio.Open(opt.Public, arrowio.ReadOptions{BatchSize: 16384, Allocator: mem})
+	pub, err := opt.OpenPublic()
 	if err != nil {
 		return nil, &ParamError{Param: "public", Err: err}
 	}
