@@ -95,7 +95,9 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	mem := memory.DefaultAllocator
 	// Identify the sensitive data for the ledger (hashing it).
-	lr, sensStdin, err := openLedgerForLabel(c, e)
+	tee := newIdentityTee()
+	defer tee.abandon()
+	lr, sensStdin, err := openLedgerForLabel(c, e, tee)
 	if err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	return releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
 		defer bar.finish()
-		return lab.Run(ctx, sens, pub, w)
+		return lab.Run(ctx, tee.wrap(sens), pub, w)
 	})
 }
 

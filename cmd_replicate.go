@@ -193,7 +193,7 @@ func releaseReport(c *cli.Context, e *env, res *replicate.Result, eps float64) e
 	run, err := res.Release(replicate.ReleaseOptions{
 		Epsilon: eps, Label: c.String("label"), Delta: c.Float64("delta"),
 		Begin: func(req ledger.BeginRequest) (*ledger.Run, error) {
-			lr, _, err := openLedgerForLabel(c, e)
+			lr, _, err := openLedger(c, e, "--private", c.String("private"))
 			if err != nil || lr == nil {
 				return nil, err
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -43,6 +44,7 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 	})
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
+		lr.noRun()
 		if entry, lerr := gate.Wait(); lerr != nil {
 			return errors.Join(err, lerr)
 		} else if entry != nil { // nothing ran, nothing was released
@@ -61,6 +63,7 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 
 	cw := &ledger.GatedWriter{W: w, Gate: gate}
 	rep, err := run(ctx, cw)
+	lr.noRun() // the run reads no more
 	entry, lerr := gate.Wait()
 	if lerr != nil { // refused or failed before the first batch: nothing was released
 		return lerr
@@ -103,12 +106,126 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 // ledgerRun is the write-ahead ledger of one run that spends budget.
 type ledgerRun struct {
 	s        *ledger.Session
-	lifetime float64 // --lifetime-epsilon (0: none)
+	lifetime float64      // --lifetime-epsilon (0: none)
+	tee      *identityTee // identifies the data as the run reads it, or nil
 }
 
-// openLedgerForLabel identifies --private for the ledger.
-func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
-	return openLedger(c, e, "--private", c.String("private"))
+// noRun says that the run will not read the sensitive data (it failed
+// before it started): an identity waiting for the run's reads is computed
+// from the file instead.
+func (lr *ledgerRun) noRun() {
+	if lr != nil && lr.tee != nil {
+		lr.tee.abandon()
+	}
+}
+
+// openLedgerForLabel identifies --private for the ledger. A Parquet or
+// Arrow file is hashed as the run reads it, through tee (so it is not
+// decoded twice); a CSV file or standard input is read a second time.
+func openLedgerForLabel(c *cli.Context, e *env, tee *identityTee) (*ledgerRun, io.Reader, error) {
+	path := c.String("private")
+	if path != "-" && !c.Bool("no-ledger") && !isCSVFile(path) {
+		tee.used, tee.path = true, path
+		lr, stdin, err := openLedgerWith(c, e, "--private", path, tee.identity)
+		if lr != nil {
+			lr.tee = tee
+		}
+		return lr, stdin, err
+	}
+	return openLedger(c, e, "--private", path)
+}
+
+// isCSVFile tells whether the file at path would be read as CSV (false when
+// it cannot be read: opening it later reports why).
+func isCSVFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	format, err := arrowio.SniffFormat(head[:n], path)
+	return err == nil && format == arrowio.FormatCSV
+}
+
+// identityTee hashes the records of the sensitive data for the ledger as
+// the run reads them (ledger.ContentHash), and hands the identity over when
+// the run has read them all.
+type identityTee struct {
+	r    label.RecordReader
+	used bool   // the ledger waits for it
+	path string // the file, hashed on its own if the run does not read it to its end
+	h    ledger.ContentHash
+	once sync.Once
+	done chan struct{}
+	id   string
+	err  error
+
+	abandonOnce sync.Once
+	abandoned   chan struct{}
+}
+
+func newIdentityTee() *identityTee {
+	return &identityTee{done: make(chan struct{}), abandoned: make(chan struct{})}
+}
+
+// wrap returns r, read through the tee when the ledger waits for it.
+func (t *identityTee) wrap(r label.RecordReader) label.RecordReader {
+	if !t.used {
+		return r
+	}
+	t.r = r
+	return t
+}
+
+func (t *identityTee) Schema() *arrow.Schema { return t.r.Schema() }
+
+func (t *identityTee) Read() (arrow.Record, error) {
+	rec, err := t.r.Read()
+	switch {
+	case err == nil:
+		if herr := t.h.Add(rec); herr != nil {
+			t.finish("", herr)
+		}
+	case errors.Is(err, io.EOF):
+		t.finish(t.h.ID(), nil)
+	default:
+		t.finish("", fmt.Errorf("ledger: identifying the sensitive data: %w", err))
+	}
+	return rec, err
+}
+
+func (t *identityTee) finish(id string, err error) {
+	t.once.Do(func() {
+		t.id, t.err = id, err
+		close(t.done)
+	})
+}
+
+// abandon says that the run will read no more records (it ended, or never
+// started): if it did not read them all, the identity is computed from the
+// file instead.
+func (t *identityTee) abandon() {
+	t.abandonOnce.Do(func() { close(t.abandoned) })
+}
+
+// identity waits until the run has read every record, or has stopped
+// reading.
+func (t *identityTee) identity() (string, error) {
+	select {
+	case <-t.done:
+		return t.id, t.err
+	case <-t.abandoned:
+		select {
+		case <-t.done:
+			if t.err == nil {
+				return t.id, nil
+			}
+		default:
+		}
+		return fileIdentity(t.path, nil)
+	}
 }
 
 // openLedger identifies the sensitive data at path for the ledger (unless
@@ -116,6 +233,12 @@ func openLedgerForLabel(c *cli.Context, e *env) (*ledgerRun, io.Reader, error) {
 // rows (ledger.ContentHash). Standard input is read into memory first, and
 // the reader returned replays it for the run.
 func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reader, error) {
+	return openLedgerWith(c, e, flag, path, nil)
+}
+
+// openLedgerWith is openLedger with the identity computed by identify
+// instead (nil: by reading path a second time).
+func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (string, error)) (*ledgerRun, io.Reader, error) {
 	stdin := e.stdin
 	if c.Bool("no-ledger") {
 		if c.IsSet("lifetime-epsilon") {
@@ -150,7 +273,10 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 	if err != nil {
 		return nil, stdin, fmt.Errorf("--ledger %s: %w", dir, err)
 	}
-	s := l.Session(c.String("dataset"), func() (string, error) { return fileIdentity(path, hashStdin) }, flag)
+	if identify == nil {
+		identify = func() (string, error) { return fileIdentity(path, hashStdin) }
+	}
+	s := l.Session(c.String("dataset"), identify, flag)
 	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
 }
 
