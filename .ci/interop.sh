@@ -20,19 +20,20 @@ mkdir -p "$tmp/js"
 npm install --prefix "$tmp/js" --no-audit --no-fund --no-package-lock --loglevel=error \
 	apache-arrow@21.2.0 hyparquet-writer@0.17.0 >/dev/null
 cp .ci/interop.mjs "$tmp/js/"
-export PATE_LEDGER="$tmp/ledger"
+# Each run its own ledger: the runs reuse one seed so that their outputs can
+# be compared, and a ledger refuses a seed's second use.
 
 bc=testdata/breast_cancer.parquet
 common=(--private "$bc" --label label --teachers 5 --epsilon 1 --delta 1e-5 --classes 0,1 --seed 7 --quiet)
 
 # 1. pate's IPC file and IPC stream, read by apache-arrow.
-"$tmp/pate" label -o "$tmp/bc.arrow" --public "$bc" --keep mean_radius,mean_texture "${common[@]}"
-"$tmp/pate" label -o - --public "$bc" --keep mean_radius,mean_texture "${common[@]}" >"$tmp/bc.arrows"
+PATE_LEDGER="$tmp/ledger1" "$tmp/pate" label -o "$tmp/bc.arrow" --public "$bc" --keep mean_radius,mean_texture "${common[@]}"
+PATE_LEDGER="$tmp/ledger2" "$tmp/pate" label -o - --public "$bc" --keep mean_radius,mean_texture "${common[@]}" >"$tmp/bc.arrows"
 node "$tmp/js/interop.mjs" read "$tmp/bc.arrow" "$tmp/bc.arrows" 569 mean_radius,mean_texture
 
 # 2. A Parquet file from hyparquet-writer (snappy, several row groups, a
 # null), labelled by pate, the result read back by apache-arrow.
 node "$tmp/js/interop.mjs" write "$tmp/js.parquet" 1000
-"$tmp/pate" label -o "$tmp/js.arrow" --public "$tmp/js.parquet" "${common[@]}"
+PATE_LEDGER="$tmp/ledger3" "$tmp/pate" label -o "$tmp/js.arrow" --public "$tmp/js.parquet" "${common[@]}"
 node "$tmp/js/interop.mjs" check-js "$tmp/js.arrow" 1000
 echo "interop: ok"
