@@ -58,7 +58,7 @@ func invalid(format string, args ...any) error {
 // Config is one labelling run's parameters.
 type Config struct {
 	Label string // label column of the sensitive data (the first of Labels)
-	// Labels are every label column, in order (issue 6: one multi-label
+	// Labels are every label column, in order (one multi-label
 	// query per row with joint accounting); nil: Label alone. New sets it.
 	Labels []string
 	// LabelWeights split the budget over Labels (label i gets the fraction
@@ -82,7 +82,7 @@ type Config struct {
 	AnsweredFraction float64 // Confident-GNMax planning; 0: DefaultAnsweredFraction
 	SigmaRatio       float64 // Confident-GNMax planning; 0: DefaultSigmaRatio
 
-	// The student (issue 4): a model trained on the released labels when
+	// The student: a model trained on the released labels when
 	// the queries end, which labels every row the teachers did not.
 	Student   string // "" : no student; else a learner name (logreg, nb, tree)
 	SelfTrain bool   // improve the student by self-training on unlabelled public rows
@@ -100,7 +100,7 @@ type Config struct {
 	Allocator memory.Allocator
 	Version   string
 
-	// Replicable (issue 6): the aggregation's noise and a replicable
+	// Replicable: the aggregation's noise and a replicable
 	// rounding drawn from a key shared with other curators (replicable.go).
 	Replicable *Replicable
 

@@ -52,7 +52,7 @@ type Report struct {
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
 }
 
-// PureDPReport describes the pure ε-DP events of the issue-5 mechanisms
+// PureDPReport describes the pure ε-DP events of the pure mechanisms
 // (private-learner, svt, stable-em): what one event is, its ε, the cap on
 // their number fixed before the run, the events charged, and the two
 // readings of the cap, the smaller of which is the guarantee.
@@ -108,7 +108,7 @@ type Spend struct {
 	OrderClassic    Float  `json:"order_classic"`
 	EpsilonGDP      *Float `json:"epsilon_gdp,omitempty"`
 	// EpsilonPure is the basic composition Σ εᵢ (δ = 0) of the pure events
-	// charged (issue-5 mechanisms without class discovery); PureEvents
+	// charged (pure mechanisms without class discovery); PureEvents
 	// their number.
 	EpsilonPure     *Float `json:"epsilon_pure,omitempty"`
 	PureEvents      int64  `json:"pure_events,omitempty"`

@@ -483,18 +483,7 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg, t int, pool 
 			return fmt.Errorf("%s: parquet row group %d, column %q: decoded as %s, schema says %s: %w", p.name, rg, p.sc.Field(k).Name, col.DataType(), p.sc.Field(k).Type, ErrFormat)
 		}
 	}
-	rec := array.NewRecord(p.sc, cols, rows)
-	defer rec.Release()
-	for off := int64(0); off < rows; off += p.batch {
-		b := rec.NewSlice(off, min(off+p.batch, rows))
-		select {
-		case p.slots[t] <- b:
-		case <-p.done:
-			b.Release()
-			return errAborted
-		}
-	}
-	return nil
+	return p.sendBatches(t, cols, rows)
 }
 
 // unreadableEncoding names an encoding of field k's chunks in row group rg
@@ -724,4 +713,21 @@ func (pp *pagePool) close() {
 		pp.mem.Free(b[:cap(b)])
 	}
 	pp.pending = nil
+}
+
+// sendBatches makes one record of the decoded columns and hands it to task
+// t's slot in batches of at most p.batch rows.
+func (p *parallelParquet) sendBatches(t int, cols []arrow.Array, rows int64) error {
+	rec := array.NewRecord(p.sc, cols, rows)
+	defer rec.Release()
+	for off := int64(0); off < rows; off += p.batch {
+		b := rec.NewSlice(off, min(off+p.batch, rows))
+		select {
+		case p.slots[t] <- b:
+		case <-p.done:
+			b.Release()
+			return errAborted
+		}
+	}
+	return nil
 }

@@ -307,18 +307,7 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 		}
 		cols = append(cols, col)
 	}
-	rec := array.NewRecord(p.sc, cols, rows)
-	defer rec.Release()
-	for o := int64(0); o < rows; o += p.batch {
-		b := rec.NewSlice(o, min(o+p.batch, rows))
-		select {
-		case p.slots[t] <- b:
-		case <-p.done:
-			b.Release()
-			return errAborted
-		}
-	}
-	return nil
+	return p.sendBatches(t, cols, rows)
 }
 
 // segmentColumn decodes field k's rows of segment seg, after waiting for
