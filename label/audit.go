@@ -115,6 +115,9 @@ type LabelEvents struct {
 	Params           MechanismParams
 	Checks, Argmaxes int64
 	DiscoverySigma   string
+	// ModelRho is what training a model mechanism's model charged (zCDP,
+	// Gaussian); 0 for the others.
+	ModelRho float64
 }
 
 // RecomputeSpendLabels is RecomputeSpend for the events of several label
@@ -151,7 +154,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 			discRho = rdp.DiscreteGaussianRho(1, s, max(lab.Classes, 1))
 			discMu2 = 1 / (s * s)
 		}
-		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho
+		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho + lab.ModelRho
 		rho += r
 		if lab.DiscoverySigma != "" {
 			classesPublic = false
@@ -166,7 +169,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		} else {
 			gaussRho += r
 			// ρ = μ²/2 for every Gaussian event here.
-			mu2 += 2*float64(lab.Checks)*rc + 2*float64(lab.Argmaxes)*ra + discMu2
+			mu2 += 2*float64(lab.Checks)*rc + 2*float64(lab.Argmaxes)*ra + discMu2 + 2*lab.ModelRho
 		}
 		checks += lab.Checks
 		argmaxes += lab.Argmaxes
@@ -401,8 +404,14 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 		}
 		res.DiscoveryDelta = DiscoveryDelta(delta, false)
 	}
-	res.Spent, err = RecomputeSpend(rep.Mechanism, len(rep.Classes), rep.Params, sp.ThresholdChecks, sp.NoisyArgmaxes,
-		discSigma, res.DiscoveryDelta, delta)
+	var modelRho float64
+	if m, ok := mechanismOf(rep.Mechanism).(modelMechanism); ok {
+		if modelRho, err = m.auditModel(rep, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Spent, err = RecomputeSpendLabels(rep.Mechanism, []LabelEvents{{Classes: len(rep.Classes), Params: rep.Params,
+		Checks: sp.ThresholdChecks, Argmaxes: sp.NoisyArgmaxes, DiscoverySigma: discSigma, ModelRho: modelRho}}, res.DiscoveryDelta, delta)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
