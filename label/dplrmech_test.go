@@ -32,8 +32,8 @@ func dplrReport(t *testing.T, eps float64) *Report {
 	const rows = 300
 	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: MechanismDPLogReg,
 		Classes: []string{"a", "b", "c"}, PrivacyUnit: "row", Neighbouring: "add or remove one row",
-		Queries:  Queries{PublicRows: rows, Seen: rows, Answered: rows},
-		Released: map[string]int64{"a": 100, "b": 100, "c": 100},
+		Queries:   Queries{PublicRows: rows, Seen: rows, Answered: rows},
+		Released:  map[string]int64{"a": 100, "b": 100, "c": 100},
 		Guarantee: Guarantee{Epsilon: Float(eps), Delta: delta, Rho: Float(f.Budget())},
 		Budget:    BudgetReport{Epsilon: Float(eps), Delta: delta, Filter: true, RhoForQueries: Float(f.Budget())}}
 	mv.describeModel(rep)
