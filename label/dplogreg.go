@@ -120,15 +120,10 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		p.Gamma = scaled / p.Clip
 		p.Rows = rows
 	}
-	sigma, err := rdp.PlanDGaussStepsRho(f.Remaining(), p.Steps, float64(p.SensSq))
+	sigma, g, rhoSteps, err := dplrSteps(f.Remaining(), p, learners.ParamCount(x.Cols, classes))
 	if err != nil {
-		return nil, nil, fmt.Errorf("label: planning the gradient noise: %w", err)
+		return nil, nil, err
 	}
-	g, err := dplrSampler(sigma)
-	if err != nil {
-		return nil, nil, fmt.Errorf("label: gradient noise: %w", err)
-	}
-	rhoSteps := rdp.DGaussStepsRho(float64(p.SensSq), sigma, learners.ParamCount(x.Cols, classes), 1, p.Steps)
 	if err := f.Charge(rhoSteps); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the gradient steps: %w", err)
 	}
@@ -138,4 +133,21 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
 	}
 	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps}, nil
+}
+
+// dplrSteps plans the gradient steps of p (its Steps releases of squared
+// sensitivity SensSq, dims coordinates each) on the budget ρ left: the
+// smallest σ that fits, its exact sampler, and the ρ the steps charge (the
+// accountant's claim, which the trade-off audit checks against the noise).
+func dplrSteps(budget float64, p learners.DPLogRegParams, dims int) (sigma float64, g *noise.DiscreteGaussian, rho float64, err error) {
+	sigma, err = rdp.PlanDGaussStepsRho(budget, p.Steps, float64(p.SensSq))
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: planning the gradient noise: %w", err)
+	}
+	g, err = dplrSampler(sigma)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: gradient noise: %w", err)
+	}
+	rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps)
+	return sigma, g, rho, nil
 }
