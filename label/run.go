@@ -155,7 +155,6 @@ func (l *Labeler) newRunState(enc *learners.Encoder, ens voter, agg *aggregator,
 		st.initLabels(td)
 	}
 	st.vote = st.voteEnsemble
-	st.answerSource = SourceTeachers
 	if m, ok := mechanismOf(cfg.Mechanism).(modelMechanism); ok {
 		st.answerSource = m.answerSource()
 	}
@@ -385,8 +384,8 @@ type runState struct {
 
 	released []int64 // answers per class
 
-	// answerSource is the pate_source of an answered row: SourceTeachers,
-	// or the model mechanism's own.
+	// answerSource is the pate_source of an answered row when a model
+	// mechanism answers ("": SourceTeachers; see answeredBy).
 	answerSource string
 
 	// Multi-label runs: every label column, the first included
@@ -675,7 +674,7 @@ func (st *runState) aggregateRows(b *batch, ob *outBuilders) (labels, sources ar
 		} else if row < int64(len(st.pre)) { // asked before the stream
 			c, src = st.asked(row)
 		}
-		if src == st.answerSource {
+		if src == st.answeredBy() {
 			st.sources.Teachers++
 		} else {
 			st.sources.Abstained++
@@ -710,7 +709,7 @@ func (st *runState) query(b *batch, q int, row int64) (int, string) {
 		if st.student != nil {
 			st.student.addAnswer(b.x.Row(q), c)
 		}
-		return c, st.answerSource
+		return c, st.answeredBy()
 	case outAbstained:
 		st.abstained++
 		st.seen++
@@ -721,6 +720,14 @@ func (st *runState) query(b *batch, q int, row int64) (int, string) {
 	return -1, SourceAbstained
 }
 
+// answeredBy is the pate_source of an answered row.
+func (st *runState) answeredBy() string {
+	if st.answerSource == "" {
+		return SourceTeachers
+	}
+	return st.answerSource
+}
+
 // asked counts the outcome of a row asked before the stream (--select
 // uncertain).
 func (st *runState) asked(row int64) (int, string) {
@@ -729,7 +736,7 @@ func (st *runState) asked(row int64) (int, string) {
 		st.answered++
 		st.released[v]++
 		st.seen++
-		return int(v), st.answerSource
+		return int(v), st.answeredBy()
 	case v == preAbstained:
 		st.abstained++
 		st.seen++
