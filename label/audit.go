@@ -276,6 +276,15 @@ func leq(a, b float64) bool { return a <= b || a-b <= relTol*math.Abs(b) }
 //	pure_dp.beta, gamma                recomputed from the parameters (stable-em)
 //	pure_dp.event, claimed_reading,    text; event is quoted in the explanation, not verified
 //	  note
+//	dp_logreg.features, released_dims  dims must be classes·(features+1)
+//	dp_logreg.count_sigma, sigma       must be the σ the planner gives for the budget ρ (count: its
+//	                                   share; steps: what the count left, these steps, this sensitivity)
+//	dp_logreg.sensitivity_sq           must be the rule's for the parameter count
+//	dp_logreg.steps                    at most the rule's maximum; enters the steps' σ and ρ
+//	dp_logreg.rho                      must not understate 1/(2σc²) + steps·sensitivity_sq/(2σ²),
+//	                                   which is added to the realized ρ
+//	dp_logreg.count_rho, steps_rho,    not read (the audit prints its own); clip, integer_scale,
+//	  the hyperparameters, text          learning_rate, row_norm, rounding_beta enter no cost
 //	noise, privacy_unit, neighbouring  text quoted in the explanation; not verifiable from a report
 //	seeded                             quoted in the explanation (a warning); not verifiable
 //	version, teachers, learner, label,
