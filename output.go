@@ -56,8 +56,12 @@ func publish(c *cli.Context, e *env, w *arrowio.Writer, rep *label.Report, cfg l
 
 func printSummary(e *env, rep *label.Report, out string) {
 	q := rep.Queries
-	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
-		q.PublicRows, q.Answered, q.Abstained, q.Seen)
+	by := "the teachers"
+	if rep.DPLogReg != nil {
+		by = "the DP logistic regression"
+	}
+	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by %s, %d abstained (%d queries put)\n",
+		q.PublicRows, q.Answered, by, q.Abstained, q.Seen)
 	if pd := rep.PureDP; pd != nil { // a run of pure ε-DP events
 		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",
 			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism, rep.Guarantee.Conversion,
