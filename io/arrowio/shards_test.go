@@ -525,3 +525,63 @@ func FuzzReadGzipCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestReadWriterDirectories reads directories other tools write: DuckDB's
+// PARTITION_BY (a hive layout, the key only in the folder names) and
+// Polars shards (testdata/writers, shards.mjs).
+func TestReadWriterDirectories(t *testing.T) {
+	tests := []struct {
+		dir  string
+		cols string
+		key  bool // column k from the folders
+	}{
+		{"duckdb_hive", `["x0" "id" "s" "k"]`, true},
+		{"polars_shards", `["x0" "id" "s"]`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			path := filepath.Join("testdata", "writers", tc.dir)
+			r, err := Open(path, ReadOptions{Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.NumRows() != 300 {
+				t.Errorf("NumRows = %d, want 300 from the footers", r.NumRows())
+			}
+			r.Close()
+			s, recs, _ := readAll(t, path, ReadOptions{Allocator: mem, BatchSize: 64})
+			defer releaseAll(recs)
+			if got := fieldNames(s, 9); got != tc.cols {
+				t.Fatalf("columns %s, want %s", got, tc.cols)
+			}
+			seen := make([]bool, 300)
+			for _, rec := range recs {
+				x0 := rec.Column(0).(*array.Float64)
+				id := rec.Column(1).(*array.Int64)
+				str := rec.Column(2).(*array.String)
+				for j := 0; j < int(rec.NumRows()); j++ {
+					i := id.Value(j)
+					if i < 0 || i >= 300 || seen[i] {
+						t.Fatalf("id %d out of range or twice", i)
+					}
+					seen[i] = true
+					if x0.Value(j) != float64(i)*0.5 || str.Value(j) != "v"+itoa(int(i%4)) {
+						t.Fatalf("row id %d: x0 %v, s %q", i, x0.Value(j), str.Value(j))
+					}
+					if tc.key {
+						if k := rec.Column(3).(*array.String).Value(j); k != itoa(int(i%3)) {
+							t.Fatalf("row id %d: k %q, want %d", i, k, i%3)
+						}
+					}
+				}
+			}
+			for i, ok := range seen {
+				if !ok {
+					t.Fatalf("row id %d missing", i)
+				}
+			}
+		})
+	}
+}
