@@ -53,23 +53,30 @@ func OpenText(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	head, _ := br.Peek(len(magicGzip))
-	if !isGzip(head) {
-		return struct {
-			io.Reader
-			io.Closer
-		}{br, f}, nil
-	}
-	gz, err := gzip.NewReader(br)
+	in, err := TextReader(f)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: corrupt gzip input: %w: %w", path, ErrFormat, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{gz, f}, nil
+	}{in, f}, nil
+}
+
+// TextReader returns in's bytes as they are meant to be read: through a
+// decompressor when they are gzip-compressed, else as they are.
+func TextReader(in io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(in, 1<<16)
+	head, _ := br.Peek(len(magicGzip))
+	if !isGzip(head) {
+		return br, nil
+	}
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt gzip input: %w: %w", ErrFormat, err)
+	}
+	return gz, nil
 }
 
 // SniffFile tells the format of the file at path as Open would read it:
