@@ -528,7 +528,7 @@ func FuzzReadGzipCSV(f *testing.F) {
 
 // TestReadWriterDirectories reads directories other tools write: DuckDB's
 // PARTITION_BY (a hive layout, the key only in the folder names) and
-// Polars shards (testdata/writers, shards.mjs).
+// Polars shards, and their LZ4 files (testdata/writers, shards.mjs).
 func TestReadWriterDirectories(t *testing.T) {
 	tests := []struct {
 		dir  string
@@ -537,6 +537,9 @@ func TestReadWriterDirectories(t *testing.T) {
 	}{
 		{"duckdb_hive", `["x0" "id" "s" "k"]`, true},
 		{"polars_shards", `["x0" "id" "s"]`, false},
+		// One file each, of LZ4_RAW pages (parquet_lz4.go).
+		{"duckdb_lz4.parquet", `["x0" "id" "s"]`, false},
+		{"polars_lz4.parquet", `["x0" "id" "s"]`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {

@@ -16,6 +16,13 @@ const rows = `SELECT (i * 0.5)::DOUBLE AS x0, i::BIGINT AS id, (i % 3)::INTEGER 
   FROM range(300) t(i) ORDER BY i`;
 await db.run(`COPY (${rows}) TO '${out}/duckdb_hive' (FORMAT parquet, PARTITION_BY (k), OVERWRITE_OR_IGNORE)`);
 
+// LZ4 pages: both write LZ4_RAW for "lz4".
+const flat = `SELECT (i * 0.5)::DOUBLE AS x0, i::BIGINT AS id, 'v' || (i % 4) AS s FROM range(300) t(i) ORDER BY i`;
+await db.run(`COPY (${flat}) TO '${out}/duckdb_lz4.parquet' (FORMAT parquet, COMPRESSION lz4)`);
+const all = Array.from({ length: 300 }, (_, i) => i);
+pl.DataFrame({ x0: all.map((i) => i * 0.5), id: pl.Series("id", all, pl.Int64), s: all.map((i) => "v" + (i % 4)) })
+  .writeParquet(`${out}/polars_lz4.parquet`, { compression: "lz4" });
+
 // Polars: the same columns (no k), three shards of 100 rows each.
 mkdirSync(`${out}/polars_shards`, { recursive: true });
 for (let p = 0; p < 3; p++) {
