@@ -220,13 +220,23 @@ func openOne(path string, opts ReadOptions) (r *Reader, err error) {
 		return r, err
 	}
 	r.nrows = r.src.numRows()
-	if r.nrows < 0 && opts.CountRows && opts.CSVTypes == nil && r.format == FormatCSV && path != "-" {
+	if r.nrows < 0 && opts.CountRows && opts.CSVTypes == nil && r.format == FormatCSV && r.regular() {
 		// A parse error is left for Read to report, where it is met.
 		if n, err := countCSVRows(path); err == nil {
 			r.nrows = n
 		}
 	}
 	return r, r.project(opts.Columns)
+}
+
+// regular reports whether the Reader reads a regular file, which a
+// first pass can read again (not a pipe, not standard input).
+func (r *Reader) regular() bool {
+	if r.file == nil || r.spool != "" {
+		return false
+	}
+	st, err := r.file.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 func checkColumnList(path string, cols []string) error {
