@@ -100,6 +100,8 @@ func (dpLogRegMechanism) validate(cfg *Config) error {
 		return invalid("--select uncertain is not supported with --mechanism %s", cfg.Mechanism)
 	case cfg.Student != "":
 		return invalid("--student is not needed with --mechanism %s: its model labels every row", cfg.Mechanism)
+	case cfg.Params != MechanismParams{}:
+		return invalid("--mechanism %s plans every parameter from --epsilon: the noise flags of the other mechanisms do not apply", cfg.Mechanism)
 	}
 	return nil
 }
@@ -141,7 +143,7 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound), DPLogRegOptions{})
 	v.x, v.y = nil, nil
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBudgetRefused, err)
+		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
 	v.model, v.rel = m, rel
 	return nil

@@ -112,6 +112,7 @@ func TestDPLogRegValidate(t *testing.T) {
 		{"replicable", func(c *Config) { c.Replicable = &Replicable{} }, false},
 		{"student", func(c *Config) { c.Student = "logreg" }, false},
 		{"select uncertain", func(c *Config) { c.Select = SelectUncertain }, false},
+		{"explicit noise", func(c *Config) { c.Params.Sigma = "30" }, false},
 	}
 	for _, tc := range tests {
 		cfg := ok()
