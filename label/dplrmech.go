@@ -131,7 +131,6 @@ type dpLogRegVoter struct {
 	features int
 	model    learners.Model
 	rel      *DPLogRegRelease
-	pred     []int32
 }
 
 // start trains the model on the run's filter: the only charges of the run.
@@ -152,10 +151,7 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 // Votes implements voter: one vote for the model's class.
 func (v *dpLogRegVoter) Votes(x *learners.Matrix, counts []int32) {
 	clear(counts[:x.Rows*v.classes])
-	if cap(v.pred) < x.Rows {
-		v.pred = make([]int32, x.Rows)
-	}
-	pred := v.pred[:x.Rows]
+	pred := make([]int32, x.Rows) // a batch's worth; no state shared between calls
 	v.model.Predict(x, pred)
 	for i, c := range pred {
 		counts[i*v.classes+int(c)] = 1
