@@ -3,6 +3,7 @@ package label
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -116,10 +117,23 @@ func (dpLogRegMechanism) learnerName() string {
 
 func (dpLogRegMechanism) answerSource() string { return SourceDPLogReg }
 
-// learner keeps the encoded rows; the model is trained once the budget
+// learner keeps the encoded rows whose label is one of the classes (a row
+// without one contributes nothing: dropping it is a map of that row alone,
+// and refusing would reveal it); the model is trained once the budget
 // filter is set (start).
 func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
-	return &dpLogRegVoter{x: X, y: y, classes: classes, features: X.Cols}, nil
+	if !slices.Contains(y, -1) {
+		return &dpLogRegVoter{x: X, y: y, classes: classes, features: X.Cols}, nil
+	}
+	x, ys := learners.NewMatrix(0, X.Cols), make([]int32, 0, len(y))
+	for i, c := range y {
+		if c >= 0 {
+			x.Data = append(x.Data, X.Row(i)...)
+			x.Rows++
+			ys = append(ys, c)
+		}
+	}
+	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols}, nil
 }
 
 // dpLogRegVoter is the trained model: one vote for its prediction.
