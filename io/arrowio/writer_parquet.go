@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
@@ -17,8 +18,9 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// parquetRowGroup is the most rows a row group of Parquet output holds
-// (a row group is buffered whole before it is written).
+// parquetRowGroup is the number of rows the Parquet output gathers into
+// a row group (the batches are held until then; Arrow v15's buffered row
+// group writer leaks, so they are written together with WriteTable).
 const parquetRowGroup = 64 << 10
 
 // parquetOut is the Parquet side of a Writer. Parquet keeps its key-value
@@ -32,6 +34,9 @@ type parquetOut struct {
 	reserved map[string]string // reserved key → value if Commit gives none
 	final    map[string]string // what setFinal appended, for verify
 	mem      memory.Allocator
+
+	pending []arrow.Record // retained batches of the next row groups
+	rows    int64          // rows in pending
 }
 
 func newParquetOut(sink io.Writer, s *arrow.Schema, opts WriteOptions, holders map[string]string) (*parquetOut, error) {
@@ -72,13 +77,49 @@ func newParquetOut(sink io.Writer, s *arrow.Schema, opts WriteOptions, holders m
 }
 
 func (p *parquetOut) write(rec arrow.Record) error {
-	if err := p.fw.WriteBuffered(rec); err != nil {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	rec.Retain()
+	p.pending = append(p.pending, rec)
+	p.rows += rec.NumRows()
+	if p.rows >= parquetRowGroup {
+		return p.flush()
+	}
+	return nil
+}
+
+// flush writes the pending batches as row groups of parquetRowGroup rows
+// (the last one smaller).
+func (p *parquetOut) flush() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	tbl := array.NewTableFromRecords(p.pending[0].Schema(), p.pending)
+	defer tbl.Release()
+	p.release()
+	if err := p.fw.WriteTable(tbl, parquetRowGroup); err != nil {
 		return fmt.Errorf("parquet output: %w", err)
 	}
 	return nil
 }
 
-func (p *parquetOut) close() error { return p.fw.Close() }
+func (p *parquetOut) release() {
+	for _, r := range p.pending {
+		r.Release()
+	}
+	p.pending, p.rows = nil, 0
+}
+
+// close writes what is pending and the footer.
+func (p *parquetOut) close() error {
+	err := p.flush()
+	p.release()
+	if cerr := p.fw.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // setFinal appends the reserved keys, with the values of final where it
 // has them, and the Arrow schema with the same metadata.
