@@ -55,7 +55,7 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 }
 
 // zstdUsage is the help of --zstd.
-const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB, Polars and pyarrow read both). " +
+const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB and Polars read both). " +
 	"Arrow IPC readers without the codec cannot open a zstd IPC output: apache-arrow JS has none, nor Arrow before 1.0 " +
 	"(for them write Parquet or leave --zstd off)"
 

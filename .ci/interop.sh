@@ -45,12 +45,13 @@ node "$tmp/js/interop.mjs" check-js "$tmp/js.arrow" 1000
 PATE_LEDGER="$tmp/ledger4" "$tmp/pate" label -o "$tmp/bc.parquet" --public "$bc" --keep mean_radius,mean_texture "${common[@]}"
 node "$tmp/js/interop.mjs" parquet "$tmp/bc.parquet" "$tmp/bc.arrow" 569
 
-# 4. The column types DuckDB and Polars write, labelled by pate.
+# 4. The column types DuckDB and Polars write, labelled by pate (the second
+# output zstd-compressed).
 mkdir -p "$tmp/types"
 node "$tmp/js/interop.mjs" write-types "$tmp/types"
 types=(--label y --teachers 5 --epsilon 2 --delta 1e-5 --classes no,yes --seed 9 --quiet)
 PATE_LEDGER="$tmp/ledger5" "$tmp/pate" label -o "$tmp/types/duck.parquet" --private "$tmp/types/duck_private.parquet" --public "$tmp/types/duck_public.parquet" "${types[@]}"
 node "$tmp/js/interop.mjs" check-types "$tmp/types/duck.parquet" 200
-PATE_LEDGER="$tmp/ledger6" "$tmp/pate" label -o "$tmp/types/polars.parquet" --private "$tmp/types/polars_private.arrow" --public "$tmp/types/polars_public.arrow" "${types[@]}"
+PATE_LEDGER="$tmp/ledger6" "$tmp/pate" label -o "$tmp/types/polars.parquet" --zstd --private "$tmp/types/polars_private.arrow" --public "$tmp/types/polars_public.arrow" "${types[@]}"
 node "$tmp/js/interop.mjs" check-types "$tmp/types/polars.parquet" 200
 echo "interop: ok"
