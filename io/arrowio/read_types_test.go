@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +160,40 @@ func TestUnviewCorrupt(t *testing.T) {
 				t.Fatalf("error %q does not say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadPolarsShards: a directory of Polars IPC files reads as one input
+// with the view columns converted, the shards' schemas probed the same way.
+func TestReadPolarsShards(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer func() {
+		// What stays is Arrow v15's ipc.FileReader dictionaries (see
+		// TestReadOtherWritersTypes), a few per file opened.
+		if n := mem.CurrentAlloc(); n > 8192 {
+			t.Errorf("%d bytes still allocated", n)
+		}
+	}()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "writers", "polars_types.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"part-0.arrow", "part-1.arrow"} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, recs, _ := readAll(t, dir, ReadOptions{Allocator: mem, BatchSize: 128})
+	defer releaseAll(recs)
+	rows := 0
+	for _, r := range recs {
+		rows += int(r.NumRows())
+	}
+	if rows != 800 {
+		t.Fatalf("%d rows, want 800", rows)
+	}
+	if got := s.Field(s.FieldIndices("s")[0]).Type; got.ID() != arrow.STRING {
+		t.Fatalf("column s read as %s, want utf8", got)
 	}
 }
