@@ -55,6 +55,10 @@ type unviewSource struct {
 	source
 	out *arrow.Schema
 	mem memory.Allocator
+	// dicts keeps, per column, the last dictionary converted and its
+	// conversion: an IPC file's batches share their dictionary, which is
+	// then converted once.
+	dicts map[int][2]arrow.ArrayData
 }
 
 // withoutViews wraps src so that it hands out no view columns.
@@ -88,7 +92,7 @@ func (s *unviewSource) next() (arrow.Record, error) {
 			cols[i] = c
 			continue
 		}
-		d, err := unviewData(c.Data(), s.mem)
+		d, err := s.convert(i, c.Data())
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w: %w", rec.ColumnName(i), ErrFormat, err)
 		}
@@ -96,6 +100,43 @@ func (s *unviewSource) next() (arrow.Record, error) {
 		d.Release()
 	}
 	return array.NewRecord(s.out, cols, rec.NumRows()), nil
+}
+
+// convert converts column i's data, reusing the conversion of its
+// dictionary when the batch shares the previous batch's.
+func (s *unviewSource) convert(i int, d arrow.ArrayData) (*array.Data, error) {
+	dt, ok := d.DataType().(*arrow.DictionaryType)
+	if !ok || d.Dictionary() == nil {
+		return unviewData(d, s.mem)
+	}
+	if s.dicts == nil {
+		s.dicts = map[int][2]arrow.ArrayData{}
+	}
+	cached, ok := s.dicts[i]
+	if !ok || cached[0] != d.Dictionary() {
+		nd, err := unviewData(d.Dictionary(), s.mem)
+		if err != nil {
+			return nil, fmt.Errorf("dictionary: %w", err)
+		}
+		if ok {
+			cached[0].Release()
+			cached[1].Release()
+		}
+		d.Dictionary().Retain()
+		cached = [2]arrow.ArrayData{d.Dictionary(), nd}
+		s.dicts[i] = cached
+	}
+	nt, _ := unviewType(dt)
+	return array.NewDataWithDictionary(nt, d.Len(), d.Buffers(), d.NullN(), d.Offset(), cached[1].(*array.Data)), nil
+}
+
+func (s *unviewSource) close() error {
+	for _, c := range s.dicts {
+		c[0].Release()
+		c[1].Release()
+	}
+	s.dicts = nil
+	return s.source.close()
 }
 
 // unviewData converts a view array, or a dictionary array of views, to
