@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,6 +61,10 @@ const zstdUsage = "compress the output with zstd (Parquet output: zstd instead o
 	"Arrow IPC readers without the codec cannot open a zstd IPC output: apache-arrow JS has none, nor Arrow before 1.0 " +
 	"(for them write Parquet or leave --zstd off)"
 
+// foreignOutputExts are the extensions of formats pate does not write: an
+// output so named is refused rather than filled with another format.
+var foreignOutputExts = []string{".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".gz", ".zst"}
+
 // outputFlags reads --format and --seed. Without --format the output's
 // name chooses: .parquet (or .pq) writes Parquet, .arrows an Arrow IPC
 // stream, any other name an Arrow IPC file; the path - always writes a
@@ -69,6 +75,9 @@ func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
 	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
 	if out == "-" {
 		format, known = arrowio.WriteStream, false
+	}
+	if ext := strings.ToLower(filepath.Ext(out)); slices.Contains(foreignOutputExts, ext) {
+		return 0, nil, usagef("-o %s: pate writes Parquet (.parquet) or Arrow IPC (.arrow, .arrows), not %s: name the output for the format it will hold", out, strings.TrimPrefix(ext, "."))
 	}
 	if c.IsSet("format") {
 		var want arrowio.WriteFormat
