@@ -67,7 +67,7 @@ row() {
 		END { if (seen) printf "%-44s | %-14s | %-22s | %s\n", name, claim, lb, caught }' <<<"$last_rows"
 }
 
-tests_all='TestTradeoffGNMax|TestTradeoffThreshold|TestTradeoffLNMax|TestTradeoffSVTFailure|TestTradeoffSVTInstance|TestTradeoffClassDiscovery|TestTradeoffEndToEnd|TestTradeoffDPLogReg'
+tests_all='TestTradeoffGNMax|TestTradeoffThreshold|TestTradeoffLNMax|TestTradeoffSVTFailure|TestTradeoffSVTInstance|TestTradeoffClassDiscovery|TestTradeoffEndToEnd|TestTradeoffDPLogReg|TestTradeoffDPLogRegCount'
 # ONLY=REGEX keeps the audits and mutants whose test names match it.
 if [[ -n "${ONLY:-}" ]]; then
 	tests_all=$(tr '|' '\n' <<<"$tests_all" | grep -E -- "$ONLY" | paste -sd'|')
@@ -97,6 +97,8 @@ mutants=(
 	"end to end: gnmax ρ halved"          label/gnmax.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes) / 2" TestTradeoffEndToEnd
 	"dp-logreg: step ρ halved"            label/dplogreg.go "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps)" "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps) / 2" TestTradeoffDPLogReg
 	"dp-logreg: step σ halved"            label/dplogreg.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffDPLogReg
+	"dp-logreg: count ρ halved"           label/dplogreg.go "rho = rdp.DiscreteGaussianRho(1, sc, 1)" "rho = rdp.DiscreteGaussianRho(1, sc, 1) / 2" TestTradeoffDPLogRegCount
+	"dp-logreg: count σ halved"           label/dplogreg.go "g, err = dplrSampler(sc)" "g, err = dplrSampler(sc / 2)" TestTradeoffDPLogRegCount
 )
 # Mutants the audits cannot see, printed for the record (not counted): the
 # claim is conservative by more than the mutation's factor (see the report).

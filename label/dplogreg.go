@@ -95,15 +95,10 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w: nothing left", rdp.ErrBudgetExceeded)
 	}
 	// 1. The noisy count.
-	sc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1) // 1/σc² ≤ 2ρc
+	sc, gc, rhoCount, err := dplrCount(budget)
 	if err != nil {
-		return nil, nil, fmt.Errorf("label: planning the row count: %w", err)
+		return nil, nil, err
 	}
-	gc, err := dplrSampler(sc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("label: row count noise: %w", err)
-	}
-	rhoCount := rdp.DiscreteGaussianRho(1, sc, 1)
 	if err := f.Charge(rhoCount); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the row count: %w", err)
 	}
@@ -133,6 +128,22 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
 	}
 	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps}, nil
+}
+
+// dplrCount plans the noisy row count (sensitivity 1) on the whole run's
+// budget ρ: σc for DPLogRegCountShare of it, its exact sampler, and the ρ
+// the count charges (the claim the trade-off audit checks).
+func dplrCount(budget float64) (sc float64, g *noise.DiscreteGaussian, rho float64, err error) {
+	sc, err = rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1) // 1/σc² ≤ 2ρc
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: planning the row count: %w", err)
+	}
+	g, err = dplrSampler(sc)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: row count noise: %w", err)
+	}
+	rho = rdp.DiscreteGaussianRho(1, sc, 1)
+	return sc, g, rho, nil
 }
 
 // dplrSteps plans the gradient steps of p (its Steps releases of squared

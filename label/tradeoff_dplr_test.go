@@ -96,3 +96,33 @@ func TestTradeoffDPLogReg(t *testing.T) {
 		})
 	}
 }
+
+// TestTradeoffDPLogRegCount audits dp-logreg's other charge, the noisy row
+// count, with the real planner's σc, sampler and claim (dplrCount): n rows
+// (d0) against n + 1 (d1), the test says d1 when the released count
+// reaches n + k. The budget is large so that σc ≈ 1 and the rates are
+// moderate.
+func TestTradeoffDPLogRegCount(t *testing.T) {
+	sigma, g, rho, err := dplrCount(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("σc = %g, claimed ρ = %.4g", sigma, rho)
+	const rows = 100
+	n := tradeoffRuns()
+	ks := []int64{1, 2}
+	for _, k := range ks {
+		t.Run(fmt.Sprintf("count ≥ n+%d", k), func(t *testing.T) {
+			trial := func(count int64, says1 bool) func() func(uint64) bool {
+				return func() func(uint64) bool {
+					return func(seed uint64) bool {
+						released := count + g.Sample(noise.NewSeededSource(seed, 97))
+						return (released >= rows+k) == says1
+					}
+				}
+			}
+			pt := fdp.Point{FP: countRuns(n, 1, trial(rows, true)), N0: n, FN: countRuns(n, 2, trial(rows+1, false)), N1: n}
+			zcdpCheck(fmt.Sprintf("dp-logreg row count σc=%g", sigma), rho, pt).verify(t, len(ks))
+		})
+	}
+}
