@@ -148,3 +148,218 @@ func (l *Labeler) MaxRho() (float64, error) {
 	}
 	return rho, nil
 }
+
+// The default plan: what a run that names no plan of its own does.
+const (
+	// DefaultStudent is the student a default run trains on the teachers'
+	// answers; it labels every row the teachers did not.
+	DefaultStudent = "logreg"
+	// DefaultQueryScale is c in the default query count
+	// n = c·k·√(ρ/r) (see DefaultQueries). Tuned once on the shared
+	// benchmark datasets, never on a run's data.
+	DefaultQueryScale = 11
+)
+
+// PlanInputs are the public quantities the default plan is chosen from.
+// None of them is read from the sensitive rows.
+type PlanInputs struct {
+	Epsilon, Delta float64
+	Teachers       int
+	// Classes is the public class set (--classes); nil when the run
+	// discovers it privately (then its cost is set aside, and two classes
+	// are assumed).
+	Classes []string
+	// Features are the declared feature columns (--features); nil: not
+	// declared.
+	Features []string
+	// PublicRows is the number of public rows, -1 for a stream of unknown
+	// length.
+	PublicRows int64
+	Labels     int    // number of label columns
+	Mechanism  string // the mechanism asked for; "": the default one
+	Replicable bool   // replicable noise: the rows queried must not depend on a student
+	// TeachersOnly asks for the teacher-only stream: rows queried in order,
+	// no student, the rows the teachers abstain on left unlabelled.
+	TeachersOnly bool
+	// Params is the explicit noise, if any: without a budget (Epsilon 0)
+	// it prices a query.
+	Params MechanismParams
+}
+
+// RunPlan is how a run labels: the mechanism, whether a student labels
+// the rows the teachers did not, which rows are queries and how many.
+type RunPlan struct {
+	Mechanism  string
+	Student    string // "": no student (the teacher-only stream)
+	Select     string
+	MaxQueries int64  // 0: every public row may be a query
+	Why        string // one line: why this plan
+}
+
+// ChoosePlan is the default plan of a run, from public quantities only.
+// Every choice between ways of labelling that a run does not make
+// explicitly is made here, so that a new way (another mechanism) is one
+// more case of this function.
+//
+// PATE with a student is the default: the teachers answer
+// DefaultQueries(in) rows the student is least sure of (active learning),
+// and the student, trained on those answers, labels every other row. The
+// teacher-only stream (every row a query, in order, until the budget
+// ends) is what TeachersOnly asks for and what a public stream of unknown
+// length, several label columns, replicable noise or a mechanism that is
+// not a noisy argmax of the votes get.
+func ChoosePlan(in PlanInputs) RunPlan {
+	mech := in.Mechanism
+	if mech == "" {
+		mech = MechanismConfidentGNMax
+	}
+	stream := RunPlan{Mechanism: mech, Select: SelectFirst}
+	switch m, err := lookup(mech); {
+	case err != nil:
+		return stream // validate names the mistake
+	case in.TeachersOnly:
+		stream.Why = "teacher-only stream (--teachers-only)"
+		return stream
+	case in.PublicRows < 0:
+		stream.Why = "teacher-only stream: the public rows are a stream of unknown length"
+		return stream
+	case in.Labels > 1:
+		stream.Why = "teacher-only stream: several label columns"
+		return stream
+	case in.Replicable:
+		stream.Why = "teacher-only stream: replicable noise queries every row in order"
+		return stream
+	default:
+		if _, ok := m.(argmaxMechanism); !ok {
+			stream.Why = "teacher-only stream: " + mech + " is not a noisy argmax of the votes"
+			return stream
+		}
+	}
+	n := DefaultQueries(in)
+	if n <= 0 {
+		stream.Why = "teacher-only stream: no budget or noise to plan the queries from"
+		return stream
+	}
+	return RunPlan{
+		Mechanism:  mech,
+		Student:    DefaultStudent,
+		Select:     SelectUncertain,
+		MaxQueries: n,
+		Why: fmt.Sprintf("PATE with a %s student: %d queries (%d teachers, √ρ %.3g), the rows it is least sure of",
+			DefaultStudent, n, in.Teachers, math.Sqrt(defaultQueryRho(in))),
+	}
+}
+
+// DefaultQueries is the number of queries a default run puts to the
+// teachers: n = c·k·√(ρ/r), with k the teachers, ρ the zCDP budget left
+// for the queries, r the ρ one query costs at unit noise (so that n
+// queries get noise σ = √(r·n/ρ)) and c = DefaultQueryScale; at most the
+// public rows and the rows an uncertain selection chooses from.
+//
+// Why: the student's error falls like a/√n with the number of answers
+// and grows like b·σ/k with the noise relative to the largest vote
+// margin; σ grows like √n, and a/√n + b·√(r·n/ρ)/k is smallest at
+// n = (a/b)·k·√(ρ/r). Fewer queries waste the student, more drown the
+// votes in noise. Without a budget the explicit noise prices a query
+// (ρ = n·r/σ², the same balance point: n = c²·k²/σ²). It returns 0 when
+// neither gives a price.
+func DefaultQueries(in PlanInputs) int64 {
+	k := float64(in.Teachers)
+	var n float64
+	if in.Epsilon > 0 {
+		rho, r := defaultQueryRho(in), unitQueryRho(in.Mechanism)
+		if !(rho > 0) || !(r > 0) {
+			return 0
+		}
+		n = DefaultQueryScale * k * math.Sqrt(rho/r)
+	} else {
+		mech := in.Mechanism
+		if mech == "" {
+			mech = MechanismConfidentGNMax
+		}
+		p := in.Params
+		if p.Threshold == 0 {
+			p.Threshold = 1
+		}
+		per, err := PlannedRho(mech, max(2, len(in.Classes)), 1, p, DefaultAnsweredFraction)
+		r := unitQueryRho(in.Mechanism)
+		if err != nil || !(per > 0) || !(r > 0) {
+			return 0
+		}
+		// σ² = r/per: n = c·k·√(n·per/r) ⇒ n = c²·k²·per/r.
+		n = DefaultQueryScale * DefaultQueryScale * k * k * per / r
+	}
+	n = math.Max(1, math.Round(n))
+	if in.PublicRows >= 0 {
+		n = math.Min(n, float64(in.PublicRows))
+	}
+	n = math.Min(n, learnersPool)
+	return int64(n)
+}
+
+// learnersPool is the number of leading public rows an uncertain selection
+// chooses its queries from (the rows the encoder is fitted on).
+const learnersPool = 100_000
+
+// defaultQueryRho is the zCDP budget a default run has for its queries:
+// the filter's, less the share of a private class discovery.
+func defaultQueryRho(in PlanInputs) float64 {
+	if !(in.Epsilon > 0) {
+		return 0
+	}
+	delta := in.Delta
+	if in.Classes == nil {
+		delta *= 1 - discoveryDeltaShare
+	}
+	rho := rdp.RhoForEps(in.Epsilon, delta)
+	if in.Classes == nil {
+		rho *= 1 - discoveryRhoShare
+	}
+	return rho
+}
+
+// unitQueryRho is r, the ρ one query of the mechanism costs when its
+// argmax noise has unit scale (Confident-GNMax at the planning defaults:
+// σ1 = DefaultSigmaRatio·σ2, DefaultAnsweredFraction answered).
+func unitQueryRho(mech string) float64 {
+	switch mech {
+	case "", MechanismConfidentGNMax:
+		return 1/(2*DefaultSigmaRatio*DefaultSigmaRatio) + DefaultAnsweredFraction
+	case MechanismGNMax:
+		return 1
+	case MechanismLNMax:
+		return 2 // (2/b)²/2 at b = 1
+	}
+	return 0
+}
+
+// NoiseBeyondVotes returns the scale of the argmax noise p adds and
+// whether it exceeds the number of teachers: a noise larger than the
+// largest possible vote margin leaves the answers close to guessing.
+// It reads only public parameters.
+func NoiseBeyondVotes(mech string, p MechanismParams, teachers int) (float64, bool) {
+	var s string
+	switch mech {
+	case MechanismConfidentGNMax:
+		s = p.Sigma2
+	case MechanismGNMax:
+		s = p.Sigma
+	case MechanismLNMax:
+		s = p.LaplaceScale
+	default:
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) {
+		return 0, false
+	}
+	if mech == MechanismLNMax {
+		v *= math.Sqrt2 // the standard deviation of Laplace noise of scale b
+	}
+	return v, v > float64(teachers)
+}
+
+// DeltaSaneBound is the largest δ a run takes without a warning: δ is the
+// probability that the guarantee fails outright (a record may then be
+// exposed), so it must stay well below one over the number of people.
+const DeltaSaneBound = 1e-4
