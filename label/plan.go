@@ -211,7 +211,7 @@ type RunPlan struct {
 func ChoosePlan(in PlanInputs) RunPlan {
 	mech := in.Mechanism
 	if mech == "" {
-		mech = MechanismConfidentGNMax
+		mech = Mechanisms[0]
 	}
 	stream := RunPlan{Mechanism: mech, Select: SelectFirst}
 	switch m, err := lookup(mech); {
@@ -252,54 +252,63 @@ func ChoosePlan(in PlanInputs) RunPlan {
 
 // DefaultQueries is the number of queries a default run puts to the
 // teachers: n = c·k·√(ρ/r), with k the teachers, ρ the zCDP budget left
-// for the queries, r the ρ one query costs at unit noise (so that n
-// queries get noise σ = √(r·n/ρ)) and c = DefaultQueryScale; at most the
-// public rows and the rows an uncertain selection chooses from.
+// for the queries, r the ρ one query costs when its argmax noise is σ = 1
+// (so that n queries get σ = √(r·n/ρ)) and c = DefaultQueryScale; at most
+// the public rows and the rows an uncertain selection chooses from. σ is
+// the Gaussian noise of the same zCDP cost per answer (ρ = 1/σ²).
 //
 // Why: the student's error falls like a/√n with the number of answers
-// and grows like b·σ/k with the noise relative to the largest vote
-// margin; σ grows like √n, and a/√n + b·√(r·n/ρ)/k is smallest at
-// n = (a/b)·k·√(ρ/r). Fewer queries waste the student, more drown the
+// and grows like b·σ/k with the noise relative to the widest vote margin;
+// σ grows like √n, and a/√n + b·√(r·n/ρ)/k is smallest at
+// n = (a/b)·k·√(ρ/r). Fewer queries starve the student, more drown the
 // votes in noise. Without a budget the explicit noise prices a query
-// (ρ = n·r/σ², the same balance point: n = c²·k²/σ²). It returns 0 when
+// (ρ = n·r/σ²: the same balance is n = c²·k²/σ²). It returns 0 when
 // neither gives a price.
 func DefaultQueries(in PlanInputs) int64 {
+	mech := in.Mechanism
+	if mech == "" {
+		mech = Mechanisms[0]
+	}
+	found, err := lookup(mech)
+	if err != nil {
+		return 0
+	}
+	m, ok := found.(argmaxMechanism)
+	if !ok {
+		return 0
+	}
 	k := float64(in.Teachers)
 	var n float64
 	if in.Epsilon > 0 {
-		rho, r := defaultQueryRho(in), unitQueryRho(in.Mechanism)
-		if !(rho > 0) || !(r > 0) {
+		p := MechanismParams{}
+		if err := m.plan(1, 1, &p, DefaultAnsweredFraction, DefaultSigmaRatio); err != nil {
+			return 0
+		}
+		r, ok := unitQueryRho(m, p, in.Teachers)
+		rho := defaultQueryRho(in)
+		if !ok || !(rho > 0) {
 			return 0
 		}
 		n = DefaultQueryScale * k * math.Sqrt(rho/r)
 	} else {
-		mech := in.Mechanism
-		if mech == "" {
-			mech = MechanismConfidentGNMax
-		}
 		p := in.Params
-		if p.Threshold == 0 {
-			p.Threshold = 1
-		}
-		per, err := PlannedRho(mech, max(2, len(in.Classes)), 1, p, DefaultAnsweredFraction)
-		r := unitQueryRho(in.Mechanism)
-		if err != nil || !(per > 0) || !(r > 0) {
+		m.complete(&p, in.Teachers)
+		a, err := newAggregator(mech, 2, p)
+		if err != nil || !(a.rhoAnswer > 0) {
 			return 0
 		}
-		// σ² = r/per: n = c·k·√(n·per/r) ⇒ n = c²·k²·per/r.
-		n = DefaultQueryScale * DefaultQueryScale * k * k * per / r
+		n = DefaultQueryScale * DefaultQueryScale * k * k * a.rhoAnswer
 	}
 	n = math.Max(1, math.Round(n))
 	if in.PublicRows >= 0 {
 		n = math.Min(n, float64(in.PublicRows))
 	}
-	n = math.Min(n, learnersPool)
-	return int64(n)
+	return int64(math.Min(n, uncertainPool))
 }
 
-// learnersPool is the number of leading public rows an uncertain selection
-// chooses its queries from (the rows the encoder is fitted on).
-const learnersPool = 100_000
+// uncertainPool is the number of leading public rows an uncertain
+// selection chooses its queries from (the rows the encoder is fitted on).
+const uncertainPool = 100_000
 
 // defaultQueryRho is the zCDP budget a default run has for its queries:
 // the filter's, less the share of a private class discovery.
@@ -318,45 +327,51 @@ func defaultQueryRho(in PlanInputs) float64 {
 	return rho
 }
 
-// unitQueryRho is r, the ρ one query of the mechanism costs when its
-// argmax noise has unit scale (Confident-GNMax at the planning defaults:
-// σ1 = DefaultSigmaRatio·σ2, DefaultAnsweredFraction answered).
-func unitQueryRho(mech string) float64 {
-	switch mech {
-	case "", MechanismConfidentGNMax:
-		return 1/(2*DefaultSigmaRatio*DefaultSigmaRatio) + DefaultAnsweredFraction
-	case MechanismGNMax:
-		return 1
-	case MechanismLNMax:
-		return 2 // (2/b)²/2 at b = 1
+// unitQueryRho is r, what one query of m with the noise p costs (its
+// threshold check, and its answer for the planned fraction answered)
+// relative to what one answer costs: the ρ of a query whose argmax noise
+// is σ = 1.
+func unitQueryRho(m argmaxMechanism, p MechanismParams, teachers int) (float64, bool) {
+	m.complete(&p, teachers)
+	a, err := newAggregator(m.Name(), 2, p)
+	if err != nil || !(a.rhoAnswer > 0) {
+		return 0, false
 	}
-	return 0
+	frac := 1.0
+	if m.checksThreshold() {
+		frac = DefaultAnsweredFraction
+	}
+	return (a.rhoCheck + frac*a.rhoAnswer) / a.rhoAnswer, true
 }
 
-// NoiseBeyondVotes returns the scale of the argmax noise p adds and
-// whether it exceeds the number of teachers: a noise larger than the
-// largest possible vote margin leaves the answers close to guessing.
-// It reads only public parameters.
+// NoiseBeyondVotes returns the argmax noise of the mechanism with the
+// parameters p, as the σ of Gaussian noise of the same zCDP cost per
+// answer (ρ = 1/σ²), and whether it exceeds the number of teachers: noise
+// wider than the widest possible vote margin leaves the answers close to
+// guessing. It reads only public parameters.
 func NoiseBeyondVotes(mech string, p MechanismParams, teachers int) (float64, bool) {
-	var s string
-	switch mech {
-	case MechanismConfidentGNMax:
-		s = p.Sigma2
-	case MechanismGNMax:
-		s = p.Sigma
-	case MechanismLNMax:
-		s = p.LaplaceScale
-	default:
+	found, err := lookup(mech)
+	if err != nil {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(v > 0) {
+	m, ok := found.(argmaxMechanism)
+	if !ok {
 		return 0, false
 	}
-	if mech == MechanismLNMax {
-		v *= math.Sqrt2 // the standard deviation of Laplace noise of scale b
+	m.complete(&p, teachers)
+	a, err := newAggregator(mech, 2, p)
+	if err != nil {
+		return 0, false
 	}
-	return v, v > float64(teachers)
+	return noiseBeyondVotes(a, teachers)
+}
+
+func noiseBeyondVotes(a *aggregator, teachers int) (float64, bool) {
+	if !(a.rhoAnswer > 0) {
+		return 0, false
+	}
+	sigma := 1 / math.Sqrt(a.rhoAnswer)
+	return sigma, sigma > float64(teachers)
 }
 
 // DeltaSaneBound is the largest δ a run takes without a warning: δ is the

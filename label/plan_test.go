@@ -117,6 +117,7 @@ func TestDefaultQueries(t *testing.T) {
 		{"few public rows", PlanInputs{Epsilon: 8, Delta: 1e-5, Teachers: 250, PublicRows: 300}, 300, 300},
 		{"gnmax σ 40 without a budget", PlanInputs{Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "40"}, Teachers: 250, PublicRows: 1e6}, 4700, 4750},
 		{"no budget, no noise", PlanInputs{Teachers: 250, PublicRows: 16281}, 0, 0},
+		{"no such mechanism", PlanInputs{Mechanism: "no such mechanism", Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +139,9 @@ func TestNoiseBeyondVotes(t *testing.T) {
 		{MechanismGNMax, MechanismParams{Sigma: "40"}, 20, true},
 		{MechanismConfidentGNMax, MechanismParams{Sigma1: "600", Sigma2: "300"}, 250, true},
 		{MechanismConfidentGNMax, MechanismParams{Sigma1: "240", Sigma2: "120"}, 250, false},
-		{MechanismLNMax, MechanismParams{LaplaceScale: "200"}, 250, true}, // standard deviation 283
+		{MechanismLNMax, MechanismParams{LaplaceScale: "400"}, 250, true}, // the σ of the same ρ per answer: 400/√2
+		{MechanismLNMax, MechanismParams{LaplaceScale: "200"}, 250, false},
+		{"no such mechanism", MechanismParams{Sigma: "1e6"}, 1, false},
 		{MechanismSVT, MechanismParams{}, 1, false},
 	}
 	for _, tc := range tests {
