@@ -102,7 +102,7 @@ func TestChoosePlan(t *testing.T) {
 // TestDefaultQueries: the default query count follows n = c·k·√(ρ/r): on
 // Adult's public quantities it lands where the student does best (≈300 at
 // ε = 0.5, ≈600 at ε = 1, 1,000–1,500 at ε = 2), grows with ε and the
-// teachers, and never exceeds the public rows.
+// teachers, and never exceeds half the public rows.
 func TestDefaultQueries(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -114,7 +114,7 @@ func TestDefaultQueries(t *testing.T) {
 		{"adult ε 2", PlanInputs{Epsilon: 2, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 1000, 1500},
 		{"adult ε 1, classes declared", PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281, Classes: []string{"0", "1"}}, 550, 700},
 		{"twice the teachers", PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 500, PublicRows: 16281}, 1100, 1300},
-		{"few public rows", PlanInputs{Epsilon: 8, Delta: 1e-5, Teachers: 250, PublicRows: 300}, 300, 300},
+		{"few public rows", PlanInputs{Epsilon: 8, Delta: 1e-5, Teachers: 250, PublicRows: 301}, 151, 151},
 		{"gnmax σ 40 without a budget", PlanInputs{Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "40"}, Teachers: 250, PublicRows: 1e6}, 4700, 4750},
 		{"no budget, no noise", PlanInputs{Teachers: 250, PublicRows: 16281}, 0, 0},
 		{"no such mechanism", PlanInputs{Mechanism: "no such mechanism", Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 0, 0},
