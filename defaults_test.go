@@ -191,3 +191,58 @@ func TestLabelDefaultLabelsEveryRow(t *testing.T) {
 		t.Errorf("pate audit: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestLabelReportRecordsTheRun: the report records the command line (a
+// seed's value left out, in both spellings), the feature columns used and
+// the plan, and pate audit accepts it; --teachers-only gives the
+// teacher-only stream, with no student and rows left unlabelled.
+func TestLabelReportRecordsTheRun(t *testing.T) {
+	t.Parallel()
+	base := []string{"label", "--private", "testdata/adult_train.parquet", "--label", "income",
+		"--public", "testdata/adult_public.parquet", "--features", "age,education_num,hours_per_week",
+		"--classes", "0,1", "--teachers", "20", "--epsilon", "2", "--delta", "1e-5", "--no-ledger", "-q"}
+	tests := []struct {
+		name        string
+		args        []string
+		wantStudent bool
+		wantPlan    string
+	}{
+		{"default plan, --seed N", []string{"--seed", "987654321"}, true, "student"},
+		{"teacher-only stream, --seed=N", []string{"--seed=987654321", "--teachers-only", "--max-queries", "300"}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out, rep := filepath.Join(dir, "out.arrow"), filepath.Join(dir, "report.json")
+			code, _, stderr := pate(t, append(append(slices.Clone(base), tc.args...), "-o", out, "--report", rep)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			b, err := os.ReadFile(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r label.Report
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Join(r.CommandLine, " ")
+			if strings.Contains(line, "987654321") || !strings.Contains(line, "--features age,education_num,hours_per_week") {
+				t.Errorf("command line %q: want it whole, the seed's value left out", line)
+			}
+			if want := []string{"age", "education_num", "hours_per_week"}; !slices.Equal(r.Features, want) {
+				t.Errorf("features %q, want %q", r.Features, want)
+			}
+			if (r.Student != nil) != tc.wantStudent || !strings.Contains(r.Plan, tc.wantPlan) || (tc.wantPlan == "") != (r.Plan == "") {
+				t.Errorf("student %v, plan %q: want a student %v, a plan with %q", r.Student, r.Plan, tc.wantStudent, tc.wantPlan)
+			}
+			if !tc.wantStudent && (r.Sources == nil || r.Sources.Abstained == 0 || r.Sources.Student != 0) {
+				t.Errorf("sources %+v: the teacher-only stream leaves rows unlabelled and has no student", r.Sources)
+			}
+			if code, stdout, stderr := pate(t, "audit", rep); code != 0 {
+				t.Errorf("pate audit: exit %d\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
+}
