@@ -240,13 +240,18 @@ func ChoosePlan(in PlanInputs) RunPlan {
 		stream.Why = "teacher-only stream: no budget or noise to plan the queries from"
 		return stream
 	}
+	rule := fmt.Sprintf("%d·k·√(ρ/r)", DefaultQueryScale)
+	if !(in.Epsilon > 0) {
+		rule = fmt.Sprintf("%d·k²/σ² for the explicit noise", DefaultQueryScale*DefaultQueryScale)
+	}
 	return RunPlan{
 		Mechanism:  mech,
 		Student:    DefaultStudent,
 		Select:     SelectUncertain,
 		MaxQueries: n,
-		Why: fmt.Sprintf("PATE with a %s student: %d queries (%d teachers, √ρ %.3g), the rows it is least sure of",
-			DefaultStudent, n, in.Teachers, math.Sqrt(defaultQueryRho(in))),
+		Why: fmt.Sprintf("default: the teachers answer %d queries (n = %s, at most half the public rows; "+
+			"k = %d teachers), chosen where a %s student is least sure; the student labels every other row",
+			n, rule, in.Teachers, DefaultStudent),
 	}
 }
 
