@@ -103,7 +103,7 @@ var labelRequired = []string{"private", "label", "public", "epsilon", "delta", "
 var labelCategories = []flagCategory{
 	{"Plan: the student and the queries (default: planned from ε, δ and the teachers)",
 		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner"}},
-	{"Data", []string{"features", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
+	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
 		"diagnostics"}},
 	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed"}},
 	{"Mechanism and noise (default: confident-gnmax, noise planned from ε)", []string{"mechanism", "sigma",
