@@ -166,8 +166,8 @@ type PlanInputs struct {
 	Epsilon, Delta float64
 	Teachers       int
 	// Classes is the public class set (--classes); nil when the run
-	// discovers it privately (then its cost is set aside, and two classes
-	// are assumed).
+	// discovers it privately (the discovery's share of the budget is then
+	// set aside). With Features, for a rule that weighs the model's size.
 	Classes []string
 	// Features are the declared feature columns (--features); nil: not
 	// declared.
