@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,18 +59,50 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 	}
 }
 
-// outputFlags reads --format (the path - always writes a stream) and --seed.
+// zstdUsage is the help of --zstd.
+const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB and Polars read both). " +
+	"Arrow IPC readers without the codec cannot open a zstd IPC output: apache-arrow JS has none, nor Arrow before 1.0 " +
+	"(for them write Parquet or leave --zstd off)"
+
+// foreignOutputExts are the extensions of formats pate does not write: an
+// output so named is refused rather than filled with another format.
+var foreignOutputExts = []string{".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".gz", ".zst"}
+
+// outputFlags reads --format and --seed. Without --format the output's
+// name chooses: .parquet (or .pq) writes Parquet, .arrows an Arrow IPC
+// stream, any other name an Arrow IPC file; the path - always writes a
+// stream. A --format that contradicts the name's extension is refused, so
+// that a file is never named for a format it does not hold.
 func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
-	format := arrowio.WriteFile
-	switch c.String("format") {
-	case "file":
-	case "stream":
-		format = arrowio.WriteStream
-	default:
-		return 0, nil, usagef("--format must be file or stream, got %q", c.String("format"))
+	out := c.String("output")
+	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
+	if out == "-" {
+		format, known = arrowio.WriteStream, false
 	}
-	if c.String("output") == "-" {
-		format = arrowio.WriteStream
+	if ext := strings.ToLower(filepath.Ext(out)); slices.Contains(foreignOutputExts, ext) {
+		return 0, nil, usagef("-o %s: pate writes Parquet (.parquet) or Arrow IPC (.arrow, .arrows), not %s: name the output for the format it will hold", out, strings.TrimPrefix(ext, "."))
+	}
+	if c.IsSet("format") {
+		var want arrowio.WriteFormat
+		switch c.String("format") {
+		case "file", "arrow":
+			want = arrowio.WriteFile
+		case "stream":
+			want = arrowio.WriteStream
+		case "parquet":
+			want = arrowio.WriteParquetFile
+		default:
+			return 0, nil, usagef("--format must be file, stream or parquet, got %q", c.String("format"))
+		}
+		switch {
+		case out == "-" && want == arrowio.WriteParquetFile:
+			return 0, nil, usagef("--format parquet needs a file for -o: Parquet's footer is written last, so standard output gets an Arrow IPC stream")
+		case out == "-":
+		case known && want != format:
+			return 0, nil, usagef("--format %s contradicts the name of -o %s (a %s file): rename the output or drop --format", c.String("format"), out, format)
+		default:
+			format = want
+		}
 	}
 	var seed *uint64
 	if s := c.String("seed"); s != "" {

@@ -172,17 +172,8 @@ func (c *Config) diagnose(format string, args ...any) {
 
 // kind groups Arrow types into what the encoder treats alike.
 func kind(t arrow.DataType) string {
-	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DECIMAL256:
-		return "numeric"
-	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return "string"
-	case arrow.DICTIONARY:
-		return kind(t.(*arrow.DictionaryType).ValueType)
-	case arrow.BOOL:
-		return "boolean"
+	if k, err := learners.KindOf(t); err == nil {
+		return string(k)
 	}
 	return t.String()
 }

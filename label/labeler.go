@@ -65,6 +65,7 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 		if err != nil {
 			return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), name, err, strings.Join(columnNames(sensitive), ", "))
 		}
+		lf.Type = releasedLabelType(lf.Type)
 		if cfg.LabelType != nil && !arrow.TypeEqual(lf.Type, cfg.LabelType) {
 			return nil, invalid("%s: label column %q has type %s, but its declared type is %s (--label-type)", cfg.sens(), name, lf.Type, cfg.LabelType)
 		}
