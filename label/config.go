@@ -88,6 +88,12 @@ type Config struct {
 	Student   string // "" : no student; else a learner name (logreg, nb, tree)
 	SelfTrain bool   // improve the student by self-training on unlabelled public rows
 	Select    string // which rows are queries: SelectFirst (""), SelectRandom or SelectUncertain
+	// Plan says why the run labels the way it does, when the default plan
+	// (ChoosePlan) chose any of it; the report records it.
+	Plan string
+	// CommandLine is the command line of the run, recorded in its report
+	// (the caller leaves out what must stay secret, such as a seed).
+	CommandLine []string
 
 	VotesFormat string // NewAggregate: VotesCounts or VotesPredictions
 	NumClasses  int    // NewAggregate with predictions: the number of classes
