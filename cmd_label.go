@@ -59,6 +59,7 @@ Examples:
 			// The student and the query selection.
 			&cli.StringFlag{Name: "student", Usage: "after the private queries end, train a student (logreg, nb or tree) on the answered rows and label every other row with it (pate_source = student; no privacy cost)"},
 			&cli.BoolFlag{Name: "self-train", Usage: "with --student: pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
+			&cli.StringFlag{Name: "save-labeler", Usage: "with --student: save the student, the public feature encoding, the classes and the report to this file, for pate predict"},
 			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
 			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
@@ -91,6 +92,9 @@ type labelOptions struct {
 func runLabel(c *cli.Context, e *env) error {
 	o, err := labelFlags(c)
 	if err != nil {
+		return err
+	}
+	if err := saveLabelerFlag(c); err != nil {
 		return err
 	}
 	mem := memory.DefaultAllocator
@@ -140,10 +144,16 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	return releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+	var rep *label.Report
+	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
 		defer bar.finish()
-		return lab.Run(ctx, tee.wrap(sens), pub, w)
-	})
+		r, err := lab.Run(ctx, tee.wrap(sens), pub, w)
+		rep = r
+		return r, err
+	}); err != nil {
+		return err
+	}
+	return saveLabeler(c, e, lab, rep)
 }
 
 // labelFlags checks pate label's flags.
