@@ -2,10 +2,14 @@ package predict
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -192,5 +196,72 @@ func check(t *testing.T, data []byte) {
 		if l2, err := Read(bytes.NewReader(again)); err != nil || l2.Hash() != l.Hash() {
 			t.Fatalf("rereading: %v", err)
 		}
+	}
+}
+
+type sliceReader struct {
+	s    *arrow.Schema
+	recs []arrow.Record
+}
+
+func (r *sliceReader) Schema() *arrow.Schema { return r.s }
+func (r *sliceReader) Read() (arrow.Record, error) {
+	if len(r.recs) == 0 {
+		return nil, io.EOF
+	}
+	rec := r.recs[0]
+	r.recs = r.recs[1:]
+	return rec, nil // the caller releases it
+}
+
+type collect struct{ labels []int64 }
+
+func (c *collect) Write(rec arrow.Record) error {
+	y := rec.Column(int(rec.NumCols()) - 2).(*array.Int64)
+	c.labels = append(c.labels, y.Int64Values()...)
+	return nil
+}
+
+// TestRunKeepsOrder: Run labels batches on several goroutines and writes
+// them in input order, the same labels one Applier gives, and releases
+// every batch.
+func TestRunKeepsOrder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	l := testLabeler(t)
+	p, err := l.Plan(testSchema, []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.NewApplier(mem)
+	var want []int64
+	var recs []arrow.Record
+	for i := 0; i < 40; i++ {
+		rec := testBatch(mem, 1+i*7, uint64(i))
+		out, err := a.Label(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, out.Column(1).(*array.Int64).Int64Values()...)
+		out.Release()
+		recs = append(recs, rec)
+	}
+	for _, workers := range []int{1, 3, 8} {
+		t.Run(fmt.Sprint(workers), func(t *testing.T) {
+			for _, r := range recs {
+				r.Retain()
+			}
+			var c collect
+			n, err := Run(context.Background(), p, &sliceReader{testSchema, slices.Clone(recs)}, &c, workers, mem)
+			if err != nil || n != int64(len(want)) {
+				t.Fatalf("Run: %d rows, %v; want %d", n, err, len(want))
+			}
+			if !slices.Equal(c.labels, want) {
+				t.Fatal("Run's labels differ from one Applier's, or came out of order")
+			}
+		})
+	}
+	for _, r := range recs {
+		r.Release()
 	}
 }
