@@ -7,6 +7,9 @@
 # prints every time and the medians.
 #
 #   bash .ci/bench/beam_speed.sh [RUNS] [ROWS] [SHARDS]     (default 5 4000000 32)
+#
+# It needs about 3 GB in $PATE_BENCH_DIR (default /tmp/pate-beam-bench;
+# /dev/shm keeps the disk out of the figures); remove it afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5} rows=${2:-4000000} shards=${3:-32}
@@ -22,12 +25,20 @@ if [ ! -f "$dir/shards/part-00000.parquet" ] || [ "$(cat "$dir/rows" 2>/dev/null
     --epsilon 2 --delta 1e-5 --max-queries 2000 --student logreg --save-labeler "$dir/bench.labeler" -o "$dir/labelled.arrow"
   echo "$rows $shards" > "$dir/rows"
 fi
-t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
+# t times a command into $last; a failing command stops the script (a full
+# disk once made every later run "fast").
+t() {
+  local s e
+  s=$(date +%s.%N)
+  if ! "$@" >/dev/null 2>"$dir/err"; then cat "$dir/err" >&2; echo "failed: $*" >&2; exit 1; fi
+  e=$(date +%s.%N)
+  last=$(echo "$e - $s" | bc)
+}
 p=() b=()
 for i in $(seq "$runs"); do
-  rm -rf "$dir/out" && mkdir "$dir/out"
-  b+=("$(t "$dir/pate-beam" --labeler "$dir/bench.labeler" --input "$dir/shards" --output_dir "$dir/out")")
-  p+=("$(t "$dir/pate" predict --labeler "$dir/bench.labeler" --public "$dir/public.parquet" -o "$dir/predict.arrow")")
+  rm -rf "$dir/out" "$dir/predict.arrow" && mkdir "$dir/out"
+  t "$dir/pate-beam" --labeler "$dir/bench.labeler" --input "$dir/shards" --output_dir "$dir/out"; b+=("$last")
+  t "$dir/pate" predict --labeler "$dir/bench.labeler" --public "$dir/public.parquet" -o "$dir/predict.arrow"; p+=("$last")
   echo "run $i: beam ${b[-1]} s, predict ${p[-1]} s"
 done
 go run .ci/bench/same_rows.go "$dir/predict.arrow" $(ls "$dir"/out/part-*.arrow)
