@@ -125,15 +125,16 @@ func keepFlag(c *cli.Context) []string {
 	return k
 }
 
-// saveLabelerFlag checks --save-labeler before a run: it needs a model
-// that labels rows after the private phase, and a folder to write to.
+// saveLabelerFlag checks --save-labeler before a run: it needs a student
+// (the model that labels rows after the private phase; runLabel checks the
+// planned one), one label column, and a folder to write to.
 func saveLabelerFlag(c *cli.Context) error {
 	p := c.String("save-labeler")
 	if p == "" {
 		return nil
 	}
-	if c.String("student") == "" {
-		return usagef("--save-labeler needs --student: the saved labeler is the student (the model that labels rows after the private queries)")
+	if c.Bool("teachers-only") {
+		return usagef("--save-labeler needs a student (the model that labels rows after the private queries): drop --teachers-only")
 	}
 	if len(c.StringSlice("label")) > 1 {
 		return usagef("--save-labeler saves the labeler of one label column")

@@ -166,16 +166,16 @@ func TestPredictBadLabeler(t *testing.T) {
 	}
 }
 
-// TestSaveLabelerNeedsStudent: --save-labeler without a model to save is a
-// usage error before anything runs.
+// TestSaveLabelerNeedsStudent: --save-labeler without a student to save
+// (--teachers-only) is a usage error before anything runs.
 func TestSaveLabelerNeedsStudent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income",
-		"--public", "testdata/adult_public.parquet", "--epsilon", "1", "--delta", "1e-5",
+		"--public", "testdata/adult_public.parquet", "--epsilon", "1", "--delta", "1e-5", "--teachers-only",
 		"--save-labeler", filepath.Join(dir, "x.labeler"), "-o", filepath.Join(dir, "o.arrow"), "--no-ledger")
-	if code != 2 || !strings.Contains(stderr, "--save-labeler needs --student") {
-		t.Fatalf("exit %d, stderr %q; want 2 and --save-labeler needs --student", code, stderr)
+	if code != 2 || !strings.Contains(stderr, "--save-labeler needs a student") {
+		t.Fatalf("exit %d, stderr %q; want 2 and --save-labeler needs a student", code, stderr)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("%d files written, want none", len(ents))
