@@ -142,6 +142,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, spentBefore(err, discovered)
 	}
 	l.finishReport(rep, st, agg, filter, td)
+	l.keepTrained(st)
 	return rep, nil
 }
 
