@@ -178,3 +178,40 @@ func ceilingAccuracy(t *testing.T, schema *arrow.Schema, recs []arrow.Record, tr
 	}
 	return float64(ok) / float64(len(pred))
 }
+
+// TestPredictDPLogRegLabeler: the model of a dp-logreg run, saved with
+// --save-labeler, labels the public rows with pate predict exactly as the
+// run did (the same model and encoding; applying it costs nothing).
+func TestPredictDPLogRegLabeler(t *testing.T) {
+	t.Parallel()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	out, lab, pred := filepath.Join(dir, "l.arrow"), filepath.Join(dir, "bc.labeler"), filepath.Join(dir, "p.arrow")
+	if code, _, stderr := pate(t, "label", "--private", "testdata/breast_cancer.parquet", "--label", "label",
+		"--public", "testdata/breast_cancer.parquet", "--keep", "", "--mechanism", "dp-logreg", "--classes", "0,1",
+		"--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--no-ledger", "-q", "--save-labeler", lab, "-o", out); code != 0 {
+		t.Fatalf("label: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := pate(t, "predict", "--labeler", lab, "--public", "testdata/breast_cancer.parquet", "--keep", "", "-o", pred)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "dp-logreg") {
+		t.Errorf("predict does not name the model: %s", stderr)
+	}
+	_, a := readAll(t, out, mem)
+	defer release(a)
+	_, b := readAll(t, pred, mem)
+	defer release(b)
+	la, lb := int64Column(t, a, "label"), int64Column(t, b, "label")
+	sb := stringColumn(t, b, label.SourceColumn)
+	if len(la) != 569 || len(lb) != len(la) {
+		t.Fatalf("%d and %d rows, want 569", len(la), len(lb))
+	}
+	for i := range la {
+		if la[i] != lb[i] || sb[i] != label.SourceDPLogReg {
+			t.Fatalf("row %d: run %d, predict %d from %q", i, la[i], lb[i], sb[i])
+		}
+	}
+}

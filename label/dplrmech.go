@@ -112,7 +112,7 @@ func (dpLogRegMechanism) validate(cfg *Config) error {
 func (dpLogRegMechanism) build(*aggregator, MechanismParams) error { return nil }
 
 func (dpLogRegMechanism) learnerName() string {
-	return "multinomial logistic regression, DP gradient descent (dp-logreg)"
+	return "multinomial logistic regression by DP gradient descent"
 }
 
 func (dpLogRegMechanism) answerSource() string { return SourceDPLogReg }
@@ -171,6 +171,9 @@ func (v *dpLogRegVoter) Votes(x *learners.Matrix, counts []int32) {
 		counts[i*v.classes+int(c)] = 1
 	}
 }
+
+// trainedModel is the model (nil before start).
+func (v *dpLogRegVoter) trainedModel() learners.Model { return v.model }
 
 // modelRho is what training the model charged.
 func (v *dpLogRegVoter) modelRho() float64 {

@@ -127,6 +127,21 @@ type modelVoter interface {
 	modelRho() float64
 	// describeModel fills in its section of the report.
 	describeModel(rep *Report)
+	// trainedModel is the model, which labels rows after the run too
+	// (Labeler.Trained); nil before it is trained.
+	trainedModel() learners.Model
+}
+
+// TrainsModel reports whether a run of the named mechanism trains one model
+// on the sensitive rows that labels every row (a modelMechanism): the model
+// a run's Trained returns without a student.
+func TrainsModel(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	_, ok := m.(modelMechanism)
+	return ok
 }
 
 // starter is a voter with work to do once the budget is set and before
