@@ -56,6 +56,9 @@ type Report struct {
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
 	// DPLogReg is the model of a dp-logreg run (dplrmech.go).
 	DPLogReg *DPLogRegReport `json:"dp_logreg,omitempty"`
+	// Choice is the chooser's noisy count and rule, when the run chose
+	// its mechanism (choose.go).
+	Choice *ChoiceReport `json:"choice,omitempty"`
 }
 
 // PureDPReport describes the pure ε-DP events of the pure mechanisms

@@ -94,6 +94,11 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if res.err != nil {
 		return nil, errorf(res.err, "%s", cfg.sens())
 	}
+	if cfg.Choose && l.choice == nil {
+		if err := l.choose(sensRecs); err != nil {
+			return nil, err
+		}
+	}
 	var ens voter
 	var td *teacherData
 	if m, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok { // it learns from the rows themselves
@@ -104,7 +109,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
 	if err != nil {
-		return nil, err
+		return nil, l.withChoice(err)
 	}
 
 	// Streaming needs less memory than training did; keep its garbage in
@@ -114,9 +119,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// From here on a failure comes after the class discovery ran: it
 	// charges what the discovery cost (the labels' own spend is the
 	// ledger's write-ahead entry's business).
-	var discovered float64
+	discovered := l.choiceRho // the chooser's count, charged with the discovery
 	if td != nil {
-		discovered = td.discoveryRho
+		discovered += td.discoveryRho
 	}
 
 	// 3. Budget, noise, aggregator.
@@ -177,7 +182,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 		return l.preparePure(m, td, plannedQueries(cfg))
 	}
 	rep := l.newReport(td)
-	var filter budget = &unlimited{spent: td.discoveryRho}
+	var filter budget = &unlimited{spent: td.discoveryRho + l.choiceRho}
 	rhoAvail := 0.0
 	deltaConv := cfg.Delta - td.discoveryDelta
 	if cfg.Epsilon > 0 {
@@ -185,7 +190,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 		if err != nil {
 			return nil, nil, nil, invalid("budget: %v", err)
 		}
-		if err := f.Charge(td.discoveryRho); err != nil {
+		if err := f.Charge(td.discoveryRho + l.choiceRho); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
 		}
 		filter = f
