@@ -178,7 +178,8 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	mech, perClass := ChooseByRule(c.NoisyRows, c.Teachers, c.Classes)
 	ok := c.NoisyRows >= 0 && c.Teachers >= 1 && c.Chosen == rep.Mechanism
 	if mech == "" { // PATE: the run's own argmax mechanism and teachers
-		ok = ok && rep.Mechanism != MechanismDPLogReg && c.Teachers == rep.Teachers
+		_, argmax := mechanismOf(rep.Mechanism).(argmaxMechanism)
+		ok = ok && argmax && c.Teachers == rep.Teachers
 	} else { // dp-logreg trains no teachers: T is the default plan's
 		ok = ok && rep.Mechanism == mech
 	}
