@@ -124,11 +124,21 @@ func (l *Labeler) choose(recs []arrow.Record) error {
 		Threshold: ChooseRowsPerClass, Rule: ChoiceRule, Why: why,
 	}
 	if mech != "" {
+		planned := *cfg
+		l.planned = &planned // a later Run chooses afresh from the plan
 		cfg.Mechanism, cfg.Student, cfg.Select, cfg.MaxQueries = mech, "", SelectFirst, 0
 		cfg.SelfTrain = false
 		cfg.Plan = "chosen: " + why
 	}
 	return nil
+}
+
+// resetChoice undoes a previous Run's choice: every Run chooses afresh.
+func (l *Labeler) resetChoice() {
+	if l.planned != nil {
+		l.cfg, l.planned = *l.planned, nil
+	}
+	l.choice, l.choiceRho = nil, 0
 }
 
 // withChoice adds the chooser's count to what a failed run says it spent

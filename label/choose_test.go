@@ -2,6 +2,7 @@ package label
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -140,4 +141,34 @@ func testBudget(t *testing.T) float64 {
 		t.Fatal(err)
 	}
 	return f.Budget()
+}
+
+// TestWithChoiceCharges: a run that fails after the choice's count was
+// released says it spent the count, on top of what the failure already
+// charges (a class discovery's refusal), and only then.
+func TestWithChoiceCharges(t *testing.T) {
+	plain := errors.New("training failed")
+	tests := []struct {
+		name      string
+		choiceRho float64
+		err       error
+		want      float64
+	}{
+		{"no choice", 0, plain, 0},
+		{"a plain failure after the count", 0.002, plain, 0.002},
+		{"a failure that charged already", 0.002, &AbortedError{Err: plain, Rho: 0.01}, 0.012},
+		{"no error", 0.002, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Labeler{choiceRho: tc.choiceRho}
+			err := l.withChoice(tc.err)
+			if got := SpentBefore(err); math.Abs(got-tc.want) > 1e-15 {
+				t.Errorf("SpentBefore = %g, want %g", got, tc.want)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("err = %v, want it to wrap %v", err, tc.err)
+			}
+		})
+	}
 }

@@ -42,6 +42,7 @@ type Labeler struct {
 	// The chooser's release (choose.go): nil when the run made no choice.
 	choice    *ChoiceReport
 	choiceRho float64
+	planned   *Config // the configuration before the choice switched it
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

@@ -43,6 +43,7 @@ func (l *Labeler) source(stream uint64) noise.Source {
 // batches and writes them to out. On error nothing more is written; the
 // caller discards the output.
 func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
+	l.resetChoice()
 	cfg := &l.cfg
 
 	// The sensitive data is read while the encoder is fitted on the public
@@ -94,7 +95,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if res.err != nil {
 		return nil, errorf(res.err, "%s", cfg.sens())
 	}
-	if cfg.Choose && l.choice == nil {
+	if cfg.Choose {
 		if err := l.choose(sensRecs); err != nil {
 			return nil, err
 		}
