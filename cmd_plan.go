@@ -39,7 +39,7 @@ Examples:
 			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax: expected fraction of queries answered"},
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax: σ1 / σ2 when both are planned"},
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
-			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism, declared --classes) chooses"},
+			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
@@ -199,6 +199,6 @@ func printChoice(c *cli.Context, e *env, eps, delta float64, ch *planChoice) err
 
 func writeChoice(w io.Writer, ch *planChoice) {
 	fmt.Fprintf(w, "choice:      %s\n", ch.Rule)
-	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; only with declared --classes, no --mechanism)\n", ch.CountSigma, 100*ch.CountRhoShare)
+	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; a run with no --mechanism, classes declared or discovered)\n", ch.CountSigma, 100*ch.CountRhoShare)
 	fmt.Fprintf(w, "             %d rows / (%d teachers · %d classes) = %.3g → %s\n", ch.Rows, ch.Teachers, ch.Classes, ch.RowsPerClass, ch.Chosen)
 }

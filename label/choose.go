@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/apache/arrow/go/v15/arrow"
-
 	"github.com/pate-tool/pate/label/rdp"
 )
 
@@ -16,7 +14,7 @@ import (
 //
 //	R = n̂ / (T·C) ≥ ChooseRowsPerClass → PATE + student, else dp-logreg
 //
-// with T the teachers and C the declared classes: the rows one teacher
+// with T the teachers and C the classes: the rows one teacher
 // sees of one class. PATE needs teachers that learn something; with a few
 // rows per class and teacher they vote at random and DP logistic
 // regression, which learns from every row at once, labels better (shared
@@ -29,8 +27,9 @@ import (
 // discovery. A run that picks dp-logreg then trains it exactly as
 // --mechanism dp-logreg does, on what the count left of the filter (it
 // spends its own count: the model's audit stays that of dp-logreg on the
-// budget less the choice's ρ). The classes must be declared: a run that
-// discovers them is not offered the choice (it runs PATE, as before).
+// budget less the choice's and the discovery's ρ). C is the declared class
+// set, or the one the private class discovery released (public once
+// released): the count is released after the discovery.
 
 // ChooseRowsPerClass is the rule's threshold: the fewest sensitive rows
 // per class and teacher with which the chooser keeps PATE. Public: set
@@ -52,7 +51,7 @@ type ChoiceReport struct {
 	CountShare Float  `json:"count_share"` // share of the budget σc is planned for
 	NoisyRows  int64  `json:"noisy_rows"`  // n̂ as released
 	Teachers   int    `json:"teachers"`    // T of the rule
-	Classes    int    `json:"classes"`     // C of the rule (declared)
+	Classes    int    `json:"classes"`     // C of the rule (declared or discovered)
 	Threshold  Float  `json:"threshold"`   // rows per class and teacher that keep PATE
 	Rule       string `json:"rule"`
 	Why        string `json:"why"`
@@ -87,31 +86,30 @@ func PlanChoice(eps, delta float64, rows int64, teachers, classes int) (sigma fl
 	return sigma, mech, perClass, nil
 }
 
-// choose releases the noisy row count of the sensitive records and, when
-// the rule says so, switches the run to dp-logreg. It runs before anything
-// else reads the sensitive rows; the count's ρ is charged to the filter
-// with the class discovery's (prepareMechanism).
-func (l *Labeler) choose(recs []arrow.Record) error {
+// choose releases the noisy row count n of the sensitive rows and, when
+// the rule says so, switches the run to dp-logreg (it returns true). It runs
+// once the class sets are fixed (declared, or discovered: a mechanism
+// output) and before any teacher is trained; the count's ρ is charged to
+// the filter with the class discovery's (prepareMechanism), on the same
+// budget ρ the filter will have (ε at δ less the discovery's δ).
+func (l *Labeler) choose(n int64, td *teacherData) (bool, error) {
 	cfg := &l.cfg
-	f, err := rdp.NewFilter(cfg.Epsilon, cfg.Delta)
+	f, err := rdp.NewFilter(cfg.Epsilon, cfg.Delta-td.discoveryDelta)
 	if err != nil {
-		return invalid("budget: %v", err)
+		return false, invalid("budget: %v", err)
 	}
 	sc, g, rho, err := dplrCount(f.Budget())
 	if err != nil {
-		return err
+		return false, err
 	}
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
+	classes := len(td.classes.values)
 	noisy := max(0, n+g.Sample(l.source(streamChoiceCount)))
-	mech, perClass := ChooseByRule(noisy, cfg.Teachers, len(cfg.Classes))
+	mech, perClass := ChooseByRule(noisy, cfg.Teachers, classes)
 	chosen := mech
 	if chosen == "" {
 		chosen = cfg.Mechanism
 	}
-	why := fmt.Sprintf("%d noisy rows / (%d teachers · %d classes) = %.3g rows per class and teacher", noisy, cfg.Teachers, len(cfg.Classes), perClass)
+	why := fmt.Sprintf("%d noisy rows / (%d teachers · %d classes) = %.3g rows per class and teacher", noisy, cfg.Teachers, classes, perClass)
 	if mech == "" {
 		why += fmt.Sprintf(" ≥ %d: PATE + student", ChooseRowsPerClass)
 	} else {
@@ -120,17 +118,19 @@ func (l *Labeler) choose(recs []arrow.Record) error {
 	l.choiceRho = rho
 	l.choice = &ChoiceReport{
 		Chosen: chosen, CountSigma: strconv.FormatFloat(sc, 'g', -1, 64), CountRho: Float(rho),
-		CountShare: Float(DPLogRegCountShare), NoisyRows: noisy, Teachers: cfg.Teachers, Classes: len(cfg.Classes),
+		CountShare: Float(DPLogRegCountShare), NoisyRows: noisy, Teachers: cfg.Teachers, Classes: classes,
 		Threshold: ChooseRowsPerClass, Rule: ChoiceRule, Why: why,
 	}
-	if mech != "" {
-		planned := *cfg
-		l.planned = &planned // a later Run chooses afresh from the plan
-		cfg.Mechanism, cfg.Student, cfg.Select, cfg.MaxQueries = mech, "", SelectFirst, 0
-		cfg.SelfTrain = false
-		cfg.Plan = "chosen: " + why
+	if mech == "" {
+		return false, nil
 	}
-	return nil
+	planned := *cfg
+	l.planned = &planned // a later Run chooses afresh from the plan
+	cfg.Mechanism, cfg.Student, cfg.Select, cfg.MaxQueries = mech, "", SelectFirst, 0
+	cfg.SelfTrain = false
+	cfg.Plan = "chosen: " + why
+	l.chosen = td
+	return true, nil
 }
 
 // resetChoice undoes a previous Run's choice: every Run chooses afresh.
@@ -138,7 +138,7 @@ func (l *Labeler) resetChoice() {
 	if l.planned != nil {
 		l.cfg, l.planned = *l.planned, nil
 	}
-	l.choice, l.choiceRho = nil, 0
+	l.choice, l.choiceRho, l.chosen = nil, 0, nil
 }
 
 // withChoice adds the chooser's count to what a failed run says it spent
@@ -171,7 +171,7 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	if err != nil {
 		return 0, invalid("report: %v", err)
 	}
-	want, _, _, err := dplrCount(float64(rep.Guarantee.Rho))
+	want, _, _, err := dplrCount(float64(rep.Guarantee.Rho)) // the filter's budget, at δ less the discovery's
 	if err != nil {
 		return 0, invalid("report: choice: %v", err)
 	}
@@ -184,7 +184,7 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	res.add("choice threshold is the rule's", float64(c.Threshold), ChooseRowsPerClass, float64(c.Threshold) == ChooseRowsPerClass,
 		"rows per class and teacher that keep PATE")
 	res.add("choice classes are the report's", float64(c.Classes), float64(len(rep.Classes)), c.Classes == len(rep.Classes),
-		"C of the rule is the declared class set")
+		"C of the rule is the class set, declared or discovered")
 	mech, perClass := ChooseByRule(c.NoisyRows, c.Teachers, c.Classes)
 	ok := c.NoisyRows >= 0 && c.Teachers >= 1 && c.Chosen == rep.Mechanism
 	if mech == "" { // PATE: the run's own argmax mechanism and teachers

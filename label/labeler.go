@@ -42,7 +42,8 @@ type Labeler struct {
 	// The chooser's release (choose.go): nil when the run made no choice.
 	choice    *ChoiceReport
 	choiceRho float64
-	planned   *Config // the configuration before the choice switched it
+	planned   *Config      // the configuration before the choice switched it
+	chosen    *teacherData // the class sets the choice of dp-logreg was made with
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

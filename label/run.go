@@ -95,21 +95,22 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if res.err != nil {
 		return nil, errorf(res.err, "%s", cfg.sens())
 	}
-	if cfg.Choose {
-		if err := l.choose(sensRecs); err != nil {
-			return nil, err
-		}
-	}
 	var ens voter
 	var td *teacherData
 	if m, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok { // it learns from the rows themselves
 		ens, td, err = l.trainRows(ctx, m, sensRecs, enc, head)
 	} else {
 		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
+		if err == nil && l.chosen != nil { // the chooser picked dp-logreg: train it instead
+			ens, td, err = l.trainRows(ctx, mechanismOf(cfg.Mechanism).(rowMechanism), sensRecs, enc, head)
+		}
 	}
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
 	if err != nil {
+		if l.chosen != nil { // dp-logreg failed after the class discovery it was chosen with
+			err = spentBefore(err, l.chosen.discoveryRho)
+		}
 		return nil, l.withChoice(err)
 	}
 
