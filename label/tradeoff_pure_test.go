@@ -15,6 +15,12 @@ import (
 // of neighbouring sensitive sets — here one row whose label differs — and
 // checks the rates of a test fixed in advance against the pure-ε curve of
 // the claim the accountant makes (aggregator.epsAnswer).
+//
+// The neighbours replace one row (here: its label), as one privacy unit
+// replaces one teacher's vote in the PATE audits: the claims rest on every
+// stump's error count moving by at most 1, which holds for a replaced row.
+// An added row only raises error counts, so the exponential mechanism would
+// show at most half its ε there, and a doubled ε could hide.
 
 // pureTrial runs label once per seed and reports whether the released
 // label is 1; newLabel builds one goroutine's state.
