@@ -57,7 +57,7 @@ func TestTradeoffPrivateLearner(t *testing.T) {
 		t.Fatalf("the public sample gives %d splits, want 1", len(s))
 	}
 	n := tradeoffRuns()
-	epsilons := []string{"0.5", "1", "2"}
+	epsilons := []string{"1", "2"}
 	for _, eps := range epsilons {
 		t.Run("ε "+eps, func(t *testing.T) {
 			p := MechanismParams{EMEpsilon: eps, Bins: bins}
