@@ -62,10 +62,18 @@ printf '%-44s | %-14s | %-22s | %s\n' "mechanism (mutant)" "claimed" "audited lo
 printf '%s\n' "---------------------------------------------+----------------+------------------------+-------"
 
 # row NAME CAUGHT: one line per audit row, keeping the row with the largest
-# lower bound relative to its claim.
+# lower bound relative to its claim, among the rows that check the kind of
+# claim the mutant names (ρ, ε or δ; all rows when it names none).
 row() {
-	local name=$1 caught=$2
-	awk -F' [|] ' -v name="$name" -v caught="$caught" '
+	local name=$1 caught=$2 kind= k
+	for k in ρ ε δ; do
+		if [[ "$name" == *"$k"* ]] && grep -q "^[^|]*| $k = " <<<"$last_rows"; then
+			kind=$k
+			break
+		fi
+	done
+	awk -F' [|] ' -v name="$name" -v caught="$caught" -v kind="$kind" '
+		kind != "" && index($2, kind " = ") != 1 { next }
 		{ split($2, c, " = "); r = ($3 + 0) / (c[2] + 0); if (!seen || r > best) { best = r; claim = $2; lb = $3; seen = 1 } }
 		END { if (seen) printf "%-44s | %-14s | %-22s | %s\n", name, claim, lb, caught }' <<<"$last_rows"
 }
