@@ -104,8 +104,9 @@ mutants=(
 # true.
 #  - svt's instance ρ halved (ε0²/4): the zCDP charge ε0²/2 of a pure ε0-DP
 #    event is far above what one sparse-vector instance spends. Computed
-#    exactly over every instance of up to 20 queries with distances moved by
-#    ±1 (w ≤ 4), the largest Rényi divergence of the stopping time per
+#    exactly over every instance of up to 8 queries (d0: one distance within
+#    3 of w, w = 1, 2, 4; d1: each distance moved by ±1) and structured ones
+#    of up to 20, the largest Rényi divergence of the stopping time per
 #    order, max_λ D_λ/λ, is 0.23 at ε0 = 2 (claim 2, halved 1) and 0.056 at
 #    ε0 = 1 (claim 0.5, halved 0.25); the best threshold test there allows
 #    ρ ≥ 0.21. No sample size reaches the halved claim.

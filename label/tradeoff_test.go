@@ -325,9 +325,10 @@ func svtStopTrial(t *testing.T, p MechanismParams, hists [][]int32, pred func(st
 //
 // The same point is checked against the instance's zCDP charge ρ = ε0²/2
 // (svtState.rho), for soundness only: the exact rates above allow ρ ≥ 0.214
-// (ε0 = 2) and 0.054 (ε0 = 1), and no test on this output can do much
-// better: over every instance of up to 20 queries with distances moved by
-// ±1 (w ≤ 4) the largest Rényi divergence of the whole stopping time, per
+// (ε0 = 2) and 0.054 (ε0 = 1), and no test on the instances searched does
+// much better: over every instance of up to 8 queries (d0: one distance
+// within 3 of w, w = 1, 2, 4; d1: each moved by ±1), and structured ones of
+// up to 20, the largest Rényi divergence of the whole stopping time, per
 // order, is 0.23 at ε0 = 2 and 0.056 at ε0 = 1 — below even a halved
 // charge (1.0 and 0.25). An understated ρ of that size is beyond any sample
 // size; an understated ε0 is not.
