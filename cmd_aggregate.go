@@ -35,11 +35,11 @@ Examples:
 			&cli.StringFlag{Name: "public", Usage: "public file whose columns are carried to the output, row for row"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "columns of --public copied to the output (default: all)"},
 			&cli.StringFlag{Name: "label", Value: "label", Usage: "name of the output label column"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout", Required: true},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise (tests, replicability); the report says so"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
-			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file or stream"},
+			&cli.StringFlag{Name: "format", Usage: "output format: parquet, file or stream (default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
 		}, append(ledgerFlags(), budgetFlags()...)...),
@@ -90,7 +90,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		if p == "-" && c.String("votes") == "-" {
 			return usagef("--votes and --public cannot both read stdin")
 		}
-		if pub, err = arrowio.Open(p, arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin}); err != nil {
+		if pub, err = arrowio.Open(p, arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin, CountRows: true}); err != nil {
 			return fmt.Errorf("--public: %w", err)
 		}
 		defer pub.Close()

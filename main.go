@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -38,6 +39,7 @@ import (
 
 	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/predict"
 	"github.com/pate-tool/pate/label/rdp"
 )
 
@@ -89,6 +91,7 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, arrowio.ErrFormat), errors.Is(err, arrowio.ErrNoColumn),
+		errors.Is(err, predict.ErrFormat), errors.Is(err, predict.ErrVersion),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
 		return exitUsage
@@ -100,11 +103,12 @@ func exitCode(err error) int {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	args           []string // the command line, for the reports
 }
 
 // run is main without os.Exit, for tests.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	jsonErrors := false
 	app := &cli.App{
 		Name:    "pate",
@@ -139,6 +143,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		},
 		Commands: []*cli.Command{
 			labelCommand(e, &jsonErrors),
+			predictCommand(e, &jsonErrors),
 			aggregateCommand(e, &jsonErrors),
 			replicateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),
@@ -157,7 +162,12 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		}
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
-	err := app.RunContext(ctx, args)
+	err := shellExpandedGlob(args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	} else {
+		jsonErrors = slices.Contains(args, "--json")
+	}
 	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("%w: %v", context.Canceled, err)
 	}

@@ -36,6 +36,8 @@ type Labeler struct {
 	votes      *arrow.Schema // aggregate mode: the vote file's schema
 	numClasses int           // aggregate mode: classes in the votes
 	listVotes  bool          // aggregate mode: predictions in one list column
+
+	trained *Trained // what labels rows after the last Run (see Trained)
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error
@@ -54,12 +56,18 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateReplicable(&cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Delta > DeltaSaneBound {
+		cfg.warn("δ = %g is above %g: δ is the chance that the guarantee fails outright (a person's rows "+
+			"may then be exposed), so it must stay well below 1 / the number of people (1e-5 suits up to about "+
+			"10,000 people); lower --delta", cfg.Delta, DeltaSaneBound)
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	for _, name := range cfg.Labels {
 		lf, _, err := fieldByName(sensitive, name)
 		if err != nil {
 			return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), name, err, strings.Join(columnNames(sensitive), ", "))
 		}
+		lf.Type = releasedLabelType(lf.Type)
 		if cfg.LabelType != nil && !arrow.TypeEqual(lf.Type, cfg.LabelType) {
 			return nil, invalid("%s: label column %q has type %s, but its declared type is %s (--label-type)", cfg.sens(), name, lf.Type, cfg.LabelType)
 		}
@@ -89,15 +97,23 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 
 	// Features: each present once in both files, of the same kind.
 	feats := cfg.Features
+	if feats != nil && len(cfg.Exclude) > 0 {
+		return nil, invalid("--exclude leaves columns out of the default feature set: with --features, list only the features")
+	}
+	for _, name := range cfg.Exclude {
+		if _, _, err := fieldByName(sensitive, name); err != nil {
+			return nil, invalid("%s: --exclude %q: %v", cfg.sens(), name, err)
+		}
+	}
 	if feats == nil {
 		for _, f := range sensitive.Fields() {
-			if !slices.Contains(cfg.Labels, f.Name) && f.Name != cfg.PrivacyUnit {
+			if !slices.Contains(cfg.Labels, f.Name) && f.Name != cfg.PrivacyUnit && !slices.Contains(cfg.Exclude, f.Name) {
 				feats = append(feats, f.Name)
 			}
 		}
 	}
 	if len(feats) == 0 {
-		return nil, invalid("%s: no feature columns besides the label", cfg.sens())
+		return nil, invalid("%s: no feature columns besides the label (and the columns --exclude leaves out)", cfg.sens())
 	}
 	for _, name := range feats {
 		if slices.Contains(cfg.Labels, name) {
