@@ -25,8 +25,9 @@ import (
 // the Clopper–Pearson upper point (FPR, FNR) lies strictly below the
 // trade-off curve implied by the privacy the accountant claims. The claim is
 // read from the accountant's own fields (aggregator.rhoAnswer, rhoCheck,
-// epsAnswer, labelData.discoveryRho, svtFailureDelta): understate one of
-// them, or shrink the noise, and the audit fails (.ci/mutation.sh).
+// epsAnswer, svtState.rho, labelData.discoveryRho, svtFailureDelta):
+// understate one of them, or shrink the noise, and the audit fails
+// (.ci/mutation.sh lists the few understatements no audit can see, and why).
 //
 // A zCDP claim ρ is checked against the curve every ρ-zCDP mechanism obeys
 // (fdp.ZCDP: the binary Rényi bound at every order), not against the
