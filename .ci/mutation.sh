@@ -119,7 +119,7 @@ mutants=(
 #    whenever β > 1 − γ (q = 0.5, ε_EM = 1: claim 1.37); and a one-row
 #    change that moves the stable prediction by nearly β onto a label that
 #    is rare on the other side needs the exponential mechanism to be
-#    deterministic, which saturates β. The audited bound there is 0.26.
+#    deterministic, which saturates β. The audited bound there is 0.29.
 informational=(
 	"svt: instance ρ (ε0²/2) halved"      label/svt.go "s := &svtState{w: p.SVTThreshold, rho: rdp.PureDPRho(eps0)}" "s := &svtState{w: p.SVTThreshold, rho: rdp.PureDPRho(eps0) / 2}" TestTradeoffSVTInstance
 	"stable-em: ε_EM doubled"             label/stableem.go "i, err := permuteAndFlip(src, errs, s.eps)" "i, err := permuteAndFlip(src, errs, new(big.Rat).Mul(s.eps, big.NewRat(2, 1)))" TestTradeoffStableEM
