@@ -177,7 +177,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
-	if c.String("save-labeler") != "" && cfg.Student == "" {
+	if c.String("save-labeler") != "" && cfg.Student == "" && !label.TrainsModel(cfg.Mechanism) {
 		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
 	}
 	lab, err := label.New(cfg, sens.Schema(), pub.Schema())

@@ -69,7 +69,7 @@ func runPlan(c *cli.Context, e *env) error {
 	}
 	kind := c.String("mechanism")
 	switch kind {
-	case label.MechanismSVT, label.MechanismPrivateLearner, label.MechanismStableEM:
+	case label.MechanismSVT, label.MechanismPrivateLearner, label.MechanismStableEM, label.MechanismDPLogReg:
 		return usagef("--mechanism %s: pate plan plans the noise of confident-gnmax, gnmax and lnmax; pate label plans %s from --epsilon itself and its report states the plan", kind, kind)
 	}
 	frac := c.Float64("answered-fraction")

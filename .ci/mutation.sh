@@ -8,9 +8,13 @@
 #   SHORT=1 bash .ci/mutation.sh    # -short: 10^5 runs, weaker
 #   PATE_AUDIT_E2E_RUNS=N           # end-to-end runs a side (default 30000)
 #   ONLY="stable-em svt" bash .ci/mutation.sh
-#                                   # only the mutants whose mechanism (the
-#                                   # name before ':') starts with one of the
-#                                   # words, and only their audits unmodified
+#   ONLY=DPLogReg bash .ci/mutation.sh
+#                                   # only some mutants, and only their
+#                                   # audits on the unmodified code: each
+#                                   # space-separated word is a regular
+#                                   # expression matched against a mutant's
+#                                   # mechanism (the name before ':') and
+#                                   # against its test names
 #
 # Prints: mechanism | claimed | audited lower bound | mutant caught.
 # Exits non-zero when the unmodified code fails an audit, a required mutant
@@ -98,6 +102,10 @@ mutants=(
 	"class discovery: σ halved"           label/teachers.go "dg, err := noise.NewDiscreteGaussian(sr)" "half, _ := noise.ParseRat(\"1/2\"); dg, err := noise.NewDiscreteGaussian(sr.Mul(sr, half))" TestTradeoffClassDiscovery
 	"end to end: gnmax σ halved"          label/gnmax.go "g, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); g, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffEndToEnd
 	"end to end: gnmax ρ halved"          label/gnmax.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes) / 2" TestTradeoffEndToEnd
+	"dp-logreg: step ρ halved"            label/dplogreg.go "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps)" "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps) / 2" TestTradeoffDPLogReg
+	"dp-logreg: step σ halved"            label/dplogreg.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffDPLogReg
+	"dp-logreg: count ρ halved"           label/dplogreg.go "rho = rdp.DiscreteGaussianRho(1, sc, 1)" "rho = rdp.DiscreteGaussianRho(1, sc, 1) / 2" TestTradeoffDPLogRegCount
+	"dp-logreg: count σ halved"           label/dplogreg.go "g, err = dplrSampler(sc)" "g, err = dplrSampler(sc / 2)" TestTradeoffDPLogRegCount
 )
 # Mutants no audit can see, printed for the record (not counted): the claim
 # is looser than the mutation's factor, so the mutated claim may even be
@@ -126,12 +134,14 @@ informational=(
 	"stable-em: subset rate q doubled"    label/stableem.go "if noise.UniformUint64(src, s.q[1]) < s.q[0] {" "if noise.UniformUint64(src, s.q[1]) < 2*s.q[0] {" TestTradeoffStableEM
 )
 
-# selected NAME: whether ONLY (space-separated words) selects the mutant.
+# selected NAME TESTS: whether ONLY selects the mutant (see the top).
 selected() {
 	[[ -z "${ONLY:-}" ]] && return 0
 	local key=${1%%:*} w
 	for w in $ONLY; do
-		[[ "$key" == "$w"* ]] && return 0
+		if grep -qE -- "$w" <<<"$key" || grep -qE -- "$w" <<<"$2"; then
+			return 0
+		fi
 	done
 	return 1
 }
@@ -141,7 +151,7 @@ tests_all=
 for list in mutants informational; do
 	declare -n arr=$list
 	for ((i = 0; i < ${#arr[@]}; i += 5)); do
-		selected "${arr[i]}" || continue
+		selected "${arr[i]}" "${arr[i + 4]}" || continue
 		t=${arr[i + 4]}
 		[[ "|$tests_all|" == *"|$t|"* ]] || tests_all=${tests_all:+$tests_all|}$t
 	done
@@ -167,7 +177,7 @@ run_mutants() {
 	while (($#)); do
 		local name=$1 file=$2 old=$3 new=$4 tests=$5
 		shift 5
-		selected "$name" || continue
+		selected "$name" "$tests" || continue
 		cp "$file" "$file.orig"
 		mutate "$file" "$old" "$new"
 		if [[ "$new" == *big.* ]] && ! grep -q '"math/big"' "$file"; then

@@ -32,9 +32,14 @@ type Trained struct {
 // to learn from).
 func (l *Labeler) Trained() *Trained { return l.trained }
 
-// keepTrained records what labels rows after the run: the student, when it
-// was trained.
+// keepTrained records what labels rows after the run: a model mechanism's
+// model, or the student when it was trained.
 func (l *Labeler) keepTrained(st *runState) {
+	if mv, ok := st.ens.(modelVoter); ok && mv.trainedModel() != nil { // a mechanism's model labelled the rows
+		name := mechanismOf(l.cfg.Mechanism).(rowMechanism).learnerName()
+		l.setTrained(st.enc, mv.trainedModel(), name, st.answeredBy(), st.classes)
+		return
+	}
 	sp := st.student
 	if sp == nil || sp.model == nil {
 		return
