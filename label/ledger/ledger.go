@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pate-tool/pate/internal/atomicfile"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -338,26 +339,18 @@ func (l *Ledger) key() ([]byte, error) {
 	if _, err := rand.Read(k[:]); err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
-	tmp, err := os.CreateTemp(l.dir, ".key-*")
+	tmp, err := atomicfile.Create(p, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(k[:])
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	defer tmp.Abort() // after CommitNew it does nothing
+	if _, err := tmp.Write(k[:]); err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
-	if err := os.Link(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := tmp.CommitNew(); errors.Is(err, os.ErrExist) {
+		// Another run created the key first: use its key.
+	} else if err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
-	}
-	if err := syncDir(l.dir); err != nil {
-		return nil, err
 	}
 	b, err := os.ReadFile(p)
 	if err != nil || len(b) != 32 {
@@ -418,13 +411,8 @@ func appendEntry(f *os.File, e Entry) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("ledger: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("ledger: fsync %s: %w", dir, err)
 	}
 	return nil
 }
