@@ -149,14 +149,14 @@ func (p *progress) finish() {
 func printAnalysis(w io.Writer, path string, votes [][]int64, p rdp.AnalyzeParams, res *rdp.AnalyzeResult) {
 	fmt.Fprintf(w, "%s\n\n", notPrivate)
 	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", path, len(votes), len(votes[0]), res.Queries)
-	switch p.Mechanism {
-	case "confident-gnmax":
-		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
+	switch p.Accounting {
+	case rdp.ThresholdGaussian:
+		fmt.Fprintf(w, "mechanism:             %s (T = %g, σ1 = %g, σ2 = %g)\n", p.Mechanism, p.Threshold, p.Sigma1, p.Sigma2)
 		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
-	case "gnmax":
-		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
-	case "lnmax":
-		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
+	case rdp.Gaussian:
+		fmt.Fprintf(w, "mechanism:             %s (σ = %g)\n", p.Mechanism, p.Sigma2)
+	case rdp.Laplace:
+		fmt.Fprintf(w, "mechanism:             %s (b = %g)\n", p.Mechanism, p.LaplaceScale)
 	}
 	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", p.Conversion, p.Delta)
 	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)

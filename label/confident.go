@@ -101,4 +101,10 @@ func (confidentGNMax) grid(p MechanismParams, votes gridVotes) (int64, int64, er
 
 func (confidentGNMax) checksThreshold() bool { return true }
 
+func (confidentGNMax) accounting() rdp.Accounting { return rdp.ThresholdGaussian }
+
+func (confidentGNMax) describeNoise(p MechanismParams) string {
+	return "σ1 = " + p.Sigma1 + ", σ2 = " + p.Sigma2
+}
+
 func (confidentGNMax) pureAnswers() bool { return false }

@@ -61,6 +61,10 @@ func (gnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 
 func (gnmax) checksThreshold() bool { return false }
 
+func (gnmax) accounting() rdp.Accounting { return rdp.Gaussian }
+
+func (gnmax) describeNoise(p MechanismParams) string { return "σ = " + p.Sigma }
+
 func (gnmax) pureAnswers() bool { return false }
 
 // gaussianNoise describes the noise of the Gaussian mechanisms.

@@ -66,5 +66,9 @@ func (lnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 
 func (lnmax) checksThreshold() bool { return false }
 
+func (lnmax) accounting() rdp.Accounting { return rdp.Laplace }
+
+func (lnmax) describeNoise(p MechanismParams) string { return "b = " + p.LaplaceScale }
+
 // pureAnswers: each answer is pure ε = 2/b.
 func (lnmax) pureAnswers() bool { return true }
