@@ -55,19 +55,19 @@ func validateReplicable(cfg *Config) error {
 	c := *r // the caller's value is not touched
 	r, cfg.Replicable = &c, &c
 	if len(r.Key) < 16 {
-		return invalid("--replicable needs a shared seed of at least 16 bytes, got %d", len(r.Key))
+		return paramError("replicable", " needs a shared seed of at least 16 bytes, got %d", len(r.Key))
 	}
 	if r.Width == 0 {
 		r.Width = DefaultReplicableWidth
 	}
 	if !(r.Width > 0 && r.Width <= 1e6) {
-		return invalid("--replicable-width must be in (0, 1e6], got %g", r.Width)
+		return paramError("replicable-width", " must be in (0, 1e6], got %g", r.Width)
 	}
 	if len(cfg.Labels) > 1 {
-		return invalid("--replicable supports one --label column for now, got %d", len(cfg.Labels))
+		return paramError("replicable", " supports one %v column for now, got %d", ParamName("label"), len(cfg.Labels))
 	}
 	if cfg.Select == SelectUncertain {
-		return invalid("--replicable does not support --select uncertain (its queries are chosen in rounds, not keyed by row)")
+		return paramError("replicable", " does not support %v uncertain (its queries are chosen in rounds, not keyed by row)", ParamName("select"))
 	}
 	if r.Via == "" {
 		r.Via = "not stated"

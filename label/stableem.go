@@ -136,10 +136,10 @@ func newStableEM(X *learners.Matrix, y []int32, classes int, p MechanismParams) 
 	s := &stableEM{X: X, y: y, classes: classes, eps: ratOf(p.EMEpsilon)}
 	var err error
 	if s.q, err = ratParts(ratOf(p.SubsetRate)); err != nil {
-		return nil, invalid("--subset-rate: %v", err)
+		return nil, paramError("subset-rate", ": %v", err)
 	}
 	if s.gamma, err = ratParts(ratOf(p.Gamma)); err != nil {
-		return nil, invalid("--gamma: %v", err)
+		return nil, paramError("gamma", ": %v", err)
 	}
 	s.StumpIndex = learners.NewStumpIndex(X, y, classes)
 	return s, nil

@@ -306,8 +306,7 @@ func (svtMechanism) capEvents(f *pureFilter, p *MechanismParams, queries int64) 
 		p.SVTThreshold = w
 	}
 	if bad, err := svtFailureDelta(*p, queries, f.max); err != nil || bad > f.extraDelta {
-		return invalid("--svt-threshold %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)",
-			p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
+		return paramError("svt-threshold", " %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)", p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
 	}
 	return nil
 }
