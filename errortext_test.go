@@ -17,9 +17,11 @@ func TestErrorText(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"bare", pe, `invalid input: --label-weights splits the --epsilon budget, got "--x"`},
-		{"wrapped", fmt.Errorf("--private data.csv: %w", pe), `--private data.csv: invalid input: --label-weights splits the --epsilon budget, got "--x"`},
-		{"joined", errors.Join(errors.New("first"), pe), "first\n" + `invalid input: --label-weights splits the --epsilon budget, got "--x"`},
+		{"bare", pe, `--label-weights splits the --epsilon budget, got "--x"`},
+		{"wrapped", fmt.Errorf("--private data.csv: %w", pe), `--private data.csv: --label-weights splits the --epsilon budget, got "--x"`},
+		{"joined", errors.Join(errors.New("first"), pe), "first\n" + `--label-weights splits the --epsilon budget, got "--x"`},
+		{"nested", fmt.Errorf("invalid input: %w", &label.ParamError{Param: "gamma", Format: ": %v", Args: []any{&label.ParamError{Param: "gamma", Format: " must be positive, got %s", Args: []any{"-1"}}}}),
+			"invalid input: --gamma: --gamma must be positive, got -1"},
 		{"no parameter", errors.New("disk full"), "disk full"},
 	}
 	for _, tc := range tests {

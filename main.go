@@ -186,14 +186,7 @@ func flagName(param string) string { return "--" + param }
 
 // errorText is err's message, with the parameter of a label.ParamError in
 // it shown as its flag.
-func errorText(err error) string {
-	msg := err.Error()
-	var pe *label.ParamError
-	if errors.As(err, &pe) {
-		msg = strings.Replace(msg, pe.Message(label.PlainName), pe.Message(flagName), 1)
-	}
-	return msg
-}
+func errorText(err error) string { return label.ShowParams(err, flagName) }
 
 // noPositional rejects positional arguments: urfave/cli ignores the flags
 // that follow one, which would silently drop a privacy parameter.

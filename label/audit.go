@@ -67,7 +67,7 @@ func ParseReport(b []byte) (*Report, error) {
 	var rep Report
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
 	if err := dec.Decode(&rep); err != nil {
-		return nil, invalid("report: %v", err)
+		return nil, invalid("report: %w", err)
 	}
 	if dec.More() {
 		return nil, invalid("report: trailing data after the JSON object")
@@ -90,7 +90,7 @@ func ParseReport(b []byte) (*Report, error) {
 func EventRho(mechanism string, classes int, p MechanismParams) (check, answer float64, err error) {
 	a, err := newAggregator(mechanism, max(classes, 1), p)
 	if err != nil {
-		return 0, 0, invalid("%v", err)
+		return 0, 0, invalid("%w", err)
 	}
 	return a.rhoCheck, a.rhoAnswer, nil
 }
@@ -139,14 +139,14 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 	for _, lab := range labels {
 		a, err := newAggregator(mechanism, max(lab.Classes, 1), lab.Params)
 		if err != nil {
-			return Spend{}, invalid("%v", err)
+			return Spend{}, invalid("%w", err)
 		}
 		rc, ra := a.rhoCheck, a.rhoAnswer
 		var discRho, discMu2 float64
 		if lab.DiscoverySigma != "" {
 			_, s, err := parsePositive("class discovery sigma", lab.DiscoverySigma)
 			if err != nil {
-				return Spend{}, invalid("%v", err)
+				return Spend{}, invalid("%w", err)
 			}
 			discRho = rdp.DiscreteGaussianRho(1, s, max(lab.Classes, 1))
 			discMu2 = 1 / (s * s)
@@ -603,7 +603,7 @@ func checkQueryCounts(rep *Report) error {
 		return invalid("report: %d released labels but %d answered queries", released, q.Answered)
 	}
 	if err := releasedAreClasses(rep.Released, rep.Classes); err != nil {
-		return invalid("report: %v", err)
+		return invalid("report: %w", err)
 	}
 	if q.Abstained != q.PublicRows-q.Answered || q.NotAsked != q.PublicRows-q.Seen {
 		return invalid("report: %d abstained and %d not queried do not match %d rows, %d queries and %d answered",

@@ -41,7 +41,7 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 
 	eps0, err := m.eventEps(classes, rep.Params)
 	if err != nil {
-		return nil, invalid("report parameters: %v", err)
+		return nil, invalid("report parameters: %w", err)
 	}
 	res := &AuditResult{
 		Mechanism: rep.Mechanism, Filter: true, Seeded: rep.Seeded,
@@ -62,7 +62,7 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 	add := res.add
 	maxEvents, err := rdp.PureEventsThatFit(eps, deltaZ, eps0, res.DiscoveryRho)
 	if err != nil {
-		return nil, invalid("report: %v", err)
+		return nil, invalid("report: %w", err)
 	}
 	add("event cap", float64(pr.MaxEvents), float64(maxEvents), pr.MaxEvents <= maxEvents,
 		fmt.Sprintf("events of ε %.6g that the budget (ε %g, δ %g) pays for, by basic composition or zCDP", eps0, eps, delta))

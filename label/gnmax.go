@@ -1,8 +1,6 @@
 package label
 
 import (
-	"fmt"
-
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -27,7 +25,7 @@ func (gnmax) build(a *aggregator, p MechanismParams) error {
 	}
 	g, err := noise.NewDiscreteGaussian(r)
 	if err != nil {
-		return fmt.Errorf("--sigma: %w", err)
+		return badParam("sigma", ": %v", err)
 	}
 	a.answer = g
 	a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/pate-tool/pate/label/noise"
@@ -30,7 +29,7 @@ func (lnmax) build(a *aggregator, p MechanismParams) error {
 	}
 	l, err := noise.NewDiscreteLaplace(r)
 	if err != nil {
-		return fmt.Errorf("--laplace-scale: %w", err)
+		return badParam("laplace-scale", ": %v", err)
 	}
 	a.answer = l
 	a.epsAnswer = 2 / b

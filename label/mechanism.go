@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 
@@ -91,10 +90,10 @@ type MechanismParams struct {
 func parsePositive(name, s string) (*big.Rat, float64, error) {
 	r, err := noise.ParseRat(s)
 	if err != nil {
-		return nil, 0, fmt.Errorf("--%s %q: %w", name, s, err)
+		return nil, 0, badParam(name, " %q: %v", s, err)
 	}
 	if r.Sign() <= 0 {
-		return nil, 0, fmt.Errorf("--%s must be positive, got %s", name, s)
+		return nil, 0, badParam(name, " must be positive, got %s", s)
 	}
 	f, _ := r.Float64()
 	return r, f, nil

@@ -1,11 +1,16 @@
 package label
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // ParamError is a run parameter that cannot be used. Param names it as the
 // package's documentation does ("epsilon", "max-queries", "label-weights"):
 // how a caller lets its users set it (a command line's flags, a form's
-// fields) is the caller's to say, with Message. It matches ErrInvalidInput.
+// fields) is the caller's to say, with Message. The validation of a run
+// wraps it in ErrInvalidInput.
 type ParamError struct {
 	Param string
 	// Format and Args say what is wrong; the message is the parameter's
@@ -26,21 +31,47 @@ func PlainName(param string) string { return param }
 func (e *ParamError) Message(name func(param string) string) string {
 	args := make([]any, len(e.Args))
 	for i, a := range e.Args {
-		if p, ok := a.(ParamName); ok {
-			a = name(string(p))
+		switch v := a.(type) {
+		case ParamName:
+			a = name(string(v))
+		case error:
+			a = ShowParams(v, name)
 		}
 		args[i] = a
 	}
 	return name(e.Param) + fmt.Sprintf(e.Format, args...)
 }
 
-func (e *ParamError) Error() string { return ErrInvalidInput.Error() + ": " + e.Message(PlainName) }
+func (e *ParamError) Error() string { return e.Message(PlainName) }
 
-// Is makes a ParamError match ErrInvalidInput.
-func (e *ParamError) Is(target error) bool { return target == ErrInvalidInput }
+// Unwrap returns the cause, the first of Args that is an error.
+func (e *ParamError) Unwrap() error {
+	for _, a := range e.Args {
+		if err, ok := a.(error); ok {
+			return err
+		}
+	}
+	return nil
+}
 
-// paramError is a ParamError of param: format (with args) follows the
+// badParam is a ParamError of param: format (with args) follows the
 // parameter's name, so it starts with a space or a colon.
-func paramError(param, format string, args ...any) error {
+func badParam(param, format string, args ...any) *ParamError {
 	return &ParamError{Param: param, Format: format, Args: args}
+}
+
+// paramError is badParam as an invalid input.
+func paramError(param, format string, args ...any) error {
+	return invalid("%w", badParam(param, format, args...))
+}
+
+// ShowParams is err's message with the parameters of a ParamError in its
+// chain shown as name shows them.
+func ShowParams(err error, name func(param string) string) string {
+	msg := err.Error()
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		msg = strings.Replace(msg, pe.Message(PlainName), pe.Message(name), 1)
+	}
+	return msg
 }

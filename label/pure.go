@@ -65,7 +65,7 @@ func validatePure(cfg *Config) error {
 	} {
 		if f.v != "" {
 			if _, _, err := parsePositive(f.name, f.v); err != nil {
-				return invalid("%v", err)
+				return invalid("%w", err)
 			}
 		}
 	}
@@ -229,11 +229,11 @@ func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) 
 	}
 	eps0, err := m.eventEps(classes, p)
 	if err != nil {
-		return nil, nil, nil, invalid("%v", err)
+		return nil, nil, nil, invalid("%w", err)
 	}
 	f.eps0 = eps0
 	if f.max, err = rdp.PureEventsThatFit(cfg.Epsilon, f.deltaZ, eps0, f.rho0); err != nil {
-		return nil, nil, nil, invalid("budget: %v", err)
+		return nil, nil, nil, invalid("budget: %w", err)
 	}
 	if f.max < 1 {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for one event of ε %g", ErrBudgetRefused, cfg.Epsilon, cfg.Delta, eps0)
@@ -244,7 +244,7 @@ func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) 
 	}
 	agg, err := newAggregator(cfg.Mechanism, classes, p)
 	if err != nil {
-		return nil, nil, nil, invalid("%v", err)
+		return nil, nil, nil, invalid("%w", err)
 	}
 	if agg.svt != nil {
 		agg.svt.src = l.source(streamSVT)

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -107,7 +106,7 @@ func newRounding(a *aggregator, p MechanismParams, width float64, key []byte) (*
 	}
 	m, ok := mechanismOf(a.kind).(argmaxMechanism)
 	if !ok {
-		return nil, fmt.Errorf("--replicable does not support --mechanism %s", a.kind)
+		return nil, badParam("replicable", " does not support %v %s", ParamName("mechanism"), a.kind)
 	}
 	var err error
 	r.check, r.answer, err = m.grid(p, votes)

@@ -301,7 +301,7 @@ func (svtMechanism) capEvents(f *pureFilter, p *MechanismParams, queries int64) 
 	if p.SVTThreshold == 0 {
 		w, err := svtPlanThreshold(*p, queries, f.max, f.extraDelta)
 		if err != nil {
-			return invalid("planning svt: %v", err)
+			return invalid("planning svt: %w", err)
 		}
 		p.SVTThreshold = w
 	}
@@ -340,7 +340,7 @@ func (svtMechanism) auditFailure(rep *Report, res *AuditResult, extra float64) e
 	res.add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
 	bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
 	if err != nil {
-		return invalid("report parameters: %v", err)
+		return invalid("report parameters: %w", err)
 	}
 	res.add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
 		"svt's share of δ for a query reported stable whose majority could change")
