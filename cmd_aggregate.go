@@ -90,7 +90,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		if p == "-" && c.String("votes") == "-" {
 			return usagef("--votes and --public cannot both read stdin")
 		}
-		if pub, err = arrowio.Open(p, arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin}); err != nil {
+		if pub, err = arrowio.Open(p, arrowio.ReadOptions{BatchSize: batch, Allocator: mem, Stdin: e.stdin, CountRows: true}); err != nil {
 			return fmt.Errorf("--public: %w", err)
 		}
 		defer pub.Close()

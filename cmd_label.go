@@ -36,12 +36,13 @@ Examples:
        --mechanism private-learner --classes 0,1 --epsilon 1 --delta 1e-5 -o labeled.arrow
                                         (one ε-DP decision stump labels every row: (1, 0)-DP)`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data (Parquet, Arrow IPC file or stream, CSV; - for stdin)", Required: true},
-			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget", Required: true},
+			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data: a file (Parquet, Arrow IPC file or stream, CSV, gzip-compressed CSV), a directory of such shards (hive key=value folders become columns), a quoted glob pattern, or - for stdin", Required: true},
+			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget. Rows whose label is null are dropped from that label's training (--diagnostics counts them)", Required: true},
 			&cli.StringFlag{Name: "label-weights", Usage: "with several --label: how to split the budget over them, e.g. 2,1 (default: equal shares)"},
-			&cli.StringFlag{Name: "public", Usage: "public data to label (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
+			&cli.StringFlag{Name: "public", Usage: "public data to label, as --private takes it; only - (stdin) is of unknown length, which needs --max-queries or explicit noise", Required: true},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
+			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column (an ID, say) out of the default feature set; repeat it for several (not with --features)"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public set of label values; without it the set is released privately from the sensitive data at a small cost"},
 			&cli.StringFlag{Name: "label-type", Usage: "declared type of the label column(s): int64, string or bool. A CSV --private is read with it (a value that does not parse is a missing label) and its feature columns with the types of --public, never types inferred from the sensitive rows; Parquet and Arrow files must have it. Default for CSV: int64 when every --classes value is an integer, else string"},
@@ -103,7 +104,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	// The public file first: a CSV --private takes its types from it and
 	// from the declarations, never from its own rows.
-	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin})
+	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin, CountRows: true})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
@@ -204,6 +205,7 @@ func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config 
 		LabelWeights:     o.weights,
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
 		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Exclude:          splitList(c.StringSlice("exclude")),
 		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
 		PrivacyUnit:      c.String("privacy-unit"),
 		Teachers:         c.Int("teachers"),

@@ -49,6 +49,7 @@ Examples:
 			&cli.StringFlag{Name: "label", Usage: "label column of the sensitive data", Required: true},
 			&cli.StringFlag{Name: "public", Usage: "public data to label (a file: it is read once per run)", Required: true},
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label)"},
+			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column out of the default feature set (repeatable; not with --features)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public class set (default: released privately by each run)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers per run (each part has 1/splits of the data)"},
 			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "logreg, nb or tree"},
@@ -114,7 +115,7 @@ func runReplicate(c *cli.Context, e *env) error {
 	res, err := replicate.Run(c.Context, replicate.Options{
 		Config: replicateConfig(c), Sensitive: whole, Name: c.String("private"),
 		OpenPublic: func() (replicate.Public, error) {
-			return arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: 16384, Allocator: memory.DefaultAllocator})
+			return arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: 16384, Allocator: memory.DefaultAllocator, CountRows: true})
 		},
 		Splits: splits, Repeats: repeats, Seed: c.Uint64("seed"),
 		Replicable: c.Bool("replicable"), Width: c.Float64("replicable-width"),
@@ -229,6 +230,7 @@ func replicateConfig(c *cli.Context) label.Config {
 		Label:            c.String("label"),
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
 		Features:         nilIfEmpty(splitList(c.StringSlice("features"))),
+		Exclude:          splitList(c.StringSlice("exclude")),
 		Keep:             []string{},
 		Teachers:         c.Int("teachers"),
 		Learner:          c.String("learner"),

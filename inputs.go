@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -64,4 +67,44 @@ func readVotes(path string, e *env) ([][]int64, error) {
 	}
 	defer r.Close()
 	return label.ReadVoteCounts(r, "--votes "+path)
+}
+
+// inputFlags are the flags that name an input which may be a glob pattern.
+var inputFlags = []string{"public", "private"}
+
+// shellExpandedGlob recognises an unquoted glob pattern that the shell
+// expanded into several paths after an input flag: urfave/cli would stop
+// at the second path, take every later flag for an argument and complain
+// of missing required flags that were given.
+func shellExpandedGlob(args []string) error {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !slices.Contains(inputFlags, name) {
+			continue
+		}
+		first := i + 1 // the first path
+		if !inline {
+			if first >= len(args) {
+				return nil
+			}
+			value = args[first]
+		} else {
+			first = i
+		}
+		extra := 0
+		for j := first + 1; j < len(args) && !strings.HasPrefix(args[j], "-"); j++ {
+			extra++
+		}
+		if extra == 0 {
+			continue
+		}
+		pattern := filepath.Join(filepath.Dir(value), "*"+filepath.Ext(value))
+		return usagef("--%s got %d paths (%s, %s, ...): the shell expanded a glob pattern; quote it so that pate expands it (--%s '%s'), or give the directory",
+			name, extra+1, value, args[first+1], name, pattern)
+	}
+	return nil
 }

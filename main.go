@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -157,7 +158,12 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		}
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
-	err := app.RunContext(ctx, args)
+	err := shellExpandedGlob(args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	} else {
+		jsonErrors = slices.Contains(args, "--json")
+	}
 	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("%w: %v", context.Canceled, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -124,7 +123,7 @@ func (lr *ledgerRun) noRun() {
 // decoded twice); a CSV file or standard input is read a second time.
 func openLedgerForLabel(c *cli.Context, e *env, tee *identityTee) (*ledgerRun, io.Reader, error) {
 	path := c.String("private")
-	if path != "-" && !c.Bool("no-ledger") && !isCSVFile(path) {
+	if path != "-" && !c.Bool("no-ledger") && !isCSV(path) {
 		tee.used, tee.path = true, path
 		lr, stdin, err := openLedgerWith(c, e, "--private", path, tee.identity)
 		if lr != nil {
@@ -135,18 +134,36 @@ func openLedgerForLabel(c *cli.Context, e *env, tee *identityTee) (*ledgerRun, i
 	return openLedger(c, e, "--private", path)
 }
 
-// isCSVFile tells whether the file at path would be read as CSV (false when
-// it cannot be read: opening it later reports why).
-func isCSVFile(path string) bool {
-	f, err := os.Open(path)
+// isCSV tells whether the input at path (a file, or every shard of a
+// directory or pattern) would be read as CSV (false when it cannot be
+// read: opening it later reports why).
+func isCSV(path string) bool {
+	_, ok := csvShards(path)
+	return ok
+}
+
+// csvShards lists the input at path for ledger.ContentIDCSVShards when it
+// is CSV (each file plain or gzip-compressed).
+func csvShards(path string) ([]ledger.CSVShard, bool) {
+	shards, err := arrowio.ListShards(path)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	defer f.Close()
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(f, head)
-	format, err := arrowio.SniffFormat(head[:n], path)
-	return err == nil && format == arrowio.FormatCSV
+	out := make([]ledger.CSVShard, len(shards))
+	for i, sh := range shards {
+		if format, err := arrowio.SniffFile(sh.Path); err != nil || format != arrowio.FormatCSV {
+			return nil, false
+		}
+		out[i].Open = func() (io.ReadCloser, error) { return arrowio.OpenText(sh.Path) }
+		for _, k := range sh.Keys {
+			key := ledger.CSVKey{Name: k.Name}
+			if !k.Null {
+				key.Value = &k.Value
+			}
+			out[i].Keys = append(out[i].Keys, key)
+		}
+	}
+	return out, true
 }
 
 // identityTee hashes the records of the sensitive data for the ledger as
@@ -356,18 +373,22 @@ func endRun(run *ledger.Run, rep *label.Report) error {
 // ledger: a CSV as text (ledger.ContentIDCSV: whatever types a reader would
 // give its cells), any other format through pate's reader.
 func fileIdentity(path string, stdin io.Reader) (string, error) {
-	var in io.Reader
-	if path == "-" {
-		in = stdin
-	} else {
-		f, err := os.Open(path)
+	if path != "-" {
+		if shards, ok := csvShards(path); ok {
+			return ledger.ContentIDCSVShards(shards)
+		}
+		r, err := arrowio.Open(path, arrowio.ReadOptions{})
 		if err != nil {
 			return "", err
 		}
-		defer f.Close()
-		in = f
+		defer r.Close()
+		return ledger.ContentID(r)
 	}
-	br := bufio.NewReaderSize(in, 1<<16)
+	text, err := arrowio.TextReader(stdin)
+	if err != nil {
+		return "", fmt.Errorf("stdin: %w", err)
+	}
+	br := bufio.NewReaderSize(text, 1<<16)
 	head, _ := br.Peek(512)
 	if format, err := arrowio.SniffFormat(head, path); err == nil && format == arrowio.FormatCSV {
 		return ledger.ContentIDCSV(br)

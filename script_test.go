@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"os/exec"
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 //	                        or, never closed, charged its maximum
 //	ledger-spent            the ledger charges some ρ > 0
 //	halve SRC DST           DST is the first half of SRC (a truncated file)
+//	gzip SRC DST            DST is SRC gzip-compressed
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	testdata, err := filepath.Abs("testdata")
@@ -64,6 +67,7 @@ func TestScripts(t *testing.T) {
 			"failedruns-charged": cmdFailedRunsCharged,
 			"ledger-spent":       cmdLedgerSpent,
 			"halve":              cmdHalve,
+			"gzip":               cmdGzip,
 		},
 	})
 }
@@ -145,4 +149,18 @@ func cmdHalve(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)/2], 0o644))
+}
+
+func cmdGzip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gzip SRC DST")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, err = w.Write(b)
+	ts.Check(err)
+	ts.Check(w.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o644))
 }

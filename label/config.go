@@ -68,6 +68,7 @@ type Config struct {
 	LabelWeights   []float64
 	Classes        []string // public class set; nil: discovered privately from the sensitive data
 	Features       []string // nil: every sensitive column but the label and the privacy unit
+	Exclude        []string // columns left out of the default Features (only without Features)
 	Keep           []string // public columns copied to the output; nil: all
 	PrivacyUnit    string   // "" : one row is one privacy unit
 	Teachers       int

@@ -89,15 +89,23 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 
 	// Features: each present once in both files, of the same kind.
 	feats := cfg.Features
+	if feats != nil && len(cfg.Exclude) > 0 {
+		return nil, invalid("--exclude leaves columns out of the default feature set: with --features, list only the features")
+	}
+	for _, name := range cfg.Exclude {
+		if _, _, err := fieldByName(sensitive, name); err != nil {
+			return nil, invalid("%s: --exclude %q: %v", cfg.sens(), name, err)
+		}
+	}
 	if feats == nil {
 		for _, f := range sensitive.Fields() {
-			if !slices.Contains(cfg.Labels, f.Name) && f.Name != cfg.PrivacyUnit {
+			if !slices.Contains(cfg.Labels, f.Name) && f.Name != cfg.PrivacyUnit && !slices.Contains(cfg.Exclude, f.Name) {
 				feats = append(feats, f.Name)
 			}
 		}
 	}
 	if len(feats) == 0 {
-		return nil, invalid("%s: no feature columns besides the label", cfg.sens())
+		return nil, invalid("%s: no feature columns besides the label (and the columns --exclude leaves out)", cfg.sens())
 	}
 	for _, name := range feats {
 		if slices.Contains(cfg.Labels, name) {

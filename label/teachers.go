@@ -90,6 +90,15 @@ type sensitiveData struct {
 func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
 	cfg := &l.cfg
 	sd := l.readLabels(recs)
+	if cfg.Diagnose != nil {
+		// Rows without a label are dropped from that label column's
+		// training; how many there are is a statistic of the data.
+		for j, lf := range l.labelFields {
+			if n := sd.total - countTrue(sd.hasLab[j]); n > 0 {
+				cfg.diagnose("%s: %d rows with a null label %q were dropped", cfg.sens(), n, lf.Name)
+			}
+		}
+	}
 	if err := l.partition(sd); err != nil {
 		return nil, nil, err
 	}
@@ -543,4 +552,14 @@ func (m constModel) Linear() ([]float32, []float32) {
 	b := make([]float32, m.classes)
 	b[0] = 1
 	return make([]float32, m.classes*m.dim), b
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }

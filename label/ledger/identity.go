@@ -170,16 +170,56 @@ func ContentID(r RecordReader) (string, error) {
 // does not fit one (the run, not the ledger, decides what to do with it).
 // A short row's missing cells are nulls, extra cells are ignored.
 func ContentIDCSV(in io.Reader) (string, error) {
+	return ContentIDCSVShards([]CSVShard{{Open: func() (io.ReadCloser, error) { return io.NopCloser(in), nil }}})
+}
+
+// CSVShard is one CSV file of a dataset stored as several.
+type CSVShard struct {
+	// Open opens the file's text (decompressed).
+	Open func() (io.ReadCloser, error)
+	// Keys are columns of constant value that the file's location gives
+	// (hive partition keys): name, value; a nil value is null.
+	Keys []CSVKey
+}
+
+// CSVKey is a column of constant value of a CSVShard.
+type CSVKey struct {
+	Name  string
+	Value *string
+}
+
+// ContentIDCSVShards is ContentIDCSV of the rows of every shard, each read
+// in turn: the identity of the same rows in one file. Every shard must
+// have the same columns (in any order).
+func ContentIDCSVShards(shards []CSVShard) (string, error) {
+	var h ContentHash
+	for i, sh := range shards {
+		in, err := sh.Open()
+		if err != nil {
+			return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
+		}
+		err = h.addCSV(in, sh.Keys, i == 0)
+		in.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return h.ID(), nil
+}
+
+// addCSV adds the rows of one CSV input; first sets the columns, later
+// inputs must have them.
+func (h *ContentHash) addCSV(in io.Reader, keys []CSVKey, first bool) error {
 	r := csv.NewReader(in)
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true // as the run's reader: a stray quote is data
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return "", errors.New("ledger: identifying the sensitive data: a csv input without a header row")
+		return errors.New("ledger: identifying the sensitive data: a csv input without a header row")
 	}
 	if err != nil {
-		return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
+		return fmt.Errorf("ledger: identifying the sensitive data: %w", err)
 	}
 	header = append([]string(nil), header...)
 	header[0] = strings.TrimPrefix(header[0], "\ufeff")
@@ -188,20 +228,29 @@ func ContentIDCSV(in io.Reader) (string, error) {
 			header[j] = fmt.Sprintf("column_%d", j+1)
 		}
 	}
+	for _, k := range keys {
+		header = append(header, k.Name)
+	}
 	order := make([]int, len(header))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return header[order[a]] < header[order[b]] })
-	var h ContentHash
-	for _, j := range order {
-		h.cols = append(h.cols, header[j])
+	cols := make([]string, len(order))
+	for i, j := range order {
+		cols[i] = header[j]
 	}
+	if first {
+		h.cols = cols
+	} else if !equalStrings(cols, h.cols) {
+		return errors.New("ledger: identifying the sensitive data: csv shards with different columns")
+	}
+	nfile := len(header) - len(keys)
 	var l lanes
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return h.ID(), nil
+			return nil
 		}
 		if err != nil {
 			// A parse error's position is a fact about the sensitive rows:
@@ -210,13 +259,20 @@ func ContentIDCSV(in io.Reader) (string, error) {
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			return "", fmt.Errorf("ledger: identifying the sensitive data: %w", err)
+			return fmt.Errorf("ledger: identifying the sensitive data: %w", err)
 		}
 		l = lanes{p1, p3}
 		for _, j := range order {
-			if j < len(rec) {
+			switch {
+			case j >= nfile:
+				if v := keys[j-nfile].Value; v != nil {
+					putText(&l, *v)
+				} else {
+					l.put(tagNull, 0, 0)
+				}
+			case j < len(rec):
 				putText(&l, rec[j])
-			} else {
+			default:
 				l.put(tagNull, 0, 0)
 			}
 		}
