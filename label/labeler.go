@@ -90,7 +90,7 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	// Features: each present once in both files, of the same kind.
 	feats := cfg.Features
 	if feats != nil && len(cfg.Exclude) > 0 {
-		return nil, invalid("--exclude leaves columns out of the default feature set: with --features, list only the features")
+		return nil, paramError("exclude", " leaves columns out of the default feature set: with %v, list only the features", ParamName("features"))
 	}
 	for _, name := range cfg.Exclude {
 		if _, _, err := fieldByName(sensitive, name); err != nil {
