@@ -77,11 +77,11 @@ func (confidentGNMax) plan(rho float64, n int64, p *MechanismParams, frac, ratio
 	return nil
 }
 
-func (confidentGNMax) missing(p MechanismParams) string {
+func (confidentGNMax) missing(p MechanismParams) []string {
 	if p.Sigma1 == "" || p.Sigma2 == "" {
-		return "--sigma1 and --sigma2"
+		return []string{"sigma1", "sigma2"}
 	}
-	return ""
+	return nil
 }
 
 // complete puts the threshold at DefaultThresholdFraction of the teachers.

@@ -1,6 +1,8 @@
 package label
 
 import (
+	"strings"
+
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -43,11 +45,11 @@ func (gnmax) plan(rho float64, n int64, p *MechanismParams, _, _ float64) error 
 	return nil
 }
 
-func (gnmax) missing(p MechanismParams) string {
+func (gnmax) missing(p MechanismParams) []string {
 	if p.Sigma == "" {
-		return "--sigma"
+		return []string{"sigma"}
 	}
-	return ""
+	return nil
 }
 
 func (gnmax) complete(*MechanismParams, int) {}
@@ -71,8 +73,15 @@ const gaussianNoise = "discrete Gaussian (Canonne, Kamath, Steinke 2020), sample
 // validateNoise checks that a run without a budget gives m's noise.
 func validateNoise(m argmaxMechanism, cfg *Config) error {
 	if cfg.Epsilon == 0 {
-		if missing := m.missing(cfg.Params); missing != "" {
-			return invalid("give --epsilon (the noise is then planned from it) or %s", missing)
+		if missing := m.missing(cfg.Params); len(missing) > 0 {
+			verbs := make([]string, len(missing))
+			args := make([]any, len(missing))
+			for i, name := range missing {
+				verbs[i], args[i] = "%v", ParamName(name)
+			}
+			err := badParam("epsilon", " (the noise is then planned from it) or "+strings.Join(verbs, " and "), args...)
+			err.Before = "give "
+			return invalid("%w", err)
 		}
 	}
 	return nil

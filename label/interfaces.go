@@ -45,8 +45,8 @@ type argmaxMechanism interface {
 	// ratio·σ2 where that applies.
 	plan(rho float64, n int64, p *MechanismParams, frac, ratio float64) error
 	// missing names the noise parameters without which it needs a budget
-	// to plan from; "" when p has them all.
-	missing(p MechanismParams) string
+	// to plan from; none when p has them all.
+	missing(p MechanismParams) []string
 	// complete fills in the parameters that do not depend on the budget,
 	// for a run of the given number of teachers.
 	complete(p *MechanismParams, teachers int)
@@ -222,7 +222,7 @@ func ChecksThreshold(name string) bool { return checksThreshold(name) }
 // mechanism (false for a mechanism pate plan does not know).
 func NoiseGiven(name string, p MechanismParams) bool {
 	am, ok := argmaxOf(name)
-	return ok && am.missing(p) == ""
+	return ok && len(am.missing(p)) == 0
 }
 
 // DescribeNoise shows the noise parameters p of the named mechanism

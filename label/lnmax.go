@@ -48,11 +48,11 @@ func (lnmax) plan(rho float64, n int64, p *MechanismParams, _, _ float64) error 
 	return nil
 }
 
-func (lnmax) missing(p MechanismParams) string {
+func (lnmax) missing(p MechanismParams) []string {
 	if p.LaplaceScale == "" {
-		return "--laplace-scale"
+		return []string{"laplace-scale"}
 	}
-	return ""
+	return nil
 }
 
 func (lnmax) complete(*MechanismParams, int) {}

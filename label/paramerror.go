@@ -13,6 +13,8 @@ import (
 // wraps it in ErrInvalidInput.
 type ParamError struct {
 	Param string
+	// Before is any text of the message before the parameter's name.
+	Before string
 	// Format and Args say what is wrong; the message is the parameter's
 	// name followed by them. An argument of type ParamName names another
 	// parameter, and is shown as Param is.
@@ -39,7 +41,7 @@ func (e *ParamError) Message(name func(param string) string) string {
 		}
 		args[i] = a
 	}
-	return name(e.Param) + fmt.Sprintf(e.Format, args...)
+	return e.Before + name(e.Param) + fmt.Sprintf(e.Format, args...)
 }
 
 func (e *ParamError) Error() string { return e.Message(PlainName) }

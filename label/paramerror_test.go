@@ -27,6 +27,9 @@ func TestParamError(t *testing.T) {
 		{"another parameter named", Config{Teachers: 3, Delta: 1e-5, BatchSize: 1, Params: MechanismParams{Sigma1: "1", Sigma2: "1"}, Labels: []string{"a"}, LabelWeights: []float64{1}}, "label-weights",
 			"label-weights splits the epsilon budget; without epsilon the noise is explicit and the same for every label column",
 			"--label-weights splits the --epsilon budget; without --epsilon the noise is explicit and the same for every label column"},
+		{"noise neither given nor planned", Config{Teachers: 3, Delta: 1e-5, BatchSize: 1}, "epsilon",
+			"give epsilon (the noise is then planned from it) or sigma1 and sigma2",
+			"give --epsilon (the noise is then planned from it) or --sigma1 and --sigma2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

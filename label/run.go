@@ -227,7 +227,7 @@ func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params
 	m := mechanismOf(cfg.Mechanism).(argmaxMechanism)
 	if cfg.Epsilon > 0 {
 		if queries < 0 {
-			if m.missing(*params) != "" {
+			if len(m.missing(*params)) > 0 {
 				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
 			}
 		} else if err := planNoise(cfg.Mechanism, rho, queries, params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
