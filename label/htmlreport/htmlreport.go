@@ -452,7 +452,7 @@ func points(xs, ys []float64, sx, sy scale) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%.1f,%.1f", sx.at(xs[i]), sy.at(ys[i]))
+		b.WriteString(f1(sx.at(xs[i])) + "," + f1(sy.at(ys[i])))
 	}
 	return b.String()
 }
