@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
@@ -14,33 +16,41 @@ import (
 )
 
 func labelCommand(e *env, jsonErrors *bool) *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "label",
 		Usage: "label a public dataset with differentially private labels",
-		UsageText: `pate label --private F --label COL [--label COL2 ...] --public F -o F|- [--epsilon E --delta D] [options]
+		UsageText: `pate label --private F --label COL --public F --epsilon E --delta D -o F|- [options]
+
+By default 250 teachers answer the public rows a logistic-regression student is least
+sure of, as many as the budget reads well (n = 11·teachers·√(ρ/r), ρ the zCDP budget,
+r the cost of a query at unit noise), and the student labels every other row: every
+output row gets a label and a pate_source. --teachers-only streams every row to the
+teachers instead (what a public stream on stdin gets); rows they abstain on stay empty.
 
 Examples:
    pate label --private testdata/adult_train.parquet --label income \
-       --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 -o labeled.arrow --report report.json
+       --public testdata/adult_public.parquet --epsilon 1 --delta 1e-5 -o labeled.arrow
    pate label --private s.parquet --label y --public p.parquet --epsilon 1 --delta 1e-6 \
-       --privacy-unit patient_id --max-queries 2000 -o - | python train.py
-   pate label --private s.parquet --label y --public p.parquet --mechanism gnmax --sigma 40 \
-       --delta 1e-5 -o out.arrow        (explicit noise; the report states the ε it cost)
-   pate label --private testdata/adult_train.parquet --label income --label sex \
-       --public testdata/adult_public.parquet --epsilon 2 --delta 1e-5 --label-weights 2,1 -o labeled.arrow
-                                        (two labels per row, one joint budget: income gets 2/3 of it)
-   head -c 32 /dev/urandom | base64 > shared.seed      (once; give it to the other curator, not to the recipients)
-   pate label --private mine.parquet --label y --public p.parquet --epsilon 2 --delta 1e-5 \
-       --replicable --shared-seed-file shared.seed -o labeled.arrow
-   pate label --private testdata/adult_train.parquet --label income --public testdata/adult_public.parquet \
-       --mechanism private-learner --classes 0,1 --epsilon 1 --delta 1e-5 -o labeled.arrow
-                                        (one ε-DP decision stump labels every row: (1, 0)-DP)`,
+       --privacy-unit patient_id -o - | python train.py
+   pate label --private s.parquet --label y --public - --epsilon 2 --delta 1e-5 \
+       --teachers-only --max-queries 5000 -o out.arrow      (a public stream, teachers only)
+   pate label --private s.parquet --label y --public p.parquet --mechanism gnmax \
+       --sigma 40 --delta 1e-5 -o out.arrow     (explicit noise; the report states its ε)
+   pate label --private a.parquet --label income --label sex --public p.parquet \
+       --epsilon 2 --delta 1e-5 --label-weights 2,1 -o labeled.arrow
+                                        (two labels per row, one joint budget)
+   head -c 32 /dev/urandom | base64 > shared.seed   (once; for the other curator only)
+   pate label --private mine.parquet --label y --public p.parquet --epsilon 2 \
+       --delta 1e-5 --replicable --shared-seed-file shared.seed -o labeled.arrow
+   pate label --private a.parquet --label income --public p.parquet --classes 0,1 \
+       --mechanism private-learner --epsilon 1 --delta 1e-5 -o labeled.arrow
+                                        (one ε-DP decision stump labels every row)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data: a file (Parquet, Arrow IPC file or stream, CSV, gzip-compressed CSV), a directory of such shards (hive key=value folders become columns), a quoted glob pattern, or - for stdin", Required: true},
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget. Rows whose label is null are dropped from that label's training (--diagnostics counts them)", Required: true},
 			&cli.StringFlag{Name: "label-weights", Usage: "with several --label: how to split the budget over them, e.g. 2,1 (default: equal shares)"},
 			&cli.StringFlag{Name: "public", Usage: "public data to label, as --private takes it; only - (stdin) is of unknown length, which needs --max-queries or explicit noise", Required: true},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout", Required: true},
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column (an ID, say) out of the default feature set; repeat it for several (not with --features)"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
@@ -53,14 +63,15 @@ Examples:
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded. Private only while the seed is secret and used once: the ledger refuses a seed it has seen"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
-			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
-			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
+			&cli.StringFlag{Name: "format", Usage: "output format: parquet, file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -) (default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"},
+			&cli.BoolFlag{Name: "zstd", Usage: zstdUsage},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
-			// The student and the query selection.
-			&cli.StringFlag{Name: "student", Usage: "after the private queries end, train a student (logreg, nb or tree) on the answered rows and label every other row with it (pate_source = student; no privacy cost)"},
-			&cli.BoolFlag{Name: "self-train", Usage: "with --student: pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
-			&cli.StringFlag{Name: "select", Value: label.SelectFirst, Usage: "which rows are queries: first (the first --max-queries rows), random (a uniform sample of --max-queries rows), or uncertain (with --student: in rounds, the rows the student is least sure of, among the first 100,000 public rows)"},
+			// The plan: the student, the query selection and the teacher-only stream.
+			&cli.StringFlag{Name: "student", Usage: "the student trained on the teachers' answers, which labels every other row (pate_source = student; no privacy cost): logreg, nb or tree (default: logreg)"},
+			&cli.BoolFlag{Name: "self-train", Usage: "pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
+			&cli.StringFlag{Name: "select", Usage: "which rows are queries: uncertain (in rounds, the rows the student is least sure of, among the first 100,000 public rows), random (a uniform sample) or first (the first rows) (default: uncertain; first with --teachers-only)"},
+			&cli.BoolFlag{Name: "teachers-only", Usage: "no student: put every public row to the teachers in order until the budget or --max-queries ends; rows they abstain on stay unlabelled (the default for a public stream on stdin)"},
 			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
 			// Replicable labels.
@@ -73,9 +84,33 @@ Examples:
 			if err := noPositional(c); err != nil {
 				return err
 			}
+			if err := missingFlags(c, labelRequired); err != nil {
+				return err
+			}
 			return runLabel(c, e)
 		},
 	}
+	arrangeFlags(cmd, labelRequired, labelCategories)
+	return cmd
+}
+
+// labelRequired are the flags every run of pate label needs, in the order
+// its help lists them. --epsilon is one of them although explicit noise can
+// stand in for it: a newcomer should give a budget.
+var labelRequired = []string{"private", "label", "public", "epsilon", "delta", "output"}
+
+// labelCategories groups pate label's other flags in its help, in order.
+var labelCategories = []flagCategory{
+	{"Plan: the student and the queries (default: planned from ε, δ and the teachers)",
+		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner"}},
+	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
+		"diagnostics"}},
+	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed"}},
+	{"Mechanism and noise (default: confident-gnmax, noise planned from ε)", []string{"mechanism", "sigma",
+		"threshold", "sigma1", "sigma2", "laplace-scale", "answered-fraction", "sigma-ratio", "bins", "em-epsilon",
+		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold"}},
+	{"Replicable labels", []string{"replicable", "shared-seed-file", "replicable-width"}},
+	{"Privacy ledger", []string{"ledger", "no-ledger", "dataset", "lifetime-epsilon"}},
 }
 
 // labelOptions are pate label's flags, checked.
@@ -121,6 +156,7 @@ func runLabel(c *cli.Context, e *env) error {
 
 	cfg := labelConfig(c, o, pub.NumRows())
 	cfg.Allocator = mem
+	cfg.CommandLine = reportedArgs(e.args)
 	if !c.Bool("quiet") {
 		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
 	}
@@ -147,6 +183,30 @@ func runLabel(c *cli.Context, e *env) error {
 	})
 }
 
+// reportedArgs is the command line as a report records it: the program's
+// base name, and a seed's value left out (anyone who knows it can subtract
+// the noise).
+func reportedArgs(args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	out := append([]string{filepath.Base(args[0])}, args[1:]...)
+	for i := 1; i < len(out); i++ {
+		name := strings.TrimLeft(out[i], "-")
+		switch {
+		case out[i] == "--":
+			return out
+		case !strings.HasPrefix(out[i], "-"):
+		case name == "seed" && i+1 < len(out):
+			out[i+1] = "(secret)"
+			i++
+		case strings.HasPrefix(name, "seed="):
+			out[i] = out[i][:len(out[i])-len(name)] + "seed=(secret)"
+		}
+	}
+	return out
+}
+
 // labelFlags checks pate label's flags.
 func labelFlags(c *cli.Context) (labelOptions, error) {
 	var o labelOptions
@@ -158,6 +218,11 @@ func labelFlags(c *cli.Context) (labelOptions, error) {
 	}
 	if c.Int("batch-size") <= 0 {
 		return o, usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
+	}
+	if c.Bool("teachers-only") {
+		if c.IsSet("student") || c.Bool("self-train") || c.String("select") == label.SelectUncertain {
+			return o, usagef("--teachers-only labels without a student: drop --student, --self-train and --select uncertain")
+		}
 	}
 	if c.Int("teachers") <= 0 {
 		return o, usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
@@ -231,5 +296,43 @@ func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config 
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}
 	}
+	applyPlan(c, &cfg, o.replicable != nil)
 	return cfg
+}
+
+// applyPlan fills in what the command line leaves to the default plan
+// (label.ChoosePlan): the student, the query selection and the number of
+// queries. A flag the user gave is kept; with the teacher-only stream
+// nothing is filled in.
+func applyPlan(c *cli.Context, cfg *label.Config, replicable bool) {
+	mech := ""
+	if c.IsSet("mechanism") {
+		mech = cfg.Mechanism
+	}
+	plan := label.ChoosePlan(label.PlanInputs{
+		Epsilon: cfg.Epsilon, Delta: cfg.Delta, Teachers: cfg.Teachers,
+		Classes: cfg.Classes, Features: cfg.Features, PublicRows: cfg.PublicRows,
+		Labels: len(cfg.Labels), Mechanism: mech, Replicable: replicable,
+		TeachersOnly: c.Bool("teachers-only"), Params: cfg.Params,
+	})
+	cfg.Mechanism = plan.Mechanism
+	if plan.Student == "" {
+		if !c.IsSet("student") && !c.IsSet("select") && !c.IsSet("max-queries") {
+			cfg.Plan = plan.Why
+		}
+		return
+	}
+	planned := false
+	if !c.IsSet("student") {
+		cfg.Student, planned = plan.Student, true
+	}
+	if !c.IsSet("select") {
+		cfg.Select, planned = plan.Select, true
+	}
+	if !c.IsSet("max-queries") {
+		cfg.MaxQueries, planned = plan.MaxQueries, true
+	}
+	if planned {
+		cfg.Plan = plan.Why
+	}
 }

@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,18 +59,50 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 	}
 }
 
-// outputFlags reads --format (the path - always writes a stream) and --seed.
+// zstdUsage is the help of --zstd.
+const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB and Polars read both). " +
+	"Arrow IPC readers without the codec cannot open a zstd IPC output: apache-arrow JS has none, nor Arrow before 1.0 " +
+	"(for them write Parquet or leave --zstd off)"
+
+// foreignOutputExts are the extensions of formats pate does not write: an
+// output so named is refused rather than filled with another format.
+var foreignOutputExts = []string{".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".gz", ".zst"}
+
+// outputFlags reads --format and --seed. Without --format the output's
+// name chooses: .parquet (or .pq) writes Parquet, .arrows an Arrow IPC
+// stream, any other name an Arrow IPC file; the path - always writes a
+// stream. A --format that contradicts the name's extension is refused, so
+// that a file is never named for a format it does not hold.
 func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
-	format := arrowio.WriteFile
-	switch c.String("format") {
-	case "file":
-	case "stream":
-		format = arrowio.WriteStream
-	default:
-		return 0, nil, usagef("--format must be file or stream, got %q", c.String("format"))
+	out := c.String("output")
+	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
+	if out == "-" {
+		format, known = arrowio.WriteStream, false
 	}
-	if c.String("output") == "-" {
-		format = arrowio.WriteStream
+	if ext := strings.ToLower(filepath.Ext(out)); slices.Contains(foreignOutputExts, ext) {
+		return 0, nil, usagef("-o %s: pate writes Parquet (.parquet) or Arrow IPC (.arrow, .arrows), not %s: name the output for the format it will hold", out, strings.TrimPrefix(ext, "."))
+	}
+	if c.IsSet("format") {
+		var want arrowio.WriteFormat
+		switch c.String("format") {
+		case "file", "arrow":
+			want = arrowio.WriteFile
+		case "stream":
+			want = arrowio.WriteStream
+		case "parquet":
+			want = arrowio.WriteParquetFile
+		default:
+			return 0, nil, usagef("--format must be file, stream or parquet, got %q", c.String("format"))
+		}
+		switch {
+		case out == "-" && want == arrowio.WriteParquetFile:
+			return 0, nil, usagef("--format parquet needs a file for -o: Parquet's footer is written last, so standard output gets an Arrow IPC stream")
+		case out == "-":
+		case known && want != format:
+			return 0, nil, usagef("--format %s contradicts the name of -o %s (a %s file): rename the output or drop --format", c.String("format"), out, format)
+		default:
+			format = want
+		}
 	}
 	var seed *uint64
 	if s := c.String("seed"); s != "" {
@@ -145,4 +182,209 @@ func ledgerDir(c *cli.Context) (string, error) {
 		return d, nil
 	}
 	return ledger.DefaultDir()
+}
+
+// A command's help: the flags every run needs first, then the others in
+// named groups, every line at most helpWidth characters.
+
+// helpWidth is the widest line a command's help prints.
+const helpWidth = 100
+
+// flagCategory is a group of flags in a command's help.
+type flagCategory struct {
+	name  string
+	flags []string
+}
+
+// requiredHelp marks the flags a command checks itself (missingFlags): its
+// help lists them first, under this heading.
+const requiredHelp = "Every run needs"
+
+// arrangeFlags sets the categories of cmd's flags for its help and makes
+// the required ones optional to urfave/cli, which would print the whole
+// help for a missing one: missingFlags names them in one line instead. A
+// flag in no category is listed last, under "Other".
+func arrangeFlags(cmd *cli.Command, required []string, cats []flagCategory) {
+	cat := map[string]string{}
+	for _, name := range required {
+		cat[name] = requiredHelp
+	}
+	for _, c := range cats {
+		for _, name := range c.flags {
+			cat[name] = c.name
+		}
+	}
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		group, ok := cat[name]
+		if !ok {
+			group = "Other"
+		}
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Category, f.Required = group, false
+		case *cli.StringSliceFlag:
+			f.Category, f.Required = group, false
+		case *cli.BoolFlag:
+			f.Category, f.Required = group, false
+		case *cli.IntFlag:
+			f.Category, f.Required = group, false
+		case *cli.Int64Flag:
+			f.Category, f.Required = group, false
+		case *cli.Float64Flag:
+			f.Category, f.Required = group, false
+		}
+		if name == "max-queries" {
+			if f, ok := f.(*cli.Int64Flag); ok {
+				f.Usage = "put at most N queries to the teachers (default: planned from ε, δ and the teachers; " +
+					"0 with --teachers-only: every row)"
+			}
+		}
+	}
+	order := append([]flagCategory{{requiredHelp, required}}, cats...)
+	helpOrder[cmd.Name] = append(order, flagCategory{name: "Other"})
+	cmd.OnUsageError = suggestFlagOnError(cmd)
+	installHelpPrinter()
+}
+
+// helpOrder is each arranged command's flag categories, in order.
+var helpOrder = map[string][]flagCategory{}
+
+var helpPrinterOnce sync.Once
+
+// installHelpPrinter makes urfave/cli print an arranged command's help with
+// printArrangedHelp, and every other help as before.
+func installHelpPrinter() {
+	helpPrinterOnce.Do(func() {
+		orig := cli.HelpPrinter
+		cli.HelpPrinter = func(w io.Writer, templ string, data any) {
+			if cmd, ok := data.(*cli.Command); ok && helpOrder[cmd.Name] != nil {
+				printArrangedHelp(w, cmd, helpOrder[cmd.Name])
+				return
+			}
+			orig(w, templ, data)
+		}
+	})
+}
+
+// printArrangedHelp prints cmd's help: name, usage text, then its flags by
+// category, each usage wrapped to helpWidth.
+func printArrangedHelp(w io.Writer, cmd *cli.Command, order []flagCategory) {
+	fmt.Fprintf(w, "NAME:\n   pate %s - %s\n\nUSAGE:\n", cmd.Name, cmd.Usage)
+	for _, line := range strings.Split(cmd.UsageText, "\n") {
+		if line == "" {
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, "   %s\n", line)
+		}
+	}
+	groups := map[string][]cli.Flag{}
+	for _, f := range cmd.VisibleFlags() {
+		group := "Other"
+		if cf, ok := f.(cli.CategorizableFlag); ok && cf.GetCategory() != "" {
+			group = cf.GetCategory()
+		}
+		groups[group] = append(groups[group], f)
+	}
+	for _, group := range order {
+		flags := groups[group.name]
+		if len(flags) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", group.name)
+		sortByNames(flags, group.flags)
+		for _, f := range flags {
+			names, usage, _ := strings.Cut(f.String(), "\t")
+			usage = strings.TrimSuffix(strings.TrimSuffix(usage, " (default: false)"), " (default: 0)")
+			for _, line := range wrapFlag(names, usage) {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
+}
+
+// sortByNames orders flags as names lists their first names.
+func sortByNames(flags []cli.Flag, names []string) {
+	pos := map[string]int{}
+	for i, n := range names {
+		pos[n] = i
+	}
+	slices.SortStableFunc(flags, func(a, b cli.Flag) int { return pos[a.Names()[0]] - pos[b.Names()[0]] })
+}
+
+// wrapFlag lays out one flag: its names, then its usage wrapped at
+// helpWidth, continuation lines indented under the usage.
+func wrapFlag(names, usage string) []string {
+	const indent, col = 3, 29
+	head := strings.Repeat(" ", indent) + names
+	pad := strings.Repeat(" ", col)
+	var lines []string
+	line := head + strings.Repeat(" ", max(2, col-len(head)))
+	if len(head)+2 > col {
+		lines = append(lines, head)
+		line = pad
+	}
+	empty := true
+	for _, word := range strings.Fields(usage) {
+		if !empty && len([]rune(line))+1+len([]rune(word)) > helpWidth {
+			lines = append(lines, line)
+			line, empty = pad, true
+		}
+		if empty {
+			line += word
+		} else {
+			line += " " + word
+		}
+		empty = false
+	}
+	return append(lines, line)
+}
+
+// missingFlags names, in one line, the required flags a command line
+// lacks.
+func missingFlags(c *cli.Context, required []string) error {
+	var missing []string
+	for _, name := range required {
+		if name == "epsilon" && explicitNoise(c) {
+			continue // the noise is given: the report states the ε it cost
+		}
+		if !c.IsSet(name) {
+			if name == "output" {
+				name = "o"
+			}
+			missing = append(missing, "-"+strings.Repeat("-", min(1, len(name)-1))+name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return usagef("missing %s (pate %s --help lists every flag)", strings.Join(missing, ", "), c.Command.Name)
+}
+
+// explicitNoise says whether the command line gives the noise itself, so
+// that a run needs no budget to plan it from.
+func explicitNoise(c *cli.Context) bool {
+	for _, name := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "svt-epsilon0", "subset-rate"} {
+		if c.IsSet(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// suggestFlagOnError returns cmd's usage error handler: a flag it does not
+// know gets the nearest name it does.
+func suggestFlagOnError(cmd *cli.Command) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		msg := err.Error()
+		const unknown = "flag provided but not defined: "
+		if name, ok := strings.CutPrefix(msg, unknown); ok {
+			if s := cli.SuggestFlag(cmd.Flags, strings.TrimLeft(name, "-"), false); s != "" {
+				msg = fmt.Sprintf("unknown flag --%s: did you mean %s?", strings.TrimLeft(name, "-"), s)
+			} else {
+				msg = "unknown flag --" + strings.TrimLeft(name, "-")
+			}
+		}
+		return &usageError{msg: msg}
+	}
 }

@@ -108,7 +108,7 @@ func TestInterrupt(t *testing.T) {
 	args := func(public, out string) []string {
 		return []string{"label", "-o", out, "--private", badFile("sens.parquet"), "--label", "y", "--public", public,
 			"--features", "x,z", "--teachers", "3", "--classes", "0,1", "--mechanism", "gnmax", "--sigma", "40",
-			"--delta", "1e-5", "--batch-size", "8192", "--max-queries", strconv.Itoa(rows), "--quiet"}
+			"--delta", "1e-5", "--batch-size", "8192", "--max-queries", strconv.Itoa(rows), "--teachers-only", "--quiet"}
 	}
 	ledger := t.TempDir()
 

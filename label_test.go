@@ -20,7 +20,8 @@ import (
 // logistic-regression teachers on adult_train, the first 1,500 rows of
 // adult_public as queries (Confident-GNMax, ε = 2, δ = 1e-5, fixed seed), and
 // a logistic-regression student trained on the answered rows, scored on the
-// other 14,781 rows of adult_test.
+// other 14,781 rows of adult_test (--teachers-only: the test trains the
+// student itself).
 func TestLabelAdultUtility(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -30,7 +31,7 @@ func TestLabelAdultUtility(t *testing.T) {
 	out, rep := filepath.Join(dir, "labeled.arrow"), filepath.Join(dir, "report.json")
 	code, _, stderr := pate(t, "label", "--private", "testdata/adult_train.parquet", "--label", "income",
 		"--public", "testdata/adult_public.parquet", "--max-queries", "1500", "--epsilon", "2", "--delta", "1e-5",
-		"--seed", "20261121", "-o", out, "--report", rep, "--quiet")
+		"--seed", "20261121", "--teachers-only", "-o", out, "--report", rep, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -101,11 +101,12 @@ func exitCode(err error) int {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	args           []string // the command line, for the reports
 }
 
 // run is main without os.Exit, for tests.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	jsonErrors := false
 	app := &cli.App{
 		Name:    "pate",

@@ -231,7 +231,8 @@ func nullable[T any, A interface {
 // report has no per-label section, the audit holds, and the answered-row
 // accuracy is logged. The public rows are the sensitive file itself (the
 // only copy of these data sets in testdata), so the accuracy is that of
-// teachers labelling rows some of them were trained on.
+// teachers labelling rows some of them were trained on (--teachers-only:
+// the teachers' answers, not a student's).
 func TestLabelSingleLabelDatasets(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -252,7 +253,7 @@ func TestLabelSingleLabelDatasets(t *testing.T) {
 			dir := t.TempDir()
 			out, repPath := filepath.Join(dir, "out.arrow"), filepath.Join(dir, "report.json")
 			args := append([]string{"label", "--label", "label", "--keep", "", "--delta", "1e-5", "--seed", "9",
-				"-o", out, "--report", repPath, "--quiet", "--no-ledger"}, tc.args...)
+				"--teachers-only", "-o", out, "--report", repPath, "--quiet", "--no-ledger"}, tc.args...)
 			code, _, stderr := pate(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)

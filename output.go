@@ -57,9 +57,7 @@ func publish(c *cli.Context, e *env, w *arrowio.Writer, rep *label.Report, cfg l
 }
 
 func printSummary(e *env, rep *label.Report, out string) {
-	q := rep.Queries
-	fmt.Fprintf(e.stderr, "pate: labelled %d public rows: %d answered by the teachers, %d abstained (%d queries put)\n",
-		q.PublicRows, q.Answered, q.Abstained, q.Seen)
+	fmt.Fprintln(e.stderr, sourcesLine(rep))
 	if pd := rep.PureDP; pd != nil { // a run of pure ε-DP events
 		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",
 			float64(rep.Guarantee.Epsilon), float64(rep.Guarantee.Delta), rep.Mechanism, rep.Guarantee.Conversion,
@@ -77,15 +75,29 @@ func printSummary(e *env, rep *label.Report, out string) {
 		fmt.Fprintf(e.stderr, "pate:   label %s: %d answered, %d abstained; ρ %.6g%s\n",
 			l.Label, l.Answered, l.Abstained, float64(l.Rho), planned)
 	}
-	if s := rep.Student; s != nil && rep.Sources != nil {
-		fmt.Fprintf(e.stderr, "pate: the student (%s, trained on %d answers) labelled %d rows\n", s.Learner, s.TrainedOn, rep.Sources.Student)
-	}
-	if rep.Budget.StoppedOn {
-		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows abstain\n", rep.Budget.StoppedAtRow)
+	if rep.Budget.StoppedOn && rep.Student == nil {
+		fmt.Fprintf(e.stderr, "pate: the budget stopped the queries at row %d; later rows have no label\n", rep.Budget.StoppedAtRow)
 	}
 	if out != "-" {
 		fmt.Fprintf(e.stderr, "pate: wrote %s\n", out)
 	}
+}
+
+// sourcesLine says in one line who labelled the public rows: the teachers,
+// the student, nobody.
+func sourcesLine(rep *label.Report) string {
+	q := rep.Queries
+	teachers, student := q.Answered, int64(0)
+	if src := rep.Sources; src != nil {
+		teachers, student = src.Teachers, src.Student
+	}
+	nobody := max(0, q.PublicRows-teachers-student)
+	line := fmt.Sprintf("pate: %d public rows labelled by: the teachers %d, the student %d, nobody %d (%d queries put",
+		q.PublicRows, teachers, student, nobody, q.Seen)
+	if s := rep.Student; s != nil {
+		line += fmt.Sprintf("; student %s trained on %d answers", s.Learner, s.TrainedOn)
+	}
+	return line + ")"
 }
 
 // writeTemp writes b, synced, to a file to be committed at path. Reports are

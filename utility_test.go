@@ -181,12 +181,12 @@ func TestUtilityTable(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"confident-gnmax", []string{"--mechanism", "confident-gnmax"}},
-		{"gnmax", []string{"--mechanism", "gnmax"}},
+		{"confident-gnmax", []string{"--mechanism", "confident-gnmax", "--teachers-only"}},
+		{"gnmax", []string{"--mechanism", "gnmax", "--teachers-only"}},
 		{"svt", []string{"--mechanism", "svt", "--student", "logreg"}},
 		{"private-learner", []string{"--mechanism", "private-learner"}},
 		{"stable-em", []string{"--mechanism", "stable-em"}},
-		{"confident-gnmax + student", []string{"--mechanism", "confident-gnmax", "--student", "logreg"}},
+		{"confident-gnmax + student", []string{"--mechanism", "confident-gnmax", "--student", "logreg", "--select", "first"}},
 		{"stable-em + student", []string{"--mechanism", "stable-em", "--student", "logreg"}},
 	}
 	var b strings.Builder

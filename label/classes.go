@@ -30,6 +30,22 @@ func labelTypeSupported(t arrow.DataType) bool {
 	return false
 }
 
+// releasedLabelType is the type labels of a column of type t are released
+// with: a dictionary of strings (a categorical) or a string_view column
+// gives utf8 labels, any other type its own.
+func releasedLabelType(t arrow.DataType) arrow.DataType {
+	switch t.ID() {
+	case arrow.STRING_VIEW:
+		return arrow.BinaryTypes.String
+	case arrow.DICTIONARY:
+		switch t.(*arrow.DictionaryType).ValueType.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+			return arrow.BinaryTypes.String
+		}
+	}
+	return t
+}
+
 // newClassSet builds a class set from canonical values, sorted (numerically
 // for integer types) so that the order does not depend on the data's order.
 func newClassSet(t arrow.DataType, values []string) (*classSet, error) {
@@ -129,6 +145,10 @@ func valueText(arr arrow.Array, i int) (string, bool) {
 		return a.Value(i), true
 	case *array.LargeString:
 		return a.Value(i), true
+	case *array.StringView:
+		return a.Value(i), true
+	case *array.Dictionary:
+		return valueText(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Boolean:
 		return strconv.FormatBool(a.Value(i)), true
 	}

@@ -90,6 +90,12 @@ type Config struct {
 	Student   string // "" : no student; else a learner name (logreg, nb, tree)
 	SelfTrain bool   // improve the student by self-training on unlabelled public rows
 	Select    string // which rows are queries: SelectFirst (""), SelectRandom or SelectUncertain
+	// Plan says why the run labels the way it does, when the default plan
+	// (ChoosePlan) chose any of it; the report records it.
+	Plan string
+	// CommandLine is the command line of the run, recorded in its report
+	// (the caller leaves out what must stay secret, such as a seed).
+	CommandLine []string
 
 	VotesFormat string // NewAggregate: VotesCounts or VotesPredictions
 	NumClasses  int    // NewAggregate with predictions: the number of classes
@@ -168,17 +174,8 @@ func (c *Config) diagnose(format string, args ...any) {
 
 // kind groups Arrow types into what the encoder treats alike.
 func kind(t arrow.DataType) string {
-	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DECIMAL256:
-		return "numeric"
-	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return "string"
-	case arrow.DICTIONARY:
-		return kind(t.(*arrow.DictionaryType).ValueType)
-	case arrow.BOOL:
-		return "boolean"
+	if k, err := learners.KindOf(t); err == nil {
+		return string(k)
 	}
 	return t.String()
 }

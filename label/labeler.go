@@ -54,12 +54,18 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateReplicable(&cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Delta > DeltaSaneBound {
+		cfg.warn("δ = %g is above %g: δ is the chance that the guarantee fails outright (a person's rows "+
+			"may then be exposed), so it must stay well below 1 / the number of people (1e-5 suits up to about "+
+			"10,000 people); lower --delta", cfg.Delta, DeltaSaneBound)
+	}
 	l := &Labeler{cfg: cfg, sensitive: sensitive, public: public}
 	for _, name := range cfg.Labels {
 		lf, _, err := fieldByName(sensitive, name)
 		if err != nil {
 			return nil, invalid("%s: label column %q (--label): %v; its columns are %s", cfg.sens(), name, err, strings.Join(columnNames(sensitive), ", "))
 		}
+		lf.Type = releasedLabelType(lf.Type)
 		if cfg.LabelType != nil && !arrow.TypeEqual(lf.Type, cfg.LabelType) {
 			return nil, invalid("%s: label column %q has type %s, but its declared type is %s (--label-type)", cfg.sens(), name, lf.Type, cfg.LabelType)
 		}

@@ -148,3 +148,240 @@ func (l *Labeler) MaxRho() (float64, error) {
 	}
 	return rho, nil
 }
+
+// The default plan: what a run that names no plan of its own does.
+const (
+	// DefaultStudent is the student a default run trains on the teachers'
+	// answers; it labels every row the teachers did not.
+	DefaultStudent = "logreg"
+	// DefaultQueryScale is c in the default query count
+	// n = c·k·√(ρ/r) (see DefaultQueries). Tuned once on the shared
+	// benchmark datasets, never on a run's data.
+	DefaultQueryScale = 11
+)
+
+// PlanInputs are the public quantities the default plan is chosen from.
+// None of them is read from the sensitive rows.
+type PlanInputs struct {
+	Epsilon, Delta float64
+	Teachers       int
+	// Classes is the public class set (--classes); nil when the run
+	// discovers it privately (the discovery's share of the budget is then
+	// set aside). With Features, for a rule that weighs the model's size.
+	Classes []string
+	// Features are the declared feature columns (--features); nil: not
+	// declared.
+	Features []string
+	// PublicRows is the number of public rows, -1 for a stream of unknown
+	// length.
+	PublicRows int64
+	Labels     int    // number of label columns
+	Mechanism  string // the mechanism asked for; "": the default one
+	Replicable bool   // replicable noise: the rows queried must not depend on a student
+	// TeachersOnly asks for the teacher-only stream: rows queried in order,
+	// no student, the rows the teachers abstain on left unlabelled.
+	TeachersOnly bool
+	// Params is the explicit noise, if any: without a budget (Epsilon 0)
+	// it prices a query.
+	Params MechanismParams
+}
+
+// RunPlan is how a run labels: the mechanism, whether a student labels
+// the rows the teachers did not, which rows are queries and how many.
+type RunPlan struct {
+	Mechanism  string
+	Student    string // "": no student (the teacher-only stream)
+	Select     string
+	MaxQueries int64  // 0: every public row may be a query
+	Why        string // one line: why this plan
+}
+
+// ChoosePlan is the default plan of a run, from public quantities only.
+// Every choice between ways of labelling that a run does not make
+// explicitly is made here, so that a new way (another mechanism) is one
+// more case of this function.
+//
+// PATE with a student is the default: the teachers answer
+// DefaultQueries(in) rows the student is least sure of (active learning),
+// and the student, trained on those answers, labels every other row. The
+// teacher-only stream (every row a query, in order, until the budget
+// ends) is what TeachersOnly asks for and what a public stream of unknown
+// length, several label columns, replicable noise or a mechanism that is
+// not a noisy argmax of the votes get.
+func ChoosePlan(in PlanInputs) RunPlan {
+	mech := in.Mechanism
+	if mech == "" {
+		mech = Mechanisms[0]
+	}
+	stream := RunPlan{Mechanism: mech, Select: SelectFirst}
+	switch m, err := lookup(mech); {
+	case err != nil:
+		return stream // validate names the mistake
+	case in.TeachersOnly:
+		stream.Why = "teacher-only stream (--teachers-only)"
+		return stream
+	case in.PublicRows < 0:
+		stream.Why = "teacher-only stream: the public rows are a stream of unknown length"
+		return stream
+	case in.Labels > 1:
+		stream.Why = "teacher-only stream: several label columns"
+		return stream
+	case in.Replicable:
+		stream.Why = "teacher-only stream: replicable noise queries every row in order"
+		return stream
+	default:
+		if _, ok := m.(argmaxMechanism); !ok {
+			stream.Why = "teacher-only stream: " + mech + " is not a noisy argmax of the votes"
+			return stream
+		}
+	}
+	n := DefaultQueries(in)
+	if n <= 0 {
+		stream.Why = "teacher-only stream: no budget or noise to plan the queries from"
+		return stream
+	}
+	rule := fmt.Sprintf("%d·k·√(ρ/r)", DefaultQueryScale)
+	if !(in.Epsilon > 0) {
+		rule = fmt.Sprintf("%d·k²/σ² for the explicit noise", DefaultQueryScale*DefaultQueryScale)
+	}
+	return RunPlan{
+		Mechanism:  mech,
+		Student:    DefaultStudent,
+		Select:     SelectUncertain,
+		MaxQueries: n,
+		Why: fmt.Sprintf("default: the teachers answer %d queries (n = %s, at most half the public rows; "+
+			"k = %d teachers), chosen where a %s student is least sure; the student labels every other row",
+			n, rule, in.Teachers, DefaultStudent),
+	}
+}
+
+// DefaultQueries is the number of queries a default run puts to the
+// teachers: n = c·k·√(ρ/r), with k the teachers, ρ the zCDP budget left
+// for the queries, r the ρ one query costs when its argmax noise is σ = 1
+// (so that n queries get σ = √(r·n/ρ)) and c = DefaultQueryScale; at most
+// half the public rows (an uncertain selection of every row chooses
+// nothing, and on the shared small datasets half did better than all)
+// and the rows an uncertain selection chooses from. σ is
+// the Gaussian noise of the same zCDP cost per answer (ρ = 1/σ²).
+//
+// Why: the student's error falls like a/√n with the number of answers
+// and grows like b·σ/k with the noise relative to the widest vote margin;
+// σ grows like √n, and a/√n + b·√(r·n/ρ)/k is smallest at
+// n = (a/b)·k·√(ρ/r). Fewer queries starve the student, more drown the
+// votes in noise. Without a budget the explicit noise prices a query
+// (ρ = n·r/σ²: the same balance is n = c²·k²/σ²). It returns 0 when
+// neither gives a price.
+func DefaultQueries(in PlanInputs) int64 {
+	mech := in.Mechanism
+	if mech == "" {
+		mech = Mechanisms[0]
+	}
+	found, err := lookup(mech)
+	if err != nil {
+		return 0
+	}
+	m, ok := found.(argmaxMechanism)
+	if !ok {
+		return 0
+	}
+	k := float64(in.Teachers)
+	var n float64
+	if in.Epsilon > 0 {
+		p := MechanismParams{}
+		if err := m.plan(1, 1, &p, DefaultAnsweredFraction, DefaultSigmaRatio); err != nil {
+			return 0
+		}
+		r, ok := unitQueryRho(m, p, in.Teachers)
+		rho := defaultQueryRho(in)
+		if !ok || !(rho > 0) {
+			return 0
+		}
+		n = DefaultQueryScale * k * math.Sqrt(rho/r)
+	} else {
+		p := in.Params
+		m.complete(&p, in.Teachers)
+		a, err := newAggregator(mech, 2, p)
+		if err != nil || !(a.rhoAnswer > 0) {
+			return 0
+		}
+		n = DefaultQueryScale * DefaultQueryScale * k * k * a.rhoAnswer
+	}
+	n = math.Max(1, math.Round(n))
+	if in.PublicRows >= 0 { // half the rows at most: a selection of them all chooses nothing
+		n = math.Min(n, math.Ceil(float64(in.PublicRows)/2))
+	}
+	return int64(math.Min(n, uncertainPool))
+}
+
+// uncertainPool is the number of leading public rows an uncertain
+// selection chooses its queries from (the rows the encoder is fitted on).
+const uncertainPool = 100_000
+
+// defaultQueryRho is the zCDP budget a default run has for its queries:
+// the filter's, less the share of a private class discovery.
+func defaultQueryRho(in PlanInputs) float64 {
+	if !(in.Epsilon > 0) {
+		return 0
+	}
+	delta := in.Delta
+	if in.Classes == nil {
+		delta *= 1 - discoveryDeltaShare
+	}
+	rho := rdp.RhoForEps(in.Epsilon, delta)
+	if in.Classes == nil {
+		rho *= 1 - discoveryRhoShare
+	}
+	return rho
+}
+
+// unitQueryRho is r, what one query of m with the noise p costs (its
+// threshold check, and its answer for the planned fraction answered)
+// relative to what one answer costs: the ρ of a query whose argmax noise
+// is σ = 1.
+func unitQueryRho(m argmaxMechanism, p MechanismParams, teachers int) (float64, bool) {
+	m.complete(&p, teachers)
+	a, err := newAggregator(m.Name(), 2, p)
+	if err != nil || !(a.rhoAnswer > 0) {
+		return 0, false
+	}
+	frac := 1.0
+	if m.checksThreshold() {
+		frac = DefaultAnsweredFraction
+	}
+	return (a.rhoCheck + frac*a.rhoAnswer) / a.rhoAnswer, true
+}
+
+// NoiseBeyondVotes returns the argmax noise of the mechanism with the
+// parameters p, as the σ of Gaussian noise of the same zCDP cost per
+// answer (ρ = 1/σ²), and whether it exceeds the number of teachers: noise
+// wider than the widest possible vote margin leaves the answers close to
+// guessing. It reads only public parameters.
+func NoiseBeyondVotes(mech string, p MechanismParams, teachers int) (float64, bool) {
+	found, err := lookup(mech)
+	if err != nil {
+		return 0, false
+	}
+	m, ok := found.(argmaxMechanism)
+	if !ok {
+		return 0, false
+	}
+	m.complete(&p, teachers)
+	a, err := newAggregator(mech, 2, p)
+	if err != nil {
+		return 0, false
+	}
+	return noiseBeyondVotes(a, teachers)
+}
+
+func noiseBeyondVotes(a *aggregator, teachers int) (float64, bool) {
+	if !(a.rhoAnswer > 0) {
+		return 0, false
+	}
+	sigma := 1 / math.Sqrt(a.rhoAnswer)
+	return sigma, sigma > float64(teachers)
+}
+
+// DeltaSaneBound is the largest δ a run takes without a warning: δ is the
+// probability that the guarantee fails outright (a record may then be
+// exposed), so it must stay well below one over the number of people.
+const DeltaSaneBound = 1e-4

@@ -56,3 +56,97 @@ func TestTimelineThinsItself(t *testing.T) {
 		}
 	}
 }
+
+func TestChoosePlan(t *testing.T) {
+	adult := PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281, Labels: 1}
+	with := func(f func(*PlanInputs)) PlanInputs {
+		in := adult
+		f(&in)
+		return in
+	}
+	tests := []struct {
+		name        string
+		in          PlanInputs
+		wantStudent string
+		wantSelect  string
+		wantMech    string
+	}{
+		{"default", adult, DefaultStudent, SelectUncertain, MechanismConfidentGNMax},
+		{"gnmax asked for", with(func(in *PlanInputs) { in.Mechanism = MechanismGNMax }), DefaultStudent, SelectUncertain, MechanismGNMax},
+		{"teachers only", with(func(in *PlanInputs) { in.TeachersOnly = true }), "", SelectFirst, MechanismConfidentGNMax},
+		{"stream of unknown length", with(func(in *PlanInputs) { in.PublicRows = -1 }), "", SelectFirst, MechanismConfidentGNMax},
+		{"two labels", with(func(in *PlanInputs) { in.Labels = 2 }), "", SelectFirst, MechanismConfidentGNMax},
+		{"replicable", with(func(in *PlanInputs) { in.Replicable = true }), "", SelectFirst, MechanismConfidentGNMax},
+		{"svt", with(func(in *PlanInputs) { in.Mechanism = MechanismSVT }), "", SelectFirst, MechanismSVT},
+		{"no budget, no noise", with(func(in *PlanInputs) { in.Epsilon = 0 }), "", SelectFirst, MechanismConfidentGNMax},
+		{"no budget, explicit noise", with(func(in *PlanInputs) {
+			in.Epsilon, in.Mechanism, in.Params = 0, MechanismGNMax, MechanismParams{Sigma: "40"}
+		}), DefaultStudent, SelectUncertain, MechanismGNMax},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ChoosePlan(tc.in)
+			if p.Student != tc.wantStudent || p.Select != tc.wantSelect || p.Mechanism != tc.wantMech {
+				t.Fatalf("plan %+v, want student %q, select %q, mechanism %q", p, tc.wantStudent, tc.wantSelect, tc.wantMech)
+			}
+			if p.Why == "" {
+				t.Errorf("plan %+v says nothing of why", p)
+			}
+			if (p.Student != "") != (p.MaxQueries > 0) {
+				t.Errorf("plan %+v: a student plan has a query count, a teacher-only one none", p)
+			}
+		})
+	}
+}
+
+// TestDefaultQueries: the default query count follows n = c·k·√(ρ/r): on
+// Adult's public quantities it lands where the student does best (≈300 at
+// ε = 0.5, ≈600 at ε = 1, 1,000–1,500 at ε = 2), grows with ε and the
+// teachers, and never exceeds half the public rows.
+func TestDefaultQueries(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       PlanInputs
+		min, max int64
+	}{
+		{"adult ε 0.5", PlanInputs{Epsilon: 0.5, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 250, 350},
+		{"adult ε 1", PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 550, 650},
+		{"adult ε 2", PlanInputs{Epsilon: 2, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 1000, 1500},
+		{"adult ε 1, classes declared", PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281, Classes: []string{"0", "1"}}, 550, 700},
+		{"twice the teachers", PlanInputs{Epsilon: 1, Delta: 1e-5, Teachers: 500, PublicRows: 16281}, 1100, 1300},
+		{"few public rows", PlanInputs{Epsilon: 8, Delta: 1e-5, Teachers: 250, PublicRows: 301}, 151, 151},
+		{"gnmax σ 40 without a budget", PlanInputs{Mechanism: MechanismGNMax, Params: MechanismParams{Sigma: "40"}, Teachers: 250, PublicRows: 1e6}, 4700, 4750},
+		{"no budget, no noise", PlanInputs{Teachers: 250, PublicRows: 16281}, 0, 0},
+		{"no such mechanism", PlanInputs{Mechanism: "no such mechanism", Epsilon: 1, Delta: 1e-5, Teachers: 250, PublicRows: 16281}, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := DefaultQueries(tc.in); n < tc.min || n > tc.max {
+				t.Errorf("DefaultQueries = %d, want in [%d, %d]", n, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+func TestNoiseBeyondVotes(t *testing.T) {
+	tests := []struct {
+		mech     string
+		p        MechanismParams
+		teachers int
+		want     bool
+	}{
+		{MechanismGNMax, MechanismParams{Sigma: "40"}, 250, false},
+		{MechanismGNMax, MechanismParams{Sigma: "40"}, 20, true},
+		{MechanismConfidentGNMax, MechanismParams{Sigma1: "600", Sigma2: "300"}, 250, true},
+		{MechanismConfidentGNMax, MechanismParams{Sigma1: "240", Sigma2: "120"}, 250, false},
+		{MechanismLNMax, MechanismParams{LaplaceScale: "400"}, 250, true}, // the σ of the same ρ per answer: 400/√2
+		{MechanismLNMax, MechanismParams{LaplaceScale: "200"}, 250, false},
+		{"no such mechanism", MechanismParams{Sigma: "1e6"}, 1, false},
+		{MechanismSVT, MechanismParams{}, 1, false},
+	}
+	for _, tc := range tests {
+		if _, got := NoiseBeyondVotes(tc.mech, tc.p, tc.teachers); got != tc.want {
+			t.Errorf("NoiseBeyondVotes(%s, %+v, %d) = %v, want %v", tc.mech, tc.p, tc.teachers, got, tc.want)
+		}
+	}
+}

@@ -17,6 +17,8 @@ type Report struct {
 	Tool          string `json:"tool"`
 	Version       string `json:"version"`
 	Command       string `json:"command"`
+	// CommandLine is the run's command line (a seed's value left out).
+	CommandLine []string `json:"command_line,omitempty"`
 
 	Mechanism       string           `json:"mechanism"`
 	Params          MechanismParams  `json:"parameters"`
@@ -28,6 +30,7 @@ type Report struct {
 	Teachers        int              `json:"teachers"`
 	Learner         string           `json:"learner"`
 	Label           string           `json:"label"`
+	Features        []string         `json:"features,omitempty"` // the feature columns the teachers and the student read
 	Classes         []string         `json:"classes"`
 	ClassesSource   string           `json:"classes_source"`
 	PrivacyUnit     string           `json:"privacy_unit"`
@@ -42,6 +45,7 @@ type Report struct {
 	PlannedQueries  int64            `json:"planned_queries,omitempty"`
 	PlannedFraction float64          `json:"planned_answered_fraction,omitempty"`
 	Selection       string           `json:"selection,omitempty"`
+	Plan            string           `json:"plan,omitempty"` // why the default plan labels this way
 	Sources         *SourceCounts    `json:"sources,omitempty"`
 	Student         *StudentReport   `json:"student,omitempty"`
 	// Labels, in a multi-label run (several --label columns), says what

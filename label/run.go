@@ -214,6 +214,11 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
 	}
+	if sigma, beyond := noiseBeyondVotes(agg, cfg.Teachers); beyond {
+		cfg.warn("the noise (σ %.4g) is larger than the %d teachers' widest vote margin: the labels will be "+
+			"close to guessing; raise --epsilon, put fewer queries (--max-queries) or use more teachers",
+			sigma, cfg.Teachers)
+	}
 	rep.Params = params
 	rep.PlannedQueries = queries
 	return rep, agg, filter, nil

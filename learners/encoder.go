@@ -24,7 +24,13 @@ const (
 	KindNumeric Kind = "numeric" // every integer and floating-point type
 	KindString  Kind = "string"  // utf8, large_utf8 and dictionaries of them
 	KindBool    Kind = "bool"    // boolean
+	// KindVector is a column of fixed- or variable-size lists of numbers
+	// (an embedding): each element is a numeric feature of its own.
+	KindVector Kind = "vector"
 )
+
+// MaxVectorWidth is the most elements a list column may be encoded with.
+const MaxVectorWidth = 1 << 16
 
 // Defaults of EncoderOptions.
 const (
@@ -45,6 +51,10 @@ type EncoderOptions struct {
 type Feature struct {
 	Name string `json:"name"`
 	Kind Kind   `json:"kind"`
+	// Column and Elem, for an element of a list column: the column's name
+	// and the element's index (Name is then "column[elem]", Kind numeric).
+	Column string `json:"column,omitempty"`
+	Elem   int    `json:"elem,omitempty"`
 	// Type is the Arrow type the encoder was fitted on (for error messages).
 	Type string `json:"type"`
 	// Offset is the index of the feature's first encoded column; Width the
@@ -79,7 +89,19 @@ type Feature struct {
 //     ±Inf is clipped to the sample's max/min; a constant column has std 1;
 //   - string: one-hot over the TopK most frequent sample values (ties broken
 //     by value), then an "other" column and a "missing" column (null);
-//   - bool: 0/1, then a missing-indicator column (null → 0, indicator 1).
+//   - bool: 0/1, then a missing-indicator column (null → 0, indicator 1);
+//   - list of numbers (fixed_size_list, list, large_list; an embedding):
+//     each element i is the numeric feature "col[i]", encoded as above; a
+//     null list makes all its elements missing. A fixed_size_list has the
+//     width its type says; a list the longest length in the fitting sample
+//     (elements past a shorter list's end are missing, past the width are
+//     ignored).
+//
+// Numbers in other units: date32/date64 are days since 1970-01-01,
+// timestamps seconds since the Unix epoch (UTC, whatever the unit and
+// zone), time32/time64 seconds since midnight, durations seconds, decimals
+// their value as float64. binary, large_binary and the view types are
+// strings (categorical), as are dictionaries of any of them.
 type Encoder struct {
 	Columns []Feature `json:"columns"`
 	Width   int       `json:"dim"`
@@ -99,9 +121,9 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 	if opts.MaxSampleRows <= 0 {
 		opts.MaxSampleRows = DefaultMaxSampleRows
 	}
-	enc := &Encoder{Columns: make([]Feature, len(features))}
+	enc := &Encoder{Columns: make([]Feature, 0, len(features))}
 	seen := make(map[string]bool, len(features))
-	for i, name := range features {
+	for _, name := range features {
 		if seen[name] {
 			return nil, fmt.Errorf("learners: feature column %q listed twice", name)
 		}
@@ -115,11 +137,21 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		if err != nil {
 			return nil, fmt.Errorf("learners: feature column %q: %w", name, err)
 		}
-		enc.Columns[i] = Feature{Name: name, Kind: kind, Type: typ.String()}
+		if kind != KindVector {
+			enc.Columns = append(enc.Columns, Feature{Name: name, Kind: kind, Type: typ.String()})
+			continue
+		}
+		width, err := vectorWidth(typ, name, batches, opts.MaxSampleRows)
+		if err != nil {
+			return nil, fmt.Errorf("learners: feature column %q: %w", name, err)
+		}
+		for j := 0; j < width; j++ {
+			enc.Columns = append(enc.Columns, Feature{Name: fmt.Sprintf("%s[%d]", name, j), Kind: KindNumeric, Type: typ.String(), Column: name, Elem: j})
+		}
 	}
 
 	// Gather statistics over the sample.
-	stats := make([]fitStats, len(features))
+	stats := make([]fitStats, len(enc.Columns))
 	for i := range stats {
 		stats[i] = fitStats{min: math.Inf(1), max: math.Inf(-1), counts: map[string]int{}}
 	}
@@ -135,6 +167,10 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 			col, err := column(rec, f)
 			if err != nil {
 				return nil, fmt.Errorf("learners: fitting batch %d: %w", bi, err)
+			}
+			if f.Column != "" {
+				stats[i].addElem(col, f.Elem, n)
+				continue
 			}
 			if err := stats[i].add(col, n); err != nil {
 				return nil, fmt.Errorf("learners: fitting column %q: %w", f.Name, err)
@@ -274,6 +310,13 @@ func (s *fitStats) add(col arrow.Array, n int) error {
 			}
 			s.counts[dictString(dict, j)]++
 		}
+	case *array.StringView, *array.Binary, *array.LargeBinary, *array.BinaryView:
+		for i := 0; i < n; i++ {
+			if col.IsValid(i) {
+				v, _ := stringAt(col, i)
+				s.counts[v]++
+			}
+		}
 	case *array.Boolean:
 	case *array.Float64:
 		if a.NullN() == 0 {
@@ -336,13 +379,28 @@ func (s *fitStats) addFloats(vs []float64) {
 }
 
 func dictString(dict arrow.Array, j int) string {
-	switch d := dict.(type) {
+	s, _ := stringAt(dict, j)
+	return s
+}
+
+// stringAt returns element j of a string-kind array (not a dictionary),
+// and false when the array is of no string kind.
+func stringAt(a arrow.Array, j int) (string, bool) {
+	switch d := a.(type) {
 	case *array.String:
-		return d.Value(j)
+		return d.Value(j), true
 	case *array.LargeString:
-		return d.Value(j)
+		return d.Value(j), true
+	case *array.StringView:
+		return d.Value(j), true
+	case *array.Binary:
+		return d.ValueString(j), true
+	case *array.LargeBinary:
+		return d.ValueString(j), true
+	case *array.BinaryView:
+		return d.ValueString(j), true
 	}
-	return ""
+	return "", false
 }
 
 // numericAt reads element i of a numeric array as float64 (fitting only; the
@@ -374,40 +432,84 @@ func numericAt(col arrow.Array, i int) (float64, bool) {
 		return float64(a.Value(i)), true
 	case *array.Float64:
 		return a.Value(i), true
+	case *array.Date32:
+		return float64(a.Value(i)), true
+	case *array.Date64:
+		return float64(a.Value(i)) / 86400e3, true
+	case *array.Timestamp:
+		return float64(a.Value(i)) / unitsPerSecond(a.DataType().(*arrow.TimestampType).Unit), true
+	case *array.Time32:
+		return float64(a.Value(i)) / unitsPerSecond(a.DataType().(*arrow.Time32Type).Unit), true
+	case *array.Time64:
+		return float64(a.Value(i)) / unitsPerSecond(a.DataType().(*arrow.Time64Type).Unit), true
+	case *array.Duration:
+		return float64(a.Value(i)) / unitsPerSecond(a.DataType().(*arrow.DurationType).Unit), true
+	case *array.Decimal128:
+		return a.Value(i).ToFloat64(a.DataType().(*arrow.Decimal128Type).Scale), true
+	case *array.Decimal256:
+		return a.Value(i).ToFloat64(a.DataType().(*arrow.Decimal256Type).Scale), true
 	}
 	return 0, false
 }
+
+func unitsPerSecond(u arrow.TimeUnit) float64 {
+	switch u {
+	case arrow.Millisecond:
+		return 1e3
+	case arrow.Microsecond:
+		return 1e6
+	case arrow.Nanosecond:
+		return 1e9
+	}
+	return 1
+}
+
+// KindOf classifies an Arrow type as a feature column, or reports it
+// unsupported.
+func KindOf(t arrow.DataType) (Kind, error) { return kindOf(t) }
 
 // kindOf classifies an Arrow type, or reports it unsupported.
 func kindOf(t arrow.DataType) (Kind, error) {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64,
+		arrow.DURATION, arrow.DECIMAL128, arrow.DECIMAL256:
 		return KindNumeric, nil
-	case arrow.STRING, arrow.LARGE_STRING:
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW,
+		arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
 		return KindString, nil
 	case arrow.BOOL:
 		return KindBool, nil
 	case arrow.DICTIONARY:
 		dt := t.(*arrow.DictionaryType)
-		if id := dt.ValueType.ID(); id == arrow.STRING || id == arrow.LARGE_STRING {
+		if k, err := kindOf(dt.ValueType); err == nil && k == KindString {
 			return KindString, nil
 		}
+	case arrow.FIXED_SIZE_LIST, arrow.LIST, arrow.LARGE_LIST:
+		elem := t.(arrow.ListLikeType).Elem()
+		if k, err := kindOf(elem); err == nil && k == KindNumeric {
+			return KindVector, nil
+		}
 	}
-	return "", fmt.Errorf("unsupported type %s (want a numeric, string, dictionary-of-string or boolean column)", t)
+	return "", fmt.Errorf("unsupported type %s (want a numeric, date, time, decimal, string, dictionary-of-string, boolean or list-of-numbers column)", t)
 }
 
 // column finds f's column in rec by name and checks its kind.
 func column(rec arrow.Record, f *Feature) (arrow.Array, error) {
-	idx := rec.Schema().FieldIndices(f.Name)
+	name, want := f.Name, f.Kind
+	if f.Column != "" {
+		name, want = f.Column, KindVector
+	}
+	idx := rec.Schema().FieldIndices(name)
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("feature column %q is missing: %w", f.Name, ErrSchemaMismatch)
+		return nil, fmt.Errorf("feature column %q is missing: %w", name, ErrSchemaMismatch)
 	}
 	col := rec.Column(idx[0])
 	k, err := kindOf(col.DataType())
-	if err != nil || k != f.Kind {
-		return nil, fmt.Errorf("feature column %q has type %s, the encoder was fitted on %s: %w", f.Name, col.DataType(), f.Type, ErrSchemaMismatch)
+	if err != nil || k != want {
+		return nil, fmt.Errorf("feature column %q has type %s, the encoder was fitted on %s: %w", name, col.DataType(), f.Type, ErrSchemaMismatch)
 	}
 	return col, nil
 }
@@ -417,15 +519,23 @@ func (e *Encoder) Dim() int { return e.Width }
 
 // Features returns the names of the feature columns, in encoding order.
 func (e *Encoder) Features() []string {
-	out := make([]string, len(e.Columns))
-	for i, f := range e.Columns {
-		out[i] = f.Name
+	out := make([]string, 0, len(e.Columns))
+	for _, f := range e.Columns {
+		name := f.Name
+		if f.Column != "" {
+			if f.Elem > 0 {
+				continue
+			}
+			name = f.Column
+		}
+		out = append(out, name)
 	}
 	return out
 }
 
 // FeatureNames returns the names of the Dim() encoded columns: "age",
-// "age=<missing>", "sex=Male", "sex=<other>", "sex=<missing>", ...
+// "age=<missing>", "sex=Male", "sex=<other>", "sex=<missing>", "emb[0]",
+// "emb[1]", ...
 func (e *Encoder) FeatureNames() []string {
 	out := make([]string, 0, e.Width)
 	for _, f := range e.Columns {
@@ -453,13 +563,17 @@ func (e *Encoder) FeatureNames() []string {
 func (e *Encoder) CheckSchema(schema *arrow.Schema) error {
 	for i := range e.Columns {
 		f := &e.Columns[i]
-		idx := schema.FieldIndices(f.Name)
+		name, want := f.Name, f.Kind
+		if f.Column != "" {
+			name, want = f.Column, KindVector
+		}
+		idx := schema.FieldIndices(name)
 		if len(idx) == 0 {
-			return fmt.Errorf("learners: feature column %q is missing: %w", f.Name, ErrSchemaMismatch)
+			return fmt.Errorf("learners: feature column %q is missing: %w", name, ErrSchemaMismatch)
 		}
 		t := schema.Field(idx[0]).Type
-		if k, err := kindOf(t); err != nil || k != f.Kind {
-			return fmt.Errorf("learners: feature column %q has type %s, the encoder was fitted on %s: %w", f.Name, t, f.Type, ErrSchemaMismatch)
+		if k, err := kindOf(t); err != nil || k != want {
+			return fmt.Errorf("learners: feature column %q has type %s, the encoder was fitted on %s: %w", name, t, f.Type, ErrSchemaMismatch)
 		}
 	}
 	return nil
@@ -559,6 +673,11 @@ func (p *Prepared) encode(lo int, t tile) {
 	}
 	for i := range p.e.Columns {
 		f, col := &p.e.Columns[i], p.cols[i]
+		switch {
+		case f.Column != "":
+			encodeElem(col, lo, f, t)
+			continue
+		}
 		switch f.Kind {
 		case KindNumeric:
 			encodeNumeric(col, lo, f, t)
@@ -609,7 +728,7 @@ func encodeNumeric(col arrow.Array, lo int, f *Feature, t tile) {
 		encodeNum(a.Float32Values(), col, lo, f, t)
 	case *array.Float64:
 		encodeNum(a.Float64Values(), col, lo, f, t)
-	case *array.Float16:
+	default: // float16, dates, times, decimals: value by value
 		for r := 0; r < t.rows; r++ {
 			v, ok := numericAt(col, lo+r)
 			val, miss := f.scale(v, ok)
@@ -702,6 +821,15 @@ func encodeString(col arrow.Array, lo int, m []int32, f *Feature, t tile) {
 			j := missing
 			if a.IsValid(lo + r) {
 				j = f.bucket(a.Value(lo + r))
+			}
+			d[at+r*t.rs+j*t.cs] = 1
+		}
+	case *array.StringView, *array.Binary, *array.LargeBinary, *array.BinaryView:
+		for r := 0; r < t.rows; r++ {
+			j := missing
+			if col.IsValid(lo + r) {
+				v, _ := stringAt(col, lo+r)
+				j = f.bucket(v)
 			}
 			d[at+r*t.rs+j*t.cs] = 1
 		}

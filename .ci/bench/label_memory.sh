@@ -15,9 +15,9 @@ runs=${2:-5}
 base=${PATE_BENCH_DIR:-/tmp}
 case "$mode" in
 speed) d=64 short=1000000 long=4000000
-  args=(--classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5) ;;
+  args=(--classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --teachers-only) ;;
 student) d=14 short=1000000 long=10000000
-  args=(--max-queries 2000 --epsilon 2 --delta 1e-5 --student logreg) ;;
+  args=(--max-queries 2000 --epsilon 2 --delta 1e-5 --student logreg --select first) ;;
 *) echo "usage: $0 speed|student [runs]" >&2; exit 2 ;;
 esac
 for n in $short $long; do

@@ -23,7 +23,7 @@ pate_s=(); peer_s=()
 for i in $(seq "$runs"); do
   s=$(date +%s.%N)
   "$dir/pate" label --private "$dir/private.parquet" --label label --public "$dir/public.parquet" \
-    --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" -o "$dir/out.arrow" --quiet
+    --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" --teachers-only -o "$dir/out.arrow" --quiet
   e=$(date +%s.%N)
   pate_s+=("$(echo "$e - $s" | bc -l)")
   peer_s+=("$(/usr/bin/python3 "$peer" --features "$d" --naive-rows 0 --out "$dir/peer.npy" |

@@ -47,7 +47,7 @@ declare -A secs kb fail
 for i in $(seq "$runs"); do
   for l in "${all[@]}"; do
     out=$( { /usr/bin/time -f 'TIME %e %M' "$bin" label --private "$dir/private.parquet" --label label \
-      --public "$dir/layouts/$l.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" \
+      --public "$dir/layouts/$l.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" --teachers-only \
       -o "$dir/out.arrow" --quiet --no-ledger; } 2>&1 ) || { fail[$l]=$(echo "$out" | grep -v '^TIME' | head -1); continue; }
     read -r _ s m < <(echo "$out" | grep '^TIME' | tail -1)
     secs[$l]="${secs[$l]:-} $s"

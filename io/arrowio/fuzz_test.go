@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -42,6 +43,11 @@ func addSeeds(f *testing.F, format Format) {
 	case FormatIPCFile, FormatIPCStream:
 		seeds = append(seeds, encodeIPC(f, fixtureSchema, recs, format == FormatIPCFile))
 		seeds = append(seeds, encodeIPC(f, fixtureSchema, recs[:1], format == FormatIPCFile))
+		// View columns (as Polars writes its strings), read through the
+		// conversion to utf8 and binary.
+		vs, vrecs := viewRecords(mem)
+		seeds = append(seeds, encodeIPC(f, vs, vrecs, format == FormatIPCFile))
+		releaseAll(vrecs)
 	case FormatCSV:
 		seeds = append(seeds, encodeCSV(f, fixtureSchema, recs), []byte("a,b\n1,x\n,\n2.5,\"q\"\"\"\n"), []byte("t\ntrue\nFALSE\n"))
 	}
@@ -166,4 +172,30 @@ func FuzzReadCSV(f *testing.F) {
 	spool := f.TempDir()
 	maxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+}
+
+// viewRecords is two batches of string_view and binary_view columns, with
+// nulls, inline and out-of-line values.
+func viewRecords(mem memory.Allocator) (*arrow.Schema, []arrow.Record) {
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.StringView, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.BinaryView, Nullable: true},
+	}, nil)
+	var recs []arrow.Record
+	for k := 0; k < 2; k++ {
+		rb := array.NewRecordBuilder(mem, s)
+		for i := 0; i < 20; i++ {
+			if i%7 == 3 {
+				rb.Field(0).AppendNull()
+				rb.Field(1).AppendNull()
+				continue
+			}
+			v := strings.Repeat("ab", i) + itoa(k)
+			rb.Field(0).(*array.StringViewBuilder).Append(v)
+			rb.Field(1).(*array.BinaryViewBuilder).Append([]byte(v))
+		}
+		recs = append(recs, rb.NewRecord())
+		rb.Release()
+	}
+	return s, recs
 }

@@ -44,7 +44,7 @@ func openIPCFile(f *os.File, name string, opts ReadOptions) (source, error) {
 	for _, b := range blocks {
 		rows += b.rows
 	}
-	return &ipcFileSource{name: name, fr: fr, mem: mem, rows: rows}, nil
+	return withoutViews(&ipcFileSource{name: name, fr: fr, mem: mem, rows: rows}, opts.Allocator), nil
 }
 
 func (s *ipcFileSource) schema() *arrow.Schema { return s.fr.Schema() }
@@ -108,7 +108,7 @@ func openIPCStream(r io.Reader, name string, opts ReadOptions) (source, error) {
 		return nil, fmt.Errorf("%s: corrupt arrow ipc stream: %w: %w", name, ErrFormat, err)
 	}
 	mem.commit()
-	return &ipcStreamSource{name: name, rd: rd, mem: mem}, nil
+	return withoutViews(&ipcStreamSource{name: name, rd: rd, mem: mem}, opts.Allocator), nil
 }
 
 func (s *ipcStreamSource) schema() *arrow.Schema { return s.rd.Schema() }

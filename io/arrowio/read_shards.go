@@ -186,6 +186,9 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 			return nil, -1, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", path, ErrFormat, err)
 		}
 		full = fr.Schema()
+		if u := unviewSchema(full); u != nil { // as openIPCFile hands it out
+			full = u
+		}
 		fr.Close()
 		rows = 0
 		for _, b := range blocks {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,9 +25,26 @@ type WriteFormat int
 
 // Output formats.
 const (
-	WriteFile   WriteFormat = iota // Arrow IPC file (random access, has a footer)
-	WriteStream                    // Arrow IPC stream
+	WriteFile        WriteFormat = iota // Arrow IPC file (random access, has a footer)
+	WriteStream                         // Arrow IPC stream
+	WriteParquetFile                    // Parquet (snappy, or zstd with WriteOptions.Zstd)
 )
+
+// WriteFormatFor returns the output format a path's extension names:
+// Parquet for .parquet and .pq, an Arrow IPC stream for .arrows, and
+// def for any other name. ok is false for a name whose extension
+// names none of them.
+func WriteFormatFor(path string, def WriteFormat) (f WriteFormat, ok bool) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet", ".pq":
+		return WriteParquetFile, true
+	case ".arrows":
+		return WriteStream, true
+	case ".arrow", ".feather", ".ipc":
+		return WriteFile, true
+	}
+	return def, false
+}
 
 // String returns a short lower-case name of the format.
 func (f WriteFormat) String() string {
@@ -35,6 +53,8 @@ func (f WriteFormat) String() string {
 		return "arrow ipc file"
 	case WriteStream:
 		return "arrow ipc stream"
+	case WriteParquetFile:
+		return "parquet"
 	}
 	return fmt.Sprintf("writeformat(%d)", int(f))
 }
@@ -43,7 +63,9 @@ func (f WriteFormat) String() string {
 type WriteOptions struct {
 	// Format is the output format; the path "-" always writes WriteStream.
 	Format WriteFormat
-	// Zstd compresses every buffer with zstd (readable by Arrow >= 1.0).
+	// Zstd compresses every buffer with zstd (readable by Arrow >= 1.0;
+	// apache-arrow JS has no codec for compressed IPC bodies). Parquet
+	// output is snappy without it, zstd with it.
 	Zstd bool
 	// Allocator is used by the IPC writer; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -84,6 +106,7 @@ type Writer struct {
 	out *posWriter
 	fw  *ipc.FileWriter
 	sw  *ipc.Writer
+	pw  *parquetOut
 
 	rows  int64
 	done  bool
@@ -118,8 +141,11 @@ func (p *posWriter) Seek(off int64, whence int) (int64, error) {
 // error here, before any work is done. The caller must end with Commit or
 // Abort.
 func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, error) {
-	if opts.Format != WriteFile && opts.Format != WriteStream {
+	if opts.Format != WriteFile && opts.Format != WriteStream && opts.Format != WriteParquetFile {
 		return nil, fmt.Errorf("%s: unknown output format %d", path, opts.Format)
+	}
+	if opts.Format == WriteParquetFile && path == "-" {
+		return nil, errors.New("parquet output needs a file (its footer is written last): write an Arrow IPC stream to standard output, or name a file")
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
@@ -183,6 +209,15 @@ func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, erro
 	}
 	w.out = &posWriter{w: bufio.NewWriterSize(sink, 1<<20)}
 
+	if w.format == WriteParquetFile {
+		pw, err := newParquetOut(w.out, w.schema, opts, w.holders)
+		if err != nil {
+			w.removeTemp()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		w.pw, w.close = pw, pw.close
+		return w, nil
+	}
 	ipcOpts := []ipc.Option{ipc.WithSchema(w.schema), ipc.WithAllocator(opts.Allocator)}
 	if opts.Zstd {
 		ipcOpts = append(ipcOpts, ipc.WithZstd())
@@ -237,9 +272,12 @@ func (w *Writer) Write(rec arrow.Record) (err error) {
 			w.err = err
 		}
 	}()
-	if w.fw != nil {
+	switch {
+	case w.pw != nil:
+		err = w.pw.write(rec)
+	case w.fw != nil:
 		err = w.fw.Write(rec)
-	} else {
+	default:
 		err = w.sw.Write(rec)
 	}
 	if err != nil {
@@ -286,6 +324,11 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 			w.Abort()
 		}
 	}()
+	if w.pw != nil {
+		if err := w.pw.setFinal(final); err != nil {
+			return fmt.Errorf("%s: %w", w.path, err)
+		}
+	}
 	if err := w.close(); err != nil {
 		return fmt.Errorf("%s: finishing output: %w", w.path, err)
 	}
@@ -297,7 +340,11 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 		w.done = true
 		return nil
 	}
-	if len(values) > 0 {
+	if w.pw != nil {
+		if err := w.pw.verify(w.tmp.File, w.out.pos); err != nil {
+			return fmt.Errorf("%s: re-reading the parquet output: %w", w.path, err)
+		}
+	} else if len(values) > 0 {
 		if err := w.patch(values); err != nil {
 			return fmt.Errorf("%s: patching reserved metadata: %w", w.path, err)
 		}

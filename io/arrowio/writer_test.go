@@ -61,6 +61,13 @@ func TestWriteRoundTrip(t *testing.T) {
 		{"file reserved exact fit", WriteFile, false, 10, map[string]int{"pate.report": 40},
 			map[string]string{"pate.report": strings.Repeat("a", 40)}},
 		{"file reserved not given", WriteFile, false, 10, map[string]int{"pate.report": 100}, nil},
+		{"parquet", WriteParquetFile, false, 3000, nil, nil},
+		{"parquet zstd", WriteParquetFile, true, 3000, nil, nil},
+		{"parquet no rows", WriteParquetFile, false, 0, nil, nil},
+		{"parquet more rows than a row group", WriteParquetFile, false, parquetRowGroup + 1000, nil, nil},
+		{"parquet reserved", WriteParquetFile, true, 2000, map[string]int{"pate.report": 4096, "pate.extra": 64},
+			map[string]string{"pate.report": `{"epsilon":1.5,"labels":2000}`, "pate.extra": "x"}},
+		{"parquet reserved not given", WriteParquetFile, false, 10, map[string]int{"pate.report": 100}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,14 +77,20 @@ func TestWriteRoundTrip(t *testing.T) {
 			defer releaseAll(recs)
 			s := metaSchema("pate.version", "0.1.0", "pate.report", "initial")
 			path := filepath.Join(t.TempDir(), "out.arrow")
+			if tc.format == WriteParquetFile {
+				path = filepath.Join(filepath.Dir(path), "out.parquet")
+			}
 			if err := writeAll(t, path, s, recs, WriteOptions{Format: tc.format, Zstd: tc.zstd, Allocator: mem, Reserve: tc.reserve}, tc.final); err != nil {
 				t.Fatal(err)
 			}
 			got, back, f := readAll(t, path, ReadOptions{Allocator: mem, BatchSize: 512})
 			defer releaseAll(back)
 			wantFormat := FormatIPCFile
-			if tc.format == WriteStream {
+			switch tc.format {
+			case WriteStream:
 				wantFormat = FormatIPCStream
+			case WriteParquetFile:
+				wantFormat = FormatParquet
 			}
 			if f != wantFormat {
 				t.Errorf("format %v, want %v", f, wantFormat)
@@ -96,7 +109,8 @@ func TestWriteRoundTrip(t *testing.T) {
 			}
 			for k, n := range tc.reserve {
 				v, _ := md.GetValue(k)
-				if len(v) != n {
+				// Parquet's footer is written last: no padding.
+				if tc.format != WriteParquetFile && len(v) != n {
 					t.Errorf("%s has %d bytes, want %d (reserved)", k, len(v), n)
 				}
 				want, ok := tc.final[k]
@@ -380,4 +394,61 @@ func unwritableDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
 	return dir
+}
+
+func TestWriteFormatFor(t *testing.T) {
+	tests := []struct {
+		path  string
+		want  WriteFormat
+		known bool
+	}{
+		{"out/labeled.parquet", WriteParquetFile, true},
+		{"LABELED.PARQUET", WriteParquetFile, true},
+		{"x.pq", WriteParquetFile, true},
+		{"x.arrows", WriteStream, true},
+		{"x.arrow", WriteFile, true},
+		{"x.feather", WriteFile, true},
+		{"x.out", WriteFile, false},
+		{"x.parquet.tmp", WriteFile, false},
+		{"-", WriteFile, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			got, known := WriteFormatFor(tc.path, WriteFile)
+			if got != tc.want || known != tc.known {
+				t.Fatalf("WriteFormatFor(%q) = %v, %v; want %v, %v", tc.path, got, known, tc.want, tc.known)
+			}
+		})
+	}
+}
+
+// TestWriteParquetAbortAndStdout: an aborted Parquet output leaves
+// nothing behind, and Parquet is refused on standard output (its footer
+// comes last) before anything is written.
+func TestWriteParquetAbortAndStdout(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recs := fixtureRecords(mem, 100, 30)
+	defer releaseAll(recs)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	w, err := Create(path, fixtureSchema, WriteOptions{Format: WriteParquetFile, Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("aborted parquet output left %v", left)
+	}
+	var out bytes.Buffer
+	if _, err := Create("-", fixtureSchema, WriteOptions{Format: WriteParquetFile, Allocator: mem, Stdout: &out}); err == nil || out.Len() != 0 {
+		t.Fatalf("parquet on standard output: err %v, %d bytes written", err, out.Len())
+	}
 }

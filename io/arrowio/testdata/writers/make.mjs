@@ -1,9 +1,10 @@
 // Writes the Parquet fixtures of this folder with other writers than
 // Arrow Go's (see README.md):
 //
-//	npm install --prefix /tmp/js @duckdb/node-api@1.5.6-r.1
+//	npm install --prefix /tmp/js @duckdb/node-api@1.5.6-r.1 nodejs-polars@0.26.1 nodejs-polars-linux-x64-gnu@0.26.1
 //	cp make.mjs /tmp/js/ && node /tmp/js/make.mjs .
 import { DuckDBInstance } from "@duckdb/node-api";
+import pl from "nodejs-polars";
 
 const out = process.argv[2] ?? ".";
 
@@ -18,3 +19,37 @@ const rows = `SELECT (i * 0.5)::DOUBLE AS x0,
   FROM range(5000) t(i) ORDER BY i`;
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2.parquet' (FORMAT parquet, PARQUET_VERSION v2, ROW_GROUP_SIZE 2048)`);
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2_zstd.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION zstd)`);
+
+// Column types other tools write (see README.md): DuckDB FLOAT[4] (a list
+// in Parquet), DATE, TIMESTAMP and DECIMAL; Polars' IPC with string_view
+// strings, a Categorical (dictionary of string_view), Array(Float32, 4) and
+// Date. The pate CLI cases use the same files (testdata/types).
+const typed = (n, label) => `SELECT i::INTEGER AS id,
+  [(i % 2)::FLOAT, ((i * 7) % 11 / 11.0)::FLOAT, ((i * 3) % 5)::FLOAT,
+   CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 2 * 2 - 1)::FLOAT END]::FLOAT[4] AS emb,
+  DATE '2024-01-01' + (i % 30)::INTEGER AS d,
+  TIMESTAMP '2024-01-01 00:00:00' + to_hours(i % 48) AS ts,
+  (i * 1.25)::DECIMAL(10, 2) AS amount${label ? `,
+  CASE WHEN i % 2 = 0 THEN 'yes' ELSE 'no' END AS y` : ""}
+  FROM range(${n}) t(i) ORDER BY i`;
+await db.run(`COPY (${typed(400, true)}) TO '${out}/duckdb_types.parquet' (FORMAT parquet)`);
+await db.run(`COPY (${typed(100, false)}) TO '${out}/duckdb_types_public.parquet' (FORMAT parquet)`);
+
+const frame = (n, label) => {
+  const i = [...Array(n).keys()];
+  const cols = {
+    x: i.map((v) => v * 0.5),
+    s: i.map((v) => (v % 5 === 0 ? null : "v" + (v % 4))),
+    emb: i.map((v) => [v % 2, ((v * 7) % 11) / 11, (v * 3) % 5, v % 2 ? 1 : -1]),
+    d: i.map((v) => new Date(Date.UTC(2024, 0, 1 + (v % 30)))),
+  };
+  if (label) cols.y = i.map((v) => (v % 2 ? "no" : "yes"));
+  return pl.DataFrame(cols).withColumns(
+    pl.col("s").cast(pl.Categorical).alias("cat"),
+    pl.col("emb").cast(pl.FixedSizeList(pl.Float32, 4)),
+    pl.col("d").cast(pl.Date),
+  );
+};
+frame(400, true).writeIPC(`${out}/polars_types.arrow`);
+frame(100, false).writeIPC(`${out}/polars_types_public.arrow`);
+frame(400, true).withColumns(pl.col("y").cast(pl.Categorical)).writeIPC(`${out}/polars_categorical_label.arrow`);
