@@ -24,7 +24,9 @@ func TestAuditRoundTrip(t *testing.T) {
 				"--public", "testdata/adult_public.parquet", "--epsilon", "2", "--delta", "1e-5", "--teachers", "50",
 				"--max-queries", "2000", "--mechanism", mech, "--seed", "3", "-q", "--no-ledger", "-o", out, "--report", rp}
 			pure := mech == label.MechanismPrivateLearner || mech == label.MechanismSVT || mech == label.MechanismStableEM
-			if pure { // a pure ε-DP guarantee needs a public class set
+			// A pure ε-DP guarantee needs a public class set; dp-logreg's
+			// model has one output per class, so its cost needs it too.
+			if pure || mech == label.MechanismDPLogReg {
 				args = append(args, "--classes", "0,1")
 			}
 			code, _, stderr := pate(t, args...)

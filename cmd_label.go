@@ -71,6 +71,7 @@ Examples:
 			&cli.StringFlag{Name: "student", Usage: "the student trained on the teachers' answers, which labels every other row (pate_source = student; no privacy cost): logreg, nb or tree (default: logreg)"},
 			&cli.BoolFlag{Name: "self-train", Usage: "pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Usage: "which rows are queries: uncertain (in rounds, the rows the student is least sure of, among the first 100,000 public rows), random (a uniform sample) or first (the first rows) (default: uncertain; first with --teachers-only)"},
+			&cli.StringFlag{Name: "save-labeler", Usage: "save the student, the public feature encoding, the classes and the run's report to this file, for pate predict"},
 			&cli.BoolFlag{Name: "teachers-only", Usage: "no student: put every public row to the teachers in order until the budget or --max-queries ends; rows they abstain on stay unlabelled (the default for a public stream on stdin)"},
 			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
@@ -105,7 +106,7 @@ var labelCategories = []flagCategory{
 		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner"}},
 	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
 		"diagnostics"}},
-	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed"}},
+	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed", "save-labeler"}},
 	{"Mechanism and noise (default: confident-gnmax, noise planned from ε)", []string{"mechanism", "sigma",
 		"threshold", "sigma1", "sigma2", "laplace-scale", "answered-fraction", "sigma-ratio", "bins", "em-epsilon",
 		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold"}},
@@ -127,6 +128,9 @@ type labelOptions struct {
 func runLabel(c *cli.Context, e *env) error {
 	o, err := labelFlags(c)
 	if err != nil {
+		return err
+	}
+	if err := saveLabelerFlag(c); err != nil {
 		return err
 	}
 	mem := memory.DefaultAllocator
@@ -173,14 +177,23 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
+	if c.String("save-labeler") != "" && cfg.Student == "" && !label.TrainsModel(cfg.Mechanism) {
+		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
+	}
 	lab, err := label.New(cfg, sens.Schema(), pub.Schema())
 	if err != nil {
 		return err
 	}
-	return releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+	var rep *label.Report
+	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
 		defer bar.finish()
-		return lab.Run(ctx, tee.wrap(sens), pub, w)
-	})
+		r, err := lab.Run(ctx, tee.wrap(sens), pub, w)
+		rep = r
+		return r, err
+	}); err != nil {
+		return err
+	}
+	return saveLabeler(c, e, lab, rep)
 }
 
 // reportedArgs is the command line as a report records it: the program's

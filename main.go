@@ -39,6 +39,7 @@ import (
 
 	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/predict"
 	"github.com/pate-tool/pate/label/rdp"
 )
 
@@ -90,6 +91,7 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, arrowio.ErrFormat), errors.Is(err, arrowio.ErrNoColumn),
+		errors.Is(err, predict.ErrFormat), errors.Is(err, predict.ErrVersion),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
 		return exitUsage
@@ -141,6 +143,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		},
 		Commands: []*cli.Command{
 			labelCommand(e, &jsonErrors),
+			predictCommand(e, &jsonErrors),
 			aggregateCommand(e, &jsonErrors),
 			replicateCommand(e, &jsonErrors),
 			analyzeCommand(e, &jsonErrors),

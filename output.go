@@ -92,8 +92,12 @@ func sourcesLine(rep *label.Report) string {
 		teachers, student = src.Teachers, src.Student
 	}
 	nobody := max(0, q.PublicRows-teachers-student)
-	line := fmt.Sprintf("pate: %d public rows labelled by: the teachers %d, the student %d, nobody %d (%d queries put",
-		q.PublicRows, teachers, student, nobody, q.Seen)
+	by := "the teachers"
+	if rep.DPLogReg != nil { // one model answered, not teachers
+		by = "the DP logistic regression"
+	}
+	line := fmt.Sprintf("pate: %d public rows labelled by: %s %d, the student %d, nobody %d (%d queries put",
+		q.PublicRows, by, teachers, student, nobody, q.Seen)
 	if s := rep.Student; s != nil {
 		line += fmt.Sprintf("; student %s trained on %d answers", s.Learner, s.TrainedOn)
 	}

@@ -7,6 +7,7 @@
 #   bash .ci/mutation.sh            # 10^6 runs per neighbour
 #   SHORT=1 bash .ci/mutation.sh    # -short: 10^5 runs, weaker
 #   PATE_AUDIT_E2E_RUNS=N           # end-to-end runs a side (default 30000)
+#   ONLY=REGEX                      # only the audits and mutants of the matching tests
 #
 # Prints: mechanism | claimed | audited lower bound | mutant caught.
 # Exits non-zero when the unmodified code fails an audit, a required mutant
@@ -66,7 +67,11 @@ row() {
 		END { if (seen) printf "%-44s | %-14s | %-22s | %s\n", name, claim, lb, caught }' <<<"$last_rows"
 }
 
-tests_all='TestTradeoffGNMax|TestTradeoffThreshold|TestTradeoffLNMax|TestTradeoffSVTFailure|TestTradeoffSVTInstance|TestTradeoffClassDiscovery|TestTradeoffEndToEnd'
+tests_all='TestTradeoffGNMax|TestTradeoffThreshold|TestTradeoffLNMax|TestTradeoffSVTFailure|TestTradeoffSVTInstance|TestTradeoffClassDiscovery|TestTradeoffEndToEnd|TestTradeoffDPLogReg|TestTradeoffDPLogRegCount'
+# ONLY=REGEX keeps the audits and mutants whose test names match it.
+if [[ -n "${ONLY:-}" ]]; then
+	tests_all=$(tr '|' '\n' <<<"$tests_all" | grep -E -- "$ONLY" | paste -sd'|')
+fi
 if audit "$tests_all"; then
 	while IFS= read -r line; do
 		awk -F' [|] ' '{ printf "%-44s | %-14s | %-22s | %s\n", $1 " (unmodified)", $2, $3, ($4 == "true" ? "passes" : "FAILS") }' <<<"$line"
@@ -90,6 +95,10 @@ mutants=(
 	"class discovery: σ halved"           label/teachers.go "dg, err := noise.NewDiscreteGaussian(sr)" "half, _ := noise.ParseRat(\"1/2\"); dg, err := noise.NewDiscreteGaussian(sr.Mul(sr, half))" TestTradeoffClassDiscovery
 	"end to end: gnmax σ halved"          label/gnmax.go "g, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); g, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffEndToEnd
 	"end to end: gnmax ρ halved"          label/gnmax.go "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)" "a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes) / 2" TestTradeoffEndToEnd
+	"dp-logreg: step ρ halved"            label/dplogreg.go "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps)" "rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps) / 2" TestTradeoffDPLogReg
+	"dp-logreg: step σ halved"            label/dplogreg.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffDPLogReg
+	"dp-logreg: count ρ halved"           label/dplogreg.go "rho = rdp.DiscreteGaussianRho(1, sc, 1)" "rho = rdp.DiscreteGaussianRho(1, sc, 1) / 2" TestTradeoffDPLogRegCount
+	"dp-logreg: count σ halved"           label/dplogreg.go "g, err = dplrSampler(sc)" "g, err = dplrSampler(sc / 2)" TestTradeoffDPLogRegCount
 )
 # Mutants the audits cannot see, printed for the record (not counted): the
 # claim is conservative by more than the mutation's factor (see the report).
@@ -104,6 +113,9 @@ run_mutants() {
 	while (($#)); do
 		local name=$1 file=$2 old=$3 new=$4 tests=$5
 		shift 5
+		if [[ -n "${ONLY:-}" ]] && ! grep -qE -- "$ONLY" <<<"$tests"; then
+			continue
+		fi
 		cp "$file" "$file.orig"
 		mutate "$file" "$old" "$new"
 		if [[ "$new" == *big.* ]] && ! grep -q '"math/big"' "$file"; then

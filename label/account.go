@@ -26,7 +26,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	} else {
 		noiseKind += " from a cryptographically secure generator (AES-256-CTR keyed from crypto/rand)"
 	}
-	return &Report{
+	rep := &Report{
 		SchemaVersion:   ReportSchemaVersion,
 		Tool:            "pate",
 		Version:         cfg.Version,
@@ -47,6 +47,10 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 		Neighbouring:    nb,
 		PlannedFraction: plannedFraction(cfg),
 	}
+	if r, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok {
+		rep.Teachers, rep.Learner = 0, r.learnerName()
+	}
+	return rep
 }
 
 func plannedFraction(cfg *Config) float64 {
@@ -101,12 +105,18 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 	if td.discovery != nil {
 		discSigma = td.discovery.Sigma
 	}
+	var modelRho float64
+	if mv, ok := st.ens.(modelVoter); ok { // one model spent the filter before the first label
+		modelRho = mv.modelRho()
+		mv.describeModel(rep)
+	}
 	var sp Spend
 	var err error
 	if st.labels != nil {
 		sp, err = RecomputeSpendLabels(agg.kind, st.labelEvents(), td.discoveryDelta, cfg.Delta)
 	} else {
-		sp, err = RecomputeSpend(agg.kind, len(td.classes.values), rep.Params, agg.checks, agg.argmaxes, discSigma, td.discoveryDelta, cfg.Delta)
+		sp, err = RecomputeSpendLabels(agg.kind, []LabelEvents{{Classes: len(td.classes.values), Params: rep.Params,
+			Checks: agg.checks, Argmaxes: agg.argmaxes, DiscoverySigma: discSigma, ModelRho: modelRho}}, td.discoveryDelta, cfg.Delta)
 	}
 	if err != nil { // the parameters were validated before the run
 		sp = Spend{Rho: Float(spentRho), EpsilonImproved: Float(math.Inf(1)), EpsilonClassic: Float(math.Inf(1)),

@@ -115,6 +115,9 @@ type LabelEvents struct {
 	Params           MechanismParams
 	Checks, Argmaxes int64
 	DiscoverySigma   string
+	// ModelRho is what training a model mechanism's model charged (zCDP,
+	// Gaussian); 0 for the others.
+	ModelRho float64
 }
 
 // RecomputeSpendLabels is RecomputeSpend for the events of several label
@@ -151,7 +154,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 			discRho = rdp.DiscreteGaussianRho(1, s, max(lab.Classes, 1))
 			discMu2 = 1 / (s * s)
 		}
-		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho
+		r := float64(lab.Checks)*rc + float64(lab.Argmaxes)*ra + discRho + lab.ModelRho
 		rho += r
 		if lab.DiscoverySigma != "" {
 			classesPublic = false
@@ -166,7 +169,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		} else {
 			gaussRho += r
 			// ρ = μ²/2 for every Gaussian event here.
-			mu2 += 2*float64(lab.Checks)*rc + 2*float64(lab.Argmaxes)*ra + discMu2
+			mu2 += 2*float64(lab.Checks)*rc + 2*float64(lab.Argmaxes)*ra + discMu2 + 2*lab.ModelRho
 		}
 		checks += lab.Checks
 		argmaxes += lab.Argmaxes
@@ -273,6 +276,15 @@ func leq(a, b float64) bool { return a <= b || a-b <= relTol*math.Abs(b) }
 //	pure_dp.beta, gamma                recomputed from the parameters (stable-em)
 //	pure_dp.event, claimed_reading,    text; event is quoted in the explanation, not verified
 //	  note
+//	dp_logreg.features, released_dims  dims must be classes·(features+1)
+//	dp_logreg.count_sigma, sigma       must be the σ the planner gives for the budget ρ (count: its
+//	                                   share; steps: what the count left, these steps, this sensitivity)
+//	dp_logreg.sensitivity_sq           must be the rule's for the parameter count
+//	dp_logreg.steps                    at most the rule's maximum; enters the steps' σ and ρ
+//	dp_logreg.rho                      must not understate 1/(2σc²) + steps·sensitivity_sq/(2σ²),
+//	                                   which is added to the realized ρ
+//	dp_logreg.count_rho, steps_rho,    not read (the audit prints its own); clip, integer_scale,
+//	  the hyperparameters, text          learning_rate, row_norm, rounding_beta enter no cost
 //	noise, privacy_unit, neighbouring  text quoted in the explanation; not verifiable from a report
 //	seeded                             quoted in the explanation (a warning); not verifiable
 //	version, teachers, learner, label,
@@ -401,8 +413,14 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 		}
 		res.DiscoveryDelta = DiscoveryDelta(delta, false)
 	}
-	res.Spent, err = RecomputeSpend(rep.Mechanism, len(rep.Classes), rep.Params, sp.ThresholdChecks, sp.NoisyArgmaxes,
-		discSigma, res.DiscoveryDelta, delta)
+	var modelRho float64
+	if m, ok := mechanismOf(rep.Mechanism).(modelMechanism); ok {
+		if modelRho, err = m.auditModel(rep, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Spent, err = RecomputeSpendLabels(rep.Mechanism, []LabelEvents{{Classes: len(rep.Classes), Params: rep.Params,
+		Checks: sp.ThresholdChecks, Argmaxes: sp.NoisyArgmaxes, DiscoverySigma: discSigma, ModelRho: modelRho}}, res.DiscoveryDelta, delta)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}

@@ -95,15 +95,10 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w: nothing left", rdp.ErrBudgetExceeded)
 	}
 	// 1. The noisy count.
-	sc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1) // 1/σc² ≤ 2ρc
+	sc, gc, rhoCount, err := dplrCount(budget)
 	if err != nil {
-		return nil, nil, fmt.Errorf("label: planning the row count: %w", err)
+		return nil, nil, err
 	}
-	gc, err := dplrSampler(sc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("label: row count noise: %w", err)
-	}
-	rhoCount := rdp.DiscreteGaussianRho(1, sc, 1)
 	if err := f.Charge(rhoCount); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the row count: %w", err)
 	}
@@ -120,15 +115,10 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		p.Gamma = scaled / p.Clip
 		p.Rows = rows
 	}
-	sigma, err := rdp.PlanDGaussStepsRho(f.Remaining(), p.Steps, float64(p.SensSq))
+	sigma, g, rhoSteps, err := dplrSteps(f.Remaining(), p, learners.ParamCount(x.Cols, classes))
 	if err != nil {
-		return nil, nil, fmt.Errorf("label: planning the gradient noise: %w", err)
+		return nil, nil, err
 	}
-	g, err := dplrSampler(sigma)
-	if err != nil {
-		return nil, nil, fmt.Errorf("label: gradient noise: %w", err)
-	}
-	rhoSteps := rdp.DGaussStepsRho(float64(p.SensSq), sigma, learners.ParamCount(x.Cols, classes), 1, p.Steps)
 	if err := f.Charge(rhoSteps); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the gradient steps: %w", err)
 	}
@@ -138,4 +128,37 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
 	}
 	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps}, nil
+}
+
+// dplrCount plans the noisy row count (sensitivity 1) on the whole run's
+// budget ρ: σc for DPLogRegCountShare of it, its exact sampler, and the ρ
+// the count charges (the claim the trade-off audit checks).
+func dplrCount(budget float64) (sc float64, g *noise.DiscreteGaussian, rho float64, err error) {
+	sc, err = rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1) // 1/σc² ≤ 2ρc
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: planning the row count: %w", err)
+	}
+	g, err = dplrSampler(sc)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: row count noise: %w", err)
+	}
+	rho = rdp.DiscreteGaussianRho(1, sc, 1)
+	return sc, g, rho, nil
+}
+
+// dplrSteps plans the gradient steps of p (its Steps releases of squared
+// sensitivity SensSq, dims coordinates each) on the budget ρ left: the
+// smallest σ that fits, its exact sampler, and the ρ the steps charge (the
+// accountant's claim, which the trade-off audit checks against the noise).
+func dplrSteps(budget float64, p learners.DPLogRegParams, dims int) (sigma float64, g *noise.DiscreteGaussian, rho float64, err error) {
+	sigma, err = rdp.PlanDGaussStepsRho(budget, p.Steps, float64(p.SensSq))
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: planning the gradient noise: %w", err)
+	}
+	g, err = dplrSampler(sigma)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("label: gradient noise: %w", err)
+	}
+	rho = rdp.DGaussStepsRho(float64(p.SensSq), sigma, dims, 1, p.Steps)
+	return sigma, g, rho, nil
 }

@@ -13,7 +13,7 @@ import (
 // sensitive data: what each of its events charges the budget, how its
 // parameters are planned from a budget, and how it answers. Every mechanism
 // is one file of this package (lnmax.go, gnmax.go, confident.go, svt.go,
-// stableem.go, privlearner.go); the registry below is the only place that
+// stableem.go, privlearner.go, dplrmech.go); the registry below is the only place that
 // maps a --mechanism name to one. The engine asks a mechanism what it can
 // do (the narrower interfaces below), never what it is called.
 //
@@ -102,15 +102,51 @@ type eventMechanism interface {
 }
 
 // rowMechanism learns from the sensitive rows themselves instead of
-// polling teachers trained on them.
+// polling teachers trained on them (private-learner and stable-em, which
+// are also eventMechanisms; dp-logreg, a modelMechanism).
 type rowMechanism interface {
-	eventMechanism
+	Mechanism
 	// learner prepares the voter from the encoded sensitive rows X (y: their
 	// class indices, -1 when unusable); head is the public head, enc the
 	// encoder fitted on it.
 	learner(l *Labeler, X *learners.Matrix, y []int32, classes int, enc *learners.Encoder, head []arrow.Record) (voter, error)
 	// learnerName names its learner, for the report.
 	learnerName() string
+}
+
+// modelMechanism trains one model on the sensitive rows under the run's
+// zCDP filter (its voter's start makes every charge, before the first
+// label) and labels every public row with it: its answers charge nothing.
+type modelMechanism interface {
+	rowMechanism
+	// auditModel re-derives the model's charges from the report's exact
+	// parameters, adding its checks to res, and returns their ρ.
+	auditModel(rep *Report, res *AuditResult) (float64, error)
+	// answerSource is the output's pate_source of the rows it labels.
+	answerSource() string
+}
+
+// modelVoter is the voter of a modelMechanism once trained.
+type modelVoter interface {
+	// modelRho is the ρ its training charged.
+	modelRho() float64
+	// describeModel fills in its section of the report.
+	describeModel(rep *Report)
+	// trainedModel is the model, which labels rows after the run too
+	// (Labeler.Trained); nil before it is trained.
+	trainedModel() learners.Model
+}
+
+// TrainsModel reports whether a run of the named mechanism trains one model
+// on the sensitive rows that labels every row (a modelMechanism): the model
+// a run's Trained returns without a student.
+func TrainsModel(name string) bool {
+	m, err := lookup(name)
+	if err != nil {
+		return false
+	}
+	_, ok := m.(modelMechanism)
+	return ok
 }
 
 // starter is a voter with work to do once the budget is set and before
@@ -126,7 +162,7 @@ type batchStarter interface {
 }
 
 // registry lists the mechanisms, the default first.
-var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}}
+var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}}
 
 // Mechanisms lists the names of the aggregation mechanisms, the default
 // first.

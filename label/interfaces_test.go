@@ -34,11 +34,12 @@ func TestRegistry(t *testing.T) {
 			}
 			_, argmax := m.(argmaxMechanism)
 			_, events := m.(eventMechanism)
-			if argmax == events {
-				t.Errorf("argmax mechanism %v, pure events %v: want exactly one", argmax, events)
+			_, model := m.(modelMechanism)
+			if n := btoi(argmax) + btoi(events) + btoi(model); n != 1 {
+				t.Errorf("argmax mechanism %v, pure events %v, one model %v: want exactly one", argmax, events, model)
 			}
-			if _, rows := m.(rowMechanism); rows && !events {
-				t.Error("learns from the rows but does not charge pure events")
+			if _, rows := m.(rowMechanism); rows && !events && !model {
+				t.Error("learns from the rows but charges neither pure events nor one model")
 			}
 		})
 	}
@@ -116,6 +117,7 @@ func TestAnalyzeAccounting(t *testing.T) {
 		{MechanismSVT, rdp.NoAccounting, false},
 		{MechanismPrivateLearner, rdp.NoAccounting, false},
 		{MechanismStableEM, rdp.NoAccounting, false},
+		{MechanismDPLogReg, rdp.NoAccounting, false},
 		{"no-such-mechanism", rdp.NoAccounting, false},
 	}
 	for _, tc := range tests {

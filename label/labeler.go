@@ -36,6 +36,8 @@ type Labeler struct {
 	votes      *arrow.Schema // aggregate mode: the vote file's schema
 	numClasses int           // aggregate mode: classes in the votes
 	listVotes  bool          // aggregate mode: predictions in one list column
+
+	trained *Trained // what labels rows after the last Run (see Trained)
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

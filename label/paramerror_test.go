@@ -2,6 +2,7 @@ package label
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -22,8 +23,8 @@ func TestParamError(t *testing.T) {
 		{"epsilon", Config{Teachers: 3, Epsilon: -1, Delta: 1e-5, BatchSize: 1}, "epsilon",
 			"epsilon must be positive, got -1", "--epsilon must be positive, got -1"},
 		{"mechanism", Config{Mechanism: "nope", Teachers: 3, Delta: 1e-5, BatchSize: 1}, "mechanism",
-			`mechanism "nope" is not one of confident-gnmax, gnmax, lnmax, private-learner, svt, stable-em`,
-			`--mechanism "nope" is not one of confident-gnmax, gnmax, lnmax, private-learner, svt, stable-em`},
+			`mechanism "nope" is not one of ` + strings.Join(Mechanisms, ", "),
+			`--mechanism "nope" is not one of ` + strings.Join(Mechanisms, ", ")},
 		{"another parameter named", Config{Teachers: 3, Delta: 1e-5, BatchSize: 1, Params: MechanismParams{Sigma1: "1", Sigma2: "1"}, Labels: []string{"a"}, LabelWeights: []float64{1}}, "label-weights",
 			"label-weights splits the epsilon budget; without epsilon the noise is explicit and the same for every label column",
 			"--label-weights splits the --epsilon budget; without --epsilon the noise is explicit and the same for every label column"},

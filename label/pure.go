@@ -217,9 +217,6 @@ func capByQueries(f *pureFilter, queries int64) {
 func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) (*Report, *aggregator, budget, error) {
 	cfg := &l.cfg
 	rep := l.newReport(td)
-	if r, ok := m.(rowMechanism); ok {
-		rep.Teachers, rep.Learner = 0, r.learnerName()
-	}
 	classes := len(td.classes.values)
 	p := cfg.Params
 	f := &pureFilter{eps: cfg.Epsilon, delta: cfg.Delta, rho0: td.discoveryRho}

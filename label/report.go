@@ -54,6 +54,8 @@ type Report struct {
 	// rows with at least one label released).
 	Labels []LabelReport `json:"labels,omitempty"`
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
+	// DPLogReg is the model of a dp-logreg run (dplrmech.go).
+	DPLogReg *DPLogRegReport `json:"dp_logreg,omitempty"`
 }
 
 // PureDPReport describes the pure ε-DP events of the pure mechanisms

@@ -142,6 +142,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, spentBefore(err, discovered)
 	}
 	l.finishReport(rep, st, agg, filter, td)
+	l.keepTrained(st)
 	return rep, nil
 }
 
@@ -155,6 +156,9 @@ func (l *Labeler) newRunState(enc *learners.Encoder, ens voter, agg *aggregator,
 		st.initLabels(td)
 	}
 	st.vote = st.voteEnsemble
+	if m, ok := mechanismOf(cfg.Mechanism).(modelMechanism); ok {
+		st.answerSource = m.answerSource()
+	}
 	st.tileBufs.New = func() any { return new([]float32) }
 	if bs, ok := ens.(batchStarter); ok { // each batch's predictions draw from their own stream
 		st.vote = func(b *batch) error {
@@ -190,6 +194,17 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	queries := cfg.PublicRows
 	if cfg.MaxQueries > 0 && (queries < 0 || cfg.MaxQueries < queries) {
 		queries = cfg.MaxQueries
+	}
+	if _, ok := mechanismOf(cfg.Mechanism).(modelMechanism); ok {
+		// One model spends the filter when it is trained (its voter's
+		// start); its answers are free.
+		agg, err := newAggregator(cfg.Mechanism, len(td.classes.values), cfg.Params)
+		if err != nil {
+			return nil, nil, nil, invalid("%v", err)
+		}
+		rep.Params = cfg.Params
+		rep.PlannedQueries = queries
+		return rep, agg, filter, nil
 	}
 	if len(td.labels) > 1 {
 		agg, err := l.prepareLabels(td, rhoAvail, queries, filter)
@@ -374,6 +389,10 @@ type runState struct {
 	target   int64        // SelectRandom: queries to select
 
 	released []int64 // answers per class
+
+	// answerSource is the pate_source of an answered row when a model
+	// mechanism answers ("": SourceTeachers; see answeredBy).
+	answerSource string
 
 	// Multi-label runs: every label column, the first included
 	// (its ensemble and aggregator are also ens and agg above), and the
@@ -661,7 +680,7 @@ func (st *runState) aggregateRows(b *batch, ob *outBuilders) (labels, sources ar
 		} else if row < int64(len(st.pre)) { // asked before the stream
 			c, src = st.asked(row)
 		}
-		if src == SourceTeachers {
+		if src == st.answeredBy() {
 			st.sources.Teachers++
 		} else {
 			st.sources.Abstained++
@@ -696,7 +715,7 @@ func (st *runState) query(b *batch, q int, row int64) (int, string) {
 		if st.student != nil {
 			st.student.addAnswer(b.x.Row(q), c)
 		}
-		return c, SourceTeachers
+		return c, st.answeredBy()
 	case outAbstained:
 		st.abstained++
 		st.seen++
@@ -707,6 +726,14 @@ func (st *runState) query(b *batch, q int, row int64) (int, string) {
 	return -1, SourceAbstained
 }
 
+// answeredBy is the pate_source of an answered row.
+func (st *runState) answeredBy() string {
+	if st.answerSource == "" {
+		return SourceTeachers
+	}
+	return st.answerSource
+}
+
 // asked counts the outcome of a row asked before the stream (--select
 // uncertain).
 func (st *runState) asked(row int64) (int, string) {
@@ -715,7 +742,7 @@ func (st *runState) asked(row int64) (int, string) {
 		st.answered++
 		st.released[v]++
 		st.seen++
-		return int(v), SourceTeachers
+		return int(v), st.answeredBy()
 	case v == preAbstained:
 		st.abstained++
 		st.seen++

@@ -16,4 +16,8 @@
 // regression: it clips, scales and rounds the per-example gradients to
 // integers with a known norm bound, and the caller injects the integer noise
 // (label/noise's discrete Gaussian) and does the accounting (label/rdp).
+//
+// EncodeModel and DecodeModel store a fitted Model and restore it bit for
+// bit (a saved labeler, package label/predict, holds one beside its
+// Encoder, which is stored as JSON).
 package learners

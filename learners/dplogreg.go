@@ -235,8 +235,14 @@ func (p *DPLogRegParams) check() error {
 // predicted. The labels' counts are not used: the model has classes·(dim+1)
 // parameters whatever classes are present.
 func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
-	if _, err := checkFit(x, y, classes); err != nil {
-		return nil, err
+	// No rows is not an error: refusing would tell an empty sensitive set
+	// from its neighbour with one row. The releases are then noise alone.
+	if x.Rows > 0 {
+		if _, err := checkFit(x, y, classes); err != nil {
+			return nil, err
+		}
+	} else if classes < 1 || len(y) != 0 {
+		return nil, fmt.Errorf("learners: %d labels for no rows and %d classes", len(y), classes)
 	}
 	if l.Noise == nil {
 		return nil, ErrNoNoise

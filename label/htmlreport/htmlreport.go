@@ -318,6 +318,15 @@ func (p *page) parameters() [][2]string {
 	if pr.Threshold != 0 {
 		rows = append(rows, [2]string{"Threshold T", strconv.FormatInt(pr.Threshold, 10)})
 	}
+	if d := rep.DPLogReg; d != nil { // one DP model: what its cost depends on
+		rows = append(rows,
+			[2]string{"σ (each gradient coordinate)", d.Sigma},
+			[2]string{"Gradient steps", strconv.Itoa(d.Steps)},
+			[2]string{"Squared sensitivity of one step (integer units)", strconv.FormatInt(d.SensSq, 10)},
+			[2]string{"Released coordinates per step", strconv.Itoa(d.Dims)},
+			[2]string{"σ (noisy row count)", d.CountSigma},
+			[2]string{"Model ρ (zCDP)", num(float64(d.Rho))})
+	}
 	return append(rows,
 		[2]string{"Teachers", fmt.Sprintf("%d (%s)", rep.Teachers, rep.Learner)},
 		[2]string{"Classes", fmt.Sprintf("%s — %s", strings.Join(rep.Classes, ", "), rep.ClassesSource)},

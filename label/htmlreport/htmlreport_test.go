@@ -267,3 +267,21 @@ func TestWriteRefusesNothing(t *testing.T) {
 		t.Fatal("Write(nil report) succeeded")
 	}
 }
+
+// TestWriteDPLogReg: the page of a dp-logreg run lists the parameters its
+// cost depends on.
+func TestWriteDPLogReg(t *testing.T) {
+	rep := &label.Report{SchemaVersion: label.ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: label.MechanismDPLogReg,
+		Classes: []string{"0", "1"}, Released: map[string]int64{"0": 3, "1": 2},
+		Queries:  label.Queries{PublicRows: 5, Seen: 5, Answered: 5},
+		DPLogReg: &label.DPLogRegReport{Sigma: "30210", CountSigma: "18.1", Steps: 137, SensSq: 264931, Dims: 226, Rho: 0.0305}}
+	var b strings.Builder
+	if err := Write(&b, rep, &label.AuditResult{Mechanism: rep.Mechanism, Holds: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"30210", "18.1", ">137<", "264931", ">226<"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}

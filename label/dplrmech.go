@@ -1,0 +1,267 @@
+package label
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// dp-logreg: one multinomial logistic regression trained on the sensitive
+// rows by differentially private gradient descent (FitDPLogReg: clipped
+// per-example gradients, scaled and randomly rounded to integers, summed,
+// plus the exact discrete Gaussian on every coordinate), then every public
+// row labelled by it (post-processing: the answers charge nothing).
+//
+// The run's zCDP filter has the budget RhoForEps(ε, δ); the model spends
+// all of it, in two charges made before the first label:
+//
+//   - the noisy row count, σc planned for DPLogRegCountShare of the budget
+//     (ρc = 1/(2σc²));
+//   - Steps gradient sums of squared sensitivity SensSq, σ planned for what
+//     the count left (ρ = Steps·SensSq/(2σ²)).
+//
+// Every hyperparameter comes from a public rule (learners.PlanDPLogReg):
+// the clip, learning rate and row norm are constants; the integer scale
+// and SensSq follow the number of parameters classes·(features+1) (public:
+// the features are those of the encoder fitted on the public data, the
+// classes are declared); the steps follow the signal-to-noise ratio of the
+// noisy count and the budget. The features are encoded by the encoder
+// fitted on the public head (its scaling is public) and each encoded row is
+// scaled to ℓ2 norm at most RowNorm on its own. The report's dp_logreg
+// section holds every parameter the cost depends on; pate audit re-derives
+// the count's and the steps' σ from the budget and the public rule, and the
+// ρ from them.
+
+// MechanismDPLogReg is DP logistic regression (Abadi et al. 2016; Kairouz,
+// Liu, Steinke 2021 for the integer release).
+const MechanismDPLogReg = "dp-logreg"
+
+// SourceDPLogReg is the output's pate_source of the rows the model labelled.
+const SourceDPLogReg = "dp-logreg"
+
+// Noise streams of a seeded dp-logreg run.
+const (
+	streamDPLogRegNoise = 9
+	streamDPLogRegRound = 10
+)
+
+// DPLogRegReport is the report's dp_logreg section: everything the cost of
+// the model depends on. Every figure is public (a constant of the rule, a
+// function of the budget and of public shapes, or a function of the noisy
+// count, which is a mechanism output).
+type DPLogRegReport struct {
+	Features   int    `json:"features"`         // encoded features (public encoder)
+	Dims       int    `json:"released_dims"`    // coordinates of one released sum: classes·(features+1)
+	CountSigma string `json:"count_sigma"`      // σc of the noisy row count
+	CountRho   Float  `json:"count_rho"`        // 1/(2σc²)
+	Steps      int    `json:"steps"`            // gradient releases
+	SensSq     int64  `json:"sensitivity_sq"`   // squared ℓ2 bound of one row's rounded gradient
+	Sigma      string `json:"sigma"`            // σ of every coordinate of every step
+	StepsRho   Float  `json:"steps_rho"`        // Steps·SensSq/(2σ²)
+	Rho        Float  `json:"rho"`              // CountRho + StepsRho
+	Clip       Float  `json:"clip"`             // ℓ2 clip of one row's gradient
+	Scale      Float  `json:"integer_scale"`    // γ: the clipped gradient is scaled by it before rounding
+	Beta       Float  `json:"rounding_beta"`    // KLS21's β of the norm bound SensSq
+	LearnRate  Float  `json:"learning_rate"`    // step size
+	RowNorm    Float  `json:"row_norm"`         // each encoded row scaled to ℓ2 norm ≤ it
+	CountShare Float  `json:"count_share"`      // share of the budget planned for the count
+	Rule       string `json:"rule"`             // how the parameters were chosen
+	Noise      string `json:"noise_per_step"`   // what one step releases
+	Rounding   string `json:"integer_rounding"` // how a gradient becomes integers
+}
+
+type dpLogRegMechanism struct{}
+
+func (dpLogRegMechanism) Name() string { return MechanismDPLogReg }
+
+func (dpLogRegMechanism) Noise() string {
+	return "exact discrete Gaussian (Canonne, Kamath, Steinke 2020) on the noisy row count and on every coordinate of every integer gradient sum; " +
+		"conditional randomized rounding of the scaled gradients (Kairouz, Liu, Steinke 2021)"
+}
+
+func (dpLogRegMechanism) validate(cfg *Config) error {
+	switch {
+	case len(cfg.Labels) > 1:
+		return paramError("mechanism", " %s labels one %v column for now, got %d", cfg.Mechanism, ParamName("label"), len(cfg.Labels))
+	case cfg.Replicable != nil:
+		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
+	case !(cfg.Epsilon > 0):
+		return paramError("mechanism", " %s needs %v: the model spends the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"))
+	case cfg.Classes == nil:
+		return paramError("mechanism", " %s needs %v: the model's shape (and its cost) must be public", cfg.Mechanism, ParamName("classes"))
+	case cfg.PrivacyUnit != "":
+		return paramError("mechanism", " %s clips the gradient of one row: %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
+	case cfg.Select == SelectUncertain:
+		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
+	case cfg.Student != "":
+		return paramError("student", " is not needed with %v %s: its model labels every row", ParamName("mechanism"), cfg.Mechanism)
+	case cfg.Params != MechanismParams{}:
+		return paramError("mechanism", " %s plans every parameter from %v: the noise flags of the other mechanisms do not apply", cfg.Mechanism, ParamName("epsilon"))
+	}
+	return nil
+}
+
+// build: the answers are the model's predictions, free (the model's
+// charges are made when it is trained, in start).
+func (dpLogRegMechanism) build(*aggregator, MechanismParams) error { return nil }
+
+func (dpLogRegMechanism) learnerName() string {
+	return "multinomial logistic regression by DP gradient descent"
+}
+
+func (dpLogRegMechanism) answerSource() string { return SourceDPLogReg }
+
+// learner keeps the encoded rows whose label is one of the classes (a row
+// without one contributes nothing: dropping it is a map of that row alone,
+// and refusing would reveal it); the model is trained once the budget
+// filter is set (start).
+func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
+	if !slices.Contains(y, -1) {
+		return &dpLogRegVoter{x: X, y: y, classes: classes, features: X.Cols}, nil
+	}
+	x, ys := learners.NewMatrix(0, X.Cols), make([]int32, 0, len(y))
+	for i, c := range y {
+		if c >= 0 {
+			x.Data = append(x.Data, X.Row(i)...)
+			x.Rows++
+			ys = append(ys, c)
+		}
+	}
+	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols}, nil
+}
+
+// dpLogRegVoter is the trained model: one vote for its prediction.
+type dpLogRegVoter struct {
+	x       *learners.Matrix // sensitive: dropped once the model is trained
+	y       []int32
+	classes int
+	// features is the encoded width (public: the encoder's).
+	features int
+	model    learners.Model
+	rel      *DPLogRegRelease
+}
+
+// start trains the model on the run's filter: the only charges of the run.
+func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget) error {
+	f, ok := b.(*rdp.Filter)
+	if !ok {
+		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
+	}
+	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound), DPLogRegOptions{})
+	v.x, v.y = nil, nil
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
+	}
+	v.model, v.rel = m, rel
+	return nil
+}
+
+// Votes implements voter: one vote for the model's class.
+func (v *dpLogRegVoter) Votes(x *learners.Matrix, counts []int32) {
+	clear(counts[:x.Rows*v.classes])
+	pred := make([]int32, x.Rows) // a batch's worth; no state shared between calls
+	v.model.Predict(x, pred)
+	for i, c := range pred {
+		counts[i*v.classes+int(c)] = 1
+	}
+}
+
+// trainedModel is the model (nil before start).
+func (v *dpLogRegVoter) trainedModel() learners.Model { return v.model }
+
+// modelRho is what training the model charged.
+func (v *dpLogRegVoter) modelRho() float64 {
+	if v.rel == nil {
+		return 0
+	}
+	return v.rel.Rho
+}
+
+// describeModel fills in the report's dp_logreg section.
+func (v *dpLogRegVoter) describeModel(rep *Report) {
+	r := v.rel
+	if r == nil {
+		return
+	}
+	p := r.Params
+	dims := learners.ParamCount(v.features, v.classes)
+	countRho := rdp.DiscreteGaussianRho(1, r.CountSigma, 1)
+	rep.DPLogReg = &DPLogRegReport{
+		Features: v.features, Dims: dims,
+		CountSigma: strconv.FormatFloat(r.CountSigma, 'g', -1, 64), CountRho: Float(countRho),
+		Steps: p.Steps, SensSq: p.SensSq, Sigma: strconv.FormatFloat(r.Sigma, 'g', -1, 64),
+		StepsRho: Float(r.Rho - countRho), Rho: Float(r.Rho),
+		Clip: Float(p.Clip), Scale: Float(p.Gamma), Beta: Float(learners.DefaultRoundingBeta),
+		LearnRate: Float(p.LearnRate), RowNorm: Float(p.RowNorm), CountShare: Float(DPLogRegCountShare),
+		Rule: "learners.PlanDPLogReg: clip, learning rate, row norm constant; integer scale and sensitivity from the parameter count; " +
+			"steps = clamp(round(6·s), 20, 200), s = noisy rows·√(2ρ)/√params; σc and σ the smallest 4-digit decimals that fit the budget's shares",
+		Noise:    "the sum over the sensitive rows of their rounded gradients, plus N_Z(0, σ²) on each of released_dims coordinates",
+		Rounding: "scaled by integer_scale, randomized rounding repeated until ‖r‖² ≤ sensitivity_sq (truncated towards zero after 64 draws)",
+	}
+}
+
+// auditModel re-derives the model's figures from the report's dp_logreg
+// section and the budget: the count's σ and the steps' σ must be those the
+// planning rule gives for the budget (an edited σ, step count or
+// sensitivity fails), the sensitivity the one the rule fixes for the
+// parameter count, and the ρ is recomputed from them. It returns the
+// recomputed ρ.
+func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, error) {
+	d := rep.DPLogReg
+	if d == nil {
+		return 0, invalid("report: --mechanism %s without its dp_logreg section", MechanismDPLogReg)
+	}
+	if !rep.Budget.Filter || !(float64(rep.Guarantee.Rho) > 0) {
+		return 0, invalid("report: --mechanism %s runs on a budget filter, the report has none", MechanismDPLogReg)
+	}
+	classes := len(rep.Classes)
+	if d.Features < 1 || d.Steps < 1 || d.SensSq < 1 {
+		return 0, invalid("report: dp_logreg: features, steps and sensitivity_sq must be ≥ 1")
+	}
+	_, sc, err := parsePositive("dp_logreg count_sigma", d.CountSigma)
+	if err != nil {
+		return 0, invalid("report: %w", err)
+	}
+	_, sigma, err := parsePositive("dp_logreg sigma", d.Sigma)
+	if err != nil {
+		return 0, invalid("report: %w", err)
+	}
+	dims := learners.ParamCount(d.Features, classes)
+	res.add("dp-logreg released coordinates", float64(d.Dims), float64(dims), d.Dims == dims,
+		"classes·(features+1): one coordinate per model parameter")
+	budget := float64(rep.Guarantee.Rho)
+
+	wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
+	if err != nil {
+		return 0, invalid("report: dp_logreg: planning the count: %w", err)
+	}
+	res.add("dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
+		fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
+	countRho := rdp.DiscreteGaussianRho(1, sc, 1)
+
+	want, err := learners.PlanDPLogReg(d.Features, classes, 1, 1)
+	if err != nil {
+		return 0, invalid("report: dp_logreg: %w", err)
+	}
+	res.add("dp-logreg sensitivity from the public rule", float64(d.SensSq), float64(want.SensSq), d.SensSq == want.SensSq,
+		"the squared norm bound of a rounded gradient the rule fixes for the parameter count")
+	res.add("dp-logreg steps within the rule", float64(d.Steps), learners.DefaultDPMaxSteps, d.Steps <= learners.DefaultDPMaxSteps,
+		"the rule takes at most this many steps")
+	wantSigma, err := rdp.PlanDGaussStepsRho(math.Max(budget-countRho, 0), d.Steps, float64(want.SensSq))
+	if err != nil {
+		return 0, invalid("report: dp_logreg: planning the steps: %w", err)
+	}
+	res.add("dp-logreg step σ planned from the budget", sigma, wantSigma, sigma == wantSigma,
+		"σ is planned for what the count left of the budget, for these steps and this sensitivity")
+	stepsRho := rdp.DGaussStepsRho(float64(d.SensSq), sigma, dims, 1, d.Steps)
+	rho := countRho + stepsRho
+	res.add("dp-logreg model ρ", float64(d.Rho), rho, leq(rho, float64(d.Rho)),
+		"1/(2σc²) + steps·sensitivity_sq/(2σ²); the report must not understate it")
+	return rho, nil
+}
