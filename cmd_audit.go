@@ -166,8 +166,12 @@ func writeFileAtomic(path string, b []byte) error {
 
 // writeHTMLReport writes the HTML report of a run (audited) atomically.
 func writeHTMLReport(path string, rep *label.Report) error {
+	res, err := label.Audit(rep)
+	if res == nil {
+		return fmt.Errorf("htmlreport: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := htmlreport.Write(&buf, rep, nil); err != nil {
+	if err := htmlreport.Write(&buf, rep, res); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, buf.Bytes())

@@ -280,8 +280,8 @@ func (stableEMMechanism) auditParams(rep *Report, res *AuditResult) error {
 		return invalid("report parameters: %w", err)
 	}
 	tv := rdp.StableTV(q, e)
-	res.add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
-	res.add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	addCheck(res, "stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
+	addCheck(res, "stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
 	return nil
 }
 

@@ -62,31 +62,6 @@ const (
 	preAbstained = -2
 )
 
-// SourceCounts counts output rows by the source of their label.
-type SourceCounts struct {
-	Teachers  int64 `json:"teachers"`
-	Student   int64 `json:"student"`
-	Abstained int64 `json:"abstained"`
-}
-
-// StudentReport describes the student: a model trained on the released
-// labels only (post-processing, no privacy cost) that labels the rows the
-// teachers did not.
-type StudentReport struct {
-	Learner      string         `json:"learner"`
-	TrainedOn    int64          `json:"trained_on"`
-	SelfTraining *SelfTrainInfo `json:"self_training,omitempty"`
-}
-
-// SelfTrainInfo describes self-training: the unlabelled public rows the
-// student looked at, and those it pseudo-labelled (probability ≥
-// SelfTrainConfidence) before it was refitted once.
-type SelfTrainInfo struct {
-	Pool           int64   `json:"pool"`
-	PseudoLabelled int64   `json:"pseudo_labelled"`
-	Confidence     float64 `json:"confidence"`
-}
-
 // validateStudent checks the student and selection parameters.
 func validateStudent(cfg *Config) error {
 	if cfg.Student != "" && !slices.Contains(learners.LearnerNames, cfg.Student) {

@@ -337,14 +337,14 @@ func (svtMechanism) auditParams(*Report, *AuditResult) error { return nil }
 func (svtMechanism) auditFailure(rep *Report, res *AuditResult, extra float64) error {
 	pr, q := rep.PureDP, rep.Queries
 	m := rep.PlannedQueries
-	res.add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
+	addCheck(res, "queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
 	bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
 	if err != nil {
 		return invalid("report parameters: %w", err)
 	}
-	res.add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
+	addCheck(res, "recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
 		"svt's share of δ for a query reported stable whose majority could change")
-	res.add("stable-release failure δ", extra, bad, bad <= extra,
+	addCheck(res, "stable-release failure δ", extra, bad, bad <= extra,
 		fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 // Chart geometry (pixels).
@@ -35,22 +35,19 @@ const (
 )
 
 // Write writes one self-contained HTML page for the report rep. audit is the
-// result of label.Audit on rep; when nil, Write runs the audit itself (a
-// report whose claim fails is still drawn, with the verdict shown).
+// result of the audit of rep (package label's Audit, which recomputes the
+// claim); a report whose claim fails is still drawn, with the verdict
+// shown.
 //
 // The page is an html/template: every figure and string of the report goes
 // through its contextual escaping, so a report cannot put markup or script
 // on the page whatever its strings hold.
-func Write(w io.Writer, rep *label.Report, audit *label.AuditResult) error {
+func Write(w io.Writer, rep *report.Report, audit *report.AuditResult) error {
 	if rep == nil {
 		return errors.New("htmlreport: no report")
 	}
 	if audit == nil {
-		res, err := label.Audit(rep)
-		if res == nil {
-			return fmt.Errorf("htmlreport: %w", err)
-		}
-		audit = res
+		return errors.New("htmlreport: no audit of the report")
 	}
 	bw := bufio.NewWriter(w)
 	if err := pageTemplate.Execute(bw, newPage(rep, audit)); err != nil {
@@ -77,12 +74,12 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // page is what the page template shows.
 type page struct {
-	rep   *label.Report
-	audit *label.AuditResult
+	rep   *report.Report
+	audit *report.AuditResult
 
 	Title      string // the document's
-	Rep        *label.Report
-	Audit      *label.AuditResult
+	Rep        *report.Report
+	Audit      *report.AuditResult
 	Parameters [][2]string
 	Outcome    [][3]string // name, data-field, value
 	Cards      []card      // the charts and tables of the grid
@@ -106,7 +103,7 @@ type checkRow struct {
 	Class, Mark, Name, Claimed, Recomputed string
 }
 
-func newPage(rep *label.Report, audit *label.AuditResult) *page {
+func newPage(rep *report.Report, audit *report.AuditResult) *page {
 	p := &page{rep: rep, audit: audit, Rep: rep, Audit: audit}
 	p.Title = fmt.Sprintf("pate privacy report — %s, ε = %s", rep.Mechanism, num(float64(rep.Guarantee.Epsilon)))
 	p.Parameters = p.parameters()
