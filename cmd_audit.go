@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
 
-	"github.com/pate-tool/pate/internal/atomicfile"
 	"github.com/pate-tool/pate/io/arrowio"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/htmlreport"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/pate-tool/pate/internal/atomicfile"
 	"github.com/pate-tool/pate/io/arrowio"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
 )

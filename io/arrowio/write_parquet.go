@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
-	"github.com/pate-tool/pate/internal/atomicfile"
+	"github.com/pate-tool/pate/io/atomicfile"
 )
 
 // ParquetOptions configures WriteParquet.

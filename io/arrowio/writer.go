@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/term"
 
-	"github.com/pate-tool/pate/internal/atomicfile"
+	"github.com/pate-tool/pate/io/atomicfile"
 )
 
 // WriteFormat is an output format.

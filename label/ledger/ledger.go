@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pate-tool/pate/internal/atomicfile"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/label/report"
 )
