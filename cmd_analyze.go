@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -109,21 +110,24 @@ func runAnalyze(c *cli.Context, e *env) error {
 		Queries: c.Int("queries"), Delta: d, Orders: orders, Conversion: conv,
 		Beta: c.Float64("beta"), SigmaSS: c.Float64("sigma-ss"), OptimizeSS: c.Bool("optimize-ss"),
 	}
-	switch p.Mechanism {
-	case "confident-gnmax":
+	acc, ok := label.AnalyzeAccounting(p.Mechanism)
+	if !ok {
+		return usagef("--mechanism must be %s, got %q", orList(label.AnalyzableMechanisms()), p.Mechanism)
+	}
+	p.Accounting = acc
+	switch acc {
+	case rdp.ThresholdGaussian:
 		if !(p.Sigma1 > 0 && p.Sigma2 > 0) {
-			return usagef("confident-gnmax needs --threshold, --sigma1 > 0 and --sigma2 > 0")
+			return usagef("%s needs --threshold, --sigma1 > 0 and --sigma2 > 0", p.Mechanism)
 		}
-	case "gnmax":
+	case rdp.Gaussian:
 		if !(p.Sigma2 > 0) {
-			return usagef("gnmax needs --sigma > 0")
+			return usagef("%s needs --sigma > 0", p.Mechanism)
 		}
-	case "lnmax":
+	case rdp.Laplace:
 		if !(p.LaplaceScale > 0) {
-			return usagef("lnmax needs --laplace-scale > 0")
+			return usagef("%s needs --laplace-scale > 0", p.Mechanism)
 		}
-	default:
-		return usagef("--mechanism must be confident-gnmax, gnmax or lnmax, got %q", p.Mechanism)
 	}
 	votes, err := readVotes(c.String("votes"), e)
 	if err != nil {
@@ -169,7 +173,7 @@ func runReleaseSS(c *cli.Context, e *env) error {
 	if c.Bool("optimize-ss") {
 		return usagef("--optimize-ss chooses β and σ_SS from the votes: it cannot go with --release-ss, whose parameters are fixed in advance (--beta, --sigma-ss, --ss-order)")
 	}
-	if c.String("mechanism") != "gnmax" {
+	if acc, _ := label.AnalyzeAccounting(c.String("mechanism")); acc != rdp.Gaussian {
 		return usagef("--release-ss is implemented for --mechanism gnmax only (the Confident-GNMax figure is an expected cost whose smooth sensitivity the analysis does not bound)")
 	}
 	if !c.IsSet("beta") || !c.IsSet("ss-order") {
@@ -234,4 +238,12 @@ type analyzeSSNote struct {
 	Private    bool   `json:"private"`
 	Releasable bool   `json:"releasable"`
 	Note       string `json:"note"`
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pate-tool/pate/io/arrowio"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/htmlreport"
 )
@@ -160,21 +161,17 @@ func basisWord(filter bool) string {
 
 // writeFileAtomic writes b to a temporary file beside path and renames it.
 func writeFileAtomic(path string, b []byte) error {
-	tmp, err := writeTemp(path, b)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, b, 0o600)
 }
 
 // writeHTMLReport writes the HTML report of a run (audited) atomically.
 func writeHTMLReport(path string, rep *label.Report) error {
+	res, err := label.Audit(rep)
+	if res == nil {
+		return fmt.Errorf("htmlreport: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := htmlreport.Write(&buf, rep, nil); err != nil {
+	if err := htmlreport.Write(&buf, rep, res); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, buf.Bytes())

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -89,21 +90,19 @@ func runPlan(c *cli.Context, e *env) error {
 		return usagef("--delta must be in (0, 1), got %g", delta)
 	}
 	kind := c.String("mechanism")
-	switch kind {
-	case label.MechanismSVT, label.MechanismPrivateLearner, label.MechanismStableEM, label.MechanismDPLogReg:
-		return usagef("--mechanism %s: pate plan plans the noise of confident-gnmax, gnmax and lnmax; pate label plans %s from --epsilon itself and its report states the plan", kind, kind)
+	if label.IsMechanism(kind) && !label.PlansNoise(kind) {
+		return usagef("--mechanism %s: pate plan plans the noise of %s; pate label plans %s from --epsilon itself and its report states the plan",
+			kind, andList(label.AnalyzableMechanisms()), kind)
 	}
 	frac := c.Float64("answered-fraction")
 	if !(frac > 0 && frac <= 1) {
 		return usagef("--answered-fraction must be in (0, 1], got %g", frac)
 	}
-	if kind != label.MechanismConfidentGNMax {
+	if !label.ChecksThreshold(kind) {
 		frac = 1
 	}
 	p := label.MechanismParams{Sigma: c.String("sigma"), Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale")}
-	given := (kind == label.MechanismGNMax && p.Sigma != "") ||
-		(kind == label.MechanismLNMax && p.LaplaceScale != "") ||
-		(kind == label.MechanismConfidentGNMax && p.Sigma1 != "" && p.Sigma2 != "")
+	given := label.NoiseGiven(kind, p)
 	classes := c.Int("classes")
 	if classes < 2 {
 		return usagef("--classes must be at least 2")
@@ -148,7 +147,7 @@ func runPlan(c *cli.Context, e *env) error {
 	}
 	res := planResult{Mechanism: kind, Epsilon: eps, Delta: delta, Queries: n, Params: p, Rho: rho,
 		Spent: rdp.RoundUp(rdp.ZCDPEps(rho, delta), 6), Budget: f.Budget()}
-	if kind == label.MechanismConfidentGNMax {
+	if label.ChecksThreshold(kind) {
 		res.Fraction = frac
 	}
 	res.Choice = choice
@@ -159,14 +158,11 @@ func runPlan(c *cli.Context, e *env) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "budget:      ε = %g, δ = %g  (zCDP filter budget ρ = %.6g)\n", eps, delta, f.Budget())
-	switch kind {
-	case label.MechanismGNMax:
-		fmt.Fprintf(w, "mechanism:   gnmax, σ = %s\n", p.Sigma)
-	case label.MechanismLNMax:
-		fmt.Fprintf(w, "mechanism:   lnmax, b = %s\n", p.LaplaceScale)
-	default:
-		fmt.Fprintf(w, "mechanism:   confident-gnmax, σ1 = %s, σ2 = %s (planned for %.0f%% of queries answered)\n", p.Sigma1, p.Sigma2, 100*frac)
+	fmt.Fprintf(w, "mechanism:   %s, %s", kind, label.DescribeNoise(kind, p))
+	if label.ChecksThreshold(kind) {
+		fmt.Fprintf(w, " (planned for %.0f%% of queries answered)", 100*frac)
 	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "queries:     %d\n", n)
 	fmt.Fprintf(w, "spend:       ρ = %.6g, ε = %g at δ = %g (data-independent, improved conversion)\n", rho, res.Spent, delta)
 	if choice != nil {
@@ -201,4 +197,12 @@ func writeChoice(w io.Writer, ch *planChoice) {
 	fmt.Fprintf(w, "choice:      %s\n", ch.Rule)
 	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; a run with no --mechanism, classes declared or discovered)\n", ch.CountSigma, 100*ch.CountRhoShare)
 	fmt.Fprintf(w, "             %d rows / (%d teachers · %d classes) = %.3g → %s\n", ch.Rows, ch.Teachers, ch.Classes, ch.RowsPerClass, ch.Chosen)
+}
+
+// andList joins names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

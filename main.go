@@ -181,14 +181,22 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 			b, _ := json.Marshal(struct {
 				Error    string `json:"error"`
 				ExitCode int    `json:"exit_code"`
-			}{err.Error(), code})
+			}{errorText(err), code})
 			fmt.Fprintln(stderr, string(b))
 		} else {
-			fmt.Fprintf(stderr, "pate: %v\n", err)
+			fmt.Fprintf(stderr, "pate: %s\n", errorText(err))
 		}
 	}
 	return code
 }
+
+// flagName is the command-line flag of a parameter of package label: the
+// one place that maps label's parameter names (label.ParamError) to flags.
+func flagName(param string) string { return "--" + param }
+
+// errorText is err's message, with the parameter of a label.ParamError in
+// it shown as its flag.
+func errorText(err error) string { return label.ShowParams(err, flagName) }
 
 // noPositional rejects positional arguments: urfave/cli ignores the flags
 // that follow one, which would silently drop a privacy parameter.

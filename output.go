@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pate-tool/pate/io/arrowio"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -27,19 +27,21 @@ func publish(c *cli.Context, e *env, w *arrowio.Writer, rep *label.Report, cfg l
 	if err != nil {
 		return false, fmt.Errorf("encoding the report: %w", err)
 	}
-	var reportTmp string
+	// The report is written whole (and synced) before the output is
+	// committed, and put in place after it.
+	var report *atomicfile.File
 	if p := c.String("report"); p != "" {
-		if reportTmp, err = writeTemp(p, append(js, '\n')); err != nil {
+		if report, err = writeTemp(p, append(js, '\n')); err != nil {
 			return false, fmt.Errorf("--report %s: %w", p, err)
 		}
-		defer os.Remove(reportTmp)
+		defer report.Abort() // after Commit it does nothing
 	}
 	if err := w.Commit(label.FinalMetadata(cfg, rep)); err != nil {
 		return false, fmt.Errorf("-o %s: %w", out, err)
 	}
-	if reportTmp != "" {
-		if err := os.Rename(reportTmp, c.String("report")); err != nil {
-			return true, fmt.Errorf("--report %s: %w", c.String("report"), err)
+	if report != nil {
+		if err := report.Commit(); err != nil {
+			return true, fmt.Errorf("--report %s: %w", report.Path(), err)
 		}
 	}
 	if c.Bool("json") {
@@ -102,27 +104,22 @@ func sourcesLine(rep *label.Report) string {
 	return line + ")"
 }
 
-// writeTemp writes b to a temporary file beside path and returns its name.
-func writeTemp(path string, b []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+// writeTemp writes b, synced, to a file to be committed at path. Reports are
+// readable by their owner only.
+func writeTemp(path string, b []byte) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
+		f.Abort()
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
+		f.Abort()
+		return nil, err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return f, nil
 }
 
 // progress draws a bar on stderr when stderr is a terminal.
@@ -168,14 +165,14 @@ func (p *progress) finish() {
 func printAnalysis(w io.Writer, path string, votes [][]int64, p rdp.AnalyzeParams, res *rdp.AnalyzeResult) {
 	fmt.Fprintf(w, "%s\n\n", notPrivate)
 	fmt.Fprintf(w, "votes:                 %s (%d rows × %d classes; %d queries analysed)\n", path, len(votes), len(votes[0]), res.Queries)
-	switch p.Mechanism {
-	case "confident-gnmax":
-		fmt.Fprintf(w, "mechanism:             confident-gnmax (T = %g, σ1 = %g, σ2 = %g)\n", p.Threshold, p.Sigma1, p.Sigma2)
+	switch p.Accounting {
+	case rdp.ThresholdGaussian:
+		fmt.Fprintf(w, "mechanism:             %s (T = %g, σ1 = %g, σ2 = %g)\n", p.Mechanism, p.Threshold, p.Sigma1, p.Sigma2)
 		fmt.Fprintf(w, "E[answered]:           %.2f\n", res.ExpectedAnswered)
-	case "gnmax":
-		fmt.Fprintf(w, "mechanism:             gnmax (σ = %g)\n", p.Sigma2)
-	case "lnmax":
-		fmt.Fprintf(w, "mechanism:             lnmax (b = %g)\n", p.LaplaceScale)
+	case rdp.Gaussian:
+		fmt.Fprintf(w, "mechanism:             %s (σ = %g)\n", p.Mechanism, p.Sigma2)
+	case rdp.Laplace:
+		fmt.Fprintf(w, "mechanism:             %s (b = %g)\n", p.Mechanism, p.LaplaceScale)
 	}
 	fmt.Fprintf(w, "conversion:            %s, δ = %g\n", p.Conversion, p.Delta)
 	fmt.Fprintf(w, "data-dependent ε:      %.6f at order %g (not private by itself)\n", res.EpsDataDependent, res.OrderDataDependent)

@@ -43,11 +43,18 @@ for c in "${cases[@]}"; do
   for side in old new; do
     d="$work/$side/$name"
     mkdir -p "$d"
-    a=${args//OUT/$d/out}
+    # Both sides run as the same path with the same output paths, since a
+    # report records its command line.
+    rm -rf "$work/run" && mkdir -p "$work/run/bin"
+    cp "$work/pate-$side" "$work/run/bin/pate"
+    a=${args//OUT/$work/run/out}
     set +e
-    eval PATE_LEDGER="$d/ledger" "$work/pate-$side" "$a" >"$d/stdout" 2>"$d/stderr"
+    eval PATE_LEDGER="$d/ledger" "$work/run/bin/pate" "$a" >"$d/stdout" 2>"$d/stderr"
     echo $? >"$d/code"
     set -e
+    for f in out.arrow out.json; do
+      if [[ -e $work/run/$f ]]; then mv "$work/run/$f" "$d/$f"; fi
+    done
   done
   diffs=()
   for f in code stdout out.arrow out.json; do

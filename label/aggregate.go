@@ -33,13 +33,13 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 		cfg.Teachers = votes.NumFields()
 	}
 	if (cfg.VotesFormat == "" || cfg.VotesFormat == VotesCounts) && cfg.Teachers < 1 {
-		return nil, invalid("--teachers: a counts vote file needs the number of teachers that voted (each row's total may not exceed it)")
+		return nil, paramError("teachers", ": a counts vote file needs the number of teachers that voted (each row's total may not exceed it)")
 	}
 	if err := validate(&cfg); err != nil {
 		return nil, err
 	}
 	if !needsTeachers(cfg.Mechanism) {
-		return nil, invalid("--mechanism %s learns from the sensitive rows themselves, not from votes: use pate label", cfg.Mechanism)
+		return nil, paramError("mechanism", " %s learns from the sensitive rows themselves, not from votes: use pate label", cfg.Mechanism)
 	}
 	l := &Labeler{cfg: cfg, public: public, votes: votes}
 	switch cfg.VotesFormat {
@@ -55,7 +55,7 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 		}
 		l.numClasses = votes.NumFields()
 		if cfg.Teachers < 1 {
-			return nil, invalid("--teachers: a counts vote file needs the number of teachers that voted (each row's total may not exceed it)")
+			return nil, paramError("teachers", ": a counts vote file needs the number of teachers that voted (each row's total may not exceed it)")
 		}
 	case VotesPredictions:
 		if votes.NumFields() == 1 && votes.Field(0).Type.ID() == arrow.LIST {
@@ -64,7 +64,7 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 			}
 			l.listVotes = true
 			if cfg.Teachers < 1 {
-				return nil, invalid("--teachers: a list column of predictions needs the number of teachers (every list must have that length)")
+				return nil, paramError("teachers", ": a list column of predictions needs the number of teachers (every list must have that length)")
 			}
 		} else {
 			for _, f := range votes.Fields() {
@@ -73,7 +73,7 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 				}
 			}
 			if cfg.Teachers > 0 && cfg.Teachers != votes.NumFields() {
-				return nil, invalid("--teachers %d, but %s has %d teacher columns", cfg.Teachers, cfg.votesName(), votes.NumFields())
+				return nil, paramError("teachers", " %d, but %s has %d teacher columns", cfg.Teachers, cfg.votesName(), votes.NumFields())
 			}
 			l.cfg.Teachers = votes.NumFields()
 		}
@@ -82,13 +82,13 @@ func NewAggregate(cfg Config, votes, public *arrow.Schema) (*Labeler, error) {
 			l.numClasses = len(cfg.Classes)
 		}
 		if l.numClasses < 2 {
-			return nil, invalid("--num-classes: predictions need the number of classes (at least two), or --classes")
+			return nil, paramError("num-classes", ": predictions need the number of classes (at least two), or %v", ParamName("classes"))
 		}
 	default:
-		return nil, invalid("--votes-format must be %s or %s, got %q", VotesCounts, VotesPredictions, cfg.VotesFormat)
+		return nil, paramError("votes-format", " must be %s or %s, got %q", VotesCounts, VotesPredictions, cfg.VotesFormat)
 	}
 	if cfg.Classes != nil && len(cfg.Classes) != l.numClasses {
-		return nil, invalid("--classes names %d classes, but the votes have %d", len(cfg.Classes), l.numClasses)
+		return nil, paramError("classes", " names %d classes, but the votes have %d", len(cfg.Classes), l.numClasses)
 	}
 	labelType := arrow.DataType(arrow.PrimitiveTypes.Int64)
 	if cfg.Classes != nil {

@@ -1,8 +1,6 @@
 package label
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 // ErrClaimExceeded is returned by Audit when the ε recomputed from a report's
@@ -17,71 +16,15 @@ import (
 // than the spend it reports): the claim does not hold.
 var ErrClaimExceeded = errors.New("claimed privacy guarantee exceeded")
 
-// AuditCheck is one comparison made by Audit.
-type AuditCheck struct {
-	Name       string  `json:"name"`
-	Claimed    float64 `json:"claimed"`
-	Recomputed float64 `json:"recomputed"`
-	OK         bool    `json:"ok"`
-	Detail     string  `json:"detail"`
-}
-
-// AuditResult is what Audit recomputed from a report, independently of the
-// figures the run wrote about itself.
-type AuditResult struct {
-	Mechanism string `json:"mechanism"`
-	Filter    bool   `json:"filter"`
-	Seeded    bool   `json:"seeded"`
-	// Per-event zCDP ρ, from the recorded noise parameters.
-	RhoCheck  float64 `json:"rho_check"`
-	RhoAnswer float64 `json:"rho_answer"`
-	// Class discovery (0 when the classes were public).
-	DiscoveryRho   float64 `json:"discovery_rho"`
-	DiscoveryDelta float64 `json:"discovery_delta"`
-	// Event counts the recomputation used.
-	ThresholdChecks int64 `json:"threshold_checks"`
-	NoisyArgmaxes   int64 `json:"noisy_argmaxes"`
-	Queries         int64 `json:"queries"`
-	// The claim and its recomputation: ClaimRho is the ρ the claim rests
-	// on (the filter's budget, or the worst case of the queries put),
-	// Epsilon is ZCDPEps(ClaimRho, δ − discovery δ) rounded up.
-	ClaimedEpsilon float64 `json:"claimed_epsilon"`
-	Delta          float64 `json:"delta"`
-	ClaimRho       float64 `json:"claim_rho"`
-	Epsilon        float64 `json:"epsilon"`
-	// The realized spend recomputed from the counts.
-	Spent Spend `json:"spent"`
-	// Per label column, in a multi-label report.
-	Labels []AuditLabel `json:"labels,omitempty"`
-	// Every comparison made; Holds is true when all passed.
-	Checks []AuditCheck `json:"checks"`
-	Holds  bool         `json:"holds"`
-	// Explanation is the guarantee in plain words, one paragraph a line.
-	Explanation []string `json:"explanation"`
-}
-
 // ParseReport decodes a JSON report and checks that it is one this version
 // of pate can audit: a well-formed pate report of a known schema version.
 // Errors wrap ErrInvalidInput.
 func ParseReport(b []byte) (*Report, error) {
-	var rep Report
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
-	if err := dec.Decode(&rep); err != nil {
-		return nil, invalid("report: %v", err)
+	rep, err := report.Parse(b)
+	if err != nil {
+		return nil, invalid("%w", err)
 	}
-	if dec.More() {
-		return nil, invalid("report: trailing data after the JSON object")
-	}
-	if rep.Tool != "pate" {
-		return nil, invalid("report: tool %q, not a pate report", rep.Tool)
-	}
-	if rep.SchemaVersion != ReportSchemaVersion {
-		return nil, invalid("report: unknown schema_version %d (this pate reads %d)", rep.SchemaVersion, ReportSchemaVersion)
-	}
-	if rep.Command != "label" {
-		return nil, invalid("report: command %q cannot be audited (only label)", rep.Command)
-	}
-	return &rep, nil
+	return rep, nil
 }
 
 // EventRho returns the zCDP ρ of one threshold check and of one noisy argmax
@@ -90,7 +33,7 @@ func ParseReport(b []byte) (*Report, error) {
 func EventRho(mechanism string, classes int, p MechanismParams) (check, answer float64, err error) {
 	a, err := newAggregator(mechanism, max(classes, 1), p)
 	if err != nil {
-		return 0, 0, invalid("%v", err)
+		return 0, 0, invalid("%w", err)
 	}
 	return a.rhoCheck, a.rhoAnswer, nil
 }
@@ -142,14 +85,14 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 	for _, lab := range labels {
 		a, err := newAggregator(mechanism, max(lab.Classes, 1), lab.Params)
 		if err != nil {
-			return Spend{}, invalid("%v", err)
+			return Spend{}, invalid("%w", err)
 		}
 		rc, ra := a.rhoCheck, a.rhoAnswer
 		var discRho, discMu2 float64
 		if lab.DiscoverySigma != "" {
 			_, s, err := parsePositive("class discovery sigma", lab.DiscoverySigma)
 			if err != nil {
-				return Spend{}, invalid("%v", err)
+				return Spend{}, invalid("%w", err)
 			}
 			discRho = rdp.DiscreteGaussianRho(1, s, max(lab.Classes, 1))
 			discMu2 = 1 / (s * s)
@@ -329,7 +272,9 @@ func Audit(rep *Report) (*AuditResult, error) {
 	}
 	sp, q := rep.Spent, rep.Queries
 	deltaConv := delta - res.DiscoveryDelta
-	add := res.add
+	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
+		addCheck(res, name, claimed, recomputed, ok, detail)
+	}
 
 	realized := float64(res.Spent.Rho)
 	if rep.Budget.Filter {
@@ -356,9 +301,9 @@ func Audit(rep *Report) (*AuditResult, error) {
 		fmt.Sprintf("ε of ρ = %.6g at δ − discovery δ = %.6g (improved conversion, best real order) must not exceed the claim", res.ClaimRho, deltaConv))
 	add("recorded realized ρ", float64(sp.Rho), realized, leq(realized, float64(sp.Rho)),
 		"the report must not understate the realized ρ")
-	res.checkRecordedSpend(sp, false)
+	checkRecordedSpend(res, sp, false)
 	res.Explanation = explain(rep, res)
-	if err := res.verdict(); err != nil {
+	if err := verdict(res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -408,7 +353,7 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 	discSigma := ""
 	if d := rep.ClassDiscovery; d != nil {
 		discSigma = d.Sigma
-		if res.DiscoveryRho, err = res.checkDiscovery("", d, len(rep.Classes), DiscoveryDelta(delta, false)); err != nil {
+		if res.DiscoveryRho, err = checkDiscovery(res, "", d, len(rep.Classes), DiscoveryDelta(delta, false)); err != nil {
 			return nil, err
 		}
 		res.DiscoveryDelta = DiscoveryDelta(delta, false)
@@ -460,7 +405,7 @@ func epsWithinClaim(recomputed, claimed float64) (shown float64, ok bool) {
 // computes, or a class held by a single unit is released with probability
 // above δ (a report with a lower threshold does not hold). It returns the
 // recomputed ρ. name prefixes the checks ("" for a single label column).
-func (res *AuditResult) checkDiscovery(name string, d *ClassDiscovery, classes int, wantDelta float64) (float64, error) {
+func checkDiscovery(res *AuditResult, name string, d *ClassDiscovery, classes int, wantDelta float64) (float64, error) {
 	_, sigma, err := parsePositive("class discovery sigma", d.Sigma)
 	if err != nil {
 		return 0, invalid("report%s: %v", name, err)
@@ -469,10 +414,10 @@ func (res *AuditResult) checkDiscovery(name string, d *ClassDiscovery, classes i
 		return 0, invalid("report%s: class discovery δ %g is not the share of the run's δ that pate gives it (%g)", name, got, wantDelta)
 	}
 	rho := rdp.DiscreteGaussianRho(1, sigma, max(classes, 1))
-	res.add("class discovery ρ"+name, float64(d.Rho), rho, leq(rho, float64(d.Rho)),
+	addCheck(res, "class discovery ρ"+name, float64(d.Rho), rho, leq(rho, float64(d.Rho)),
 		"ρ = 1/(2σ²) of the noisy histogram of classes; the report must not understate it")
 	tau := 1 + discreteGaussianTailPoint(sigma, wantDelta)
-	res.add("class discovery threshold"+name, float64(d.Threshold), float64(tau), d.Threshold >= tau,
+	addCheck(res, "class discovery threshold"+name, float64(d.Threshold), float64(tau), d.Threshold >= tau,
 		fmt.Sprintf("a class needs a noisy count of at least 1 + the (1 − δ) point of N_Z(0, σ²) (σ = %s, δ = %.6g) to be released", d.Sigma, wantDelta))
 	return rho, nil
 }
@@ -532,7 +477,7 @@ func explain(rep *Report, res *AuditResult) []string {
 }
 
 // add records one check of an audit.
-func (res *AuditResult) add(name string, claimed, recomputed float64, ok bool, detail string) {
+func addCheck(res *AuditResult, name string, claimed, recomputed float64, ok bool, detail string) {
 	res.Checks = append(res.Checks, AuditCheck{Name: name, Claimed: claimed, Recomputed: recomputed, OK: ok, Detail: detail})
 }
 
@@ -540,9 +485,9 @@ func (res *AuditResult) add(name string, claimed, recomputed float64, ok bool, d
 // understate the recomputed one. A report of a pure ε-DP mechanism must
 // state its basic-composition ε (requirePure); other reports may omit it
 // (those written before pate recorded it).
-func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
+func checkRecordedSpend(res *AuditResult, sp Spend, requirePure bool) {
 	want := float64(res.Spent.Delta)
-	res.add("recorded spend δ", float64(sp.Delta), want, math.Abs(float64(sp.Delta)-want) <= relTol*want,
+	addCheck(res, "recorded spend δ", float64(sp.Delta), want, math.Abs(float64(sp.Delta)-want) <= relTol*want,
 		"the recorded spend's ε figures are stated at this δ")
 	for _, c := range []struct {
 		name      string
@@ -551,7 +496,7 @@ func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
 		{"recorded spend, improved conversion", sp.EpsilonImproved, res.Spent.EpsilonImproved},
 		{"recorded spend, classic conversion", sp.EpsilonClassic, res.Spent.EpsilonClassic},
 	} {
-		res.add(c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
+		addCheck(res, c.name, float64(c.rec), float64(c.want), float64(c.want) <= float64(c.rec)+1e-6,
 			"the report must not understate the realized ε (reported ε is rounded up to 6 decimals)")
 	}
 	if res.Spent.EpsilonGDP != nil {
@@ -559,7 +504,7 @@ func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
 		if sp.EpsilonGDP != nil {
 			rec = float64(*sp.EpsilonGDP)
 		}
-		res.add("recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
+		addCheck(res, "recorded spend, Gaussian DP", rec, float64(*res.Spent.EpsilonGDP), float64(*res.Spent.EpsilonGDP) <= rec+1e-6,
 			"the report must not understate the Gaussian-DP ε of the same events")
 	}
 	if res.Spent.EpsilonPure != nil && (requirePure || sp.EpsilonPure != nil) {
@@ -567,14 +512,14 @@ func (res *AuditResult) checkRecordedSpend(sp Spend, requirePure bool) {
 		if sp.EpsilonPure != nil {
 			rec = float64(*sp.EpsilonPure)
 		}
-		res.add("recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
+		addCheck(res, "recorded spend, basic composition", rec, float64(*res.Spent.EpsilonPure), float64(*res.Spent.EpsilonPure) <= rec+1e-6,
 			"Σ εᵢ of the pure events charged (δ = 0) must not be understated")
 	}
 }
 
 // verdict sets Holds from the checks; it returns ErrClaimExceeded naming
 // the failed ones.
-func (res *AuditResult) verdict() error {
+func verdict(res *AuditResult) error {
 	res.Holds = true
 	var failed []string
 	for _, c := range res.Checks {
@@ -626,7 +571,7 @@ func checkQueryCounts(rep *Report) error {
 		return invalid("report: %d released labels but %d answered queries", released, q.Answered)
 	}
 	if err := releasedAreClasses(rep.Released, rep.Classes); err != nil {
-		return invalid("report: %v", err)
+		return invalid("report: %w", err)
 	}
 	if q.Abstained != q.PublicRows-q.Answered || q.NotAsked != q.PublicRows-q.Seen {
 		return invalid("report: %d abstained and %d not queried do not match %d rows, %d queries and %d answered",

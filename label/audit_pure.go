@@ -41,7 +41,7 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 
 	eps0, err := m.eventEps(classes, rep.Params)
 	if err != nil {
-		return nil, invalid("report parameters: %v", err)
+		return nil, invalid("report parameters: %w", err)
 	}
 	res := &AuditResult{
 		Mechanism: rep.Mechanism, Filter: true, Seeded: rep.Seeded,
@@ -49,7 +49,7 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 		ClaimedEpsilon: float64(g.Epsilon), Delta: float64(g.Delta),
 	}
 	if d := rep.ClassDiscovery; d != nil {
-		if res.DiscoveryRho, err = res.checkDiscovery("", d, classes, DiscoveryDelta(delta, false)); err != nil {
+		if res.DiscoveryRho, err = checkDiscovery(res, "", d, classes, DiscoveryDelta(delta, false)); err != nil {
 			return nil, err
 		}
 		res.DiscoveryDelta = DiscoveryDelta(delta, false)
@@ -59,10 +59,12 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 	}
 	extra := delta * m.failureShare()
 	deltaZ := delta - res.DiscoveryDelta - extra
-	add := res.add
+	add := func(name string, claimed, recomputed float64, ok bool, detail string) {
+		addCheck(res, name, claimed, recomputed, ok, detail)
+	}
 	maxEvents, err := rdp.PureEventsThatFit(eps, deltaZ, eps0, res.DiscoveryRho)
 	if err != nil {
-		return nil, invalid("report: %v", err)
+		return nil, invalid("report: %w", err)
 	}
 	add("event cap", float64(pr.MaxEvents), float64(maxEvents), pr.MaxEvents <= maxEvents,
 		fmt.Sprintf("events of ε %.6g that the budget (ε %g, δ %g) pays for, by basic composition or zCDP", eps0, eps, delta))
@@ -108,9 +110,9 @@ func auditPure(rep *Report, m eventMechanism) (*AuditResult, error) {
 	res.Spent.NoisyArgmaxes = sp.NoisyArgmaxes
 	realRho := float64(res.Spent.Rho)
 	add("recorded realized ρ", float64(sp.Rho), realRho, leq(realRho, float64(sp.Rho)), "the report must not understate the realized ρ")
-	res.checkRecordedSpend(sp, true)
+	checkRecordedSpend(res, sp, true)
 	res.Explanation = explainPure(rep, m, res, eps0, pr.MaxEvents, basic, extra)
-	if err := res.verdict(); err != nil {
+	if err := verdict(res); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -83,7 +83,7 @@ func TestAuditDiscoveryThresholdPinned(t *testing.T) {
 	for _, tc := range tests {
 		res := &AuditResult{}
 		d := &ClassDiscovery{Sigma: tc.sigma, Threshold: tc.want, Rho: 1, Delta: Float(tc.delta)}
-		if _, err := res.checkDiscovery("", d, 2, tc.delta); err != nil {
+		if _, err := checkDiscovery(res, "", d, 2, tc.delta); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range res.Checks {

@@ -42,21 +42,6 @@ const streamChoiceCount = 11
 // ChoiceRule is the rule the report and pate plan print.
 var ChoiceRule = fmt.Sprintf("n̂/(teachers·classes) ≥ %d → PATE + student, else %s", ChooseRowsPerClass, MechanismDPLogReg)
 
-// ChoiceReport is the report's choice section. Every figure is public: the
-// budget's, the declared shapes', or the noisy count (a mechanism output).
-type ChoiceReport struct {
-	Chosen     string `json:"chosen"`      // the mechanism chosen
-	CountSigma string `json:"count_sigma"` // σc of the noisy row count
-	CountRho   Float  `json:"count_rho"`   // 1/(2σc²)
-	CountShare Float  `json:"count_share"` // share of the budget σc is planned for
-	NoisyRows  int64  `json:"noisy_rows"`  // n̂ as released
-	Teachers   int    `json:"teachers"`    // T of the rule
-	Classes    int    `json:"classes"`     // C of the rule (declared or discovered)
-	Threshold  Float  `json:"threshold"`   // rows per class and teacher that keep PATE
-	Rule       string `json:"rule"`
-	Why        string `json:"why"`
-}
-
 // ChooseByRule is the chooser's rule: the mechanism for a noisy count of
 // rows, teachers and classes ("" keeps PATE), and R = rows/(T·C).
 func ChooseByRule(rows int64, teachers, classes int) (mech string, perClass float64) {
@@ -179,11 +164,11 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	if res == nil {
 		return rho, nil
 	}
-	res.add("choice count σ planned from the budget", sc, want, sc == want,
+	addCheck(res, "choice count σ planned from the budget", sc, want, sc == want,
 		fmt.Sprintf("σc is planned for %.2g of the budget ρ, as dp-logreg's count", DPLogRegCountShare))
-	res.add("choice threshold is the rule's", float64(c.Threshold), ChooseRowsPerClass, float64(c.Threshold) == ChooseRowsPerClass,
+	addCheck(res, "choice threshold is the rule's", float64(c.Threshold), ChooseRowsPerClass, float64(c.Threshold) == ChooseRowsPerClass,
 		"rows per class and teacher that keep PATE")
-	res.add("choice classes are the report's", float64(c.Classes), float64(len(rep.Classes)), c.Classes == len(rep.Classes),
+	addCheck(res, "choice classes are the report's", float64(c.Classes), float64(len(rep.Classes)), c.Classes == len(rep.Classes),
 		"C of the rule is the class set, declared or discovered")
 	mech, perClass := ChooseByRule(c.NoisyRows, c.Teachers, c.Classes)
 	ok := c.NoisyRows >= 0 && c.Teachers >= 1 && c.Chosen == rep.Mechanism
@@ -193,9 +178,9 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	} else { // dp-logreg trains no teachers: T is the default plan's
 		ok = ok && rep.Mechanism == mech
 	}
-	res.add("choice follows from n̂ and the rule", perClass, ChooseRowsPerClass, ok,
+	addCheck(res, "choice follows from n̂ and the rule", perClass, ChooseRowsPerClass, ok,
 		fmt.Sprintf("%s; the run used %s", ChoiceRule, rep.Mechanism))
-	res.add("choice count ρ", float64(c.CountRho), rho, leq(rho, float64(c.CountRho)),
+	addCheck(res, "choice count ρ", float64(c.CountRho), rho, leq(rho, float64(c.CountRho)),
 		"1/(2σc²); the report must not understate it")
 	return rho, nil
 }

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
@@ -33,11 +32,11 @@ func (confidentGNMax) build(a *aggregator, p MechanismParams) error {
 		return err
 	}
 	if a.check, err = noise.NewDiscreteGaussian(r1); err != nil {
-		return fmt.Errorf("--sigma1: %w", err)
+		return badParam("sigma1", ": %v", err)
 	}
 	g, err := noise.NewDiscreteGaussian(r2)
 	if err != nil {
-		return fmt.Errorf("--sigma2: %w", err)
+		return badParam("sigma2", ": %v", err)
 	}
 	a.answer = g
 	a.rhoCheck = rdp.DiscreteGaussianRho(1, s1, 1)
@@ -57,32 +56,32 @@ func (confidentGNMax) plan(rho float64, n int64, p *MechanismParams, frac, ratio
 	case p.Sigma1 == "":
 		s2, err := strconv.ParseFloat(p.Sigma2, 64)
 		if err != nil {
-			return fmt.Errorf("--sigma2 %q: %w", p.Sigma2, err)
+			return badParam("sigma2", " %q: %v", p.Sigma2, err)
 		}
 		left := rho - N*frac/(s2*s2)
 		if left <= 0 {
-			return fmt.Errorf("--sigma2 %s leaves no budget for the threshold checks of %d queries", p.Sigma2, n)
+			return badParam("sigma2", " %s leaves no budget for the threshold checks of %d queries", p.Sigma2, n)
 		}
 		p.Sigma1 = roundUpDecimal(math.Sqrt(N/(2*left)), 4)
 	case p.Sigma2 == "":
 		s1, err := strconv.ParseFloat(p.Sigma1, 64)
 		if err != nil {
-			return fmt.Errorf("--sigma1 %q: %w", p.Sigma1, err)
+			return badParam("sigma1", " %q: %v", p.Sigma1, err)
 		}
 		left := rho - N/(2*s1*s1)
 		if left <= 0 {
-			return fmt.Errorf("--sigma1 %s leaves no budget for the answers of %d queries", p.Sigma1, n)
+			return badParam("sigma1", " %s leaves no budget for the answers of %d queries", p.Sigma1, n)
 		}
 		p.Sigma2 = roundUpDecimal(math.Sqrt(N*frac/left), 4)
 	}
 	return nil
 }
 
-func (confidentGNMax) missing(p MechanismParams) string {
+func (confidentGNMax) missing(p MechanismParams) []string {
 	if p.Sigma1 == "" || p.Sigma2 == "" {
-		return "--sigma1 and --sigma2"
+		return []string{"sigma1", "sigma2"}
 	}
-	return ""
+	return nil
 }
 
 // complete puts the threshold at DefaultThresholdFraction of the teachers.
@@ -100,5 +99,11 @@ func (confidentGNMax) grid(p MechanismParams, votes gridVotes) (int64, int64, er
 }
 
 func (confidentGNMax) checksThreshold() bool { return true }
+
+func (confidentGNMax) accounting() rdp.Accounting { return rdp.ThresholdGaussian }
+
+func (confidentGNMax) describeNoise(p MechanismParams) string {
+	return "σ1 = " + p.Sigma1 + ", σ2 = " + p.Sigma2
+}
 
 func (confidentGNMax) pureAnswers() bool { return false }

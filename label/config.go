@@ -51,8 +51,10 @@ func spentBefore(err error, rho float64) error {
 	return &AbortedError{Err: err, Rho: rho}
 }
 
+// invalid is an error of the input or parameters: format and args as for
+// fmt.Errorf (%w keeps a cause, a ParamError say, in the chain).
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
 }
 
 // Config is one labelling run's parameters.

@@ -51,31 +51,6 @@ const (
 	streamDPLogRegRound = 10
 )
 
-// DPLogRegReport is the report's dp_logreg section: everything the cost of
-// the model depends on. Every figure is public (a constant of the rule, a
-// function of the budget and of public shapes, or a function of the noisy
-// count, which is a mechanism output).
-type DPLogRegReport struct {
-	Features   int    `json:"features"`         // encoded features (public encoder)
-	Dims       int    `json:"released_dims"`    // coordinates of one released sum: classes·(features+1)
-	CountSigma string `json:"count_sigma"`      // σc of the noisy row count
-	CountRho   Float  `json:"count_rho"`        // 1/(2σc²)
-	Steps      int    `json:"steps"`            // gradient releases
-	SensSq     int64  `json:"sensitivity_sq"`   // squared ℓ2 bound of one row's rounded gradient
-	Sigma      string `json:"sigma"`            // σ of every coordinate of every step
-	StepsRho   Float  `json:"steps_rho"`        // Steps·SensSq/(2σ²)
-	Rho        Float  `json:"rho"`              // CountRho + StepsRho
-	Clip       Float  `json:"clip"`             // ℓ2 clip of one row's gradient
-	Scale      Float  `json:"integer_scale"`    // γ: the clipped gradient is scaled by it before rounding
-	Beta       Float  `json:"rounding_beta"`    // KLS21's β of the norm bound SensSq
-	LearnRate  Float  `json:"learning_rate"`    // step size
-	RowNorm    Float  `json:"row_norm"`         // each encoded row scaled to ℓ2 norm ≤ it
-	CountShare Float  `json:"count_share"`      // share of the budget planned for the count
-	Rule       string `json:"rule"`             // how the parameters were chosen
-	Noise      string `json:"noise_per_step"`   // what one step releases
-	Rounding   string `json:"integer_rounding"` // how a gradient becomes integers
-}
-
 type dpLogRegMechanism struct{}
 
 func (dpLogRegMechanism) Name() string { return MechanismDPLogReg }
@@ -88,21 +63,21 @@ func (dpLogRegMechanism) Noise() string {
 func (dpLogRegMechanism) validate(cfg *Config) error {
 	switch {
 	case len(cfg.Labels) > 1:
-		return invalid("--mechanism %s labels one --label column for now, got %d", cfg.Mechanism, len(cfg.Labels))
+		return paramError("mechanism", " %s labels one %v column for now, got %d", cfg.Mechanism, ParamName("label"), len(cfg.Labels))
 	case cfg.Replicable != nil:
-		return invalid("--replicable works with confident-gnmax, gnmax and lnmax, not --mechanism %s", cfg.Mechanism)
+		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
 	case !(cfg.Epsilon > 0):
-		return invalid("--mechanism %s needs --epsilon: the model spends the budget fixed before the run", cfg.Mechanism)
+		return paramError("mechanism", " %s needs %v: the model spends the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"))
 	case cfg.Classes == nil:
-		return invalid("--mechanism %s needs --classes: the model's shape (and its cost) must be public", cfg.Mechanism)
+		return paramError("mechanism", " %s needs %v: the model's shape (and its cost) must be public", cfg.Mechanism, ParamName("classes"))
 	case cfg.PrivacyUnit != "":
-		return invalid("--mechanism %s clips the gradient of one row: --privacy-unit is not supported with it", cfg.Mechanism)
+		return paramError("mechanism", " %s clips the gradient of one row: %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
 	case cfg.Select == SelectUncertain:
-		return invalid("--select uncertain is not supported with --mechanism %s", cfg.Mechanism)
+		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
 	case cfg.Student != "":
-		return invalid("--student is not needed with --mechanism %s: its model labels every row", cfg.Mechanism)
+		return paramError("student", " is not needed with %v %s: its model labels every row", ParamName("mechanism"), cfg.Mechanism)
 	case cfg.Params != MechanismParams{}:
-		return invalid("--mechanism %s plans every parameter from --epsilon: the noise flags of the other mechanisms do not apply", cfg.Mechanism)
+		return paramError("mechanism", " %s plans every parameter from %v: the noise flags of the other mechanisms do not apply", cfg.Mechanism, ParamName("epsilon"))
 	}
 	return nil
 }
@@ -151,7 +126,7 @@ type dpLogRegVoter struct {
 func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget) error {
 	f, ok := b.(*rdp.Filter)
 	if !ok {
-		return invalid("--mechanism %s needs a budget filter (--epsilon)", MechanismDPLogReg)
+		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
 	}
 	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound), DPLogRegOptions{})
 	v.x, v.y = nil, nil
@@ -226,14 +201,14 @@ func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, err
 	}
 	_, sc, err := parsePositive("dp_logreg count_sigma", d.CountSigma)
 	if err != nil {
-		return 0, invalid("report: %v", err)
+		return 0, invalid("report: %w", err)
 	}
 	_, sigma, err := parsePositive("dp_logreg sigma", d.Sigma)
 	if err != nil {
-		return 0, invalid("report: %v", err)
+		return 0, invalid("report: %w", err)
 	}
 	dims := learners.ParamCount(d.Features, classes)
-	res.add("dp-logreg released coordinates", float64(d.Dims), float64(dims), d.Dims == dims,
+	addCheck(res, "dp-logreg released coordinates", float64(d.Dims), float64(dims), d.Dims == dims,
 		"classes·(features+1): one coordinate per model parameter")
 	// The model spent what the chooser's count and the class discovery,
 	// if any, left of the budget (res.DiscoveryRho: re-derived before).
@@ -245,29 +220,29 @@ func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, err
 
 	wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
 	if err != nil {
-		return 0, invalid("report: dp_logreg: planning the count: %v", err)
+		return 0, invalid("report: dp_logreg: planning the count: %w", err)
 	}
-	res.add("dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
+	addCheck(res, "dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
 		fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
 	countRho := rdp.DiscreteGaussianRho(1, sc, 1)
 
 	want, err := learners.PlanDPLogReg(d.Features, classes, 1, 1)
 	if err != nil {
-		return 0, invalid("report: dp_logreg: %v", err)
+		return 0, invalid("report: dp_logreg: %w", err)
 	}
-	res.add("dp-logreg sensitivity from the public rule", float64(d.SensSq), float64(want.SensSq), d.SensSq == want.SensSq,
+	addCheck(res, "dp-logreg sensitivity from the public rule", float64(d.SensSq), float64(want.SensSq), d.SensSq == want.SensSq,
 		"the squared norm bound of a rounded gradient the rule fixes for the parameter count")
-	res.add("dp-logreg steps within the rule", float64(d.Steps), learners.DefaultDPMaxSteps, d.Steps <= learners.DefaultDPMaxSteps,
+	addCheck(res, "dp-logreg steps within the rule", float64(d.Steps), learners.DefaultDPMaxSteps, d.Steps <= learners.DefaultDPMaxSteps,
 		"the rule takes at most this many steps")
 	wantSigma, err := rdp.PlanDGaussStepsRho(math.Max(budget-countRho, 0), d.Steps, float64(want.SensSq))
 	if err != nil {
-		return 0, invalid("report: dp_logreg: planning the steps: %v", err)
+		return 0, invalid("report: dp_logreg: planning the steps: %w", err)
 	}
-	res.add("dp-logreg step σ planned from the budget", sigma, wantSigma, sigma == wantSigma,
+	addCheck(res, "dp-logreg step σ planned from the budget", sigma, wantSigma, sigma == wantSigma,
 		"σ is planned for what the count left of the budget, for these steps and this sensitivity")
 	stepsRho := rdp.DGaussStepsRho(float64(d.SensSq), sigma, dims, 1, d.Steps)
 	rho := countRho + stepsRho
-	res.add("dp-logreg model ρ", float64(d.Rho), rho, leq(rho, float64(d.Rho)),
+	addCheck(res, "dp-logreg model ρ", float64(d.Rho), rho, leq(rho, float64(d.Rho)),
 		"1/(2σc²) + steps·sensitivity_sq/(2σ²); the report must not understate it")
 	return rho, nil
 }

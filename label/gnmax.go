@@ -1,7 +1,7 @@
 package label
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
@@ -27,7 +27,7 @@ func (gnmax) build(a *aggregator, p MechanismParams) error {
 	}
 	g, err := noise.NewDiscreteGaussian(r)
 	if err != nil {
-		return fmt.Errorf("--sigma: %w", err)
+		return badParam("sigma", ": %v", err)
 	}
 	a.answer = g
 	a.rhoAnswer = rdp.DiscreteGaussianRho(2, s, a.classes)
@@ -45,11 +45,11 @@ func (gnmax) plan(rho float64, n int64, p *MechanismParams, _, _ float64) error 
 	return nil
 }
 
-func (gnmax) missing(p MechanismParams) string {
+func (gnmax) missing(p MechanismParams) []string {
 	if p.Sigma == "" {
-		return "--sigma"
+		return []string{"sigma"}
 	}
-	return ""
+	return nil
 }
 
 func (gnmax) complete(*MechanismParams, int) {}
@@ -61,6 +61,10 @@ func (gnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 
 func (gnmax) checksThreshold() bool { return false }
 
+func (gnmax) accounting() rdp.Accounting { return rdp.Gaussian }
+
+func (gnmax) describeNoise(p MechanismParams) string { return "σ = " + p.Sigma }
+
 func (gnmax) pureAnswers() bool { return false }
 
 // gaussianNoise describes the noise of the Gaussian mechanisms.
@@ -69,8 +73,15 @@ const gaussianNoise = "discrete Gaussian (Canonne, Kamath, Steinke 2020), sample
 // validateNoise checks that a run without a budget gives m's noise.
 func validateNoise(m argmaxMechanism, cfg *Config) error {
 	if cfg.Epsilon == 0 {
-		if missing := m.missing(cfg.Params); missing != "" {
-			return invalid("give --epsilon (the noise is then planned from it) or %s", missing)
+		if missing := m.missing(cfg.Params); len(missing) > 0 {
+			verbs := make([]string, len(missing))
+			args := make([]any, len(missing))
+			for i, name := range missing {
+				verbs[i], args[i] = "%v", ParamName(name)
+			}
+			err := badParam("epsilon", " (the noise is then planned from it) or "+strings.Join(verbs, " and "), args...)
+			err.Before = "give "
+			return invalid("%w", err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -44,8 +45,8 @@ type argmaxMechanism interface {
 	// ratio·σ2 where that applies.
 	plan(rho float64, n int64, p *MechanismParams, frac, ratio float64) error
 	// missing names the noise parameters without which it needs a budget
-	// to plan from; "" when p has them all.
-	missing(p MechanismParams) string
+	// to plan from; none when p has them all.
+	missing(p MechanismParams) []string
 	// complete fills in the parameters that do not depend on the budget,
 	// for a run of the given number of teachers.
 	complete(p *MechanismParams, teachers int)
@@ -61,6 +62,10 @@ type argmaxMechanism interface {
 	// (a.epsAnswer), whose spend the audit also reads by basic
 	// composition.
 	pureAnswers() bool
+	// accounting is how pate analyze charges one of its queries.
+	accounting() rdp.Accounting
+	// describeNoise shows its noise parameters p ("σ = 40").
+	describeNoise(p MechanismParams) string
 }
 
 // gridVotes converts the noise parameter s (its flag name, its decimal) of
@@ -218,6 +223,74 @@ func checksThreshold(name string) bool {
 	}
 	am, ok := m.(argmaxMechanism)
 	return ok && am.checksThreshold()
+}
+
+// IsMechanism reports whether name is a --mechanism value.
+func IsMechanism(name string) bool {
+	_, err := lookup(name)
+	return err == nil
+}
+
+// argmaxOf returns the named mechanism when it is a noisy argmax over the
+// teachers' votes (the mechanisms pate plan and pate analyze know).
+func argmaxOf(name string) (argmaxMechanism, bool) {
+	m, err := lookup(name)
+	if err != nil {
+		return nil, false
+	}
+	am, ok := m.(argmaxMechanism)
+	return am, ok
+}
+
+// PlansNoise reports whether pate plan can plan the noise of the named
+// mechanism.
+func PlansNoise(name string) bool {
+	_, ok := argmaxOf(name)
+	return ok
+}
+
+// ChecksThreshold reports whether the named mechanism puts a threshold
+// check before each answer, so that a plan depends on the fraction of
+// queries answered.
+func ChecksThreshold(name string) bool { return checksThreshold(name) }
+
+// NoiseGiven reports whether p gives all the noise parameters of the named
+// mechanism (false for a mechanism pate plan does not know).
+func NoiseGiven(name string, p MechanismParams) bool {
+	am, ok := argmaxOf(name)
+	return ok && len(am.missing(p)) == 0
+}
+
+// DescribeNoise shows the noise parameters p of the named mechanism
+// ("σ = 40"); "" for a mechanism pate plan does not know.
+func DescribeNoise(name string, p MechanismParams) string {
+	am, ok := argmaxOf(name)
+	if !ok {
+		return ""
+	}
+	return am.describeNoise(p)
+}
+
+// AnalyzeAccounting is how pate analyze charges a query of the named
+// mechanism; false when it cannot analyse it.
+func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
+	am, ok := argmaxOf(name)
+	if !ok {
+		return rdp.NoAccounting, false
+	}
+	return am.accounting(), true
+}
+
+// AnalyzableMechanisms lists the mechanisms pate analyze knows, the
+// default first.
+func AnalyzableMechanisms() []string {
+	var names []string
+	for _, m := range registry {
+		if _, ok := m.(argmaxMechanism); ok {
+			names = append(names, m.Name())
+		}
+	}
+	return names
 }
 
 // pureAnswers reports whether each answer of the named mechanism is a pure

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pate-tool/pate/label/rdp"
 )
 
 // TestRegistry: every listed name maps to the mechanism of that name, and
@@ -46,13 +48,18 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestNoSwitchOnMechanismName: outside the registry, the package asks a
-// mechanism what it can do and never compares its name (a comparison or a
-// case on a Mechanism* name constant, or on one of the names as a string).
+// TestNoSwitchOnMechanismName: outside the registry, the package, the
+// accountant (rdp) and the commands (the main package) ask a mechanism what
+// it can do and never compare its name (a comparison or a case on a
+// Mechanism* name constant, or on one of the names as a string).
 func TestNoSwitchOnMechanismName(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, pattern := range []string{"*.go", "rdp/*.go", "../*.go"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
 	}
 	names := map[string]bool{}
 	for _, n := range Mechanisms {
@@ -62,6 +69,9 @@ func TestNoSwitchOnMechanismName(t *testing.T) {
 		switch e := e.(type) {
 		case *ast.Ident:
 			return strings.HasPrefix(e.Name, "Mechanism") && e.Name != "MechanismParams"
+		case *ast.SelectorExpr: // label.MechanismX, in the main package
+			x, ok := e.X.(*ast.Ident)
+			return ok && x.Name == "label" && strings.HasPrefix(e.Sel.Name, "Mechanism") && e.Sel.Name != "MechanismParams"
 		case *ast.BasicLit:
 			s, err := strconv.Unquote(e.Value)
 			return err == nil && names[s]
@@ -90,5 +100,42 @@ func TestNoSwitchOnMechanismName(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestAnalyzeAccounting: pate analyze and pate plan learn from the registry
+// how each argmax mechanism is charged, and refuse the others.
+func TestAnalyzeAccounting(t *testing.T) {
+	tests := []struct {
+		name string
+		want rdp.Accounting
+		ok   bool
+	}{
+		{MechanismConfidentGNMax, rdp.ThresholdGaussian, true},
+		{MechanismGNMax, rdp.Gaussian, true},
+		{MechanismLNMax, rdp.Laplace, true},
+		{MechanismSVT, rdp.NoAccounting, false},
+		{MechanismPrivateLearner, rdp.NoAccounting, false},
+		{MechanismStableEM, rdp.NoAccounting, false},
+		{MechanismDPLogReg, rdp.NoAccounting, false},
+		{"no-such-mechanism", rdp.NoAccounting, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := AnalyzeAccounting(tc.name)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("AnalyzeAccounting = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
+			}
+			if PlansNoise(tc.name) != tc.ok {
+				t.Errorf("PlansNoise = %v, want %v", !tc.ok, tc.ok)
+			}
+			if ChecksThreshold(tc.name) != (tc.want == rdp.ThresholdGaussian) {
+				t.Errorf("ChecksThreshold = %v", ChecksThreshold(tc.name))
+			}
+		})
+	}
+	want := []string{MechanismConfidentGNMax, MechanismGNMax, MechanismLNMax}
+	if got := AnalyzableMechanisms(); !slices.Equal(got, want) {
+		t.Errorf("AnalyzableMechanisms = %v, want %v", got, want)
 	}
 }

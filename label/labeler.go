@@ -86,7 +86,7 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	l.labelField = lf
 	if cfg.PrivacyUnit != "" {
 		if slices.Contains(cfg.Labels, cfg.PrivacyUnit) {
-			return nil, invalid("--privacy-unit %q is a label column", cfg.PrivacyUnit)
+			return nil, paramError("privacy-unit", " %q is a label column", cfg.PrivacyUnit)
 		}
 		if _, _, err := fieldByName(sensitive, cfg.PrivacyUnit); err != nil {
 			return nil, invalid("%s: privacy-unit column %q (--privacy-unit): %v", cfg.sens(), cfg.PrivacyUnit, err)
@@ -94,17 +94,17 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	}
 	if cfg.Classes != nil {
 		if len(cfg.Classes) < 2 {
-			return nil, invalid("--classes needs at least two classes, got %d", len(cfg.Classes))
+			return nil, paramError("classes", " needs at least two classes, got %d", len(cfg.Classes))
 		}
 		if _, err := newClassSet(lf.Type, cfg.Classes); err != nil {
-			return nil, invalid("--classes: %v", err)
+			return nil, paramError("classes", ": %v", err)
 		}
 	}
 
 	// Features: each present once in both files, of the same kind.
 	feats := cfg.Features
 	if feats != nil && len(cfg.Exclude) > 0 {
-		return nil, invalid("--exclude leaves columns out of the default feature set: with --features, list only the features")
+		return nil, paramError("exclude", " leaves columns out of the default feature set: with %v, list only the features", ParamName("features"))
 	}
 	for _, name := range cfg.Exclude {
 		if _, _, err := fieldByName(sensitive, name); err != nil {
@@ -123,7 +123,7 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	}
 	for _, name := range feats {
 		if slices.Contains(cfg.Labels, name) {
-			return nil, invalid("--features: %q is a label column", name)
+			return nil, paramError("features", ": %q is a label column", name)
 		}
 		sf, _, err := fieldByName(sensitive, name)
 		if err != nil {
@@ -166,34 +166,34 @@ func validate(cfg *Config) error {
 		cfg.Mechanism = MechanismConfidentGNMax
 	}
 	if !slices.Contains(Mechanisms, cfg.Mechanism) {
-		return invalid("--mechanism %q is not one of %s", cfg.Mechanism, strings.Join(Mechanisms, ", "))
+		return paramError("mechanism", " %q is not one of %s", cfg.Mechanism, strings.Join(Mechanisms, ", "))
 	}
 	if cfg.Teachers < 1 {
-		return invalid("--teachers must be at least 1, got %d", cfg.Teachers)
+		return paramError("teachers", " must be at least 1, got %d", cfg.Teachers)
 	}
 	if cfg.Epsilon < 0 {
-		return invalid("--epsilon must be positive, got %g", cfg.Epsilon)
+		return paramError("epsilon", " must be positive, got %g", cfg.Epsilon)
 	}
 	if !(cfg.Delta > 0 && cfg.Delta < 1) {
-		return invalid("--delta must be in (0, 1), got %g", cfg.Delta)
+		return paramError("delta", " must be in (0, 1), got %g", cfg.Delta)
 	}
 	if cfg.MaxQueries < 0 {
-		return invalid("--max-queries must not be negative, got %d", cfg.MaxQueries)
+		return paramError("max-queries", " must not be negative, got %d", cfg.MaxQueries)
 	}
 	if cfg.BatchSize <= 0 {
-		return invalid("--batch-size must be positive, got %d", cfg.BatchSize)
+		return paramError("batch-size", " must be positive, got %d", cfg.BatchSize)
 	}
 	if cfg.AnsweredFraction == 0 {
 		cfg.AnsweredFraction = DefaultAnsweredFraction
 	}
 	if !(cfg.AnsweredFraction > 0 && cfg.AnsweredFraction <= 1) {
-		return invalid("--answered-fraction must be in (0, 1], got %g", cfg.AnsweredFraction)
+		return paramError("answered-fraction", " must be in (0, 1], got %g", cfg.AnsweredFraction)
 	}
 	if cfg.SigmaRatio == 0 {
 		cfg.SigmaRatio = DefaultSigmaRatio
 	}
 	if !(cfg.SigmaRatio > 0) {
-		return invalid("--sigma-ratio must be positive, got %g", cfg.SigmaRatio)
+		return paramError("sigma-ratio", " must be positive, got %g", cfg.SigmaRatio)
 	}
 	if cfg.Allocator == nil {
 		cfg.Allocator = memory.DefaultAllocator
@@ -221,10 +221,10 @@ func (l *Labeler) selectKept(public *arrow.Schema) error {
 				return invalid("%s: column %q (--keep): %v", cfg.pub(), name, err)
 			}
 			if slices.Contains(l.labelNames(), name) || name == SourceColumn {
-				return invalid("--keep %q: that name is taken by an output column", name)
+				return paramError("keep", " %q: that name is taken by an output column", name)
 			}
 			if slices.Contains(l.keep, i) {
-				return invalid("--keep names %q twice", name)
+				return paramError("keep", " names %q twice", name)
 			}
 			l.keep = append(l.keep, i)
 		}
@@ -241,41 +241,41 @@ const maxLabels = 64
 func validateLabels(cfg *Config) error {
 	if len(cfg.Labels) == 0 {
 		if cfg.Label == "" {
-			return invalid("--label: no label column given")
+			return paramError("label", ": no label column given")
 		}
 		cfg.Labels = []string{cfg.Label}
 	}
 	if len(cfg.Labels) > maxLabels {
-		return invalid("--label: %d label columns, at most %d", len(cfg.Labels), maxLabels)
+		return paramError("label", ": %d label columns, at most %d", len(cfg.Labels), maxLabels)
 	}
 	for i, name := range cfg.Labels {
 		if name == "" {
-			return invalid("--label: an empty column name")
+			return paramError("label", ": an empty column name")
 		}
 		if slices.Contains(cfg.Labels[:i], name) {
-			return invalid("--label %q is given twice", name)
+			return paramError("label", " %q is given twice", name)
 		}
 	}
 	cfg.Label = cfg.Labels[0]
 	if cfg.LabelWeights != nil {
 		if cfg.Epsilon == 0 {
-			return invalid("--label-weights splits the --epsilon budget; without --epsilon the noise is explicit and the same for every label column")
+			return paramError("label-weights", " splits the %v budget; without %v the noise is explicit and the same for every label column", ParamName("epsilon"), ParamName("epsilon"))
 		}
 		if len(cfg.LabelWeights) != len(cfg.Labels) {
-			return invalid("--label-weights has %d weights for %d label columns", len(cfg.LabelWeights), len(cfg.Labels))
+			return paramError("label-weights", " has %d weights for %d label columns", len(cfg.LabelWeights), len(cfg.Labels))
 		}
 		for _, w := range cfg.LabelWeights {
 			if !(w > 0) || math.IsInf(w, 0) {
-				return invalid("--label-weights: each weight must be a positive finite number, got %g", w)
+				return paramError("label-weights", ": each weight must be a positive finite number, got %g", w)
 			}
 		}
 	}
 	if len(cfg.Labels) > 1 {
 		if cfg.Classes != nil {
-			return invalid("--classes declares the classes of one label column; with several --label columns each column's classes are released privately (leave out --classes)")
+			return paramError("classes", " declares the classes of one label column; with several %v columns each column's classes are released privately (leave out %v)", ParamName("label"), ParamName("classes"))
 		}
 		if cfg.Student != "" {
-			return invalid("--student is not supported with several --label columns yet (run one pate label per label to get a student)")
+			return paramError("student", " is not supported with several %v columns yet (run one pate label per label to get a student)", ParamName("label"))
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/pate-tool/pate/label/noise"
@@ -30,7 +29,7 @@ func (lnmax) build(a *aggregator, p MechanismParams) error {
 	}
 	l, err := noise.NewDiscreteLaplace(r)
 	if err != nil {
-		return fmt.Errorf("--laplace-scale: %w", err)
+		return badParam("laplace-scale", ": %v", err)
 	}
 	a.answer = l
 	a.epsAnswer = 2 / b
@@ -49,11 +48,11 @@ func (lnmax) plan(rho float64, n int64, p *MechanismParams, _, _ float64) error 
 	return nil
 }
 
-func (lnmax) missing(p MechanismParams) string {
+func (lnmax) missing(p MechanismParams) []string {
 	if p.LaplaceScale == "" {
-		return "--laplace-scale"
+		return []string{"laplace-scale"}
 	}
-	return ""
+	return nil
 }
 
 func (lnmax) complete(*MechanismParams, int) {}
@@ -65,6 +64,10 @@ func (lnmax) grid(p MechanismParams, votes gridVotes) (int64, int64, error) {
 }
 
 func (lnmax) checksThreshold() bool { return false }
+
+func (lnmax) accounting() rdp.Accounting { return rdp.Laplace }
+
+func (lnmax) describeNoise(p MechanismParams) string { return "b = " + p.LaplaceScale }
 
 // pureAnswers: each answer is pure ε = 2/b.
 func (lnmax) pureAnswers() bool { return true }

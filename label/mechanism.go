@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 
@@ -70,31 +69,13 @@ type sampler interface {
 	Sample(src noise.Source) int64
 }
 
-// MechanismParams are the noise parameters of a run, as exact decimals.
-type MechanismParams struct {
-	Sigma        string `json:"sigma,omitempty"`         // GNMax noise σ
-	Threshold    int64  `json:"threshold,omitempty"`     // Confident-GNMax T
-	Sigma1       string `json:"sigma1,omitempty"`        // Confident-GNMax threshold noise σ1
-	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
-	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
-
-	// The pure ε-DP mechanisms' parameters (see pure.go).
-	EMEpsilon    string `json:"em_epsilon,omitempty"`    // private-learner, stable-em: ε of the exponential mechanism
-	Bins         int    `json:"bins,omitempty"`          // private-learner: stump thresholds at public quantiles
-	SubsetRate   string `json:"subset_rate,omitempty"`   // stable-em: probability q that a row is in S1
-	Gamma        string `json:"gamma,omitempty"`         // stable-em: probability γ of a uniform label
-	SVTEpsilon0  string `json:"svt_epsilon0,omitempty"`  // svt: ε of one sparse-vector instance
-	SVTCutoff    int64  `json:"svt_cutoff,omitempty"`    // svt: instances (unstable answers) planned for
-	SVTThreshold int64  `json:"svt_threshold,omitempty"` // svt: distance-to-instability threshold w
-}
-
 func parsePositive(name, s string) (*big.Rat, float64, error) {
 	r, err := noise.ParseRat(s)
 	if err != nil {
-		return nil, 0, fmt.Errorf("--%s %q: %w", name, s, err)
+		return nil, 0, badParam(name, " %q: %v", s, err)
 	}
 	if r.Sign() <= 0 {
-		return nil, 0, fmt.Errorf("--%s must be positive, got %s", name, s)
+		return nil, 0, badParam(name, " must be positive, got %s", s)
 	}
 	f, _ := r.Float64()
 	return r, f, nil

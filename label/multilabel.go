@@ -213,26 +213,6 @@ func (st *runState) aggregateLabels(b *batch, lbs []array.Builder, sb *array.Str
 	return first, more, sb.NewArray()
 }
 
-// LabelReport is what one label column of a multi-label run cost and
-// released. Every figure is a public parameter, a count of released
-// outputs, or a mechanism output.
-type LabelReport struct {
-	Label           string           `json:"label"`
-	Weight          float64          `json:"weight"` // its share of the budget, wᵢ/Σw
-	Classes         []string         `json:"classes"`
-	ClassesSource   string           `json:"classes_source"`
-	ClassDiscovery  *ClassDiscovery  `json:"class_discovery,omitempty"`
-	Params          MechanismParams  `json:"parameters"`
-	RhoPlanned      Float            `json:"rho_planned,omitempty"` // the ρ its noise was planned for
-	Rho             Float            `json:"rho"`                   // realized ρ of its events (class discovery excluded)
-	Epsilon         Float            `json:"epsilon"`               // its ρ (discovery included) alone, converted at the run's δ, for comparison
-	ThresholdChecks int64            `json:"threshold_checks"`
-	NoisyArgmaxes   int64            `json:"noisy_argmaxes"`
-	Answered        int64            `json:"answered"`
-	Abstained       int64            `json:"abstained"`
-	Released        map[string]int64 `json:"released_labels"`
-}
-
 // labelEvents lists the events of every label column, for RecomputeSpendLabels.
 func (st *runState) labelEvents() []LabelEvents {
 	ev := make([]LabelEvents, len(st.labels))
@@ -275,18 +255,6 @@ func (st *runState) finishLabels(rep *Report, deltaConv float64) {
 	rep.ClassesSource = "per label column: see labels"
 	rep.ClassDiscovery = nil
 	rep.Released = map[string]int64{}
-}
-
-// AuditLabel is what Audit recomputed for one label column of a
-// multi-label report.
-type AuditLabel struct {
-	Label           string  `json:"label"`
-	RhoCheck        float64 `json:"rho_check"`
-	RhoAnswer       float64 `json:"rho_answer"`
-	DiscoveryRho    float64 `json:"discovery_rho"`
-	ThresholdChecks int64   `json:"threshold_checks"`
-	NoisyArgmaxes   int64   `json:"noisy_argmaxes"`
-	Rho             float64 `json:"rho"` // its events' ρ, discovery excluded
 }
 
 // auditLabels checks the counts of a multi-label report, column by column
@@ -352,7 +320,7 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 		if d := lab.ClassDiscovery; d != nil {
 			// Each column's discovery gets an equal part of the share.
 			want := DiscoveryDelta(delta, false) / float64(len(rep.Labels))
-			if al.DiscoveryRho, err = res.checkDiscovery(fmt.Sprintf(" (label %q)", lab.Label), d, len(lab.Classes), want); err != nil {
+			if al.DiscoveryRho, err = checkDiscovery(res, fmt.Sprintf(" (label %q)", lab.Label), d, len(lab.Classes), want); err != nil {
 				return nil, err
 			}
 			events[j].DiscoverySigma = d.Sigma
@@ -384,7 +352,7 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 	deltaConv := delta - res.DiscoveryDelta
 	for j, lab := range rep.Labels {
 		al := res.Labels[j]
-		res.add(fmt.Sprintf("recorded ρ (label %q)", lab.Label), float64(lab.Rho), al.Rho, leq(al.Rho, float64(lab.Rho)),
+		addCheck(res, fmt.Sprintf("recorded ρ (label %q)", lab.Label), float64(lab.Rho), al.Rho, leq(al.Rho, float64(lab.Rho)),
 			"checks·ρ_check + argmaxes·ρ_answer of the column; the report must not understate it")
 		dd := 0.0
 		if lab.ClassDiscovery != nil {
@@ -394,7 +362,7 @@ func auditLabels(rep *Report) (*AuditResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("report: label %q: %w", lab.Label, err)
 		}
-		res.add(fmt.Sprintf("recorded ε (label %q)", lab.Label), float64(lab.Epsilon), float64(sp.EpsilonImproved),
+		addCheck(res, fmt.Sprintf("recorded ε (label %q)", lab.Label), float64(lab.Epsilon), float64(sp.EpsilonImproved),
 			float64(sp.EpsilonImproved) <= float64(lab.Epsilon)+1e-6, "the column's ρ and discovery alone, improved conversion, rounded up to 6 decimals")
 	}
 	return res, nil

@@ -70,10 +70,10 @@ func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, rati
 func Plan(kind string, eps, delta float64, n int64, p MechanismParams, frac, ratio float64) (MechanismParams, error) {
 	f, err := rdp.NewFilter(eps, delta)
 	if err != nil {
-		return p, invalid("%v", err)
+		return p, invalid("%w", err)
 	}
 	if err := planNoise(kind, f.Budget(), n, &p, frac, ratio); err != nil {
-		return p, invalid("%v", err)
+		return p, invalid("%w", err)
 	}
 	return p, nil
 }
@@ -83,7 +83,7 @@ func Plan(kind string, eps, delta float64, n int64, p MechanismParams, frac, rat
 func PlannedRho(kind string, classes int, n int64, p MechanismParams, frac float64) (float64, error) {
 	a, err := newAggregator(kind, classes, p)
 	if err != nil {
-		return 0, invalid("%v", err)
+		return 0, invalid("%w", err)
 	}
 	if m, ok := mechanismOf(kind).(argmaxMechanism); !ok || !m.checksThreshold() {
 		frac = 1
@@ -96,7 +96,7 @@ func PlannedRho(kind string, classes int, n int64, p MechanismParams, frac float
 func QueriesThatFit(kind string, classes int, eps, delta float64, p MechanismParams, frac float64) (int64, error) {
 	f, err := rdp.NewFilter(eps, delta)
 	if err != nil {
-		return 0, invalid("%v", err)
+		return 0, invalid("%w", err)
 	}
 	per, err := PlannedRho(kind, classes, 1, p, frac)
 	if err != nil {

@@ -45,27 +45,27 @@ const (
 // validatePure checks the settings the new mechanisms need.
 func validatePure(cfg *Config) error {
 	if len(cfg.Labels) > 1 {
-		return invalid("--mechanism %s labels one --label column for now, got %d", cfg.Mechanism, len(cfg.Labels))
+		return paramError("mechanism", " %s labels one %v column for now, got %d", cfg.Mechanism, ParamName("label"), len(cfg.Labels))
 	}
 	if cfg.Replicable != nil {
-		return invalid("--replicable works with confident-gnmax, gnmax and lnmax, not --mechanism %s", cfg.Mechanism)
+		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
 	}
 	if cfg.Epsilon <= 0 {
-		return invalid("--mechanism %s needs --epsilon: its budget is a cap on pure ε-DP events fixed before the run", cfg.Mechanism)
+		return paramError("mechanism", " %s needs %v: its budget is a cap on pure ε-DP events fixed before the run", cfg.Mechanism, ParamName("epsilon"))
 	}
 	p := &cfg.Params
 	if p.Bins < 0 {
-		return invalid("--bins must be positive, got %d", p.Bins)
+		return paramError("bins", " must be positive, got %d", p.Bins)
 	}
 	if p.SVTCutoff < 0 || p.SVTThreshold < 0 {
-		return invalid("--svt-cutoff and --svt-threshold must not be negative")
+		return paramError("svt-cutoff", " and %v must not be negative", ParamName("svt-threshold"))
 	}
 	for _, f := range []struct{ name, v string }{
 		{"em-epsilon", p.EMEpsilon}, {"subset-rate", p.SubsetRate}, {"gamma", p.Gamma}, {"svt-epsilon0", p.SVTEpsilon0},
 	} {
 		if f.v != "" {
 			if _, _, err := parsePositive(f.name, f.v); err != nil {
-				return invalid("%v", err)
+				return invalid("%w", err)
 			}
 		}
 	}
@@ -73,13 +73,13 @@ func validatePure(cfg *Config) error {
 		return nil
 	}
 	if cfg.Classes == nil {
-		return invalid("--mechanism %s needs --classes: its guarantee is pure ε-DP and a private class discovery would add a δ", cfg.Mechanism)
+		return paramError("mechanism", " %s needs %v: its guarantee is pure ε-DP and a private class discovery would add a δ", cfg.Mechanism, ParamName("classes"))
 	}
 	if cfg.PrivacyUnit != "" {
-		return invalid("--mechanism %s scores errors per row (sensitivity 1): --privacy-unit is not supported with it", cfg.Mechanism)
+		return paramError("mechanism", " %s scores errors per row (sensitivity 1): %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
 	}
 	if cfg.Select == SelectUncertain {
-		return invalid("--select uncertain is not supported with --mechanism %s", cfg.Mechanism)
+		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 	if td == nil {
 		cs, err := newClassSet(l.labelField.Type, cfg.Classes)
 		if err != nil {
-			return nil, nil, nil, invalid("--classes: %v", err)
+			return nil, nil, nil, paramError("classes", ": %v", err)
 		}
 		td = &teacherData{classes: cs, classesSource: "declared with --classes"}
 	}
@@ -230,11 +230,11 @@ func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) 
 	}
 	eps0, err := m.eventEps(classes, p)
 	if err != nil {
-		return nil, nil, nil, invalid("%v", err)
+		return nil, nil, nil, invalid("%w", err)
 	}
 	f.eps0 = eps0
 	if f.max, err = rdp.PureEventsThatFit(cfg.Epsilon, f.deltaZ, eps0, f.rho0); err != nil {
-		return nil, nil, nil, invalid("budget: %v", err)
+		return nil, nil, nil, invalid("budget: %w", err)
 	}
 	if f.max < 1 {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for one event of ε %g", ErrBudgetRefused, cfg.Epsilon, cfg.Delta, eps0)
@@ -245,7 +245,7 @@ func (l *Labeler) preparePure(m eventMechanism, td *teacherData, queries int64) 
 	}
 	agg, err := newAggregator(cfg.Mechanism, classes, p)
 	if err != nil {
-		return nil, nil, nil, invalid("%v", err)
+		return nil, nil, nil, invalid("%w", err)
 	}
 	if agg.svt != nil {
 		agg.svt.src = l.source(streamSVT)

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -55,19 +54,19 @@ func validateReplicable(cfg *Config) error {
 	c := *r // the caller's value is not touched
 	r, cfg.Replicable = &c, &c
 	if len(r.Key) < 16 {
-		return invalid("--replicable needs a shared seed of at least 16 bytes, got %d", len(r.Key))
+		return paramError("replicable", " needs a shared seed of at least 16 bytes, got %d", len(r.Key))
 	}
 	if r.Width == 0 {
 		r.Width = DefaultReplicableWidth
 	}
 	if !(r.Width > 0 && r.Width <= 1e6) {
-		return invalid("--replicable-width must be in (0, 1e6], got %g", r.Width)
+		return paramError("replicable-width", " must be in (0, 1e6], got %g", r.Width)
 	}
 	if len(cfg.Labels) > 1 {
-		return invalid("--replicable supports one --label column for now, got %d", len(cfg.Labels))
+		return paramError("replicable", " supports one %v column for now, got %d", ParamName("label"), len(cfg.Labels))
 	}
 	if cfg.Select == SelectUncertain {
-		return invalid("--replicable does not support --select uncertain (its queries are chosen in rounds, not keyed by row)")
+		return paramError("replicable", " does not support %v uncertain (its queries are chosen in rounds, not keyed by row)", ParamName("select"))
 	}
 	if r.Via == "" {
 		r.Via = "not stated"
@@ -107,7 +106,7 @@ func newRounding(a *aggregator, p MechanismParams, width float64, key []byte) (*
 	}
 	m, ok := mechanismOf(a.kind).(argmaxMechanism)
 	if !ok {
-		return nil, fmt.Errorf("--replicable does not support --mechanism %s", a.kind)
+		return nil, badParam("replicable", " does not support %v %s", ParamName("mechanism"), a.kind)
 	}
 	var err error
 	r.check, r.answer, err = m.grid(p, votes)

@@ -190,7 +190,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if cfg.Epsilon > 0 {
 		f, err := rdp.NewFilter(cfg.Epsilon, deltaConv)
 		if err != nil {
-			return nil, nil, nil, invalid("budget: %v", err)
+			return nil, nil, nil, invalid("budget: %w", err)
 		}
 		if err := f.Charge(td.discoveryRho + l.choiceRho); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
@@ -228,7 +228,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	}
 	if cfg.Replicable != nil {
 		if agg.round, err = newRounding(agg, params, cfg.Replicable.Width, cfg.Replicable.Key); err != nil {
-			return nil, nil, nil, invalid("%v", err)
+			return nil, nil, nil, invalid("%w", err)
 		}
 		rep.Replicable, rep.ReplicableVia = true, cfg.Replicable.Via
 		rep.ReplicableGrid = &ReplicableGrid{Check: agg.round.check, Answer: agg.round.answer}
@@ -254,17 +254,17 @@ func (l *Labeler) planAggregator(classes int, rho float64, queries int64, params
 	m := mechanismOf(cfg.Mechanism).(argmaxMechanism)
 	if cfg.Epsilon > 0 {
 		if queries < 0 {
-			if m.missing(*params) != "" {
+			if len(m.missing(*params)) > 0 {
 				return nil, invalid("the number of public rows is not known in advance (a stream): give --max-queries or explicit noise to plan for")
 			}
 		} else if err := planNoise(cfg.Mechanism, rho, queries, params, cfg.AnsweredFraction, cfg.SigmaRatio); err != nil {
-			return nil, invalid("planning the noise: %v", err)
+			return nil, invalid("planning the noise: %w", err)
 		}
 	}
 	m.complete(params, cfg.Teachers)
 	agg, err := newAggregator(cfg.Mechanism, classes, *params)
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, invalid("%w", err)
 	}
 	return agg, nil
 }

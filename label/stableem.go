@@ -55,7 +55,7 @@ func stableEMParams(p MechanismParams) (q, gamma, eps float64, err error) {
 	}
 	one := big.NewRat(1, 1)
 	if qr.Cmp(one) > 0 || gr.Cmp(one) > 0 {
-		return 0, 0, 0, fmt.Errorf("--subset-rate and --gamma must be at most 1, got %s and %s", p.SubsetRate, p.Gamma)
+		return 0, 0, 0, badParam("subset-rate", " and %v must be at most 1, got %s and %s", ParamName("gamma"), p.SubsetRate, p.Gamma)
 	}
 	return
 }
@@ -96,7 +96,7 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 		}
 		th := math.Tanh(em / 2)
 		if th >= beta {
-			return fmt.Errorf("--em-epsilon %s alone exceeds the stability β = %.4g that %d queries allow", p.EMEpsilon, beta, n)
+			return badParam("em-epsilon", " %s alone exceeds the stability β = %.4g that %d queries allow", p.EMEpsilon, beta, n)
 		}
 		p.SubsetRate = roundDownDecimal((beta-th)/(1-th), 4)
 	default:
@@ -105,7 +105,7 @@ func planStableEM(p *MechanismParams, eps, delta float64, n int64, classes int) 
 			return err
 		}
 		if q >= beta {
-			return fmt.Errorf("--subset-rate %s alone exceeds the stability β = %.4g that %d queries allow", p.SubsetRate, beta, n)
+			return badParam("subset-rate", " %s alone exceeds the stability β = %.4g that %d queries allow", p.SubsetRate, beta, n)
 		}
 		p.EMEpsilon = roundDownDecimal(2*math.Atanh((beta-q)/(1-q)), 4)
 	}
@@ -136,10 +136,10 @@ func newStableEM(X *learners.Matrix, y []int32, classes int, p MechanismParams) 
 	s := &stableEM{X: X, y: y, classes: classes, eps: ratOf(p.EMEpsilon)}
 	var err error
 	if s.q, err = ratParts(ratOf(p.SubsetRate)); err != nil {
-		return nil, invalid("--subset-rate: %v", err)
+		return nil, paramError("subset-rate", ": %v", err)
 	}
 	if s.gamma, err = ratParts(ratOf(p.Gamma)); err != nil {
-		return nil, invalid("--gamma: %v", err)
+		return nil, paramError("gamma", ": %v", err)
 	}
 	s.StumpIndex = learners.NewStumpIndex(X, y, classes)
 	return s, nil
@@ -222,7 +222,7 @@ func (stableEMMechanism) planEvents(l *Labeler, td *teacherData, f *pureFilter, 
 		return invalid("the number of public rows is not known in advance (a stream): give --max-queries to plan stable-em for")
 	}
 	if err := planStableEM(p, l.cfg.Epsilon, f.deltaZ, queries, len(td.classes.values)); err != nil {
-		return invalid("planning stable-em: %v", err)
+		return invalid("planning stable-em: %w", err)
 	}
 	f.event = "one ε-private prediction of stable-em (Dagan & Feldman 2020, Corollary 1)"
 	return nil
@@ -277,11 +277,11 @@ func (stableEMMechanism) auditParams(rep *Report, res *AuditResult) error {
 	pr := rep.PureDP
 	q, gm, e, err := stableEMParams(rep.Params)
 	if err != nil {
-		return invalid("report parameters: %v", err)
+		return invalid("report parameters: %w", err)
 	}
 	tv := rdp.StableTV(q, e)
-	res.add("stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
-	res.add("stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
+	addCheck(res, "stable-em β", float64(pr.Beta), tv, math.Abs(float64(pr.Beta)-tv) <= relTol*tv, "β = q + (1−q)·tanh(ε_EM/2), from the exact parameters")
+	addCheck(res, "stable-em γ", float64(pr.Gamma), gm, float64(pr.Gamma) == gm, "γ of the parameters")
 	return nil
 }
 

@@ -62,50 +62,25 @@ const (
 	preAbstained = -2
 )
 
-// SourceCounts counts output rows by the source of their label.
-type SourceCounts struct {
-	Teachers  int64 `json:"teachers"`
-	Student   int64 `json:"student"`
-	Abstained int64 `json:"abstained"`
-}
-
-// StudentReport describes the student: a model trained on the released
-// labels only (post-processing, no privacy cost) that labels the rows the
-// teachers did not.
-type StudentReport struct {
-	Learner      string         `json:"learner"`
-	TrainedOn    int64          `json:"trained_on"`
-	SelfTraining *SelfTrainInfo `json:"self_training,omitempty"`
-}
-
-// SelfTrainInfo describes self-training: the unlabelled public rows the
-// student looked at, and those it pseudo-labelled (probability ≥
-// SelfTrainConfidence) before it was refitted once.
-type SelfTrainInfo struct {
-	Pool           int64   `json:"pool"`
-	PseudoLabelled int64   `json:"pseudo_labelled"`
-	Confidence     float64 `json:"confidence"`
-}
-
 // validateStudent checks the student and selection parameters.
 func validateStudent(cfg *Config) error {
 	if cfg.Student != "" && !slices.Contains(learners.LearnerNames, cfg.Student) {
-		return invalid("--student %q is not one of %s", cfg.Student, strings.Join(learners.LearnerNames, ", "))
+		return paramError("student", " %q is not one of %s", cfg.Student, strings.Join(learners.LearnerNames, ", "))
 	}
 	if cfg.Select == "" {
 		cfg.Select = SelectFirst
 	}
 	if !slices.Contains(Selections, cfg.Select) {
-		return invalid("--select %q is not one of %s", cfg.Select, strings.Join(Selections, ", "))
+		return paramError("select", " %q is not one of %s", cfg.Select, strings.Join(Selections, ", "))
 	}
 	if cfg.SelfTrain && cfg.Student == "" {
-		return invalid("--self-train needs --student")
+		return paramError("self-train", " needs %v", ParamName("student"))
 	}
 	if cfg.Select == SelectUncertain && cfg.Student == "" {
-		return invalid("--select uncertain needs --student (the student's uncertainty chooses the queries)")
+		return paramError("select", " uncertain needs %v (the student's uncertainty chooses the queries)", ParamName("student"))
 	}
 	if cfg.Select == SelectRandom && cfg.PublicRows < 0 {
-		return invalid("--select random needs the number of public rows in advance (a file, not a stream)")
+		return paramError("select", " random needs the number of public rows in advance (a file, not a stream)")
 	}
 	return nil
 }
@@ -178,7 +153,7 @@ func newStudent(st *runState) (*student, error) {
 	cfg := &st.l.cfg
 	lr, err := learners.NewLearner(cfg.Student, cfg.LearnerOptions)
 	if err != nil {
-		return nil, invalid("--student: %v", err)
+		return nil, paramError("student", ": %v", err)
 	}
 	s := &student{st: st, learner: lr, classes: len(st.classes.values), dim: st.enc.Dim(),
 		src: st.l.source(streamStudent), scratch: learners.NewMatrix(0, st.enc.Dim())}

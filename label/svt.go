@@ -301,13 +301,12 @@ func (svtMechanism) capEvents(f *pureFilter, p *MechanismParams, queries int64) 
 	if p.SVTThreshold == 0 {
 		w, err := svtPlanThreshold(*p, queries, f.max, f.extraDelta)
 		if err != nil {
-			return invalid("planning svt: %v", err)
+			return invalid("planning svt: %w", err)
 		}
 		p.SVTThreshold = w
 	}
 	if bad, err := svtFailureDelta(*p, queries, f.max); err != nil || bad > f.extraDelta {
-		return invalid("--svt-threshold %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)",
-			p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
+		return paramError("svt-threshold", " %d: a query whose majority is not stable passes with probability up to %.3g, more than δ·%g = %.3g (use a larger threshold or leave it to the planner)", p.SVTThreshold, bad, svtDeltaShare, f.extraDelta)
 	}
 	return nil
 }
@@ -338,14 +337,14 @@ func (svtMechanism) auditParams(*Report, *AuditResult) error { return nil }
 func (svtMechanism) auditFailure(rep *Report, res *AuditResult, extra float64) error {
 	pr, q := rep.PureDP, rep.Queries
 	m := rep.PlannedQueries
-	res.add("queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
+	addCheck(res, "queries within the plan", float64(m), float64(q.Seen), q.Seen <= m, "the failure δ is computed for the planned number of queries")
 	bad, err := svtFailureDelta(rep.Params, m, pr.MaxEvents)
 	if err != nil {
-		return invalid("report parameters: %v", err)
+		return invalid("report parameters: %w", err)
 	}
-	res.add("recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
+	addCheck(res, "recorded stable-release δ", float64(pr.StableDelta), extra, math.Abs(float64(pr.StableDelta)-extra) <= relTol*extra,
 		"svt's share of δ for a query reported stable whose majority could change")
-	res.add("stable-release failure δ", extra, bad, bad <= extra,
+	addCheck(res, "stable-release failure δ", extra, bad, bad <= extra,
 		fmt.Sprintf("Pr[a query of distance 0 reported stable] ≤ min over a of cap·Pr[η ≤ −a] + queries·Pr[ν ≥ w − a + 1], w = %d", rep.Params.SVTThreshold))
 	return nil
 }

@@ -241,7 +241,7 @@ func (l *Labeler) classSets(sd *sensitiveData) (*teacherData, error) {
 			var err error
 			ld.classes, err = newClassSet(lf.Type, cfg.Classes)
 			if err != nil {
-				return nil, invalid("--classes: %v", err)
+				return nil, paramError("classes", ": %v", err)
 			}
 			ld.classesSource = "declared with --classes"
 		} else if err := l.discoverClasses(ld, j, sd.labels[j], sd.hasLab[j], sd.ids); err != nil {
@@ -360,7 +360,7 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *learners.
 		g.Go(func() error {
 			lr, err := learners.NewLearner(cfg.Learner, cfg.LearnerOptions)
 			if err != nil {
-				return invalid("--learner: %v", err)
+				return paramError("learner", ": %v", err)
 			}
 			x := learners.NewMatrix(0, X.Cols) // each teacher's rows in turn: Fit keeps no reference
 			for jt := range next {

@@ -443,62 +443,15 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 			cs.ps = ps
 			continue
 		}
-		size := sp.hlen + int(sp.h.csize)
-		if cap(pd.chunk) < size {
-			pd.chunk = make([]byte, size)
-		}
-		buf := pd.chunk[:size]
-		if m, err := pd.r.ReadAt(buf, sp.off); m != len(buf) || (err != nil && err != io.EOF) {
+		n, spilled, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
+		if !ok {
 			return nil, false
 		}
-		body := buf[sp.hlen:]
-		h := sp.h
-		c := &cs.chunk
-		if h.typ == pageDictionary {
-			dpd := plainDecoder{dict: c.dict}
-			if !c.dictPage(&dpd, &h, body) {
-				return nil, false
-			}
-			// The dictionary stays with the column (dictPage left it in
-			// dpd.dict, which c.dict now is).
-			continue
-		}
-		n := int64(h.numValues)
-		if n <= rows-at {
-			// The page fits: decode it in place.
-			c.values, c.row, c.rows = dst, at, at+n
-			if nullable {
-				c.valid = dvalid
-			}
-		} else {
-			if int64(cap(cs.left)) < n*int64(w) {
-				putLeft(cs.left)
-				cs.left = getLeft(int(n) * w)
-			}
-			cs.left = cs.left[:n*int64(w)]
-			c.values, c.row, c.rows = cs.left, 0, n
-			if nullable {
-				if int64(cap(cs.leftValid)) < bitutil.BytesForBits(n) {
-					cs.leftValid = make([]byte, bitutil.BytesForBits(n))
-				}
-				cs.leftValid = cs.leftValid[:bitutil.BytesForBits(n)]
-				c.valid = cs.leftValid
-			}
-		}
-		var page bool
-		if h.v1 {
-			page = c.pageV1(pd, &h, body)
-		} else {
-			page = c.pageV2(pd, &h, body)
-		}
-		if !page || c.row != c.rows {
-			return nil, false
-		}
-		if n <= rows-at {
-			at += n
-		} else {
+		if spilled {
 			cs.leftN, cs.leftAt = n, 0
 			take()
+		} else {
+			at += n
 		}
 	}
 	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
@@ -524,6 +477,68 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 // columns a row group) are pooled: left to the collector, the churn of a
 // file of many row groups showed in the peak RSS.
 var leftPool sync.Pool
+
+// decodePage reads and decodes the page sp of the column. A dictionary page
+// stays with the column (n = 0). A data page of n values decodes in place
+// into dst (and dvalid) at row at when it fits in the room left there;
+// otherwise it decodes into cs.left and spilled is true (nullable: the
+// column has a validity bitmap). ok is false when
+// the page cannot be read or decoded.
+func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, spilled, ok bool) {
+	w := cs.chunk.w
+	size := sp.hlen + int(sp.h.csize)
+	if cap(pd.chunk) < size {
+		pd.chunk = make([]byte, size)
+	}
+	buf := pd.chunk[:size]
+	if m, err := pd.r.ReadAt(buf, sp.off); m != len(buf) || (err != nil && err != io.EOF) {
+		return 0, false, false
+	}
+	body := buf[sp.hlen:]
+	h := sp.h
+	c := &cs.chunk
+	if h.typ == pageDictionary {
+		dpd := plainDecoder{dict: c.dict}
+		if !c.dictPage(&dpd, &h, body) {
+			return 0, false, false
+		}
+		// The dictionary stays with the column (dictPage left it in
+		// dpd.dict, which c.dict now is).
+		return 0, false, true
+	}
+	n = int64(h.numValues)
+	if n <= room {
+		// The page fits: decode it in place.
+		c.values, c.row, c.rows = dst, at, at+n
+		if nullable {
+			c.valid = dvalid
+		}
+	} else {
+		if int64(cap(cs.left)) < n*int64(w) {
+			putLeft(cs.left)
+			cs.left = getLeft(int(n) * w)
+		}
+		cs.left = cs.left[:n*int64(w)]
+		c.values, c.row, c.rows = cs.left, 0, n
+		if nullable {
+			if int64(cap(cs.leftValid)) < bitutil.BytesForBits(n) {
+				cs.leftValid = make([]byte, bitutil.BytesForBits(n))
+			}
+			cs.leftValid = cs.leftValid[:bitutil.BytesForBits(n)]
+			c.valid = cs.leftValid
+		}
+	}
+	var page bool
+	if h.v1 {
+		page = c.pageV1(pd, &h, body)
+	} else {
+		page = c.pageV2(pd, &h, body)
+	}
+	if !page || c.row != c.rows {
+		return 0, false, false
+	}
+	return n, n > room, true
+}
 
 func getLeft(n int) []byte {
 	if p, ok := leftPool.Get().(*[]byte); ok && cap(*p) >= n {

@@ -3,8 +3,6 @@ package arrowio
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -12,6 +10,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/io/atomicfile"
 )
 
 // ParquetOptions configures WriteParquet.
@@ -60,20 +60,11 @@ func WriteParquet(path string, s *arrow.Schema, recs []arrow.Record, opts Parque
 	tbl := array.NewTableFromRecords(s, recs)
 	defer tbl.Release()
 
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: cannot create output: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort() // after Commit it does nothing
 	// A bufio.Writer is no io.Closer, so WriteTable leaves f open.
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if err := pqarrow.WriteTable(tbl, bw, opts.RowGroupRows, props, pqarrow.NewArrowWriterProperties(arrProps...)); err != nil {
@@ -82,13 +73,7 @@ func WriteParquet(path string, s *arrow.Schema, recs []arrow.Record, opts Parque
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil

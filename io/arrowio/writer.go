@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/term"
+
+	"github.com/pate-tool/pate/io/atomicfile"
 )
 
 // WriteFormat is an output format.
@@ -100,7 +102,7 @@ type Writer struct {
 	reserve map[string]int
 	holders map[string]string // reserved key → the padded placeholder written
 
-	tmp *os.File
+	tmp *atomicfile.File
 	out *posWriter
 	fw  *ipc.FileWriter
 	sw  *ipc.Writer
@@ -191,23 +193,15 @@ func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, erro
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			return nil, fmt.Errorf("%s: output path is a directory", path)
 		}
-		dir, base := filepath.Split(path)
-		if dir == "" {
-			dir = "."
-		}
-		tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-		if err != nil {
-			return nil, fmt.Errorf("%s: cannot create output: %w", path, err)
-		}
-		w.tmp = tmp
 		mode := os.FileMode(0o644)
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
 		}
-		if err := tmp.Chmod(mode); err != nil {
-			w.removeTemp()
-			return nil, fmt.Errorf("%s: %w", path, err)
+		tmp, err := atomicfile.Create(path, mode)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot create output: %w", path, err)
 		}
+		w.tmp = tmp
 		sink = tmp
 	}
 	if testHookWrap != nil {
@@ -347,7 +341,7 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 		return nil
 	}
 	if w.pw != nil {
-		if err := w.pw.verify(w.tmp, w.out.pos); err != nil {
+		if err := w.pw.verify(w.tmp.File, w.out.pos); err != nil {
 			return fmt.Errorf("%s: re-reading the parquet output: %w", w.path, err)
 		}
 	} else if len(values) > 0 {
@@ -355,19 +349,12 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 			return fmt.Errorf("%s: patching reserved metadata: %w", w.path, err)
 		}
 	}
-	if err := w.tmp.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	tmpName := w.tmp.Name()
-	if err := w.tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	if err := os.Rename(tmpName, w.path); err != nil {
+	if err := w.tmp.Commit(); err != nil {
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
 	w.tmp = nil
 	w.done = true
-	return syncDir(filepath.Dir(w.path))
+	return nil
 }
 
 // patch overwrites the placeholders in the schema message (and the footer
@@ -379,7 +366,7 @@ func (w *Writer) patch(values map[string]string) error {
 	if w.format == WriteFile {
 		start = 8 // "ARROW1" and 2 bytes of padding
 	}
-	n, err := messageLen(w.tmp, start, size)
+	n, err := messageLen(w.tmp.File, start, size)
 	if err != nil {
 		return err
 	}
@@ -464,18 +451,6 @@ func (w *Writer) verify(values map[string]string) error {
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("syncing folder %s: %w", dir, err)
-	}
-	return nil
-}
-
 // Abort discards the output: the temporary file is removed and any
 // previous file at the path is left untouched. On standard output the
 // end-of-stream marker is not written, so a reader sees a truncated
@@ -496,11 +471,7 @@ func (w *Writer) removeTemp() error {
 	if w.tmp == nil {
 		return nil
 	}
-	name := w.tmp.Name()
-	w.tmp.Close()
+	tmp := w.tmp
 	w.tmp = nil
-	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return tmp.Abort()
 }

@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"html"
+	"html/template"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 // Chart geometry (pixels).
@@ -35,34 +35,26 @@ const (
 )
 
 // Write writes one self-contained HTML page for the report rep. audit is the
-// result of label.Audit on rep; when nil, Write runs the audit itself (a
-// report whose claim fails is still drawn, with the verdict shown).
-func Write(w io.Writer, rep *label.Report, audit *label.AuditResult) error {
+// result of the audit of rep (package label's Audit, which recomputes the
+// claim); a report whose claim fails is still drawn, with the verdict
+// shown.
+//
+// The page is an html/template: every figure and string of the report goes
+// through its contextual escaping, so a report cannot put markup or script
+// on the page whatever its strings hold.
+func Write(w io.Writer, rep *report.Report, audit *report.AuditResult) error {
 	if rep == nil {
 		return errors.New("htmlreport: no report")
 	}
 	if audit == nil {
-		res, err := label.Audit(rep)
-		if res == nil {
-			return fmt.Errorf("htmlreport: %w", err)
-		}
-		audit = res
+		return errors.New("htmlreport: no audit of the report")
 	}
 	bw := bufio.NewWriter(w)
-	p := &page{w: bw, rep: rep, audit: audit}
-	p.write()
+	if err := pageTemplate.Execute(bw, newPage(rep, audit)); err != nil {
+		return fmt.Errorf("htmlreport: %w", err)
+	}
 	return bw.Flush()
 }
-
-type page struct {
-	w     *bufio.Writer
-	rep   *label.Report
-	audit *label.AuditResult
-}
-
-func (p *page) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
-
-func esc(s string) string { return html.EscapeString(s) }
 
 // num formats a figure compactly and exactly enough to compare with the
 // JSON report (up to 9 significant digits).
@@ -76,6 +68,68 @@ func num(v float64) string {
 // attr formats a figure for a data-* attribute: the shortest decimal that
 // round-trips, as in the JSON report.
 func attr(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// f1 formats a coordinate.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// page is what the page template shows.
+type page struct {
+	rep   *report.Report
+	audit *report.AuditResult
+
+	Title      string // the document's
+	Rep        *report.Report
+	Audit      *report.AuditResult
+	Parameters [][2]string
+	Outcome    [][3]string // name, data-field, value
+	Cards      []card      // the charts and tables of the grid
+	Checks     []checkRow
+}
+
+// card is one card of the grid: a chart, or the table of label columns.
+type card struct {
+	Title  string
+	Chart  *chart
+	Labels []labelRow
+}
+
+type labelRow struct {
+	Label, Weight, Noise                     string
+	ThresholdChecks, NoisyArgmaxes, Answered int64
+	Rho, Released                            string
+}
+
+type checkRow struct {
+	Class, Mark, Name, Claimed, Recomputed string
+}
+
+func newPage(rep *report.Report, audit *report.AuditResult) *page {
+	p := &page{rep: rep, audit: audit, Rep: rep, Audit: audit}
+	p.Title = fmt.Sprintf("pate privacy report — %s, ε = %s", rep.Mechanism, num(float64(rep.Guarantee.Epsilon)))
+	p.Parameters = p.parameters()
+	p.Outcome = p.outcome()
+	p.Cards = []card{
+		{Title: "ε spent over the queries", Chart: p.epsilonChart()},
+		{Title: "Answered and abstained over the public rows", Chart: p.answeredChart()},
+	}
+	if len(rep.Labels) > 0 {
+		p.Cards = append(p.Cards, card{Labels: p.labelColumns()})
+	} else {
+		p.Cards = append(p.Cards, card{Title: "Released labels", Chart: p.labelsChart()})
+	}
+	p.Cards = append(p.Cards, card{Title: "Conversions of the realized spend", Chart: p.conversionsChart()})
+	for _, c := range audit.Checks {
+		r := checkRow{Class: "pass", Mark: "ok", Name: c.Name, Claimed: num(c.Claimed), Recomputed: num(c.Recomputed)}
+		if !c.OK {
+			r.Class, r.Mark = "fail", "FAIL"
+		}
+		p.Checks = append(p.Checks, r)
+	}
+	return p
+}
+
+// Num formats a figure for the page (see num).
+func (p *page) Num(v float64) string { return num(v) }
 
 const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;background:#f6f7f9;color:#1d2125}
 main{max-width:1140px;margin:0 auto;padding:24px}
@@ -98,54 +152,155 @@ svg{display:block;max-width:100%;height:auto}
 svg text{font-family:inherit}
 footer{color:#7a8088;font-size:12px;margin-top:18px}`
 
-func (p *page) write() {
-	rep, a := p.rep, p.audit
-	p.f("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	p.f("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	p.f("<title>pate privacy report — %s, ε = %s</title>\n", esc(rep.Mechanism), num(float64(rep.Guarantee.Epsilon)))
-	p.f("<style>\n%s\n</style>\n</head>\n<body>\n<main>\n", css)
-	p.f("<h1>pate privacy report</h1>\n")
-	p.f("<p class=\"sub\">pate %s: private labels of column <b>%s</b> · mechanism <b>%s</b> · pate %s · report schema %d</p>\n",
-		esc(rep.Command), esc(rep.Label), esc(rep.Mechanism), esc(rep.Version), rep.SchemaVersion)
-	if a.Holds {
-		p.f("<div class=\"verdict ok\" id=\"verdict\" data-holds=\"true\">The claim holds: (ε = <b>%s</b>, δ = <b>%s</b>), recomputed ε = %s from the mechanism, its parameters and the event counts.</div>\n",
-			num(a.ClaimedEpsilon), num(a.Delta), num(a.Epsilon))
-	} else {
-		p.f("<div class=\"verdict bad\" id=\"verdict\" data-holds=\"false\">The claim DOES NOT hold: the report claims ε = <b>%s</b>, the recomputation gives ε = <b>%s</b> (see the checks below).</div>\n",
-			num(a.ClaimedEpsilon), num(a.Epsilon))
-	}
-	if rep.Replicable {
-		p.f("<div class=\"seeded\">This run is <b>replicable</b>: its noise comes from a seed shared between curators (%s). Its guarantee holds only while the seed stays secret from the recipients of the labels, and covers this release alone.</div>\n", esc(rep.ReplicableVia))
-	} else if rep.Seeded {
-		p.f("<div class=\"seeded\">This run was <b>seeded</b>: anyone who knows the seed can reproduce its noise. Use seeded runs for tests only.</div>\n")
-	}
-	p.f("<div class=\"grid\">\n")
-	p.parameters()
-	p.outcome()
-	p.card("ε spent over the queries", p.epsilonChart())
-	p.card("Answered and abstained over the public rows", p.answeredChart())
-	if len(rep.Labels) > 0 {
-		p.labelColumns()
-	} else {
-		p.card("Released labels", p.labelsChart())
-	}
-	p.card("Conversions of the realized spend", p.conversionsChart())
-	p.f("</div>\n")
-	p.f("<div class=\"card\" style=\"margin-top:18px\"><h2>What the guarantee means</h2>\n<ul class=\"explain\" id=\"explanation\">\n")
-	for _, s := range a.Explanation {
-		p.f("<li>%s</li>\n", esc(s))
-	}
-	p.f("</ul></div>\n")
-	p.checks()
-	p.f("<footer>Self-contained page written by pate %s; it loads nothing from the network. Every figure is a public parameter, a count of public rows or a mechanism output.</footer>\n", esc(rep.Version))
-	p.f("</main>\n</body>\n</html>\n")
+// pageSource is the page. The style sheet is part of the template's text
+// (not a value), and every value is escaped for its context.
+const pageSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+` + css + `
+</style>
+</head>
+<body>
+<main>
+<h1>pate privacy report</h1>
+<p class="sub">pate {{.Rep.Command}}: private labels of column <b>{{.Rep.Label}}</b> · mechanism <b>{{.Rep.Mechanism}}</b> · pate {{.Rep.Version}} · report schema {{.Rep.SchemaVersion}}</p>
+{{if .Audit.Holds -}}
+<div class="verdict ok" id="verdict" data-holds="true">The claim holds: (ε = <b>{{.Num .Audit.ClaimedEpsilon}}</b>, δ = <b>{{.Num .Audit.Delta}}</b>), recomputed ε = {{.Num .Audit.Epsilon}} from the mechanism, its parameters and the event counts.</div>
+{{else -}}
+<div class="verdict bad" id="verdict" data-holds="false">The claim DOES NOT hold: the report claims ε = <b>{{.Num .Audit.ClaimedEpsilon}}</b>, the recomputation gives ε = <b>{{.Num .Audit.Epsilon}}</b> (see the checks below).</div>
+{{end -}}
+{{if .Rep.Replicable -}}
+<div class="seeded">This run is <b>replicable</b>: its noise comes from a seed shared between curators ({{.Rep.ReplicableVia}}). Its guarantee holds only while the seed stays secret from the recipients of the labels, and covers this release alone.</div>
+{{else if .Rep.Seeded -}}
+<div class="seeded">This run was <b>seeded</b>: anyone who knows the seed can reproduce its noise. Use seeded runs for tests only.</div>
+{{end -}}
+<div class="grid">
+<div class="card"><h2>Parameters</h2>
+<table id="parameters">
+{{range .Parameters -}}
+<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
+{{end -}}
+</table></div>
+<div class="card"><h2>Outcome</h2>
+<table id="outcome">
+{{range .Outcome -}}
+<tr><th>{{index . 0}}</th><td class="n" data-field="{{index . 1}}">{{index . 2}}</td></tr>
+{{end -}}
+</table></div>
+{{range .Cards}}{{if .Chart -}}
+<div class="card"><h2>{{.Title}}</h2>
+{{template "chart" .Chart}}</div>
+{{else -}}
+<div class="card"><h2>Label columns (one joint query per row)</h2>
+<table id="labels">
+<tr><th>column</th><th>share</th><th>noise</th><th>checks</th><th>argmaxes</th><th>answered</th><th>ρ</th><th>released</th></tr>
+{{range .Labels -}}
+<tr><th>{{.Label}}</th><td class="n">{{.Weight}}</td><td>{{.Noise}}</td><td class="n">{{.ThresholdChecks}}</td><td class="n">{{.NoisyArgmaxes}}</td><td class="n">{{.Answered}}</td><td class="n">{{.Rho}}</td><td>{{.Released}}</td></tr>
+{{end -}}
+</table>
+<p class="sub">ρ adds up over the columns: the run's realized ρ is their sum plus the class discoveries'. A row counts as answered when at least one of its labels was released.</p></div>
+{{end}}{{end -}}
+</div>
+<div class="card" style="margin-top:18px"><h2>What the guarantee means</h2>
+<ul class="explain" id="explanation">
+{{range .Audit.Explanation -}}
+<li>{{.}}</li>
+{{end -}}
+</ul></div>
+<div class="card" style="margin-top:18px"><h2>Audit checks</h2>
+<table class="checks" id="checks">
+<tr><th></th><th>check</th><th>report</th><th>recomputed</th></tr>
+{{range .Checks -}}
+<tr><td class="{{.Class}}">{{.Mark}}</td><td>{{.Name}}</td><td class="n">{{.Claimed}}</td><td class="n">{{.Recomputed}}</td></tr>
+{{end -}}
+</table></div>
+<footer>Self-contained page written by pate {{.Rep.Version}}; it loads nothing from the network. Every figure is a public parameter, a count of public rows or a mechanism output.</footer>
+</main>
+</body>
+</html>
+`
+
+// chartSource draws a chart from its elements, in order. Each element is
+// one of the kinds below; the page's tests parse every chart as XML.
+const chartSource = `{{define "chart" -}}
+<svg id="{{.ID}}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{.W}} {{.H}}" width="{{.W}}" height="{{.H}}" role="img" aria-label="{{.Title}}">
+<title>{{.Title}}</title>
+{{range .Items}}{{template "item" .}}{{end -}}
+</svg>
+{{end}}
+{{- define "item"}}
+{{- with .Line}}<line{{with .Class}} class="{{.}}"{{end}}{{with .Epsilon}} data-epsilon="{{.}}"{{end}}{{with .Queries}} data-queries="{{.}}"{{end}}{{with .Row}} data-row="{{.}}"{{end}} x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}" stroke="{{.Stroke}}"{{with .Width}} stroke-width="{{.}}"{{end}}{{with .Dash}} stroke-dasharray="{{.}}"{{end}}/>
+{{end}}
+{{- with .Text}}<text x="{{.X}}" y="{{.Y}}" font-size="{{.Size}}"{{with .Anchor}} text-anchor="{{.}}"{{end}} fill="{{.Fill}}"{{with .Transform}} transform="{{.}}"{{end}}>{{.Text}}</text>
+{{end}}
+{{- with .Poly}}<polyline class="{{.Class}}" fill="none" stroke="{{.Stroke}}" stroke-width="2.2" stroke-linejoin="round" data-n="{{.N}}"{{with .FinalEpsilon}} data-final-epsilon="{{.}}"{{end}}{{with .FinalQueries}} data-final-queries="{{.}}"{{end}}{{with .Final}} data-final="{{.}}"{{end}}{{with .Dash}} stroke-dasharray="{{.}}"{{end}} points="{{.Points}}"/>
+{{end}}
+{{- with .Bar}}<rect class="bar" data-name="{{.Name}}"{{with .Count}} data-count="{{.}}"{{end}}{{with .Epsilon}} data-epsilon="{{.}}"{{end}} x="{{.X}}" y="{{.Y}}" width="{{.Width}}" height="22" fill="{{.Fill}}"/>
+{{end}}
+{{- with .Key}}<rect x="{{.X}}" y="{{.Y}}" width="14" height="4" fill="{{.Fill}}"/>{{end}}
+{{- end}}`
+
+var pageTemplate = template.Must(template.Must(template.New("page").Parse(pageSource)).Parse(chartSource))
+
+// chart is an inline SVG of W × H pixels.
+type chart struct {
+	ID, Title string
+	W, H      int
+	Items     []item
 }
 
-func (p *page) card(title, body string) {
-	p.f("<div class=\"card\"><h2>%s</h2>\n%s</div>\n", esc(title), body)
+// item is one element of a chart: exactly one of its fields is set.
+type item struct {
+	Line *line
+	Text *text
+	Poly *polyline
+	Bar  *bar
+	Key  *key // a legend's colour key, on the line of its text
 }
 
-func (p *page) parameters() {
+// The data-* attributes of the elements (empty: absent) carry the figures
+// drawn, for tests and scripts.
+
+type line struct {
+	Class                 string
+	Epsilon, Queries, Row string // data-*
+	X1, Y1, X2, Y2        string
+	Stroke                string
+	Width, Dash           string
+}
+
+type text struct {
+	X, Y, Size, Anchor, Fill, Transform string
+	Text                                string
+}
+
+type polyline struct {
+	Class, Stroke                     string
+	N                                 int
+	FinalEpsilon, FinalQueries, Final string // data-*
+	Dash                              string
+	Points                            string
+}
+
+type bar struct {
+	Name, Count, Epsilon string // data-*
+	X, Y, Width          string
+	Fill                 string
+}
+
+type key struct{ X, Y, Fill string }
+
+func (c *chart) line(l line)         { c.Items = append(c.Items, item{Line: &l}) }
+func (c *chart) text(t text)         { c.Items = append(c.Items, item{Text: &t}) }
+func (c *chart) polyline(p polyline) { c.Items = append(c.Items, item{Poly: &p}) }
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func (p *page) parameters() [][2]string {
 	rep := p.rep
 	rows := [][2]string{
 		{"Mechanism", rep.Mechanism},
@@ -169,7 +324,7 @@ func (p *page) parameters() {
 			[2]string{"σ (noisy row count)", d.CountSigma},
 			[2]string{"Model ρ (zCDP)", num(float64(d.Rho))})
 	}
-	rows = append(rows,
+	return append(rows,
 		[2]string{"Teachers", fmt.Sprintf("%d (%s)", rep.Teachers, rep.Learner)},
 		[2]string{"Classes", fmt.Sprintf("%s — %s", strings.Join(rep.Classes, ", "), rep.ClassesSource)},
 		[2]string{"Privacy unit", rep.PrivacyUnit},
@@ -180,18 +335,12 @@ func (p *page) parameters() {
 		[2]string{"Seeded", strconv.FormatBool(rep.Seeded)},
 		[2]string{"Replicable", strconv.FormatBool(rep.Replicable)},
 	)
-	p.f("<div class=\"card\"><h2>Parameters</h2>\n<table id=\"parameters\">\n")
-	for _, r := range rows {
-		p.f("<tr><th>%s</th><td>%s</td></tr>\n", esc(r[0]), esc(r[1]))
-	}
-	p.f("</table></div>\n")
 }
 
-// labelColumns is the card of a multi-label run: what each label column
-// was planned for, cost and released.
-func (p *page) labelColumns() {
-	p.f("<div class=\"card\"><h2>Label columns (one joint query per row)</h2>\n<table id=\"labels\">\n")
-	p.f("<tr><th>column</th><th>share</th><th>noise</th><th>checks</th><th>argmaxes</th><th>answered</th><th>ρ</th><th>released</th></tr>\n")
+// labelColumns are the rows of a multi-label run's card: what each label
+// column was planned for, cost and released.
+func (p *page) labelColumns() []labelRow {
+	var rows []labelRow
 	for _, l := range p.rep.Labels {
 		pr := l.Params
 		var noise []string
@@ -207,21 +356,21 @@ func (p *page) labelColumns() {
 		for _, c := range l.Classes {
 			rel = append(rel, fmt.Sprintf("%s: %d", c, l.Released[c]))
 		}
-		p.f("<tr><th>%s</th><td class=\"n\">%s</td><td>%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%d</td><td class=\"n\">%s</td><td>%s</td></tr>\n",
-			esc(l.Label), num(l.Weight), esc(strings.Join(noise, ", ")), l.ThresholdChecks, l.NoisyArgmaxes, l.Answered,
-			num(float64(l.Rho)), esc(strings.Join(rel, ", ")))
+		rows = append(rows, labelRow{Label: l.Label, Weight: num(l.Weight), Noise: strings.Join(noise, ", "),
+			ThresholdChecks: l.ThresholdChecks, NoisyArgmaxes: l.NoisyArgmaxes, Answered: l.Answered,
+			Rho: num(float64(l.Rho)), Released: strings.Join(rel, ", ")})
 	}
-	p.f("</table>\n<p class=\"sub\">ρ adds up over the columns: the run's realized ρ is their sum plus the class discoveries'. A row counts as answered when at least one of its labels was released.</p></div>\n")
+	return rows
 }
 
-func (p *page) outcome() {
+func (p *page) outcome() [][3]string {
 	rep := p.rep
 	q, s := rep.Queries, rep.Spent
 	stop := "no"
 	if rep.Budget.StoppedOn {
 		stop = fmt.Sprintf("yes, at row %d", rep.Budget.StoppedAtRow)
 	}
-	rows := [][3]string{
+	return [][3]string{
 		{"Public rows", "public_rows", strconv.FormatInt(q.PublicRows, 10)},
 		{"Queries put", "queries", strconv.FormatInt(q.Seen, 10)},
 		{"Answered", "answered", strconv.FormatInt(q.Answered, 10)},
@@ -234,25 +383,6 @@ func (p *page) outcome() {
 		{"Realized ε (classic)", "epsilon_classic", fmt.Sprintf("%s at order %s", num(float64(s.EpsilonClassic)), num(float64(s.OrderClassic)))},
 		{"Stopped on the budget", "stopped", stop},
 	}
-	p.f("<div class=\"card\"><h2>Outcome</h2>\n<table id=\"outcome\">\n")
-	for _, r := range rows {
-		p.f("<tr><th>%s</th><td class=\"n\" data-field=\"%s\">%s</td></tr>\n", esc(r[0]), r[1], esc(r[2]))
-	}
-	p.f("</table></div>\n")
-}
-
-func (p *page) checks() {
-	p.f("<div class=\"card\" style=\"margin-top:18px\"><h2>Audit checks</h2>\n<table class=\"checks\" id=\"checks\">\n")
-	p.f("<tr><th></th><th>check</th><th>report</th><th>recomputed</th></tr>\n")
-	for _, c := range p.audit.Checks {
-		cls, mark := "pass", "ok"
-		if !c.OK {
-			cls, mark = "fail", "FAIL"
-		}
-		p.f("<tr><td class=\"%s\">%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n",
-			cls, mark, esc(c.Name), num(c.Claimed), num(c.Recomputed))
-	}
-	p.f("</table></div>\n")
 }
 
 // scale maps [d0, d1] to [r0, r1].
@@ -295,58 +425,57 @@ func tick(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// svgFrame draws the axes, the grid and the axis titles of a line chart and
-// returns the builder with the scales.
-func svgFrame(id, title, xTitle, yTitle string, xMax, yMax float64) (*strings.Builder, scale, scale) {
-	var b strings.Builder
+// frame starts a line chart: the grid, the axes and the axis titles, and
+// returns it with the scales.
+func frame(id, title, xTitle, yTitle string, xMax, yMax float64) (*chart, scale, scale) {
+	c := &chart{ID: id, Title: title, W: chartW, H: chartH}
 	xt, xTop := niceTicks(xMax, 6)
 	yt, yTop := niceTicks(yMax, 5)
 	sx := scale{0, xTop, padL, chartW - padR}
 	sy := scale{0, yTop, chartH - padB, padT}
-	fmt.Fprintf(&b, `<svg id="%s" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`+"\n",
-		id, chartW, chartH, chartW, chartH, esc(title))
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
 	for _, v := range yt {
 		y := sy.at(v)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", padL, y, chartW-padR, y, colGrid)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" font-size="12" text-anchor="end" fill="%s">%s</text>`+"\n", padL-6, y+4, colAxis, tick(v))
+		c.line(line{X1: itoa(padL), Y1: f1(y), X2: itoa(chartW - padR), Y2: f1(y), Stroke: colGrid})
+		c.text(text{X: itoa(padL - 6), Y: f1(y + 4), Size: "12", Anchor: "end", Fill: colAxis, Text: tick(v)})
 	}
 	for _, v := range xt {
 		x := sx.at(v)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", x, chartH-padB, x, chartH-padB+5, colAxis)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="12" text-anchor="middle" fill="%s">%s</text>`+"\n", x, chartH-padB+19, colAxis, tick(v))
+		c.line(line{X1: f1(x), Y1: itoa(chartH - padB), X2: f1(x), Y2: itoa(chartH - padB + 5), Stroke: colAxis})
+		c.text(text{X: f1(x), Y: itoa(chartH - padB + 19), Size: "12", Anchor: "middle", Fill: colAxis, Text: tick(v)})
 	}
-	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", padL, chartH-padB, chartW-padR, chartH-padB, colAxis)
-	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", padL, padT, padL, chartH-padB, colAxis)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="13" text-anchor="middle" fill="%s">%s</text>`+"\n", (padL+chartW-padR)/2, chartH-8, colAxis, esc(xTitle))
-	fmt.Fprintf(&b, `<text x="14" y="%d" font-size="13" text-anchor="middle" fill="%s" transform="rotate(-90 14 %d)">%s</text>`+"\n",
-		(padT+chartH-padB)/2, colAxis, (padT+chartH-padB)/2, esc(yTitle))
-	return &b, sx, sy
+	c.line(line{X1: itoa(padL), Y1: itoa(chartH - padB), X2: itoa(chartW - padR), Y2: itoa(chartH - padB), Stroke: colAxis})
+	c.line(line{X1: itoa(padL), Y1: itoa(padT), X2: itoa(padL), Y2: itoa(chartH - padB), Stroke: colAxis})
+	c.text(text{X: itoa((padL + chartW - padR) / 2), Y: itoa(chartH - 8), Size: "13", Anchor: "middle", Fill: colAxis, Text: xTitle})
+	mid := itoa((padT + chartH - padB) / 2)
+	c.text(text{X: "14", Y: mid, Size: "13", Anchor: "middle", Fill: colAxis, Transform: "rotate(-90 14 " + mid + ")", Text: yTitle})
+	return c, sx, sy
 }
 
-func polyline(b *strings.Builder, class, colour string, xs, ys []float64, sx, sy scale, extra string) {
-	fmt.Fprintf(b, `<polyline class="%s" fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round" data-n="%d"%s points="`, class, colour, len(xs), extra)
+// points joins the scaled points of a polyline.
+func points(xs, ys []float64, sx, sy scale) string {
+	var b strings.Builder
 	for i := range xs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(b, "%.1f,%.1f", sx.at(xs[i]), sy.at(ys[i]))
+		b.WriteString(f1(sx.at(xs[i])) + "," + f1(sy.at(ys[i])))
 	}
-	b.WriteString(`"/>` + "\n")
+	return b.String()
 }
 
-func legend(b *strings.Builder, x, y int, items [][2]string) {
+// legend adds colour keys with their labels, one per line from (x, y).
+func (c *chart) legend(x, y int, items [][2]string) {
 	for i, it := range items {
 		yy := y + 17*i
-		fmt.Fprintf(b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`, x, yy-4, it[1])
-		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12" fill="%s">%s</text>`+"\n", x+19, yy+1, colAxis, esc(it[0]))
+		c.Items = append(c.Items, item{Key: &key{X: itoa(x), Y: itoa(yy - 4), Fill: it[1]}})
+		c.text(text{X: itoa(x + 19), Y: itoa(yy + 1), Size: "12", Fill: colAxis, Text: it[0]})
 	}
 }
 
 // convDelta is the δ at which the run's ρ converts to ε.
 func (p *page) convDelta() float64 { return p.audit.Delta - p.audit.DiscoveryDelta }
 
-func (p *page) epsilonChart() string {
+func (p *page) epsilonChart() *chart {
 	rep := p.rep
 	tl := rep.Timeline
 	budget := float64(rep.Guarantee.Epsilon)
@@ -359,31 +488,32 @@ func (p *page) epsilonChart() string {
 		yMax = math.Max(yMax, ys[i])
 	}
 	xMax := math.Max(float64(rep.Queries.Seen), 1)
-	b, sx, sy := svgFrame("chart-epsilon", "ε spent over the queries", "queries put", "ε spent (improved conversion)", xMax, yMax*1.08)
+	c, sx, sy := frame("chart-epsilon", "ε spent over the queries", "queries put", "ε spent (improved conversion)", xMax, yMax*1.08)
 	if len(tl) > 0 {
 		last := ys[len(ys)-1]
-		polyline(b, "spend", colSpend, xs, ys, sx, sy, fmt.Sprintf(` data-final-epsilon="%s" data-final-queries="%d"`, attr(last), tl[len(tl)-1].Queries))
+		c.polyline(polyline{Class: "spend", Stroke: colSpend, N: len(xs), Points: points(xs, ys, sx, sy),
+			FinalEpsilon: attr(last), FinalQueries: strconv.FormatInt(tl[len(tl)-1].Queries, 10)})
 	}
 	items := [][2]string{{"ε spent", colSpend}}
 	if rep.Budget.Filter {
 		y := sy.at(budget)
-		fmt.Fprintf(b, `<line class="budget" data-epsilon="%s" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="1.6" stroke-dasharray="6 4"/>`+"\n",
-			attr(budget), padL, y, chartW-padR, y, colBudget)
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="12" text-anchor="end" fill="%s">budget ε = %s</text>`+"\n", chartW-padR-4, y-6, colBudget, num(budget))
+		c.line(line{Class: "budget", Epsilon: attr(budget), X1: itoa(padL), Y1: f1(y), X2: itoa(chartW - padR), Y2: f1(y),
+			Stroke: colBudget, Width: "1.6", Dash: "6 4"})
+		c.text(text{X: itoa(chartW - padR - 4), Y: f1(y - 6), Size: "12", Anchor: "end", Fill: colBudget, Text: "budget ε = " + num(budget)})
 		items = append(items, [2]string{"budget", colBudget})
 	}
 	if rep.Budget.StoppedOn {
 		x := sx.at(float64(rep.Queries.Seen))
-		fmt.Fprintf(b, `<line class="stop" data-queries="%d" data-row="%d" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="1.4"/>`+"\n",
-			rep.Queries.Seen, rep.Budget.StoppedAtRow, x, padT, x, chartH-padB, colBudget)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="12" text-anchor="end" fill="%s">stopped at row %d</text>`+"\n", x-5, chartH-padB-10, colBudget, rep.Budget.StoppedAtRow)
+		row := strconv.FormatInt(rep.Budget.StoppedAtRow, 10)
+		c.line(line{Class: "stop", Queries: strconv.FormatInt(rep.Queries.Seen, 10), Row: row,
+			X1: f1(x), Y1: itoa(padT), X2: f1(x), Y2: itoa(chartH - padB), Stroke: colBudget, Width: "1.4"})
+		c.text(text{X: f1(x - 5), Y: itoa(chartH - padB - 10), Size: "12", Anchor: "end", Fill: colBudget, Text: "stopped at row " + row})
 	}
-	legend(b, padL+12, padT+8, items)
-	b.WriteString("</svg>\n")
-	return b.String()
+	c.legend(padL+12, padT+8, items)
+	return c
 }
 
-func (p *page) answeredChart() string {
+func (p *page) answeredChart() *chart {
 	rep := p.rep
 	tl := rep.Timeline
 	n := len(tl) + 1
@@ -398,24 +528,24 @@ func (p *page) answeredChart() string {
 	for i := range xs {
 		yMax = math.Max(yMax, math.Max(ans[i], math.Max(abs[i], na[i])))
 	}
-	b, sx, sy := svgFrame("chart-answered", "Answered and abstained over the public rows", "public rows", "rows", math.Max(float64(rep.Queries.PublicRows), 1), yMax*1.08)
+	c, sx, sy := frame("chart-answered", "Answered and abstained over the public rows", "public rows", "rows", math.Max(float64(rep.Queries.PublicRows), 1), yMax*1.08)
 	last := n - 1
-	polyline(b, "answered", colAnswered, xs, ans, sx, sy, fmt.Sprintf(` data-final="%s"`, attr(ans[last])))
-	polyline(b, "abstained", colAbstained, xs, abs, sx, sy, fmt.Sprintf(` data-final="%s"`, attr(abs[last])))
+	c.polyline(polyline{Class: "answered", Stroke: colAnswered, N: n, Points: points(xs, ans, sx, sy), Final: attr(ans[last])})
+	c.polyline(polyline{Class: "abstained", Stroke: colAbstained, N: n, Points: points(xs, abs, sx, sy), Final: attr(abs[last])})
 	items := [][2]string{{fmt.Sprintf("answered (%d)", rep.Queries.Answered), colAnswered},
 		{fmt.Sprintf("abstained by the threshold (%d)", rep.Queries.Seen-rep.Queries.Answered), colAbstained}}
 	if rep.Queries.NotAsked > 0 {
-		polyline(b, "not-queried", colNotAsked, xs, na, sx, sy, fmt.Sprintf(` data-final="%s" stroke-dasharray="5 3"`, attr(na[last])))
+		c.polyline(polyline{Class: "not-queried", Stroke: colNotAsked, N: n, Points: points(xs, na, sx, sy),
+			Final: attr(na[last]), Dash: "5 3"})
 		items = append(items, [2]string{fmt.Sprintf("not queried (%d)", rep.Queries.NotAsked), colNotAsked})
 	}
-	legend(b, padL+12, padT+8, items)
-	b.WriteString("</svg>\n")
-	return b.String()
+	c.legend(padL+12, padT+8, items)
+	return c
 }
 
-// bars draws a horizontal bar chart.
-func bars(id, title string, names []string, values []float64, colours []string, attrName string, format func(float64) string, refLine float64, refLabel string) string {
-	var b strings.Builder
+// bars draws a horizontal bar chart; each bar carries its value in its
+// attribute data-count, or with epsilons data-epsilon.
+func bars(id, title string, names []string, values []float64, colours []string, epsilons bool, format func(float64) string, refLine float64, refLabel string) *chart {
 	rowH := 34
 	h := padT + rowH*len(names) + 40
 	labelW := 170
@@ -428,38 +558,41 @@ func bars(id, title string, names []string, values []float64, colours []string, 
 	}
 	ticks, top := niceTicks(math.Max(hi, 1e-9), 5)
 	sx := scale{0, top, x0, x1}
-	fmt.Fprintf(&b, `<svg id="%s" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`+"\n", id, chartW, h, chartW, h, esc(title))
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
+	c := &chart{ID: id, Title: title, W: chartW, H: h}
 	base := float64(h - 30)
 	for _, t := range ticks {
 		x := sx.at(t)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s"/>`+"\n", x, padT-8, x, base, colGrid)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle" fill="%s">%s</text>`+"\n", x, base+16, colAxis, tick(t))
+		c.line(line{X1: f1(x), Y1: itoa(padT - 8), X2: f1(x), Y2: f1(base), Stroke: colGrid})
+		c.text(text{X: f1(x), Y: f1(base + 16), Size: "12", Anchor: "middle", Fill: colAxis, Text: tick(t)})
 	}
 	for i, name := range names {
 		y := padT + rowH*i
 		v := values[i]
-		w := sx.at(math.Min(v, top)) - x0
+		w := math.Max(sx.at(math.Min(v, top))-x0, 0)
 		col := colBar
 		if colours != nil {
 			col = colours[i]
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="13" text-anchor="end" fill="%s">%s</text>`+"\n", labelW-8, y+17, colAxis, esc(name))
-		fmt.Fprintf(&b, `<rect class="bar" data-name="%s" %s="%s" x="%.1f" y="%d" width="%.1f" height="22" fill="%s"/>`+"\n",
-			esc(name), attrName, attr(v), x0, y+2, math.Max(w, 0), col)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="12" fill="%s">%s</text>`+"\n", x0+math.Max(w, 0)+5, y+17, colAxis, format(v))
+		c.text(text{X: itoa(labelW - 8), Y: itoa(y + 17), Size: "13", Anchor: "end", Fill: colAxis, Text: name})
+		b := &bar{Name: name, X: f1(x0), Y: itoa(y + 2), Width: f1(w), Fill: col}
+		if epsilons {
+			b.Epsilon = attr(v)
+		} else {
+			b.Count = attr(v)
+		}
+		c.Items = append(c.Items, item{Bar: b})
+		c.text(text{X: f1(x0 + w + 5), Y: itoa(y + 17), Size: "12", Fill: colAxis, Text: format(v)})
 	}
 	if refLine > 0 {
 		x := sx.at(refLine)
-		fmt.Fprintf(&b, `<line class="claim" data-epsilon="%s" x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.6" stroke-dasharray="6 4"/>`+"\n",
-			attr(refLine), x, padT-8, x, base, colBudget)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="12" text-anchor="middle" fill="%s">%s</text>`+"\n", x, padT-12, colBudget, esc(refLabel))
+		c.line(line{Class: "claim", Epsilon: attr(refLine), X1: f1(x), Y1: itoa(padT - 8), X2: f1(x), Y2: f1(base),
+			Stroke: colBudget, Width: "1.6", Dash: "6 4"})
+		c.text(text{X: f1(x), Y: itoa(padT - 12), Size: "12", Anchor: "middle", Fill: colBudget, Text: refLabel})
 	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	return c
 }
 
-func (p *page) labelsChart() string {
+func (p *page) labelsChart() *chart {
 	rep := p.rep
 	names := make([]string, 0, len(rep.Released))
 	for c := range rep.Released {
@@ -493,10 +626,10 @@ func (p *page) labelsChart() string {
 		}
 		return fmt.Sprintf("%s (%.1f%%)", strconv.FormatFloat(v, 'f', 0, 64), 100*v/total)
 	}
-	return bars("chart-labels", "Released labels", names, vals, nil, "data-count", format, 0, "")
+	return bars("chart-labels", "Released labels", names, vals, nil, false, format, 0, "")
 }
 
-func (p *page) conversionsChart() string {
+func (p *page) conversionsChart() *chart {
 	s := p.rep.Spent
 	names := []string{"improved (best order)", "classic (Mironov)"}
 	vals := []float64{float64(s.EpsilonImproved), float64(s.EpsilonClassic)}
@@ -507,6 +640,6 @@ func (p *page) conversionsChart() string {
 		cols = append(cols, "#16a085")
 	}
 	claim := float64(p.rep.Guarantee.Epsilon)
-	return bars("chart-conversions", "Conversions of the realized spend", names, vals, cols, "data-epsilon",
+	return bars("chart-conversions", "Conversions of the realized spend", names, vals, cols, true,
 		func(v float64) string { return "ε = " + num(v) }, claim, "claim ε = "+num(claim))
 }

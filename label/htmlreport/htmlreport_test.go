@@ -15,6 +15,7 @@ import (
 
 	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden HTML files")
@@ -100,7 +101,7 @@ func TestWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := Write(&buf, rep, nil); err != nil {
+			if err := Write(&buf, rep, audited(t, rep)); err != nil {
 				t.Fatal(err)
 			}
 			page := buf.String()
@@ -284,4 +285,15 @@ func TestWriteDPLogReg(t *testing.T) {
 			t.Errorf("page lacks %q", s)
 		}
 	}
+}
+
+// audited is the audit of rep by package label (the tests only: the
+// package itself takes the audit as given).
+func audited(t *testing.T, rep *report.Report) *report.AuditResult {
+	t.Helper()
+	res, err := label.Audit(rep)
+	if res == nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -19,8 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 // ErrLifetimeExceeded is returned by Begin when the run's maximum spend would
@@ -43,18 +44,18 @@ type Entry struct {
 	Time    time.Time `json:"time"`
 	Dataset string    `json:"dataset"`
 	// Begin entries.
-	Labels         []string     `json:"labels,omitempty"`
-	Mechanism      string       `json:"mechanism,omitempty"`
-	MaxRho         *label.Float `json:"max_rho,omitempty"`
-	Delta          label.Float  `json:"delta,omitempty"`
-	DiscoveryDelta label.Float  `json:"discovery_delta,omitempty"`
+	Labels         []string      `json:"labels,omitempty"`
+	Mechanism      string        `json:"mechanism,omitempty"`
+	MaxRho         *report.Float `json:"max_rho,omitempty"`
+	Delta          report.Float  `json:"delta,omitempty"`
+	DiscoveryDelta report.Float  `json:"discovery_delta,omitempty"`
 	// FailureDelta is the part of Delta that is a failure probability
 	// (class discovery, svt's stable release) rather than the zCDP
 	// conversion's share. Absent in ledgers written before it was
 	// recorded: see failureDelta.
-	FailureDelta *label.Float `json:"failure_delta,omitempty"`
-	Epsilon      label.Float  `json:"epsilon,omitempty"`
-	Seeded       bool         `json:"seeded,omitempty"`
+	FailureDelta *report.Float `json:"failure_delta,omitempty"`
+	Epsilon      report.Float  `json:"epsilon,omitempty"`
+	Seeded       bool          `json:"seeded,omitempty"`
 	// SeedCommit is the seed's keyed commitment (see Ledger.withSeed).
 	SeedCommit string `json:"seed_commitment,omitempty"`
 	// PureMax, for a run of pure ε-DP events with nothing else (no class
@@ -66,15 +67,15 @@ type Entry struct {
 	Content string `json:"content,omitempty"`
 	// End entries: the realized zCDP ρ and, for a run of pure events, how
 	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
-	Rho          *label.Float `json:"rho,omitempty"`
-	PureEvents   int64        `json:"pure_events,omitempty"`
-	EventEpsilon label.Float  `json:"event_epsilon,omitempty"`
+	Rho          *report.Float `json:"rho,omitempty"`
+	PureEvents   int64         `json:"pure_events,omitempty"`
+	EventEpsilon report.Float  `json:"event_epsilon,omitempty"`
 }
 
 // PureMax is the maximum of a run of pure events: see Entry.PureMax.
 type PureMax struct {
-	Epsilon label.Float `json:"epsilon"`
-	Rho     label.Float `json:"rho"`
+	Epsilon report.Float `json:"epsilon"`
+	Rho     report.Float `json:"rho"`
 }
 
 // DefaultDir is the ledger directory used when none is given: $PATE_LEDGER,
@@ -172,16 +173,16 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	mr, fdv := label.Float(req.MaxRho), label.Float(fd)
+	mr, fdv := report.Float(req.MaxRho), report.Float(fd)
 	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Labels: req.Labels,
-		Mechanism: req.Mechanism, MaxRho: &mr, Delta: label.Float(req.Delta),
-		DiscoveryDelta: label.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: label.Float(req.Epsilon),
+		Mechanism: req.Mechanism, MaxRho: &mr, Delta: report.Float(req.Delta),
+		DiscoveryDelta: report.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: report.Float(req.Epsilon),
 		Seeded: req.Seed != nil, Content: req.Content}
 	if req.PureMaxEpsilon > 0 {
 		if !(req.PureMaxRho > 0 && req.PureMaxRho <= req.MaxRho) {
 			return nil, fmt.Errorf("ledger: bad pure maximum ρ %g for a run of maximum ρ %g", req.PureMaxRho, req.MaxRho)
 		}
-		e.PureMax = &PureMax{Epsilon: label.Float(req.PureMaxEpsilon), Rho: label.Float(req.PureMaxRho)}
+		e.PureMax = &PureMax{Epsilon: report.Float(req.PureMaxEpsilon), Rho: report.Float(req.PureMaxRho)}
 	}
 	begin := func() error {
 		return l.locked(req.Dataset, func(f *os.File, entries []Entry) error {
@@ -220,10 +221,10 @@ func (r *Run) EndPure(rho float64, events int64, eps0 float64) error {
 	if !(rho >= 0) || events < 0 || events > 0 && !(eps0 > 0 && !math.IsInf(eps0, 1)) {
 		return fmt.Errorf("ledger: bad realized spend ρ %g (%d events of ε %g)", rho, events, eps0)
 	}
-	v := label.Float(rho)
+	v := report.Float(rho)
 	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v}
 	if events > 0 {
-		e.PureEvents, e.EventEpsilon = events, label.Float(eps0)
+		e.PureEvents, e.EventEpsilon = events, report.Float(eps0)
 	}
 	return r.l.locked(r.dataset, func(f *os.File, _ []Entry) error { return appendEntry(f, e) })
 }
@@ -338,26 +339,18 @@ func (l *Ledger) key() ([]byte, error) {
 	if _, err := rand.Read(k[:]); err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
-	tmp, err := os.CreateTemp(l.dir, ".key-*")
+	tmp, err := atomicfile.Create(p, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(k[:])
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	defer tmp.Abort() // after CommitNew it does nothing
+	if _, err := tmp.Write(k[:]); err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
 	}
-	if err := os.Link(tmp.Name(), p); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := tmp.CommitNew(); errors.Is(err, os.ErrExist) {
+		// Another run created the key first: use its key.
+	} else if err != nil {
 		return nil, fmt.Errorf("ledger: key: %w", err)
-	}
-	if err := syncDir(l.dir); err != nil {
-		return nil, err
 	}
 	b, err := os.ReadFile(p)
 	if err != nil || len(b) != 32 {
@@ -418,13 +411,8 @@ func appendEntry(f *os.File, e Entry) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("ledger: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("ledger: fsync %s: %w", dir, err)
 	}
 	return nil
 }
@@ -545,9 +533,9 @@ func (d Dataset) MarshalJSON() ([]byte, error) {
 	type plain Dataset
 	return json.Marshal(struct {
 		plain
-		Rho     label.Float `json:"rho"`
-		Epsilon label.Float `json:"epsilon"`
-	}{plain(d), label.Float(d.Rho), label.Float(d.Epsilon)})
+		Rho     report.Float `json:"rho"`
+		Epsilon report.Float `json:"epsilon"`
+	}{plain(d), report.Float(d.Rho), report.Float(d.Epsilon)})
 }
 
 // MarshalJSON encodes +Inf as "inf".
@@ -555,9 +543,9 @@ func (r RunSummary) MarshalJSON() ([]byte, error) {
 	type plain RunSummary
 	return json.Marshal(struct {
 		plain
-		MaxRho  label.Float `json:"max_rho"`
-		Charged label.Float `json:"charged_rho"`
-	}{plain(r), label.Float(r.MaxRho), label.Float(r.Charged)})
+		MaxRho  report.Float `json:"max_rho"`
+		Charged report.Float `json:"charged_rho"`
+	}{plain(r), report.Float(r.MaxRho), report.Float(r.Charged)})
 }
 
 // svtDeltaShare is the share of its δ that an svt run spends on its
@@ -565,13 +553,18 @@ func (r RunSummary) MarshalJSON() ([]byte, error) {
 // left it out.
 const svtDeltaShare = 0.5
 
+// legacySVT is the name svt runs were recorded under before begin entries
+// said their failure δ (FailureDelta): svt was then the only mechanism
+// whose guarantee could fail outright, with a share svtDeltaShare of δ.
+const legacySVT = "svt"
+
 // failureDelta is the failure δ of a begin entry.
 func failureDelta(e Entry) float64 {
 	if e.FailureDelta != nil {
 		return float64(*e.FailureDelta)
 	}
 	fd := float64(e.DiscoveryDelta)
-	if e.Mechanism == label.MechanismSVT {
+	if e.Mechanism == legacySVT {
 		fd += svtDeltaShare * float64(e.Delta)
 	}
 	return fd

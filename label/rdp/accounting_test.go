@@ -305,21 +305,21 @@ func TestDiscreteGaussianRho(t *testing.T) {
 func TestAnalyzeErrors(t *testing.T) {
 	v := [][]int64{{5, 3, 2}, {6, 4, 0}}
 	bad := []AnalyzeParams{
-		{Mechanism: "gnmax", Sigma2: 0, Delta: 1e-5},
-		{Mechanism: "nope", Sigma2: 1, Delta: 1e-5},
-		{Mechanism: "gnmax", Sigma2: 1, Delta: 0},
-		{Mechanism: "gnmax", Sigma2: 1, Delta: 1e-5, Queries: 3},
-		{Mechanism: "gnmax", Sigma2: 1, Delta: 1e-5, Conversion: "x"},
+		{Mechanism: "gnmax", Accounting: Gaussian, Sigma2: 0, Delta: 1e-5},
+		{Mechanism: "nope", Sigma2: 1, Delta: 1e-5}, // no Accounting,
+		{Mechanism: "gnmax", Accounting: Gaussian, Sigma2: 1, Delta: 0},
+		{Mechanism: "gnmax", Accounting: Gaussian, Sigma2: 1, Delta: 1e-5, Queries: 3},
+		{Mechanism: "gnmax", Accounting: Gaussian, Sigma2: 1, Delta: 1e-5, Conversion: "x"},
 	}
 	for i, p := range bad {
 		if _, err := Analyze(v, p); err == nil {
 			t.Errorf("case %d accepted", i)
 		}
 	}
-	if _, err := Analyze([][]int64{{5, 5}, {6, 3}}, AnalyzeParams{Mechanism: "gnmax", Sigma2: 1, Delta: 1e-5}); err == nil {
+	if _, err := Analyze([][]int64{{5, 5}, {6, 3}}, AnalyzeParams{Mechanism: "gnmax", Accounting: Gaussian, Sigma2: 1, Delta: 1e-5}); err == nil {
 		t.Error("rows with different vote totals accepted")
 	}
-	res, err := Analyze(v, AnalyzeParams{Mechanism: "lnmax", LaplaceScale: 20, Delta: 1e-5, Orders: PATE2017Orders()})
+	res, err := Analyze(v, AnalyzeParams{Mechanism: "lnmax", Accounting: Laplace, LaplaceScale: 20, Delta: 1e-5, Orders: PATE2017Orders()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,33 @@ import (
 	"math"
 )
 
+// Accounting is how Analyze charges one query: the RDP curves of the
+// mechanism that answered it. Package label's registry says which
+// mechanism has which, so that this package needs no mechanism names.
+type Accounting int
+
+// The accountings Analyze knows.
+const (
+	// NoAccounting is the zero value: Analyze refuses it.
+	NoAccounting Accounting = iota
+	// ThresholdGaussian is a Gaussian threshold check (σ1, T) on every
+	// query and a Gaussian noisy argmax (σ2) on the answered ones
+	// (Confident-GNMax).
+	ThresholdGaussian
+	// Gaussian is a Gaussian noisy argmax (σ2) on every query (GNMax).
+	Gaussian
+	// Laplace is a Laplace noisy argmax (scale b) on every query, a pure
+	// ε = 2/b event (LNMax).
+	Laplace
+)
+
 // AnalyzeParams configures Analyze (the PATE 2018 Table 2 analysis).
 type AnalyzeParams struct {
-	// Mechanism is "confident-gnmax", "gnmax" or "lnmax".
+	// Mechanism names the mechanism analysed, for display; Analyze reads
+	// Accounting.
 	Mechanism string
+	// Accounting is how each query is charged.
+	Accounting Accounting `json:"-"`
 	// Threshold and Sigma1 configure the Confident-GNMax threshold step.
 	Threshold, Sigma1 float64
 	// Sigma2 is the GNMax noise (σ of the answer step).
@@ -136,92 +159,31 @@ func Analyze(votes [][]int64, p AnalyzeParams) (*AnalyzeResult, error) {
 		n = p.Queries
 	}
 	votes = votes[:n]
-	m := len(votes[0])
-	if m < 2 {
-		return nil, fmt.Errorf("rdp: analyze: %d classes, need at least 2", m)
+	teachers, err := checkVotes(votes, p.Teachers)
+	if err != nil {
+		return nil, err
 	}
-	teachers := p.Teachers
-	for i, v := range votes {
-		if len(v) != m {
-			return nil, fmt.Errorf("rdp: analyze: row %d has %d classes, want %d", i, len(v), m)
-		}
-		var s int64
-		for _, c := range v {
-			if c < 0 {
-				return nil, fmt.Errorf("rdp: analyze: row %d has a negative count", i)
-			}
-			s += c
-		}
-		if p.Teachers == 0 {
-			if i == 0 {
-				teachers = int(s)
-			} else if int(s) != teachers {
-				return nil, fmt.Errorf("rdp: analyze: row %d has %d votes, row 0 has %d", i, s, teachers)
-			}
-		}
-	}
-	if teachers < 1 {
-		return nil, errors.New("rdp: analyze: no teachers")
-	}
-
-	dep := make([]float64, len(orders))
-	ind := make([]float64, len(orders))
-	var answered float64
-	switch p.Mechanism {
-	case "confident-gnmax", "gnmax":
-		if !(p.Sigma2 > 0) {
-			return nil, fmt.Errorf("rdp: analyze: sigma2 %v must be > 0", p.Sigma2)
-		}
-		conf := p.Mechanism == "confident-gnmax"
-		if conf && !(p.Sigma1 > 0) {
-			return nil, fmt.Errorf("rdp: analyze: sigma1 %v must be > 0", p.Sigma1)
-		}
-		indStep1 := make([]float64, len(orders))
-		if conf {
-			indStep1 = ThresholdRDP(p.Sigma1, orders)
-		}
-		indStep2 := GaussianRDP(p.Sigma2, orders)
-		for _, v := range votes {
-			pr := 1.0
-			step1 := make([]float64, len(orders))
-			if conf {
-				lp := LogPrAnswered(p.Threshold, p.Sigma1, v)
-				step1 = ThresholdDataDependentRDP(lp, p.Sigma1, orders)
-				pr = math.Exp(lp)
-			}
-			step2 := GaussianDataDependentRDP(LogQGaussian(v, p.Sigma2), p.Sigma2, orders)
-			for j := range orders {
-				dep[j] += step1[j] + step2[j]*pr
-				ind[j] += indStep1[j] + indStep2[j]*pr
-			}
-			answered += pr
-		}
-	case "lnmax":
-		b := p.LaplaceScale
-		if !(b > 0) {
-			return nil, fmt.Errorf("rdp: analyze: laplace scale %v must be > 0", b)
-		}
-		pure := PureDP(2/b, orders)
-		for _, v := range votes {
-			c := PureEpsRDP(LogQLaplace(v, b), 2/b, orders)
-			for j := range orders {
-				dep[j] += c[j]
-				ind[j] += pure[j]
-			}
-		}
-		answered = float64(n)
+	var c curves
+	switch p.Accounting {
+	case ThresholdGaussian, Gaussian:
+		c, err = gaussianCurves(votes, p, orders)
+	case Laplace:
+		c, err = laplaceCurves(votes, p, orders)
 	default:
-		return nil, fmt.Errorf("rdp: analyze: unknown mechanism %q (confident-gnmax|gnmax|lnmax)", p.Mechanism)
+		err = fmt.Errorf("rdp: analyze: mechanism %q has no accounting here", p.Mechanism)
 	}
-	res := &AnalyzeResult{Queries: n, ExpectedAnswered: answered}
-	res.EpsDataDependent, res.OrderDataDependent = convert(orders, dep, p.Delta)
-	res.EpsDataIndependent, res.OrderDataIndependent = convert(orders, ind, p.Delta)
+	if err != nil {
+		return nil, err
+	}
+	res := &AnalyzeResult{Queries: n, ExpectedAnswered: c.answered}
+	res.EpsDataDependent, res.OrderDataDependent = convert(orders, c.dep, p.Delta)
+	res.EpsDataIndependent, res.OrderDataIndependent = convert(orders, c.ind, p.Delta)
 
 	wantSS := p.OptimizeSS || (p.Beta > 0 && p.SigmaSS > 0)
 	if !wantSS {
 		return res, nil
 	}
-	if p.Mechanism == "lnmax" {
+	if p.Accounting == Laplace {
 		return nil, errors.New("rdp: analyze: smooth-sensitivity release is implemented for gnmax and confident-gnmax only")
 	}
 	ss, err := smoothSensitivityRelease(votes, teachers, p, res.OrderDataDependent)
@@ -232,10 +194,106 @@ func Analyze(votes [][]int64, p AnalyzeParams) (*AnalyzeResult, error) {
 	return res, nil
 }
 
+// checkVotes checks that every row of votes has the same number of classes
+// (at least 2) and no negative count, and returns the number of teachers:
+// teachers when > 0, otherwise the row sum, which must then be the same on
+// every row.
+func checkVotes(votes [][]int64, teachers int) (int, error) {
+	m := len(votes[0])
+	if m < 2 {
+		return 0, fmt.Errorf("rdp: analyze: %d classes, need at least 2", m)
+	}
+	fixed := teachers != 0
+	for i, v := range votes {
+		if len(v) != m {
+			return 0, fmt.Errorf("rdp: analyze: row %d has %d classes, want %d", i, len(v), m)
+		}
+		var s int64
+		for _, c := range v {
+			if c < 0 {
+				return 0, fmt.Errorf("rdp: analyze: row %d has a negative count", i)
+			}
+			s += c
+		}
+		if !fixed {
+			if i == 0 {
+				teachers = int(s)
+			} else if int(s) != teachers {
+				return 0, fmt.Errorf("rdp: analyze: row %d has %d votes, row 0 has %d", i, s, teachers)
+			}
+		}
+	}
+	if teachers < 1 {
+		return 0, errors.New("rdp: analyze: no teachers")
+	}
+	return teachers, nil
+}
+
+// curves are the RDP curves of a run of queries, summed over the queries
+// (one figure per order), with the expected number answered.
+type curves struct {
+	dep, ind []float64 // data-dependent, data-independent
+	answered float64
+}
+
+// gaussianCurves charges GNMax on every query, or with ThresholdGaussian
+// the threshold check on every query and GNMax weighted by the probability
+// of answering.
+func gaussianCurves(votes [][]int64, p AnalyzeParams, orders []float64) (curves, error) {
+	c := curves{dep: make([]float64, len(orders)), ind: make([]float64, len(orders))}
+	if !(p.Sigma2 > 0) {
+		return c, fmt.Errorf("rdp: analyze: sigma2 %v must be > 0", p.Sigma2)
+	}
+	conf := p.Accounting == ThresholdGaussian
+	if conf && !(p.Sigma1 > 0) {
+		return c, fmt.Errorf("rdp: analyze: sigma1 %v must be > 0", p.Sigma1)
+	}
+	indStep1 := make([]float64, len(orders))
+	if conf {
+		indStep1 = ThresholdRDP(p.Sigma1, orders)
+	}
+	indStep2 := GaussianRDP(p.Sigma2, orders)
+	for _, v := range votes {
+		pr := 1.0
+		step1 := make([]float64, len(orders))
+		if conf {
+			lp := LogPrAnswered(p.Threshold, p.Sigma1, v)
+			step1 = ThresholdDataDependentRDP(lp, p.Sigma1, orders)
+			pr = math.Exp(lp)
+		}
+		step2 := GaussianDataDependentRDP(LogQGaussian(v, p.Sigma2), p.Sigma2, orders)
+		for j := range orders {
+			c.dep[j] += step1[j] + step2[j]*pr
+			c.ind[j] += indStep1[j] + indStep2[j]*pr
+		}
+		c.answered += pr
+	}
+	return c, nil
+}
+
+// laplaceCurves charges LNMax, a pure ε = 2/b event, on every query.
+func laplaceCurves(votes [][]int64, p AnalyzeParams, orders []float64) (curves, error) {
+	c := curves{dep: make([]float64, len(orders)), ind: make([]float64, len(orders))}
+	b := p.LaplaceScale
+	if !(b > 0) {
+		return c, fmt.Errorf("rdp: analyze: laplace scale %v must be > 0", b)
+	}
+	pure := PureDP(2/b, orders)
+	for _, v := range votes {
+		cost := PureEpsRDP(LogQLaplace(v, b), 2/b, orders)
+		for j := range orders {
+			c.dep[j] += cost[j]
+			c.ind[j] += pure[j]
+		}
+	}
+	c.answered = float64(len(votes))
+	return c, nil
+}
+
 // smoothSensitivityRelease follows _find_optimal_smooth_sensitivity_parameters
 // of the table script at a fixed order.
 func smoothSensitivityRelease(votes [][]int64, teachers int, p AnalyzeParams, order float64) (*SSResult, error) {
-	conf := p.Mechanism == "confident-gnmax"
+	conf := p.Accounting == ThresholdGaussian
 	m := len(votes[0])
 	o := []float64{order}
 	ind1 := true

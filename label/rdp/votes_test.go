@@ -120,7 +120,7 @@ func TestAnalyzeTable2(t *testing.T) {
 			}
 			votes := readVotes(t, tc.file, tc.queries)
 			res, err := Analyze(votes, AnalyzeParams{
-				Mechanism: "confident-gnmax", Threshold: tc.threshold, Sigma1: tc.s1, Sigma2: tc.s2,
+				Mechanism: "confident-gnmax", Accounting: ThresholdGaussian, Threshold: tc.threshold, Sigma1: tc.s1, Sigma2: tc.s2,
 				Queries: tc.queries, Delta: tc.delta, Orders: PaperOrders(), Conversion: "classic",
 				Beta: tc.beta, SigmaSS: tc.sigmaSS, OptimizeSS: tc.optimize,
 			})

@@ -1,12 +1,15 @@
-package label
+package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 )
 
-// ReportSchemaVersion is the version of the JSON report's layout.
-const ReportSchemaVersion = 1
+// SchemaVersion is the version of the JSON report's layout.
+const SchemaVersion = 1
 
 // Report is what a run releases about itself. Every figure in it is either a
 // public parameter, a count of public rows, or a mechanism output; nothing
@@ -54,10 +57,10 @@ type Report struct {
 	// rows with at least one label released).
 	Labels []LabelReport `json:"labels,omitempty"`
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
-	// DPLogReg is the model of a dp-logreg run (dplrmech.go).
+	// DPLogReg is the model of a dp-logreg run (package label's dplrmech.go).
 	DPLogReg *DPLogRegReport `json:"dp_logreg,omitempty"`
 	// Choice is the chooser's noisy count and rule, when the run chose
-	// its mechanism (choose.go).
+	// its mechanism (package label's choose.go).
 	Choice *ChoiceReport `json:"choice,omitempty"`
 }
 
@@ -209,4 +212,130 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 type ReplicableGrid struct {
 	Check  int64 `json:"check,omitempty"`
 	Answer int64 `json:"answer,omitempty"`
+}
+
+// DPLogRegReport is the report's dp_logreg section: everything the cost of
+// the model depends on. Every figure is public (a constant of the rule, a
+// function of the budget and of public shapes, or a function of the noisy
+// count, which is a mechanism output).
+type DPLogRegReport struct {
+	Features   int    `json:"features"`         // encoded features (public encoder)
+	Dims       int    `json:"released_dims"`    // coordinates of one released sum: classes·(features+1)
+	CountSigma string `json:"count_sigma"`      // σc of the noisy row count
+	CountRho   Float  `json:"count_rho"`        // 1/(2σc²)
+	Steps      int    `json:"steps"`            // gradient releases
+	SensSq     int64  `json:"sensitivity_sq"`   // squared ℓ2 bound of one row's rounded gradient
+	Sigma      string `json:"sigma"`            // σ of every coordinate of every step
+	StepsRho   Float  `json:"steps_rho"`        // Steps·SensSq/(2σ²)
+	Rho        Float  `json:"rho"`              // CountRho + StepsRho
+	Clip       Float  `json:"clip"`             // ℓ2 clip of one row's gradient
+	Scale      Float  `json:"integer_scale"`    // γ: the clipped gradient is scaled by it before rounding
+	Beta       Float  `json:"rounding_beta"`    // KLS21's β of the norm bound SensSq
+	LearnRate  Float  `json:"learning_rate"`    // step size
+	RowNorm    Float  `json:"row_norm"`         // each encoded row scaled to ℓ2 norm ≤ it
+	CountShare Float  `json:"count_share"`      // share of the budget planned for the count
+	Rule       string `json:"rule"`             // how the parameters were chosen
+	Noise      string `json:"noise_per_step"`   // what one step releases
+	Rounding   string `json:"integer_rounding"` // how a gradient becomes integers
+}
+
+// ChoiceReport is the report's choice section. Every figure is public: the
+// budget's, the declared shapes', or the noisy count (a mechanism output).
+type ChoiceReport struct {
+	Chosen     string `json:"chosen"`      // the mechanism chosen
+	CountSigma string `json:"count_sigma"` // σc of the noisy row count
+	CountRho   Float  `json:"count_rho"`   // 1/(2σc²)
+	CountShare Float  `json:"count_share"` // share of the budget σc is planned for
+	NoisyRows  int64  `json:"noisy_rows"`  // n̂ as released
+	Teachers   int    `json:"teachers"`    // T of the rule
+	Classes    int    `json:"classes"`     // C of the rule (declared or discovered)
+	Threshold  Float  `json:"threshold"`   // rows per class and teacher that keep PATE
+	Rule       string `json:"rule"`
+	Why        string `json:"why"`
+}
+
+// LabelReport is what one label column of a multi-label run cost and
+// released. Every figure is a public parameter, a count of released
+// outputs, or a mechanism output.
+type LabelReport struct {
+	Label           string           `json:"label"`
+	Weight          float64          `json:"weight"` // its share of the budget, wᵢ/Σw
+	Classes         []string         `json:"classes"`
+	ClassesSource   string           `json:"classes_source"`
+	ClassDiscovery  *ClassDiscovery  `json:"class_discovery,omitempty"`
+	Params          MechanismParams  `json:"parameters"`
+	RhoPlanned      Float            `json:"rho_planned,omitempty"` // the ρ its noise was planned for
+	Rho             Float            `json:"rho"`                   // realized ρ of its events (class discovery excluded)
+	Epsilon         Float            `json:"epsilon"`               // its ρ (discovery included) alone, converted at the run's δ, for comparison
+	ThresholdChecks int64            `json:"threshold_checks"`
+	NoisyArgmaxes   int64            `json:"noisy_argmaxes"`
+	Answered        int64            `json:"answered"`
+	Abstained       int64            `json:"abstained"`
+	Released        map[string]int64 `json:"released_labels"`
+}
+
+// MechanismParams are the noise parameters of a run, as exact decimals.
+type MechanismParams struct {
+	Sigma        string `json:"sigma,omitempty"`         // GNMax noise σ
+	Threshold    int64  `json:"threshold,omitempty"`     // Confident-GNMax T
+	Sigma1       string `json:"sigma1,omitempty"`        // Confident-GNMax threshold noise σ1
+	Sigma2       string `json:"sigma2,omitempty"`        // Confident-GNMax argmax noise σ2
+	LaplaceScale string `json:"laplace_scale,omitempty"` // LNMax noise scale b
+
+	// The pure ε-DP mechanisms' parameters (package label's pure.go).
+	EMEpsilon    string `json:"em_epsilon,omitempty"`    // private-learner, stable-em: ε of the exponential mechanism
+	Bins         int    `json:"bins,omitempty"`          // private-learner: stump thresholds at public quantiles
+	SubsetRate   string `json:"subset_rate,omitempty"`   // stable-em: probability q that a row is in S1
+	Gamma        string `json:"gamma,omitempty"`         // stable-em: probability γ of a uniform label
+	SVTEpsilon0  string `json:"svt_epsilon0,omitempty"`  // svt: ε of one sparse-vector instance
+	SVTCutoff    int64  `json:"svt_cutoff,omitempty"`    // svt: instances (unstable answers) planned for
+	SVTThreshold int64  `json:"svt_threshold,omitempty"` // svt: distance-to-instability threshold w
+}
+
+// SourceCounts counts output rows by the source of their label.
+type SourceCounts struct {
+	Teachers  int64 `json:"teachers"`
+	Student   int64 `json:"student"`
+	Abstained int64 `json:"abstained"`
+}
+
+// StudentReport describes the student: a model trained on the released
+// labels only (post-processing, no privacy cost) that labels the rows the
+// teachers did not.
+type StudentReport struct {
+	Learner      string         `json:"learner"`
+	TrainedOn    int64          `json:"trained_on"`
+	SelfTraining *SelfTrainInfo `json:"self_training,omitempty"`
+}
+
+// SelfTrainInfo describes self-training: the unlabelled public rows the
+// student looked at, and those it pseudo-labelled (probability ≥
+// SelfTrainConfidence) before it was refitted once.
+type SelfTrainInfo struct {
+	Pool           int64   `json:"pool"`
+	PseudoLabelled int64   `json:"pseudo_labelled"`
+	Confidence     float64 `json:"confidence"`
+}
+
+// Parse decodes a JSON report and checks that it is one this version of
+// pate can audit: a well-formed pate report of a known schema version.
+func Parse(b []byte) (*Report, error) {
+	var rep Report
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("report: trailing data after the JSON object")
+	}
+	if rep.Tool != "pate" {
+		return nil, fmt.Errorf("report: tool %q, not a pate report", rep.Tool)
+	}
+	if rep.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("report: unknown schema_version %d (this pate reads %d)", rep.SchemaVersion, SchemaVersion)
+	}
+	if rep.Command != "label" {
+		return nil, fmt.Errorf("report: command %q cannot be audited (only label)", rep.Command)
+	}
+	return &rep, nil
 }
