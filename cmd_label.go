@@ -348,4 +348,10 @@ func applyPlan(c *cli.Context, cfg *label.Config, replicable bool) {
 	if planned {
 		cfg.Plan = plan.Why
 	}
+	// Everything left to pate: the run may choose dp-logreg instead, by
+	// a noisy count of the sensitive rows (label/choose.go), with the
+	// classes declared or discovered. It needs a budget to charge.
+	cfg.Choose = mech == "" && !c.IsSet("student") && !c.IsSet("select") && !c.IsSet("max-queries") &&
+		!c.IsSet("self-train") && cfg.Epsilon > 0 && len(cfg.Labels) == 1 &&
+		cfg.PrivacyUnit == "" && cfg.Params == (label.MechanismParams{})
 }

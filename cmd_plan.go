@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,13 +18,16 @@ func planCommand(e *env, jsonErrors *bool) *cli.Command {
 		Usage: "the smallest noise for a budget, or how many queries a noise level allows",
 		UsageText: `pate plan --epsilon E --delta D --queries N [--mechanism M] [options]
 pate plan --epsilon E --delta D --sigma S            (how many GNMax queries fit)
+pate plan --epsilon E --delta D --rows N --classes C [--teachers T]
+                                                     (what a default pate label run chooses)
 
 The accounting is the one pate label uses: data-independent, a zCDP budget filter fixed before the run.
 
 Examples:
    pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
    pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism confident-gnmax --answered-fraction 0.4
-   pate plan --epsilon 1 --delta 1e-6 --mechanism lnmax --laplace-scale 200`,
+   pate plan --epsilon 1 --delta 1e-6 --mechanism lnmax --laplace-scale 200
+   pate plan --epsilon 1 --delta 1e-5 --rows 379 --classes 2`,
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε", Required: true},
 			&cli.Float64Flag{Name: "delta", Usage: "δ", Required: true},
@@ -36,6 +40,8 @@ Examples:
 			&cli.Float64Flag{Name: "answered-fraction", Value: label.DefaultAnsweredFraction, Usage: "Confident-GNMax: expected fraction of queries answered"},
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax: σ1 / σ2 when both are planned"},
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
+			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
+			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -58,6 +64,21 @@ type planResult struct {
 	Rho       float64               `json:"rho"`
 	Spent     float64               `json:"epsilon_spent"`
 	Budget    float64               `json:"rho_budget"`
+	Choice    *planChoice           `json:"choice,omitempty"`
+}
+
+// planChoice is what a default run's chooser would do with --rows rows
+// (the noisy count taken as exact).
+type planChoice struct {
+	Rule          string  `json:"rule"`
+	CountSigma    float64 `json:"count_sigma"`
+	Rows          int64   `json:"rows"`
+	Teachers      int     `json:"teachers"`
+	Classes       int     `json:"classes"`
+	RowsPerClass  float64 `json:"rows_per_class_and_teacher"`
+	Threshold     int     `json:"threshold"`
+	Chosen        string  `json:"chosen"`
+	CountRhoShare float64 `json:"count_share"`
 }
 
 func runPlan(c *cli.Context, e *env) error {
@@ -87,6 +108,22 @@ func runPlan(c *cli.Context, e *env) error {
 		return usagef("--classes must be at least 2")
 	}
 	n := c.Int64("queries")
+	var choice *planChoice
+	if c.IsSet("rows") {
+		rows, teachers := c.Int64("rows"), c.Int("teachers")
+		if rows < 0 || teachers < 1 {
+			return usagef("--rows must be ≥ 0 and --teachers ≥ 1")
+		}
+		sigma, mech, r, err := label.PlanChoice(eps, delta, rows, teachers, classes)
+		if err != nil {
+			return err
+		}
+		choice = &planChoice{Rule: label.ChoiceRule, CountSigma: sigma, Rows: rows, Teachers: teachers, Classes: classes,
+			RowsPerClass: r, Threshold: label.ChooseRowsPerClass, Chosen: mech, CountRhoShare: label.DPLogRegCountShare}
+		if n <= 0 && p == (label.MechanismParams{}) {
+			return printChoice(c, e, eps, delta, choice)
+		}
+	}
 	var err error
 	switch {
 	case given:
@@ -113,6 +150,7 @@ func runPlan(c *cli.Context, e *env) error {
 	if label.ChecksThreshold(kind) {
 		res.Fraction = frac
 	}
+	res.Choice = choice
 	if c.Bool("json") {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(e.stdout, string(b))
@@ -127,7 +165,38 @@ func runPlan(c *cli.Context, e *env) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "queries:     %d\n", n)
 	fmt.Fprintf(w, "spend:       ρ = %.6g, ε = %g at δ = %g (data-independent, improved conversion)\n", rho, res.Spent, delta)
+	if choice != nil {
+		writeChoice(w, choice)
+	}
 	return nil
+}
+
+// printChoice prints only the choice of a default run (pate plan --rows
+// without queries or noise).
+func printChoice(c *cli.Context, e *env, eps, delta float64, ch *planChoice) error {
+	f, err := rdp.NewFilter(eps, delta)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(struct {
+			Epsilon float64     `json:"epsilon"`
+			Delta   float64     `json:"delta"`
+			Budget  float64     `json:"rho_budget"`
+			Choice  *planChoice `json:"choice"`
+		}{eps, delta, f.Budget(), ch}, "", "  ")
+		fmt.Fprintln(e.stdout, string(b))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "budget:      ε = %g, δ = %g  (zCDP filter budget ρ = %.6g)\n", eps, delta, f.Budget())
+	writeChoice(e.stdout, ch)
+	return nil
+}
+
+func writeChoice(w io.Writer, ch *planChoice) {
+	fmt.Fprintf(w, "choice:      %s\n", ch.Rule)
+	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; a run with no --mechanism, classes declared or discovered)\n", ch.CountSigma, 100*ch.CountRhoShare)
+	fmt.Fprintf(w, "             %d rows / (%d teachers · %d classes) = %.3g → %s\n", ch.Rows, ch.Teachers, ch.Classes, ch.RowsPerClass, ch.Chosen)
 }
 
 // andList joins names as "a, b and c".

@@ -349,8 +349,12 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 		labels = []string{cfg.Label}
 	}
 	sort.Strings(labels)
+	mech := cfg.Mechanism
+	if cfg.Choose { // written before the run chooses: either may spend the budget
+		mech += "|" + label.MechanismDPLogReg
+	}
 	req := ledger.BeginRequest{
-		Labels: labels, Mechanism: cfg.Mechanism,
+		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
 		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
 	}

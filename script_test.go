@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,6 +69,7 @@ func TestScripts(t *testing.T) {
 			"ledger-spent":       cmdLedgerSpent,
 			"halve":              cmdHalve,
 			"gzip":               cmdGzip,
+			"replace":            cmdReplace,
 		},
 	})
 }
@@ -149,6 +151,21 @@ func cmdHalve(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)/2], 0o644))
+}
+
+// cmdReplace edits a file: replace FILE REGEXP NEW, every match (at least one).
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE REGEXP NEW")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	if !re.Match(b) {
+		ts.Fatalf("replace: no match for %q in %s", args[1], args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), re.ReplaceAll(b, []byte(args[2])), 0o644))
 }
 
 func cmdGzip(ts *testscript.TestScript, neg bool, args []string) {

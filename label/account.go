@@ -110,6 +110,10 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		modelRho = mv.modelRho()
 		mv.describeModel(rep)
 	}
+	if l.choice != nil { // the chooser's count, charged before anything else
+		modelRho += l.choiceRho
+		rep.Choice = l.choice
+	}
 	var sp Spend
 	var err error
 	if st.labels != nil {

@@ -364,6 +364,11 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 			return nil, err
 		}
 	}
+	choiceRho, err := choiceRhoOf(rep, res)
+	if err != nil {
+		return nil, err
+	}
+	modelRho += choiceRho
 	res.Spent, err = RecomputeSpendLabels(rep.Mechanism, []LabelEvents{{Classes: len(rep.Classes), Params: rep.Params,
 		Checks: sp.ThresholdChecks, Argmaxes: sp.NoisyArgmaxes, DiscoverySigma: discSigma, ModelRho: modelRho}}, res.DiscoveryDelta, delta)
 	if err != nil {

@@ -93,6 +93,12 @@ type Config struct {
 	// Plan says why the run labels the way it does, when the default plan
 	// (ChoosePlan) chose any of it; the report records it.
 	Plan string
+	// Choose asks the run to choose between the planned PATE + student and
+	// dp-logreg by a noisy row count of the sensitive data (choose.go).
+	// The caller sets it only when the plan is left to pate: one label
+	// column, declared classes, a budget, a file of known length, no
+	// mechanism, student, selection or noise of the user's.
+	Choose bool
 	// CommandLine is the command line of the run, recorded in its report
 	// (the caller leaves out what must stay secret, such as a seed).
 	CommandLine []string

@@ -210,7 +210,13 @@ func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, err
 	dims := learners.ParamCount(d.Features, classes)
 	addCheck(res, "dp-logreg released coordinates", float64(d.Dims), float64(dims), d.Dims == dims,
 		"classes·(features+1): one coordinate per model parameter")
-	budget := float64(rep.Guarantee.Rho)
+	// The model spent what the chooser's count and the class discovery,
+	// if any, left of the budget (res.DiscoveryRho: re-derived before).
+	choiceRho, err := choiceRhoOf(rep, nil)
+	if err != nil {
+		return 0, err
+	}
+	budget := float64(rep.Guarantee.Rho) - choiceRho - res.DiscoveryRho
 
 	wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
 	if err != nil {

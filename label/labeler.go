@@ -38,6 +38,12 @@ type Labeler struct {
 	listVotes  bool          // aggregate mode: predictions in one list column
 
 	trained *Trained // what labels rows after the last Run (see Trained)
+
+	// The chooser's release (choose.go): nil when the run made no choice.
+	choice    *ChoiceReport
+	choiceRho float64
+	planned   *Config      // the configuration before the choice switched it
+	chosen    *teacherData // the class sets the choice of dp-logreg was made with
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

@@ -94,11 +94,15 @@ type voter interface {
 // index of each row, -1 when the label is null or not a declared class.
 func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Matrix, []int32, *teacherData, error) {
 	cfg := &l.cfg
-	cs, err := newClassSet(l.labelField.Type, cfg.Classes)
-	if err != nil {
-		return nil, nil, nil, paramError("classes", ": %v", err)
+	td := l.chosen // the class sets the chooser fixed, declared or discovered
+	if td == nil {
+		cs, err := newClassSet(l.labelField.Type, cfg.Classes)
+		if err != nil {
+			return nil, nil, nil, paramError("classes", ": %v", err)
+		}
+		td = &teacherData{classes: cs, classesSource: "declared with --classes"}
 	}
-	td := &teacherData{classes: cs, classesSource: "declared with --classes"}
+	cs := td.classes
 	total := 0
 	for _, r := range recs {
 		total += int(r.NumRows())

@@ -43,6 +43,7 @@ func (l *Labeler) source(stream uint64) noise.Source {
 // batches and writes them to out. On error nothing more is written; the
 // caller discards the output.
 func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
+	l.resetChoice()
 	cfg := &l.cfg
 
 	// The sensitive data is read while the encoder is fitted on the public
@@ -100,11 +101,17 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		ens, td, err = l.trainRows(ctx, m, sensRecs, enc, head)
 	} else {
 		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
+		if err == nil && l.chosen != nil { // the chooser picked dp-logreg: train it instead
+			ens, td, err = l.trainRows(ctx, mechanismOf(cfg.Mechanism).(rowMechanism), sensRecs, enc, head)
+		}
 	}
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
 	if err != nil {
-		return nil, err
+		if l.chosen != nil { // dp-logreg failed after the class discovery it was chosen with
+			err = spentBefore(err, l.chosen.discoveryRho)
+		}
+		return nil, l.withChoice(err)
 	}
 
 	// Streaming needs less memory than training did; keep its garbage in
@@ -114,9 +121,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// From here on a failure comes after the class discovery ran: it
 	// charges what the discovery cost (the labels' own spend is the
 	// ledger's write-ahead entry's business).
-	var discovered float64
+	discovered := l.choiceRho // the chooser's count, charged with the discovery
 	if td != nil {
-		discovered = td.discoveryRho
+		discovered += td.discoveryRho
 	}
 
 	// 3. Budget, noise, aggregator.
@@ -177,7 +184,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 		return l.preparePure(m, td, plannedQueries(cfg))
 	}
 	rep := l.newReport(td)
-	var filter budget = &unlimited{spent: td.discoveryRho}
+	var filter budget = &unlimited{spent: td.discoveryRho + l.choiceRho}
 	rhoAvail := 0.0
 	deltaConv := cfg.Delta - td.discoveryDelta
 	if cfg.Epsilon > 0 {
@@ -185,7 +192,7 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 		if err != nil {
 			return nil, nil, nil, invalid("budget: %w", err)
 		}
-		if err := f.Charge(td.discoveryRho); err != nil {
+		if err := f.Charge(td.discoveryRho + l.choiceRho); err != nil {
 			return nil, nil, nil, fmt.Errorf("%w: the class discovery alone exceeds ε = %g", ErrBudgetRefused, cfg.Epsilon)
 		}
 		filter = f

@@ -114,6 +114,11 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	if err != nil {
 		return nil, nil, err
 	}
+	if cfg.Choose { // PATE or dp-logreg, by a noisy count (choose.go)
+		if switched, err := l.choose(int64(sd.total), td); err != nil || switched {
+			return nil, td, spentBefore(err, td.discoveryRho)
+		}
+	}
 	teacherRows, y := l.assignRows(sd, td)
 	X, err := l.encodeSensitive(sd, enc)
 	if err != nil {

@@ -59,6 +59,9 @@ type Report struct {
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
 	// DPLogReg is the model of a dp-logreg run (package label's dplrmech.go).
 	DPLogReg *DPLogRegReport `json:"dp_logreg,omitempty"`
+	// Choice is the chooser's noisy count and rule, when the run chose
+	// its mechanism (package label's choose.go).
+	Choice *ChoiceReport `json:"choice,omitempty"`
 }
 
 // PureDPReport describes the pure ε-DP events of the pure mechanisms
@@ -234,6 +237,21 @@ type DPLogRegReport struct {
 	Rule       string `json:"rule"`             // how the parameters were chosen
 	Noise      string `json:"noise_per_step"`   // what one step releases
 	Rounding   string `json:"integer_rounding"` // how a gradient becomes integers
+}
+
+// ChoiceReport is the report's choice section. Every figure is public: the
+// budget's, the declared shapes', or the noisy count (a mechanism output).
+type ChoiceReport struct {
+	Chosen     string `json:"chosen"`      // the mechanism chosen
+	CountSigma string `json:"count_sigma"` // σc of the noisy row count
+	CountRho   Float  `json:"count_rho"`   // 1/(2σc²)
+	CountShare Float  `json:"count_share"` // share of the budget σc is planned for
+	NoisyRows  int64  `json:"noisy_rows"`  // n̂ as released
+	Teachers   int    `json:"teachers"`    // T of the rule
+	Classes    int    `json:"classes"`     // C of the rule (declared or discovered)
+	Threshold  Float  `json:"threshold"`   // rows per class and teacher that keep PATE
+	Rule       string `json:"rule"`
+	Why        string `json:"why"`
 }
 
 // LabelReport is what one label column of a multi-label run cost and

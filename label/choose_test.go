@@ -1,0 +1,174 @@
+package label
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pate-tool/pate/label/rdp"
+)
+
+func TestChooseByRule(t *testing.T) {
+	tests := []struct {
+		name     string
+		rows     int64
+		teachers int
+		classes  int
+		want     string
+	}{
+		{"adult: 65 rows per class and teacher", 32_561, 250, 2, ""},
+		{"exactly the threshold keeps PATE", 5000, 250, 2, ""},
+		{"one row below the threshold", 4999, 250, 2, MechanismDPLogReg},
+		{"breast cancer", 379, 250, 2, MechanismDPLogReg},
+		{"digits", 1198, 250, 10, MechanismDPLogReg},
+		{"26 classes of 13k rows", 13_000, 250, 26, MechanismDPLogReg},
+		{"7 classes of 40k rows", 40_000, 250, 7, ""},
+		{"few teachers", 60, 3, 2, ""},
+		{"a negative noisy count", -5, 250, 2, MechanismDPLogReg},
+		{"no teachers counts as one", 20, 0, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, r := ChooseByRule(tc.rows, tc.teachers, tc.classes)
+			if got != tc.want {
+				t.Errorf("ChooseByRule(%d, %d, %d) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, got, r, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlanChoice(t *testing.T) {
+	tests := []struct {
+		rows     int64
+		classes  int
+		wantMech string
+	}{
+		{32_561, 2, Mechanisms[0]},
+		{379, 2, MechanismDPLogReg},
+	}
+	for _, tc := range tests {
+		sigma, mech, _, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _, err := dplrCount(testBudget(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mech != tc.wantMech || sigma != want {
+			t.Errorf("rows %d: PlanChoice = σ %g, %s; want σ %g, %s", tc.rows, sigma, mech, want, tc.wantMech)
+		}
+	}
+	if _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("ε = 0: err = %v, want ErrInvalidInput", err)
+	}
+}
+
+// TestAuditChoice edits the choice section of a report and checks that the
+// audit of the choice fails on the edits and passes on the original.
+func TestAuditChoice(t *testing.T) {
+	budget := testBudget(t)
+	sc, _, rho, err := dplrCount(budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func() *Report {
+		return &Report{
+			Mechanism: MechanismDPLogReg, Classes: []string{"0", "1"},
+			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
+			Budget:    BudgetReport{Filter: true},
+			Choice: &ChoiceReport{Chosen: MechanismDPLogReg, CountSigma: decimal(sc), CountRho: Float(rho),
+				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: ChooseRowsPerClass},
+		}
+	}
+	tests := []struct {
+		name   string
+		edit   func(*Report)
+		failed string // "": every check passes
+	}{
+		{"as released", func(*Report) {}, ""},
+		{"threshold lowered", func(r *Report) { r.Choice.Threshold = 0.5 }, "choice threshold"},
+		{"noisy count raised past the threshold", func(r *Report) { r.Choice.NoisyRows = 6000 }, "choice follows"},
+		{"count σ doubled", func(r *Report) { r.Choice.CountSigma = decimal(2 * sc) }, "choice count σ"},
+		{"count ρ understated", func(r *Report) { r.Choice.CountRho = Float(rho / 2) }, "choice count ρ"},
+		{"classes differ", func(r *Report) { r.Choice.Classes = 3 }, "choice classes"},
+		{"PATE run with a count that picks dp-logreg", func(r *Report) {
+			r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
+		}, "choice follows"},
+		{"PATE run with other teachers than the rule's", func(r *Report) {
+			r.Mechanism, r.Teachers, r.Choice.Chosen, r.Choice.NoisyRows = Mechanisms[0], 100, Mechanisms[0], 6000
+		}, "choice follows"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := base()
+			tc.edit(rep)
+			res := &AuditResult{}
+			got, err := choiceRhoOf(rep, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, c := range res.Checks {
+				if !c.OK {
+					failed = append(failed, c.Name)
+				}
+			}
+			switch {
+			case tc.failed == "" && len(failed) > 0:
+				t.Errorf("failed %v, want every check to pass", failed)
+			case tc.failed != "" && !strings.HasPrefix(strings.Join(failed, "|"), tc.failed):
+				t.Errorf("failed %v, want %q", failed, tc.failed)
+			}
+			if tc.failed == "" && got != rho {
+				t.Errorf("choice ρ = %g, want %g", got, rho)
+			}
+		})
+	}
+	// Without a filter there is no budget to plan the count from.
+	rep := base()
+	rep.Budget.Filter = false
+	if _, err := choiceRhoOf(rep, &AuditResult{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("no filter: err = %v, want ErrInvalidInput", err)
+	}
+}
+
+func testBudget(t *testing.T) float64 {
+	t.Helper()
+	f, err := rdp.NewFilter(1, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Budget()
+}
+
+// TestWithChoiceCharges: a run that fails after the choice's count was
+// released says it spent the count, on top of what the failure already
+// charges (a class discovery's refusal), and only then.
+func TestWithChoiceCharges(t *testing.T) {
+	plain := errors.New("training failed")
+	tests := []struct {
+		name      string
+		choiceRho float64
+		err       error
+		want      float64
+	}{
+		{"no choice", 0, plain, 0},
+		{"a plain failure after the count", 0.002, plain, 0.002},
+		{"a failure that charged already", 0.002, &AbortedError{Err: plain, Rho: 0.01}, 0.012},
+		{"no error", 0.002, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Labeler{choiceRho: tc.choiceRho}
+			err := l.withChoice(tc.err)
+			if got := SpentBefore(err); math.Abs(got-tc.want) > 1e-15 {
+				t.Errorf("SpentBefore = %g, want %g", got, tc.want)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("err = %v, want it to wrap %v", err, tc.err)
+			}
+		})
+	}
+}
