@@ -77,6 +77,7 @@ func main() {
 	sets := flag.String("sets", "adult,breast_cancer,digits,dna,vehicle,vowel", "datasets")
 	runs := flag.String("runs", "default,pate,dplr", "columns to run: default, pate, dplr")
 	bin := flag.String("pate", "", "pate binary (default: build the repository's)")
+	flag.BoolVar(&declareClasses, "classes", true, "give --classes (false: the run discovers them privately, as the README's first command does)")
 	flag.Parse()
 	log.SetFlags(0)
 	var epss []float64
@@ -151,6 +152,9 @@ func main() {
 	}
 }
 
+// declareClasses gives every run --classes.
+var declareClasses = true
+
 // meanAcc runs pate seeds times with the given extra flags and returns the
 // mean accuracy over all public rows.
 func meanAcc(bin, tmp string, d *dataset, eps float64, seeds int, extra []string) (float64, error) {
@@ -159,7 +163,10 @@ func meanAcc(bin, tmp string, d *dataset, eps float64, seeds int, extra []string
 		out := filepath.Join(tmp, "out.arrow")
 		args := []string{"label", "--private", d.private, "--label", d.label, "--public", d.public,
 			"--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--delta", "1e-5", "-o", out,
-			"--seed", strconv.Itoa(seed), "--no-ledger", "--classes", d.classList}
+			"--seed", strconv.Itoa(seed), "--no-ledger"}
+		if declareClasses {
+			args = append(args, "--classes", d.classList)
+		}
 		args = append(args, extra...)
 		cmd := exec.Command(bin, args...)
 		var stderr bytes.Buffer
