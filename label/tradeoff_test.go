@@ -40,13 +40,22 @@ import (
 // each).
 const tradeoffFamilyError = 1e-6
 
-// tradeoffRuns is the number of runs on each neighbour.
+// tradeoffRuns is the number of runs on each neighbour: PATE_AUDIT_RUNS
+// when set (the mutation check's short mode sets 100,000), else 10⁶, or
+// 40,000 with -short (enough for an honest run to pass and to catch a
+// gross error; the mutants need the full count), or 20,000 under the race
+// detector.
 func tradeoffRuns() int {
+	if s := os.Getenv("PATE_AUDIT_RUNS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
 	if raceEnabled {
 		return 20_000
 	}
 	if testing.Short() {
-		return 100_000
+		return 40_000
 	}
 	return 1_000_000
 }
