@@ -38,7 +38,10 @@ for i in $(seq "$runs"); do
     # Every public row a query: a revision with the default plan needs
     # --teachers-only for the workload of one without it.
     only=()
-    if "$work/$side" label --help | grep -q -- --teachers-only; then only=(--teachers-only); fi
+    # (The help is read whole first: grep -q closing the pipe early would
+    # fail the pipeline under pipefail, and silently change the workload.)
+    help=$("$work/$side" label --help 2>&1 || true)
+    if grep -q -- --teachers-only <<<"$help"; then only=(--teachers-only); fi
     s=$(date +%s.%N)
     PATE_LEDGER="$work/ledger-$side-$i" "$work/$side" label --private "$dir/private.parquet" --label label \
       --public "$dir/public.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" "${only[@]}" \
