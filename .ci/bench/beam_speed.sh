@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throughput of the Beam pipeline (io/beam, local prism runner) against
+# Throughput of the Beam pipeline (label/beam, local prism runner) against
 # pate predict on the same rows: generates a public file (.ci/bench/gen.go),
 # saves a labeler with a logreg student, cuts the file into shards
 # (.ci/bench/split.go), then alternates RUNS runs of each, checks that the
@@ -16,7 +16,7 @@ runs=${1:-5} rows=${2:-4000000} shards=${3:-32}
 dir=${PATE_BENCH_DIR:-/tmp/pate-beam-bench}
 mkdir -p "$dir"
 go build -o "$dir/pate" .
-(cd io/beam && go build -o "$dir/pate-beam" ./cmd/pate-beam)
+(cd label/beam && go build -o "$dir/pate-beam" ./cmd/pate-beam)
 if [ ! -f "$dir/shards/part-00000.parquet" ] || [ "$(cat "$dir/rows" 2>/dev/null)" != "$rows $shards" ]; then
   rm -rf "$dir/shards"
   go run .ci/bench/gen.go -dir "$dir" -private 100000 -public "$rows" -features 14 -classes 2

@@ -9,5 +9,5 @@
 // refuses a newer version, a corrupted or a truncated file. Run applies a
 // labeler to a stream of record batches, labelling batches in parallel and
 // writing them in order; pate predict and the Beam pipeline (the nested
-// module io/beam) both use it.
+// module label/beam) both use it.
 package predict

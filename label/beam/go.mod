@@ -1,4 +1,4 @@
-module github.com/pate-tool/pate/io/beam
+module github.com/pate-tool/pate/label/beam
 
 go 1.26.0
 

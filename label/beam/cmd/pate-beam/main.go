@@ -28,7 +28,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"  // s3:// paths
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
-	"github.com/pate-tool/pate/io/beam/shardlabel"
+	"github.com/pate-tool/pate/label/beam/shardlabel"
 )
 
 var (
