@@ -119,13 +119,16 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 			return nil, td, spentBefore(err, td.discoveryRho)
 		}
 	}
+	// From here on a failure comes after the class discovery: it says
+	// what the discovery spent (the ledger charges a failed run its
+	// maximum whatever it says).
 	teacherRows, y := l.assignRows(sd, td)
 	X, err := l.encodeSensitive(sd, enc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, spentBefore(err, td.discoveryRho)
 	}
 	if err := l.fitTeachers(ctx, td, X, y, teacherRows); err != nil {
-		return nil, nil, err
+		return nil, nil, spentBefore(err, td.discoveryRho)
 	}
 	return td.labels[0].ens, td, nil
 }
