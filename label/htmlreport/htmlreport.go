@@ -324,6 +324,14 @@ func (p *page) parameters() [][2]string {
 			[2]string{"σ (noisy row count)", d.CountSigma},
 			[2]string{"Model ρ (zCDP)", num(float64(d.Rho))})
 	}
+	if c := rep.Choice; c != nil { // the default run's choice between PATE and dp-logreg
+		rows = append(rows,
+			[2]string{"Chosen by the default plan", c.Chosen},
+			[2]string{"Why", c.Why},
+			[2]string{"Noisy row count n̂ (released)", strconv.FormatInt(c.NoisyRows, 10)},
+			[2]string{"σ (choice count)", c.CountSigma},
+			[2]string{"Choice count ρ (zCDP)", num(float64(c.CountRho))})
+	}
 	return append(rows,
 		[2]string{"Teachers", fmt.Sprintf("%d (%s)", rep.Teachers, rep.Learner)},
 		[2]string{"Classes", fmt.Sprintf("%s — %s", strings.Join(rep.Classes, ", "), rep.ClassesSource)},

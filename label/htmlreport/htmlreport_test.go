@@ -270,17 +270,19 @@ func TestWriteRefusesNothing(t *testing.T) {
 }
 
 // TestWriteDPLogReg: the page of a dp-logreg run lists the parameters its
-// cost depends on.
+// cost depends on, and the default plan's choice that picked it.
 func TestWriteDPLogReg(t *testing.T) {
 	rep := &label.Report{SchemaVersion: label.ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: label.MechanismDPLogReg,
 		Classes: []string{"0", "1"}, Released: map[string]int64{"0": 3, "1": 2},
 		Queries:  label.Queries{PublicRows: 5, Seen: 5, Answered: 5},
-		DPLogReg: &label.DPLogRegReport{Sigma: "30210", CountSigma: "18.1", Steps: 137, SensSq: 264931, Dims: 226, Rho: 0.0305}}
+		DPLogReg: &label.DPLogRegReport{Sigma: "30210", CountSigma: "18.1", Steps: 137, SensSq: 264931, Dims: 226, Rho: 0.0305},
+		Choice: &label.ChoiceReport{Chosen: label.MechanismDPLogReg, CountSigma: "17.9", NoisyRows: 379,
+			Why: "n̂/(T·C) = 0.76 < 10"}}
 	var b strings.Builder
 	if err := Write(&b, rep, &label.AuditResult{Mechanism: rep.Mechanism, Holds: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"30210", "18.1", ">137<", "264931", ">226<"} {
+	for _, s := range []string{"30210", "18.1", ">137<", "264931", ">226<", "17.9", ">379<", "0.76 &lt; 10"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("page lacks %q", s)
 		}
