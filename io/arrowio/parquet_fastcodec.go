@@ -15,7 +15,11 @@ import (
 func init() {
 	for _, id := range []compress.Compression{compress.Codecs.Gzip, compress.Codecs.Zstd, compress.Codecs.Brotli} {
 		if c, ok := parquetCodecs[id]; ok {
+			arrowCodecs[id] = c
 			parquetCodecs[id] = fastcodec.Wrap(id, c)
 		}
 	}
 }
+
+// arrowCodecs are Arrow's own codecs of those wrapped (for tests).
+var arrowCodecs = map[compress.Compression]compress.Codec{}

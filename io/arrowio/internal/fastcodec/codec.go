@@ -2,6 +2,8 @@ package fastcodec
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -65,7 +67,8 @@ func isZlib(b []byte) bool {
 }
 
 // decodeZlib fills dst from the zlib stream src with the Go decoder and
-// panics, as Arrow's codecs do, if it cannot.
+// panics, as Arrow's codecs do, if it cannot, or if the stream is longer
+// or fails its checksum (read at the stream's end).
 func decodeZlib(dst, src []byte) []byte {
 	r, err := zlib.NewReader(bytes.NewReader(src))
 	if err != nil {
@@ -73,6 +76,13 @@ func decodeZlib(dst, src []byte) []byte {
 	}
 	if _, err := io.ReadFull(r, dst); err != nil {
 		panic(err)
+	}
+	rest, err := io.ReadAll(io.LimitReader(r, 1))
+	if err != nil {
+		panic(fmt.Errorf("zlib page: %w", err))
+	}
+	if len(rest) > 0 {
+		panic(errors.New("zlib page longer than its stated length"))
 	}
 	return dst
 }
