@@ -130,7 +130,17 @@ func FuzzZstd(f *testing.F) {
 			return
 		}
 		want, err := ref.DecodeAll(src, nil)
-		if err != nil || !bytes.Equal(want, dst[:k]) {
+		if err != nil {
+			// libzstd, the format's reference decoder (and the one
+			// DuckDB, Polars and Arrow C++ use), accepts some frames
+			// the Go decoder refuses: frames that claim a window far
+			// larger than their content (the Go decoder's memory
+			// limit; the C decoder writes into the page and allocates
+			// no window), and damaged frames without a checksum whose
+			// blocks still decode (testdata/fuzz/FuzzZstd).
+			return
+		}
+		if !bytes.Equal(want, dst[:k]) {
 			t.Fatalf("C decoded %d bytes, Go %d (%v)", k, len(want), err)
 		}
 	})
