@@ -71,6 +71,10 @@ var (
 	helpedColumns atomic.Int64
 )
 
+// testHookSegment, when set by a test, runs in the worker of segment seg
+// of streamed row group rg before it decodes its columns.
+var testHookSegment func(rg, seg int)
+
 // streamFallbacks counts the columns of streamed row groups read by
 // pqarrow (tests).
 var streamFallbacks atomic.Int64
@@ -319,6 +323,9 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 			return s.err
 		}
 		return errAborted
+	}
+	if testHookSegment != nil {
+		testHookSegment(s.rg, seg)
 	}
 	cols, err := p.segmentColumns(s, seg, pd)
 	if err != nil {

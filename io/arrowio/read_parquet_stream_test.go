@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang/snappy"
 
@@ -273,5 +274,77 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 		if streamed := streamedRowGroups.Load() > before; streamed != tc.streamed {
 			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
 		}
+	}
+}
+
+// TestParquetStreamedSegmentsShareColumns checks that the worker of a
+// later segment decodes the columns of an earlier segment of its row group
+// whose worker has not got to them: with pages larger than a segment (one
+// page a chunk, as DuckDB writes), the first segment's worker would
+// otherwise decompress every page alone. The first segment's worker is
+// held back until the second's has decoded all its columns; the rows are
+// pqarrow's, and closing the reader meanwhile, without a Read, leaks
+// nothing.
+func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		name  string
+		pf    plainFile
+		close bool // close without reading while segment 0 is held back
+	}{
+		{"zstd/v1", plainFile{rows: 12000, rgRows: 12000, codec: compress.Codecs.Zstd}, false},
+		{"gzip/v2", plainFile{rows: 12000, rgRows: 12000, codec: compress.Codecs.Gzip, v2: true}, false},
+		{"zstd/v1/closed-unread", plainFile{rows: 12000, rgRows: 12000, codec: compress.Codecs.Zstd}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noGoroutineLeak(t)
+			path := filepath.Join(dir, "h"+strconv.Itoa(i)+".parquet")
+			writePlainFile(t, path, tc.pf)
+			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+			if err != nil {
+				t.Fatalf("pqarrow: %v", err)
+			}
+			defer releaseAll(want)
+			defer func(v int64) { segmentRows = v }(segmentRows)
+			segmentRows = 4096 // 3 segments; one page a column spans them all
+			before := helpedColumns.Load()
+			helped := make(chan bool, 1)
+			testHookSegment = func(rg, seg int) {
+				if seg != 0 {
+					return
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for helpedColumns.Load()-before < int64(len(plainFastCols)) && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				helped <- helpedColumns.Load()-before >= int64(len(plainFastCols))
+			}
+			defer func() { testHookSegment = nil }()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.close {
+				if !<-helped {
+					t.Error("segment 0's columns were not decoded by the other worker")
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			got, err := readRest(r)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer releaseAll(got)
+			if !<-helped {
+				t.Error("segment 0's columns were not decoded by the other worker")
+			}
+			sameRows(t, want[0].Schema(), got, want)
+		})
 	}
 }
