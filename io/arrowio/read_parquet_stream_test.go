@@ -202,7 +202,9 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 			}
 		}
 	}
-	if failed == 0 || read == 0 {
+	// A zstd frame carries a checksum of its content: every corruption
+	// of a page's bytes may be rejected.
+	if failed == 0 || read == 0 && pf.codec != compress.Codecs.Zstd {
 		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
 	}
 }
