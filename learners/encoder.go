@@ -671,10 +671,22 @@ func (p *Prepared) encode(lo int, t tile) {
 	if t.rows <= 0 {
 		return
 	}
+	skip := 0
 	for i := range p.e.Columns {
 		f, col := &p.e.Columns[i], p.cols[i]
 		switch {
+		case f.Column != "" && f.Elem == 0:
+			if n := listRun(p.e.Columns[i:]); n > 1 && encodeList(col, lo, p.e.Columns[i:i+n], t) {
+				skip = n - 1
+				continue
+			}
+			encodeElem(col, lo, f, t)
+			continue
 		case f.Column != "":
+			if skip > 0 {
+				skip-- // encoded with element 0 by encodeList
+				continue
+			}
 			encodeElem(col, lo, f, t)
 			continue
 		}

@@ -133,3 +133,73 @@ func encodeElemOf[T float32 | float64](a listArray, vals []T, lo int, f *Feature
 		}
 	}
 }
+
+// listRun returns the number of leading features of fs that are elements
+// 0, 1, … of one list column, each one encoded column (no missing
+// indicator) right after the previous one.
+func listRun(fs []Feature) int {
+	if len(fs) == 0 || fs[0].Column == "" || fs[0].Elem != 0 {
+		return 0
+	}
+	n := 0
+	for n < len(fs) && fs[n].Column == fs[0].Column && fs[n].Elem == n && !fs[n].Missing && fs[n].Offset == fs[0].Offset+n {
+		n++
+	}
+	return n
+}
+
+// encodeList encodes the elements fs (a listRun) of rows lo… of list
+// column col into t, as encodeElem does one element at a time, if the
+// rows and their values hold no null; it returns false, having written
+// nothing, otherwise. Each row's values are contiguous: it reads them in
+// one sweep.
+func encodeList(col arrow.Array, lo int, fs []Feature, t tile) bool {
+	a, ok := col.(listArray)
+	if !ok || a.NullN() > 0 || a.ListValues().NullN() > 0 {
+		return false
+	}
+	switch vals := a.ListValues().(type) {
+	case *array.Float32:
+		encodeListOf(a, vals.Float32Values(), lo, fs, t)
+	case *array.Float64:
+		encodeListOf(a, vals.Float64Values(), lo, fs, t)
+	default:
+		return false
+	}
+	return true
+}
+
+func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Feature, t tile) {
+	mean := make([]float64, len(fs))
+	std := make([]float64, len(fs))
+	at := make([]int, len(fs)) // row 0's cell of each element
+	for j := range fs {
+		mean[j], std[j], at[j] = fs[j].Mean, fs[j].Std, t.at(0, fs[j].Offset)
+	}
+	for r := 0; r < t.rows; r++ {
+		s, e := a.ValueOffsets(lo + r)
+		e = min(e, s+int64(len(fs)), int64(len(vals)))
+		if s >= e {
+			continue // an empty list: every element is missing (0)
+		}
+		row := vals[s:e]
+		mean, std, at := mean[:len(row)], std[:len(row)], at[:len(row)]
+		off := r * t.rs
+		for j, x := range row {
+			v := float64(x)
+			// (*Feature).scale, inlined: v−v is 0 for every finite v
+			// and NaN for NaN and ±Inf.
+			if v-v != 0 {
+				switch {
+				case v != v:
+					continue // the mean encodes as 0
+				case v > 0:
+					v = fs[j].Max
+				default:
+					v = fs[j].Min
+				}
+			}
+			t.d[at[j]+off] = float32((v - mean[j]) / std[j])
+		}
+	}
+}
