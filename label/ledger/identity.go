@@ -14,10 +14,13 @@ import (
 	"strings"
 
 	"math/bits"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/zeebo/xxh3"
+
+	"github.com/pate-tool/pate/label/internal/listtext"
 )
 
 // ContentHash is the ledger identity of a sensitive dataset: a hash of its
@@ -329,10 +332,21 @@ func putColumn(rows []lanes, c arrow.Array) {
 		}
 	default:
 		nulls := c.NullN() > 0
+		list, _ := c.(array.ListLike)
+		var text []byte
 		for r := range rows {
 			if nulls && c.IsNull(r) {
 				rows[r].put(tagNull, 0, 0)
 				continue
+			}
+			if list != nil {
+				// An embedding: its ValueStr text, written directly
+				// (putValue's ValueStr runs Arrow's JSON encoder).
+				var ok bool
+				if text, ok = listtext.Append(text[:0], list, r); ok {
+					putText(&rows[r], unsafe.String(unsafe.SliceData(text), len(text)))
+					continue
+				}
 			}
 			putValue(&rows[r], c, r)
 		}
