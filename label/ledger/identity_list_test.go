@@ -28,7 +28,7 @@ func TestPutColumnFloatLists(t *testing.T) {
 			b := array.NewBuilder(mem, tc.typ)
 			defer b.Release()
 			lb := b.(array.ListLikeBuilder)
-			const rows = 60
+			const rows = 3000 // the rows are split between workers
 			for r := 0; r < rows; r++ {
 				if r%9 == 4 {
 					lb.AppendNull()
