@@ -203,3 +203,56 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 		}
 	}
 }
+
+// elemRun returns the number of leading features of fs that are elements
+// 0, 1, … of one list column (before fitting: no offsets yet).
+func elemRun(fs []Feature) int {
+	if len(fs) == 0 || fs[0].Column == "" || fs[0].Elem != 0 {
+		return 0
+	}
+	n := 0
+	for n < len(fs) && fs[n].Column == fs[0].Column && fs[n].Elem == n {
+		n++
+	}
+	return n
+}
+
+// addList adds elements 0 … len(stats)−1 of the first n rows of list
+// column col to stats, as addElem does one element at a time (each
+// element's values in row order: the same sums), if the column's values
+// are float32 or float64; it returns false, having added nothing,
+// otherwise.
+func addList(stats []fitStats, col arrow.Array, n int) bool {
+	a, ok := col.(listArray)
+	if !ok {
+		return false
+	}
+	switch vals := a.ListValues().(type) {
+	case *array.Float32:
+		addListOf(stats, a, vals.Float32Values(), n)
+	case *array.Float64:
+		addListOf(stats, a, vals.Float64Values(), n)
+	default:
+		return false
+	}
+	return true
+}
+
+func addListOf[T float32 | float64](stats []fitStats, a listArray, vals []T, n int) {
+	values := a.ListValues()
+	nulls := values.NullN() > 0
+	for r := 0; r < n; r++ {
+		k := 0
+		if !a.IsNull(r) {
+			s, e := a.ValueOffsets(r)
+			e = min(e, s+int64(len(stats)), int64(len(vals)))
+			for j := s; j < e; j++ {
+				stats[k].addNum(float64(vals[j]), !nulls || values.IsValid(int(j)))
+				k++
+			}
+		}
+		for ; k < len(stats); k++ {
+			stats[k].addNum(0, false) // a null list, or a list too short
+		}
+	}
+}

@@ -109,3 +109,69 @@ func TestEncodeListMatchesElements(t *testing.T) {
 		})
 	}
 }
+
+// TestFitListMatchesElements: fitting a list column a row at a time
+// (addList) gives exactly the statistics addElem gives an element at a
+// time, with nulls, NaN, ±Inf, null lists and short lists in the sample.
+func TestFitListMatchesElements(t *testing.T) {
+	for _, typ := range []arrow.DataType{
+		arrow.FixedSizeListOf(9, arrow.PrimitiveTypes.Float32),
+		arrow.ListOf(arrow.PrimitiveTypes.Float64),
+	} {
+		t.Run(typ.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(5, 6))
+			rec := oneColumn(mem, typ, func(b array.Builder) {
+				lb := b.(array.ListLikeBuilder)
+				for r := 0; r < 500; r++ {
+					if r%31 == 3 {
+						lb.AppendNull()
+						continue
+					}
+					lb.Append(true)
+					n := 9
+					if typ.ID() == arrow.LIST && r%7 == 2 {
+						n = r % 9
+					}
+					for j := 0; j < n; j++ {
+						v := rng.NormFloat64()*5 + float64(j)
+						if rng.IntN(40) == 0 {
+							v = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+						}
+						switch vb := lb.ValueBuilder().(type) {
+						case *array.Float32Builder:
+							if r%23 == 5 && j == 4 {
+								vb.AppendNull()
+								continue
+							}
+							vb.Append(float32(v))
+						case *array.Float64Builder:
+							vb.Append(v)
+						}
+					}
+				}
+			})
+			defer rec.Release()
+			const width = 9
+			got, want := make([]fitStats, width), make([]fitStats, width)
+			for i := range got {
+				got[i] = fitStats{min: math.Inf(1), max: math.Inf(-1)}
+				want[i] = got[i]
+			}
+			if !addList(got, rec.Column(0), 450) {
+				t.Fatal("addList refused a float list")
+			}
+			for j := range want {
+				want[j].addElem(rec.Column(0), j, 450)
+			}
+			for j := range got {
+				g, w := got[j], want[j]
+				if g.n != w.n || g.missing != w.missing || math.Float64bits(g.mean) != math.Float64bits(w.mean) ||
+					math.Float64bits(g.m2) != math.Float64bits(w.m2) || g.min != w.min || g.max != w.max {
+					t.Fatalf("element %d: %+v, want %+v", j, g, w)
+				}
+			}
+		})
+	}
+}
