@@ -157,6 +157,9 @@ func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder, hc *headerCheck
 				if ok {
 					continue
 				}
+				if p.wholeList(s, k, pd) {
+					continue
+				}
 			}
 			if err := p.columnReader(s, k, hc); err != nil {
 				s.err = err
