@@ -17,6 +17,8 @@ const duck = {
   "duckdb-zstd": "COMPRESSION zstd",
   "duckdb-gzip": "COMPRESSION gzip",
   "duckdb-rg1m": "ROW_GROUP_SIZE 1048576",
+  "duckdb-rg1m-zstd": "ROW_GROUP_SIZE 1048576, COMPRESSION zstd",
+  "duckdb-rg1m-gzip": "ROW_GROUP_SIZE 1048576, COMPRESSION gzip",
   "duckdb-v2": "PARQUET_VERSION v2",
   "duckdb-v2-zstd": "PARQUET_VERSION v2, COMPRESSION zstd",
   "duckdb-uncompressed": "COMPRESSION uncompressed",

@@ -33,7 +33,7 @@ fi
 cp .ci/bench/layouts.mjs "$js/"
 layouts=("$@")
 if [ ${#layouts[@]} -eq 0 ]; then
-  layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
+  layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-gzip polars-gzip duckdb-v2
     duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli)
 fi
 mkdir -p "$dir/layouts"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,19 @@ const (
 // streamedRowGroups counts the row groups streamed by segments (tests).
 var streamedRowGroups atomic.Int64
 
+// helpSegments lets the worker of a segment decode the columns of the
+// earlier segments of its row group (see segmentColumns; a variable for
+// the tests and the benchmark), and helpedColumns counts the columns so
+// decoded (tests).
+var (
+	helpSegments  = true
+	helpedColumns atomic.Int64
+)
+
+// testHookSegment, when set by a test, runs in the worker of segment seg
+// of streamed row group rg before it decodes its columns.
+var testHookSegment func(rg, seg int)
+
 // streamFallbacks counts the columns of streamed row groups read by
 // pqarrow (tests).
 var streamFallbacks atomic.Int64
@@ -81,11 +95,17 @@ type rgStream struct {
 	cond    *sync.Cond
 	cols    []*colStream
 	failSeg int // the first segment that failed: later ones stop waiting
+	// The columns decoded for a segment not yet collected by its task
+	// (some decoded by the workers of later segments), and the error of
+	// a column that failed to decode, by segment.
+	done   map[int][]arrow.Array
+	segErr map[int]error
 }
 
 // colStream is the cursor of one column chunk of a streamed row group.
 type colStream struct {
-	next  int // the segment that may decode this column next
+	next  int  // the segment that may decode this column next
+	busy  bool // a worker is decoding the column
 	bad   bool
 	chunk plainChunk // codec, width, dictionary; values/valid set per page
 	pages []streamPage
@@ -137,6 +157,9 @@ func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder, hc *headerCheck
 				if ok {
 					continue
 				}
+				if p.wholeList(s, k, pd) {
+					continue
+				}
 			}
 			if err := p.columnReader(s, k, hc); err != nil {
 				s.err = err
@@ -181,13 +204,23 @@ func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) er
 	return nil
 }
 
-// release releases the columns of s read whole (the workers are done).
+// release releases the columns of s read whole, and those decoded for
+// segments whose tasks stopped before they collected them (the workers
+// are done).
 func (s *rgStream) release() {
 	for k, c := range s.whole {
 		if c != nil {
 			c.Release()
 			s.whole[k] = nil
 		}
+	}
+	for seg, cols := range s.done {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+		delete(s.done, seg)
 	}
 }
 
@@ -294,38 +327,121 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 		}
 		return errAborted
 	}
-	cols := make([]arrow.Array, 0, len(p.fields))
+	if testHookSegment != nil {
+		testHookSegment(s.rg, seg)
+	}
+	cols, err := p.segmentColumns(s, seg, pd)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		for _, c := range cols {
 			c.Release()
 		}
 	}()
-	for k := range p.fields {
-		col, err := p.segmentColumn(s, k, seg, off, rows, pd)
-		if err != nil {
-			return err
-		}
-		cols = append(cols, col)
-	}
 	return p.sendBatches(t, cols, rows)
 }
 
-// segmentColumn decodes field k's rows of segment seg, after waiting for
-// the previous segment to be done with the column.
-func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64, pd *plainDecoder) (arrow.Array, error) {
-	cs := s.cols[k]
+// segmentColumns decodes the columns of segment seg and returns them (new
+// references). A column's rows are decoded in segment order, each segment
+// after the previous one is done with the column, but not necessarily by
+// the segment's own worker: a worker whose segment's next columns are
+// still the previous segment's to decode decodes those meanwhile, for
+// that segment. Otherwise a row group whose pages are larger than a
+// segment (DuckDB's one page a chunk) is decoded by the worker of its
+// first segment alone, which decompresses every page while the workers of
+// the later ones wait for it column by column. Helping is confined to the
+// earlier segments of the same row group, whose tasks are taken: memory is
+// what those segments take anyway.
+func (p *parallelParquet) segmentColumns(s *rgStream, seg int, pd *plainDecoder) ([]arrow.Array, error) {
 	s.mu.Lock()
-	for cs.next != seg && !cs.bad && s.failSeg >= seg {
-		s.cond.Wait()
+	defer s.mu.Unlock()
+	cols := s.segCols(seg)
+	for {
+		if err := s.segErr[seg]; err != nil {
+			return nil, err
+		}
+		pending, k, kseg := false, -1, -1
+		for j, cs := range s.cols {
+			if cols[j] != nil {
+				continue
+			}
+			if cs.bad || s.failSeg < seg {
+				return nil, errAborted // an earlier segment failed
+			}
+			pending = true
+			if !cs.busy && cs.next == seg && k < 0 {
+				k, kseg = j, seg
+			}
+		}
+		if !pending {
+			out := slices.Clone(cols)
+			s.dropSegCols(seg)
+			return out, nil
+		}
+		if k < 0 && helpSegments {
+			for j, cs := range s.cols {
+				if !cs.busy && !cs.bad && cs.next < seg && s.failSeg > cs.next {
+					k, kseg = j, cs.next
+					break
+				}
+			}
+		}
+		if k < 0 {
+			s.cond.Wait()
+			continue
+		}
+		s.cols[k].busy = true
+		if kseg != seg {
+			helpedColumns.Add(1)
+		}
+		s.mu.Unlock()
+		col, err := p.segmentColumn(s, k, kseg, pd)
+		s.mu.Lock()
+		cs := s.cols[k]
+		cs.busy = false
+		if err != nil {
+			cs.bad = true
+			if s.segErr[kseg] == nil {
+				s.segErr[kseg] = err
+			}
+		} else {
+			cs.next++
+			s.segCols(kseg)[k] = col
+		}
+		s.cond.Broadcast()
 	}
-	stop := cs.next != seg
-	s.mu.Unlock()
-	if stop {
-		return nil, errAborted
+}
+
+// segCols is the columns of segment seg decoded so far (s.mu held).
+func (s *rgStream) segCols(seg int) []arrow.Array {
+	if s.done == nil {
+		s.done = make(map[int][]arrow.Array)
+		s.segErr = make(map[int]error)
 	}
+	cols := s.done[seg]
+	if cols == nil {
+		cols = make([]arrow.Array, len(s.cols))
+		s.done[seg] = cols
+	}
+	return cols
+}
+
+// dropSegCols forgets segment seg's columns, handed to its task (s.mu
+// held).
+func (s *rgStream) dropSegCols(seg int) {
+	delete(s.done, seg)
+	delete(s.segErr, seg)
+}
+
+// segmentColumn decodes field k's rows of segment seg; the caller has
+// claimed the column (colStream.busy) at its turn for seg.
+func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, pd *plainDecoder) (arrow.Array, error) {
+	task := p.tasks[s.first+seg]
+	off, rows := task.off, task.rows
+	cs := s.cols[k]
 	var col arrow.Array
 	var ok bool
-	var err error
 	if s.whole != nil && s.whole[k] != nil {
 		col, ok = array.NewSlice(s.whole[k], off, off+rows), true
 		if off+rows == s.rows {
@@ -334,17 +450,6 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64
 		}
 	} else {
 		col, ok = cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
-	}
-	s.mu.Lock()
-	if ok {
-		cs.next++
-	} else {
-		cs.bad = true
-	}
-	s.cond.Broadcast()
-	s.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): %w: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): a page does not decode: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat)
