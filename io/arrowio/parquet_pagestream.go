@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 // A streamed column whose data pages are larger than a segment (DuckDB
@@ -20,7 +21,9 @@ import (
 // hugePageBytes (256 KB), stored, snappy or gzip, is instead decompressed as a
 // stream, read from the file in small pieces: the column keeps a read
 // buffer, the decompressor's window and the page's validity bitmap, and
-// each segment takes its rows from the stream.
+// each segment takes its rows from the stream. So is a zstd page of more
+// than 4 MB: DuckDB's zstd frames of a million doubles have a 2 MB window,
+// and kept whole such pages took 800 MB for one 1M-row group.
 
 // hugePageBytes is the page size from which a page is streamed (a
 // variable for the tests).
@@ -38,12 +41,24 @@ const pageStreamBuffer = 64 << 10
 var (
 	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, pageStreamBuffer) }}
 	windowPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*snappyWindow); return &b }}
+	zstdPool   = sync.Pool{New: func() any {
+		// One goroutine (a stream decoded synchronously, nothing left
+		// running when the decoder is dropped), the least memory, and no
+		// window beyond what a streamed page may take.
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(maxStreamPage))
+		if err != nil {
+			return nil
+		}
+		return d
+	}}
 )
 
 // pageStream is a data page being decoded as a stream.
 type pageStream struct {
 	br    *bufio.Reader // pooled
 	hist  *[]byte       // pooled, of a snappy stream
+	zd    *zstd.Decoder // pooled, of a zstd stream
 	dec   io.Reader
 	valid []byte // the page's validity bitmap, nil for a required column
 	n     int64  // rows of the page
@@ -63,6 +78,11 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 		// Inflating from a bufio.Reader is slower than from the whole
 		// page: only pages far larger than a segment's share are worth it
 		// (DuckDB's 8 MB pages of a million rows, not its 1 MB ones).
+		return h.usize > 16*hugePageBytes
+	case compress.Codecs.Zstd:
+		// A zstd stream keeps its frame's window (up to the whole page,
+		// for a frame of one segment): only pages far larger than a
+		// segment's share are worth it, as for gzip.
 		return h.usize > 16*hugePageBytes
 	}
 	return false
@@ -158,8 +178,18 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
 	ps.br = readerPool.Get().(*bufio.Reader)
 	ps.br.Reset(src)
-	if codec == compress.Codecs.Snappy {
+	switch codec {
+	case compress.Codecs.Snappy:
 		ps.hist = windowPool.Get().(*[]byte)
+	case compress.Codecs.Zstd:
+		zd, _ := zstdPool.Get().(*zstd.Decoder)
+		if zd == nil || zd.Reset(ps.br) != nil {
+			ps.zd = zd
+			return false
+		}
+		ps.zd = zd
+		ps.dec = zd
+		return true
 	}
 	ps.dec = decompressor(codec, ps.br, size, ps.hist)
 	return ps.dec != nil
@@ -176,6 +206,12 @@ func (ps *pageStream) close() {
 		*ps.hist = (*ps.hist)[:0]
 		windowPool.Put(ps.hist)
 		ps.hist = nil
+	}
+	if ps.zd != nil {
+		if ps.zd.Reset(nil) == nil { // drops the reader; a failed one is not reused
+			zstdPool.Put(ps.zd)
+		}
+		ps.zd = nil
 	}
 	ps.dec = nil
 }

@@ -54,6 +54,8 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 		{"gzip/v1/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip}, 1000, true},
 		{"snappy/v2/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy, v2: true}, 1000, true},
 		{"gzip/v2/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip, v2: true}, 1000, true},
+		{"zstd/v1/huge-pages", plainFile{rows: 9000, rgRows: 4500, codec: compress.Codecs.Zstd}, 1000, true},
+		{"zstd/v2/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Zstd, v2: true}, 1000, true},
 		{"none/v2/huge-pages/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, dictLimit: 2048}, 1000, true},
 	}
 	for i, tc := range cases {
@@ -136,6 +138,7 @@ func TestParquetStreamedCorrupt(t *testing.T) {
 		{"small-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048, smallPages: true}, false},
 		{"snappy/v1/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Snappy}, true},
 		{"gzip/v2/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Gzip, v2: true}, true},
+		{"zstd/v1/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.huge {
