@@ -90,6 +90,12 @@ type colStream struct {
 	chunk plainChunk // codec, width, dictionary; values/valid set per page
 	pages []streamPage
 	pi    int
+	// dictUntil is the number of pages up to the last dictionary-encoded
+	// one: once they are decoded the dictionary goes (a writer falls back
+	// to PLAIN when its dictionary is full, after a page or two, and
+	// pyarrow's 1 MB dictionaries kept over 64 columns were 64 MB for the
+	// rest of a 1M-row group).
+	dictUntil int
 	// The decoded rows of the last page not yet handed out: left[at:n].
 	left      []byte
 	leftValid []byte
@@ -243,6 +249,9 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 				return false, nil
 			}
 			seen += int64(h.numValues)
+			if dictEncoded(h.enc) {
+				cs.dictUntil = len(cs.pages) + 1
+			}
 		default:
 			return false, nil
 		}
@@ -409,6 +418,12 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		cs.leftAt += n
 		at += n
+		if cs.leftAt == cs.leftN && cs.pi < len(cs.pages) {
+			// Handed out, and more pages to come: a column whose next
+			// pages are streamed would keep a page's worth for nothing.
+			putLeft(cs.left)
+			cs.left = nil
+		}
 	}
 	if cs.leftAt < cs.leftN {
 		take()
@@ -446,6 +461,9 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		n, spilled, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
 		if !ok {
 			return nil, false
+		}
+		if cs.pi >= cs.dictUntil && sp.h.typ != pageDictionary {
+			cs.chunk.dict, cs.chunk.dictN = nil, -1
 		}
 		if spilled {
 			cs.leftN, cs.leftAt = n, 0
