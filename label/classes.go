@@ -2,11 +2,13 @@ package label
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
 // classSet is the public, ordered set of values a label column may take.
@@ -75,19 +77,21 @@ func newClassSet(t arrow.DataType, values []string) (*classSet, error) {
 }
 
 // canonical parses a user-declared class value for type t and returns the
-// text form used by valueText, so that "1" and "01" name the same class.
+// text form used by valueText, so that "1" and "01" name the same class. A
+// value outside t's range is refused: released as t it would wrap round
+// (300 as an int8 label is 44).
 func canonical(t arrow.DataType, v string) (string, error) {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
-		n, err := strconv.ParseInt(v, 10, 64)
+		n, err := strconv.ParseInt(v, 10, bitWidth(t))
 		if err != nil {
-			return "", fmt.Errorf("class %q is not an integer (the label column is %s)", v, t)
+			return "", fmt.Errorf("class %q is not a %s (the label column's type)", v, t)
 		}
 		return strconv.FormatInt(n, 10), nil
 	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		n, err := strconv.ParseUint(v, 10, 64)
+		n, err := strconv.ParseUint(v, 10, bitWidth(t))
 		if err != nil {
-			return "", fmt.Errorf("class %q is not an unsigned integer (the label column is %s)", v, t)
+			return "", fmt.Errorf("class %q is not a %s (the label column's type)", v, t)
 		}
 		return strconv.FormatUint(n, 10), nil
 	case arrow.BOOL:
@@ -98,6 +102,14 @@ func canonical(t arrow.DataType, v string) (string, error) {
 		return strconv.FormatBool(b), nil
 	}
 	return v, nil
+}
+
+// bitWidth is the width of an integer type (64 for any other).
+func bitWidth(t arrow.DataType) int {
+	if fw, ok := t.(arrow.FixedWidthDataType); ok && fw.BitWidth() <= 64 {
+		return fw.BitWidth()
+	}
+	return 64
 }
 
 func sortClassValues(t arrow.DataType, vals []string) {
@@ -158,34 +170,85 @@ func valueText(arr arrow.Array, i int) (string, bool) {
 // appendClass appends class c (or a null when c < 0) to a builder of the
 // label column's type.
 func (cs *classSet) appendClass(b array.Builder, c int) {
-	if c < 0 {
-		b.AppendNull()
-		return
-	}
+	one := [1]int32{int32(c)}
+	cs.appendClasses(b, one[:])
+}
+
+// appendClasses appends classes cls (a null for each negative one) to a
+// builder of the label column's type: the one place class indices become
+// label values, a batch at a time.
+func (cs *classSet) appendClasses(b array.Builder, cls []int32) {
+	b.Reserve(len(cls))
 	switch bb := b.(type) {
 	case *array.Int8Builder:
-		bb.Append(int8(cs.ints[c]))
+		appendMapped(bb, cls, func(c int32) int8 { return int8(cs.ints[c]) })
 	case *array.Int16Builder:
-		bb.Append(int16(cs.ints[c]))
+		appendMapped(bb, cls, func(c int32) int16 { return int16(cs.ints[c]) })
 	case *array.Int32Builder:
-		bb.Append(int32(cs.ints[c]))
+		appendMapped(bb, cls, func(c int32) int32 { return int32(cs.ints[c]) })
 	case *array.Int64Builder:
-		bb.Append(cs.ints[c])
+		appendMapped(bb, cls, func(c int32) int64 { return cs.ints[c] })
 	case *array.Uint8Builder:
-		bb.Append(uint8(cs.uints[c]))
+		appendMapped(bb, cls, func(c int32) uint8 { return uint8(cs.uints[c]) })
 	case *array.Uint16Builder:
-		bb.Append(uint16(cs.uints[c]))
+		appendMapped(bb, cls, func(c int32) uint16 { return uint16(cs.uints[c]) })
 	case *array.Uint32Builder:
-		bb.Append(uint32(cs.uints[c]))
+		appendMapped(bb, cls, func(c int32) uint32 { return uint32(cs.uints[c]) })
 	case *array.Uint64Builder:
-		bb.Append(cs.uints[c])
-	case *array.StringBuilder:
-		bb.Append(cs.values[c])
-	case *array.LargeStringBuilder:
-		bb.Append(cs.values[c])
+		appendMapped(bb, cls, func(c int32) uint64 { return cs.uints[c] })
 	case *array.BooleanBuilder:
-		bb.Append(cs.values[c] == "true")
+		appendMapped(bb, cls, func(c int32) bool { return cs.values[c] == "true" })
+	case *array.StringBuilder:
+		appendMapped(bb, cls, func(c int32) string { return cs.values[c] })
+	case *array.LargeStringBuilder:
+		appendMapped(bb, cls, func(c int32) string { return cs.values[c] })
 	default:
-		b.AppendNull()
+		b.AppendNulls(len(cls))
 	}
+}
+
+// appendMapped appends value(c) for each class c >= 0 of cls and a null for
+// each negative one.
+func appendMapped[T any, B interface {
+	Append(T)
+	AppendNull()
+}](b B, cls []int32, value func(int32) T) {
+	for _, c := range cls {
+		if c < 0 {
+			b.AppendNull()
+		} else {
+			b.Append(value(c))
+		}
+	}
+}
+
+// ClassColumn builds label columns of one label type from class indices:
+// how a saved labeler's predictions become the label column, with exactly
+// the values a labelling run releases.
+type ClassColumn struct{ cs *classSet }
+
+// NewClassColumn returns the builder of a label column of type t whose
+// class i is classes[i]. The classes must be what a run records: canonical
+// text of t's values, distinct and in pate's order.
+func NewClassColumn(t arrow.DataType, classes []string) (*ClassColumn, error) {
+	if !labelTypeSupported(t) {
+		return nil, fmt.Errorf("labels of type %s are not supported", t)
+	}
+	cs, err := newClassSet(t, classes)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(cs.values, classes) {
+		return nil, fmt.Errorf("the %d classes are not distinct canonical %s values in order", len(classes), t)
+	}
+	return &ClassColumn{cs: cs}, nil
+}
+
+// Build returns the label column of classes cls (a null for each negative
+// one), allocated from mem. The caller releases it.
+func (cc *ClassColumn) Build(mem memory.Allocator, cls []int32) arrow.Array {
+	b := array.NewBuilder(mem, cc.cs.typ)
+	defer b.Release()
+	cc.cs.appendClasses(b, cls)
+	return b.NewArray()
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -21,92 +20,6 @@ const (
 	// MetaCommand is the command that made the output ("predict").
 	MetaCommand = "pate.command"
 )
-
-// classValues are a label type's class values, parsed once.
-type classValues struct {
-	text  []string
-	ints  []int64
-	uints []uint64
-}
-
-func newClassValues(t arrow.DataType, classes []string) (*classValues, error) {
-	cv := &classValues{text: classes}
-	for _, c := range classes {
-		switch t.ID() {
-		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
-			n, err := strconv.ParseInt(c, 10, int(t.(arrow.FixedWidthDataType).BitWidth()))
-			if err != nil {
-				return nil, fmt.Errorf("class %q is not a %s", c, t)
-			}
-			cv.ints = append(cv.ints, n)
-		case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-			n, err := strconv.ParseUint(c, 10, int(t.(arrow.FixedWidthDataType).BitWidth()))
-			if err != nil {
-				return nil, fmt.Errorf("class %q is not a %s", c, t)
-			}
-			cv.uints = append(cv.uints, n)
-		case arrow.BOOL:
-			if c != "true" && c != "false" {
-				return nil, fmt.Errorf("class %q is not a bool", c)
-			}
-		}
-	}
-	return cv, nil
-}
-
-// build returns the label column of the predicted classes.
-func (cv *classValues) build(mem memory.Allocator, t arrow.DataType, pred []int32) arrow.Array {
-	b := array.NewBuilder(mem, t)
-	defer b.Release()
-	b.Reserve(len(pred))
-	switch bb := b.(type) {
-	case *array.Int8Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(int8(cv.ints[c]))
-		}
-	case *array.Int16Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(int16(cv.ints[c]))
-		}
-	case *array.Int32Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(int32(cv.ints[c]))
-		}
-	case *array.Int64Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(cv.ints[c])
-		}
-	case *array.Uint8Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(uint8(cv.uints[c]))
-		}
-	case *array.Uint16Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(uint16(cv.uints[c]))
-		}
-	case *array.Uint32Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(uint32(cv.uints[c]))
-		}
-	case *array.Uint64Builder:
-		for _, c := range pred {
-			bb.UnsafeAppend(cv.uints[c])
-		}
-	case *array.StringBuilder:
-		for _, c := range pred {
-			bb.Append(cv.text[c])
-		}
-	case *array.LargeStringBuilder:
-		for _, c := range pred {
-			bb.Append(cv.text[c])
-		}
-	case *array.BooleanBuilder:
-		for _, c := range pred {
-			bb.UnsafeAppend(cv.text[c] == "true")
-		}
-	}
-	return b.NewArray()
-}
 
 // constantStrings returns a string array of n copies of s.
 func constantStrings(mem memory.Allocator, s string, n int) arrow.Array {
@@ -126,7 +39,7 @@ type Plan struct {
 	l      *Labeler
 	keep   []int
 	out    *arrow.Schema
-	labels *classValues
+	labels *label.ClassColumn
 }
 
 // Plan checks public against the labeler's encoder and chooses the output
@@ -164,7 +77,7 @@ func (l *Labeler) Plan(public *arrow.Schema, keep []string) (*Plan, error) {
 	fields = append(fields, l.label, arrow.Field{Name: label.SourceColumn, Type: arrow.BinaryTypes.String})
 	p.out = arrow.NewSchema(fields, nil)
 	var err error
-	if p.labels, err = newClassValues(l.label.Type, l.man.Classes); err != nil {
+	if p.labels, err = label.NewClassColumn(l.label.Type, l.man.Classes); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -228,7 +141,7 @@ func (a *Applier) Label(rec arrow.Record) (arrow.Record, error) {
 	if n > 0 {
 		l.model.Predict(a.x, a.pred)
 	}
-	la := a.p.labels.build(a.mem, l.label.Type, a.pred)
+	la := a.p.labels.Build(a.mem, a.pred)
 	defer la.Release()
 	sa := constantStrings(a.mem, l.man.Model.Source, n)
 	defer sa.Release()

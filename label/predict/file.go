@@ -273,7 +273,7 @@ func (l *Labeler) check() error {
 	if len(man.Classes) < 1 || man.Model.Classes != len(man.Classes) {
 		return formatErr("%d classes, the model predicts %d", len(man.Classes), man.Model.Classes)
 	}
-	if _, err := newClassValues(t, man.Classes); err != nil {
+	if _, err := label.NewClassColumn(t, man.Classes); err != nil {
 		return formatErr("classes: %v", err)
 	}
 	if man.Encoder == nil || len(man.Encoder.Columns) == 0 || man.Encoder.Dim() != man.Model.Dim {
