@@ -344,3 +344,45 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 		t.Errorf("after the first segment, columns %v still hold a dictionary or rows handed out", held)
 	}
 }
+
+// TestLeftPoolBounded checks that the pool of overhanging pages keeps at
+// most maxLeftPool bytes however many pages are put back, and hands a
+// kept page out again for a request of about its size only.
+func TestLeftPoolBounded(t *testing.T) {
+	const page = 1 << 20
+	emptyLeftPool()
+	defer emptyLeftPool() // for the other tests
+	var got [][]byte
+	for range 2 * maxLeftPool / page {
+		got = append(got, getLeft(page))
+	}
+	for _, b := range got {
+		putLeft(b)
+	}
+	leftPool.mu.Lock()
+	held, kept := leftPool.held, len(leftPool.free)
+	leftPool.mu.Unlock()
+	if held > maxLeftPool || kept != maxLeftPool/page {
+		t.Errorf("pool holds %d bytes in %d pages, want at most %d bytes", held, kept, maxLeftPool)
+	}
+	for _, tc := range []struct {
+		n      int
+		reused bool
+	}{{page, true}, {page - 1000, true}, {page / 4, false}, {page + 1, false}} {
+		before := len(leftPool.free)
+		b := getLeft(tc.n)
+		if len(b) != tc.n {
+			t.Errorf("getLeft(%d) has length %d", tc.n, len(b))
+		}
+		if reused := len(leftPool.free) < before; reused != tc.reused {
+			t.Errorf("getLeft(%d): reused %v, want %v", tc.n, reused, tc.reused)
+		}
+	}
+}
+
+func emptyLeftPool() {
+	leftPool.mu.Lock()
+	defer leftPool.mu.Unlock()
+	clear(leftPool.free)
+	leftPool.free, leftPool.held = leftPool.free[:0], 0
+}
