@@ -15,7 +15,8 @@
 # peak RSS. PATE_LAYOUT_ROWS=4000000 writes and times 4M-row files instead
 # (for the rule: peak RSS at 4M <= 1.10x that at 1M). Files go under
 # $PATE_BENCH_DIR (default /tmp/pate-layouts); needs node and npm, and the
-# npm registry or a warm npm cache. Time on a quiet machine only.
+# npm registry or a warm npm cache. Time on a quiet machine only. With 0
+# runs it only writes the files (layouts_memory.sh does so).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-3}
@@ -37,7 +38,9 @@ cp .ci/bench/layouts.mjs "$js/"
 layouts=("$@")
 if [ ${#layouts[@]} -eq 0 ]; then
   layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
-    duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli)
+    duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
+    duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
+    polars-stats-full gen-dictionary gen-rg1m)
 fi
 mkdir -p "$dir/layouts"
 for l in "${layouts[@]}"; do
@@ -54,6 +57,7 @@ for l in "${layouts[@]}"; do
 done
 node "$js/layouts.mjs" "$dir/public.parquet" "$dir/layouts" "${layouts[@]}"  # prints the row groups
 ln -sf ../public.parquet "$dir/layouts/gen.parquet"
+[ "$runs" -eq 0 ] && exit 0
 bin=$base/pate
 go build -o "$bin" .
 
