@@ -1,0 +1,17 @@
+// The C side of package fastcodec: one-shot decoders over caller-owned
+// buffers. Each returns 1 on success with the decoded length in *out, 0
+// when the decoder rejects the input (the Go side then falls back to the
+// Go decoder, which reports the error).
+
+#include <stddef.h>
+
+void *pate_deflate_new(void);
+void pate_deflate_free(void *d);
+int pate_gzip_decode(void *d, const void *src, size_t n, void *dst, size_t cap, size_t *out);
+int pate_zlib_decode(void *d, const void *src, size_t n, void *dst, size_t cap, size_t *out);
+
+void *pate_zstd_new(void);
+void pate_zstd_free(void *d);
+int pate_zstd_decode(void *d, const void *src, size_t n, void *dst, size_t cap, size_t *out);
+
+int pate_brotli_decode(const void *src, size_t n, void *dst, size_t cap, size_t *out);

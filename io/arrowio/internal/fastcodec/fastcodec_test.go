@@ -1,0 +1,305 @@
+package fastcodec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/klauspost/compress/zlib"
+)
+
+// arrowCodec is Arrow's own codec for id (this package's tests do not
+// link arrowio, whose init wraps them).
+func arrowCodec(t testing.TB, id compress.Compression) compress.Codec {
+	c, err := compress.GetCodec(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func readFixture(t testing.TB, name string) []byte {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decode is c.Decode into a fresh dst of the given length and capacity,
+// with a panic returned, not raised.
+func decode(c compress.Codec, n, capacity int, src []byte) (out []byte, panicked any) {
+	defer func() { panicked = recover() }()
+	var dst []byte
+	if capacity >= 0 {
+		dst = make([]byte, n, capacity)
+	}
+	return c.Decode(dst, src), nil
+}
+
+func zlibStream(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// skippable is a zstd skippable frame carrying b.
+func skippable(b []byte) []byte {
+	out := binary.LittleEndian.AppendUint32(nil, 0x184D2A50)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(b)))
+	return append(out, b...)
+}
+
+func flip(b []byte, i int) []byte {
+	b = bytes.Clone(b)
+	if i < 0 {
+		i += len(b)
+	}
+	b[i] ^= 0x55
+	return b
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// TestWrapDecode decodes pages with the wrapped codecs and with Arrow's:
+// the same bytes, or a panic from both, for every page, including empty,
+// multi-member, truncated, corrupt and wrongly sized ones; the C decoder
+// does the valid ones (when cgo is on); and a zlib stream in a gzip page,
+// which Arrow's Go codec refuses, is read as Arrow C++ reads it.
+func TestWrapDecode(t *testing.T) {
+	page := readFixture(t, "page.bin")
+	n := len(page)
+	gz, zs, br := arrowCodec(t, compress.Codecs.Gzip), arrowCodec(t, compress.Codecs.Zstd), arrowCodec(t, compress.Codecs.Brotli)
+	goGz := gz.Encode(nil, page)
+	goZs := zs.Encode(nil, page)
+	goBr := br.Encode(nil, page)
+	third := n / 3
+	threeGz := cat(gz.Encode(nil, page[:third]), gz.Encode(nil, page[third:2*third]), gz.Encode(nil, page[2*third:]))
+	cliGz, twoGz := readFixture(t, "page.bin.gz"), readFixture(t, "two.gz")
+	cliZs, noCheckZs := readFixture(t, "page.bin.zst"), readFixture(t, "page.nocheck.zst")
+	zl := zlibStream(t, page)
+
+	const (
+		same   = iota // the wrapped codec returns what Arrow's returns, or both panic
+		cPage         // same, the page itself, and the C decoder alone decodes it
+		panics        // both panic
+		zlibOK        // the page (Arrow's Go codec panics)
+	)
+	tests := []struct {
+		name      string
+		id        compress.Compression
+		src       []byte
+		n, cap    int // dst; cap -1 for a nil dst
+		want      int
+		wantEmpty bool
+	}{
+		{"gzip, Go", compress.Codecs.Gzip, goGz, n, n, cPage, false},
+		{"gzip, gzip -9", compress.Codecs.Gzip, cliGz, n, n, cPage, false},
+		{"gzip, two members", compress.Codecs.Gzip, twoGz, n, n, cPage, false},
+		{"gzip, three Go members", compress.Codecs.Gzip, threeGz, n, n, cPage, false},
+		{"gzip, zlib stream", compress.Codecs.Gzip, zl, n, n, zlibOK, false},
+		{"gzip, empty page", compress.Codecs.Gzip, gz.Encode(nil, nil), 0, 0, same, true},
+		{"gzip, empty page, nil dst", compress.Codecs.Gzip, gz.Encode(nil, nil), 0, -1, same, true},
+		{"gzip, page longer than stated", compress.Codecs.Gzip, goGz, n - 1, n - 1, same, false},
+		{"gzip, page shorter than stated", compress.Codecs.Gzip, goGz, n + 1, n + 1, panics, false},
+		{"gzip, truncated", compress.Codecs.Gzip, goGz[:len(goGz)-10], n, n, panics, false},
+		{"gzip, truncated header", compress.Codecs.Gzip, goGz[:5], n, n, panics, false},
+		{"gzip, corrupt body", compress.Codecs.Gzip, flip(cliGz, len(cliGz)/2), n, n, same, false},
+		{"gzip, corrupt crc", compress.Codecs.Gzip, flip(cliGz, -6), n, n, same, false},
+		{"gzip, trailing bytes", compress.Codecs.Gzip, cat(goGz, []byte("junk")), n, n, same, false},
+		{"gzip, no input", compress.Codecs.Gzip, nil, n, n, panics, false},
+		{"gzip, zlib stream too short", compress.Codecs.Gzip, zl, n + 1, n + 1, panics, false},
+		{"gzip, corrupt zlib stream", compress.Codecs.Gzip, flip(zl, -2), n, n, panics, false},
+
+		{"zstd, Go", compress.Codecs.Zstd, goZs, n, n, cPage, false},
+		{"zstd, zstd -19", compress.Codecs.Zstd, cliZs, n, n, cPage, false},
+		{"zstd, no checksum", compress.Codecs.Zstd, noCheckZs, n, n, cPage, false},
+		{"zstd, two frames", compress.Codecs.Zstd, cat(zs.Encode(nil, page[:third]), zs.Encode(nil, page[third:])), n, n, cPage, false},
+		{"zstd, skippable frame", compress.Codecs.Zstd, cat(skippable([]byte("meta")), cliZs), n, n, cPage, false},
+		{"zstd, empty page", compress.Codecs.Zstd, zs.Encode(nil, nil), 0, 0, same, true},
+		{"zstd, empty page, nil dst", compress.Codecs.Zstd, zs.Encode(nil, nil), 0, -1, same, true},
+		{"zstd, spare capacity", compress.Codecs.Zstd, cliZs, n, 2 * n, same, false},
+		{"zstd, page longer than dst", compress.Codecs.Zstd, cliZs, n - 1, n - 1, same, false},
+		{"zstd, page shorter than dst", compress.Codecs.Zstd, cliZs, n + 1, n + 1, same, false},
+		{"zstd, truncated", compress.Codecs.Zstd, cliZs[:len(cliZs)-10], n, n, panics, false},
+		{"zstd, corrupt body", compress.Codecs.Zstd, flip(cliZs, len(cliZs)/2), n, n, same, false},
+		{"zstd, corrupt checksum", compress.Codecs.Zstd, flip(cliZs, -1), n, n, panics, false},
+		{"zstd, trailing bytes", compress.Codecs.Zstd, cat(cliZs, []byte("junk")), n, n, same, false},
+
+		{"brotli, Go", compress.Codecs.Brotli, goBr, n, n, cPage, false},
+		{"brotli, empty page", compress.Codecs.Brotli, br.Encode(nil, nil), 0, 0, same, true},
+		{"brotli, page longer than dst", compress.Codecs.Brotli, goBr, n - 1, n - 1, same, false},
+		{"brotli, page shorter than dst", compress.Codecs.Brotli, goBr, n + 1, n + 1, same, false},
+		{"brotli, truncated", compress.Codecs.Brotli, goBr[:len(goBr)/2], n, n, same, false},
+		{"brotli, corrupt", compress.Codecs.Brotli, flip(goBr, len(goBr)/3), n, n, same, false},
+		{"brotli, trailing bytes", compress.Codecs.Brotli, cat(goBr, []byte("junk")), n, n, same, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := arrowCodec(t, tc.id)
+			w := Wrap(tc.id, orig)
+			got, gotPanic := decode(w, tc.n, tc.cap, tc.src)
+			want, wantPanic := decode(orig, tc.n, tc.cap, tc.src)
+			switch tc.want {
+			case zlibOK:
+				if gotPanic != nil || !bytes.Equal(got, page) {
+					t.Fatalf("zlib page not decoded (panic %v)", gotPanic)
+				}
+				return
+			case panics:
+				if gotPanic == nil || wantPanic == nil {
+					t.Fatalf("corrupt page decoded: wrapped panic %v, Arrow's %v", gotPanic, wantPanic)
+				}
+				return
+			case cPage:
+				if !bytes.Equal(got, page) {
+					t.Fatalf("decoded %d bytes, not the page (panic %v)", len(got), gotPanic)
+				}
+				if Available && !cDecodes(tc.id, tc.n, tc.src, page) {
+					t.Fatal("the C decoder did not decode the page")
+				}
+			}
+			if (gotPanic == nil) != (wantPanic == nil) {
+				t.Fatalf("wrapped panic %v, Arrow's %v", gotPanic, wantPanic)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("wrapped decoded %d bytes, Arrow's %d, or different bytes", len(got), len(want))
+			}
+			if tc.wantEmpty && (gotPanic != nil || len(got) != 0) {
+				t.Fatalf("empty page: %d bytes, panic %v", len(got), gotPanic)
+			}
+		})
+	}
+}
+
+// cDecodes reports whether the C decoder of id alone decodes src into
+// a dst of n bytes as page.
+func cDecodes(id compress.Compression, n int, src, page []byte) bool {
+	dst := make([]byte, n)
+	switch id {
+	case compress.Codecs.Gzip:
+		return Gzip(dst, src) && bytes.Equal(dst, page)
+	case compress.Codecs.Zstd:
+		k, ok := Zstd(dst, src)
+		return ok && bytes.Equal(dst[:k], page)
+	case compress.Codecs.Brotli:
+		k, ok := Brotli(dst, src)
+		return ok && bytes.Equal(dst[:k], page)
+	}
+	return false
+}
+
+// TestWrapKeepsOthers: codecs without a C decoder, and every method but
+// Decode, stay Arrow's.
+func TestWrapKeepsOthers(t *testing.T) {
+	for _, id := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
+		c := arrowCodec(t, id)
+		if Wrap(id, c) != c {
+			t.Errorf("%v: wrapped", id)
+		}
+	}
+	page := readFixture(t, "page.bin")
+	for _, id := range []compress.Compression{compress.Codecs.Gzip, compress.Codecs.Zstd, compress.Codecs.Brotli} {
+		orig := arrowCodec(t, id)
+		w := Wrap(id, orig)
+		if got, want := w.CompressBound(int64(len(page))), orig.CompressBound(int64(len(page))); got != want {
+			t.Errorf("%v: CompressBound %d, Arrow's %d", id, got, want)
+		}
+		var buf bytes.Buffer
+		wr := w.NewWriter(&buf)
+		if _, err := wr.Write(page); err != nil {
+			t.Fatal(err)
+		}
+		if err := wr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := w.NewReader(bytes.NewReader(buf.Bytes()))
+		back, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(back, page) {
+			t.Errorf("%v: stream round trip: %d bytes, %v", id, len(back), err)
+		}
+		r.Close()
+		if got := w.Decode(make([]byte, len(page)), w.Encode(nil, page)); !bytes.Equal(got, page) {
+			t.Errorf("%v: block round trip", id)
+		}
+	}
+}
+
+// randomPage is n float64s, standard normal, as .ci/bench/gen.go writes
+// them: a page of the speed benchmark's layouts.
+func randomPage(n int) []byte {
+	rng := rand.New(rand.NewPCG(15, 1))
+	b := make([]byte, 0, 8*n)
+	for range n {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(rng.NormFloat64()))
+	}
+	return b
+}
+
+// benchPage compresses page as the writers of the benchmark's layouts
+// do (DuckDB: 0.957 of the size for gzip and zstd): Arrow's Go encoders
+// store such pages uncompressed at their default levels, which would
+// time a copy. The gzip page is Go's at level 9 (Huffman-coded, 0.957);
+// the zstd page is the zstd command's at its default level when it is on
+// the PATH (the Go encoder stores it: skipped without).
+func benchPage(b *testing.B, id compress.Compression, c compress.Codec, page []byte) []byte {
+	switch id {
+	case compress.Codecs.Gzip:
+		return c.EncodeLevel(nil, page, 9)
+	case compress.Codecs.Zstd:
+		if _, err := exec.LookPath("zstd"); err != nil {
+			b.Skip("no zstd command to compress the page as libzstd does")
+		}
+		cmd := exec.Command("zstd", "-q", "-c")
+		cmd.Stdin = bytes.NewReader(page)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	return c.Encode(nil, page)
+}
+
+// BenchmarkDecode decodes one 1 MiB page of random float64s with each C
+// decoder and with Arrow's Go codec.
+func BenchmarkDecode(b *testing.B) {
+	page := randomPage(1 << 17)
+	for _, id := range []compress.Compression{compress.Codecs.Gzip, compress.Codecs.Zstd, compress.Codecs.Brotli} {
+		orig := arrowCodec(b, id)
+		for _, impl := range []struct {
+			name string
+			c    compress.Codec
+		}{{"go", orig}, {"c", Wrap(id, orig)}} {
+			if impl.name == "c" && !Available {
+				continue
+			}
+			b.Run(id.String()+"/"+impl.name, func(b *testing.B) {
+				src := benchPage(b, id, orig, page)
+				if len(src) >= len(page) {
+					b.Fatalf("page stored, not compressed (%d bytes)", len(src))
+				}
+				dst := make([]byte, len(page))
+				b.SetBytes(int64(len(page)))
+				for b.Loop() {
+					if out := impl.c.Decode(dst, src); len(out) != len(page) {
+						b.Fatal("short page")
+					}
+				}
+			})
+		}
+	}
+}
