@@ -8,7 +8,7 @@ import (
 
 // Gzip, zstd and brotli pages are decoded by C decoders when cgo is
 // available (package fastcodec): decompression is most of the time a
-// compressed file takes to read, and the Go decoders are 1.7-2.5x slower
+// compressed file takes to read, and the Go decoders are 1.6-2.5x slower
 // per core. Arrow's codecs are wrapped in its table (see parquet_lz4.go),
 // so every reader of the process uses them; writing and streamed
 // decoding stay Arrow's.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
 
 // withCodec puts c into Arrow's codec table for id while f runs.
@@ -122,5 +125,24 @@ func TestParquetCCodecs(t *testing.T) {
 			}
 			sameRows(t, plainSchema, got, want)
 		})
+	}
+}
+
+// TestZstdPageStreamC: a huge zstd page is streamed through the C decoder
+// when there is one, and reads back whole.
+func TestZstdPageStreamC(t *testing.T) {
+	page := bytes.Repeat([]byte("pate streams zstd pages "), 4096)
+	src := arrowCodecs[compress.Codecs.Zstd].Encode(nil, page)
+	var ps pageStream
+	if !ps.open(compress.Codecs.Zstd, bytes.NewReader(src), int64(len(page))) {
+		t.Fatal("the page did not open as a stream")
+	}
+	defer ps.close()
+	if (ps.cz != nil) != fastcodec.Available {
+		t.Fatalf("C stream %v, C decoders available %v", ps.cz != nil, fastcodec.Available)
+	}
+	got, err := io.ReadAll(ps.dec)
+	if err != nil || !bytes.Equal(got, page) {
+		t.Fatalf("read %d bytes of %d: %v", len(got), len(page), err)
 	}
 }

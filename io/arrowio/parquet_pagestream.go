@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
 
 // A streamed column whose data pages are larger than a segment (DuckDB
@@ -48,6 +50,7 @@ type pageStream struct {
 	br    *bufio.Reader // pooled
 	hist  *[]byte       // pooled, of a snappy stream
 	zd    *zstd.Decoder // pooled, of a zstd stream
+	cz    *fastcodec.ZstdReader
 	dec   io.Reader
 	valid []byte // the page's validity bitmap, nil for a required column
 	n     int64  // rows of the page
@@ -169,6 +172,10 @@ func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64
 		ps.hist = windowPool.Get().(*[]byte)
 	}
 	if codec == compress.Codecs.Zstd {
+		if z, ok := fastcodec.NewZstdReader(ps.br); ok { // the C decoder, 1.6x as fast
+			ps.cz, ps.dec = z, z
+			return true
+		}
 		ps.zd = zstdStream(ps.br)
 		if ps.zd == nil {
 			return false
@@ -217,6 +224,10 @@ func (ps *pageStream) close() {
 		*ps.hist = (*ps.hist)[:0]
 		windowPool.Put(ps.hist)
 		ps.hist = nil
+	}
+	if ps.cz != nil {
+		ps.cz.Close()
+		ps.cz = nil
 	}
 	if ps.zd != nil {
 		if ps.zd.Reset(nil) == nil {

@@ -45,3 +45,31 @@ int pate_zstd_decode(void *d, const void *src, size_t n, void *dst, size_t cap, 
 	*out = r;
 	return 1;
 }
+
+void *pate_zstds_new(int window_log_max) {
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	if (d != NULL && ZSTD_isError(ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, window_log_max))) {
+		ZSTD_freeDCtx(d);
+		return NULL;
+	}
+	return d;
+}
+
+void pate_zstds_reset(void *d) { ZSTD_DCtx_reset((ZSTD_DCtx *)d, ZSTD_reset_session_only); }
+
+// pate_zstds_read decodes from in[*in_pos:in_size] into out[*out_pos:out_size]
+// and moves both positions; it returns 0 at the end of a frame, 1 within
+// one, -1 on an error. No pointer to in or out is kept after it returns.
+int pate_zstds_read(void *d, const void *in, size_t in_size, size_t *in_pos, void *out, size_t out_size, size_t *out_pos) {
+	ZSTD_inBuffer i = {in, in_size, *in_pos};
+	ZSTD_outBuffer o = {out, out_size, *out_pos};
+	size_t r = ZSTD_decompressStream((ZSTD_DCtx *)d, &o, &i);
+	*in_pos = i.pos;
+	*out_pos = o.pos;
+	if (ZSTD_isError(r)) {
+		return -1;
+	}
+	return r == 0 ? 0 : 1;
+}
+
+void pate_zstds_free(void *d) { ZSTD_freeDCtx((ZSTD_DCtx *)d); }

@@ -2,9 +2,9 @@
 // Parquet pages with the C decoders of libdeflate, zstd and brotli,
 // vendored under this directory (decompression sources only; each tree
 // has its licence and a README.pate.md saying where it came from). Per
-// core they decode a page of float64s 1.7-2.5x as fast as the Go decoders
-// Arrow uses, and decompression is most of the time a compressed layout
-// takes to read.
+// core they decode a page of float64s 1.6x (zstd) to 2.5x (gzip) as fast
+// as the Go decoders Arrow uses (BenchmarkDecode), and decompression is
+// most of the time a compressed layout takes to read.
 //
 // Without cgo (CGO_ENABLED=0, or no C compiler found) the decoders report
 // that they are not available and Wrap's codecs are Arrow's own.

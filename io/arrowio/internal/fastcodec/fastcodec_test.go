@@ -3,12 +3,14 @@ package fastcodec
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -301,5 +303,43 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestConcurrentDecode decodes from many goroutines at once: the pooled C
+// decoder states are never shared between calls.
+func TestConcurrentDecode(t *testing.T) {
+	page := readFixture(t, "page.bin")
+	type job struct {
+		id  compress.Compression
+		src []byte
+	}
+	var jobs []job
+	for _, id := range []compress.Compression{compress.Codecs.Gzip, compress.Codecs.Zstd, compress.Codecs.Brotli} {
+		jobs = append(jobs, job{id, arrowCodec(t, id).Encode(nil, page)})
+	}
+	jobs = append(jobs, job{compress.Codecs.Gzip, readFixture(t, "two.gz")}, job{compress.Codecs.Gzip, zlibStream(t, page)},
+		job{compress.Codecs.Zstd, readFixture(t, "page.bin.zst")})
+	errs := make(chan string, 16)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]byte, len(page))
+			for i := range 30 {
+				j := jobs[(g+i)%len(jobs)]
+				clear(dst)
+				if out := Wrap(j.id, arrowCodec(t, j.id)).Decode(dst, j.src); !bytes.Equal(out, page) {
+					errs <- fmt.Sprintf("%v: goroutine %d, decode %d: not the page", j.id, g, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -1,0 +1,124 @@
+package fastcodec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/klauspost/compress/zstd"
+)
+
+// readZstdStream reads all of src through a ZstdReader, step bytes at a
+// time.
+func readZstdStream(src []byte, step int) ([]byte, error) {
+	z, ok := NewZstdReader(bytes.NewReader(src))
+	if !ok {
+		return nil, errors.New("no C decoder")
+	}
+	defer z.Close()
+	var out []byte
+	buf := make([]byte, step)
+	for {
+		n, err := z.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// bigWindowFrame is a frame of b (one raw block, at most 128 KiB) whose
+// header asks for a window of 1<<log bytes.
+func bigWindowFrame(b []byte, log int) []byte {
+	out := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	out = append(out, 0x00, byte(log-10)<<3) // no content size, window descriptor
+	h := uint32(len(b))<<3 | 1               // last block, raw
+	out = append(out, byte(h), byte(h>>8), byte(h>>16))
+	return append(out, b...)
+}
+
+// TestZstdReader streams zstd pages through the C decoder in reads of
+// several sizes: the bytes the Go decoder gives, for one frame, several,
+// a skippable one, an empty stream; an error for a truncated, corrupt or
+// too-large-window stream.
+func TestZstdReader(t *testing.T) {
+	if !Available {
+		t.Skip("no cgo: the Go streaming decoder is used")
+	}
+	page := readFixture(t, "page.bin")
+	zs := arrowCodec(t, compress.Codecs.Zstd)
+	cli := readFixture(t, "page.bin.zst")
+	third := len(page) / 3
+	tests := []struct {
+		name    string
+		src     []byte
+		want    []byte
+		wantErr bool
+	}{
+		{"zstd -19", cli, page, false},
+		{"no checksum", readFixture(t, "page.nocheck.zst"), page, false},
+		{"Go frame", zs.Encode(nil, page), page, false},
+		{"two frames", cat(zs.Encode(nil, page[:third]), zs.Encode(nil, page[third:])), page, false},
+		{"skippable frame", cat(skippable([]byte("meta")), cli), page, false},
+		{"empty stream", nil, nil, false},
+		{"empty frame", zs.Encode(nil, nil), nil, false},
+		{"truncated", cli[:len(cli)-10], nil, true},
+		{"cut at a frame's header", cli[:3], nil, true},
+		{"corrupt", flip(cli, len(cli)/2), nil, true},
+		{"trailing bytes", cat(cli, []byte("junk")), nil, true},
+		{"window at the limit", bigWindowFrame(page, ZstdStreamWindowLog), page, false},
+		{"window over the limit", bigWindowFrame(page, ZstdStreamWindowLog+4), nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, step := range []int{1, 7, 4096, 1 << 16} {
+				got, err := readZstdStream(tc.src, step)
+				if tc.wantErr {
+					if err == nil {
+						t.Fatalf("step %d: read %d bytes, no error", step, len(got))
+					}
+					continue
+				}
+				if err != nil || !bytes.Equal(got, tc.want) {
+					t.Fatalf("step %d: read %d bytes, want %d (%v)", step, len(got), len(tc.want), err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzZstdReader streams arbitrary input through the C decoder: whatever
+// it reads without error, the Go decoder reads alike (where the Go
+// decoder reads it at all).
+func FuzzZstdReader(f *testing.F) {
+	if !Available {
+		f.Skip("no cgo")
+	}
+	zs := arrowCodec(f, compress.Codecs.Zstd)
+	seedPages(f, func(p []byte) []byte { return zs.Encode(nil, p) })
+	f.Add(readFixture(f, "page.bin.zst"), uint16(100))
+	ref, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<24))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ref.Close()
+	f.Fuzz(func(t *testing.T, src []byte, step uint16) {
+		got, err := readZstdStream(src, int(step%4096)+1)
+		if err != nil || len(got) > 1<<24 {
+			return
+		}
+		want, err := ref.DecodeAll(src, nil)
+		if err != nil {
+			return // see FuzzZstd
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("C stream read %d bytes, Go %d", len(got), len(want))
+		}
+	})
+}
