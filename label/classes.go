@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/label/internal/listtext"
 )
 
 // classSet is the public, ordered set of values a label column may take.
@@ -163,6 +165,12 @@ func valueText(arr arrow.Array, i int) (string, bool) {
 		return valueText(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Boolean:
 		return strconv.FormatBool(a.Value(i)), true
+	case array.ListLike:
+		// A float list's ValueStr text, without Arrow's JSON encoder
+		// (which panics on NaN and ±Inf).
+		if t, ok := listtext.Append(nil, a, i); ok {
+			return string(t), true
+		}
 	}
 	return arr.ValueStr(i), true
 }

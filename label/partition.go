@@ -76,6 +76,9 @@ func rowIdentities(rows [][]byte, cols []arrow.Array, lo int) {
 				return binary.LittleEndian.AppendUint32(b, uint32(v))
 			})
 		default:
+			if appendFloatLists(rows, c, lo) {
+				continue
+			}
 			one := []arrow.Array{c}
 			for r, dst := range rows {
 				rows[r] = rowIdentity(dst, one, lo+r)

@@ -168,16 +168,23 @@ func (l *Labeler) partition(sd *sensitiveData) error {
 	g := new(errgroup.Group)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for bi, rec := range sd.recs {
-		g.Go(func() error {
-			part := part.clone()
-			if cfg.PrivacyUnit != "" {
+		if cfg.PrivacyUnit != "" {
+			g.Go(func() error {
 				uc := rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
-				nullUnits.Add(sd.unitIdentities(part, uc, sd.starts[bi]))
+				nullUnits.Add(sd.unitIdentities(part.clone(), uc, sd.starts[bi]))
 				return nil
-			}
-			sd.rowIdentities(part, rec, sd.starts[bi])
-			return nil
-		})
+			})
+			continue
+		}
+		// Parts of a batch, so that the cores share the work evenly
+		// (a row of an embedding takes microseconds).
+		n := int(rec.NumRows())
+		for lo := 0; lo < n; lo += identityPart {
+			g.Go(func() error {
+				sd.rowIdentities(part.clone(), rec, sd.starts[bi], lo, min(n, lo+identityPart))
+				return nil
+			})
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -212,14 +219,17 @@ func (sd *sensitiveData) unitIdentities(part *partitioner, uc arrow.Array, first
 	return dropped
 }
 
-// rowIdentities identifies the rows of one batch, from its row first on,
-// when the whole row is the unit: a block of rows at a time, column by
-// column.
-func (sd *sensitiveData) rowIdentities(part *partitioner, rec arrow.Record, first int) {
-	n := int(rec.NumRows())
+// identityPart is the number of rows of a batch identified by one task.
+const identityPart = 4096
+
+// rowIdentities identifies rows [from, to) of one batch, whose row 0 is
+// sensitive row first, when the whole row is the unit: a block of rows at
+// a time, column by column.
+func (sd *sensitiveData) rowIdentities(part *partitioner, rec arrow.Record, first, from, to int) {
+	n := to
 	cols := rec.Columns()
-	blk := make([][]byte, min(n, 256))
-	for lo := 0; lo < n; lo += len(blk) {
+	blk := make([][]byte, min(to-from, 256))
+	for lo := from; lo < n; lo += len(blk) {
 		rows := blk[:min(len(blk), n-lo)]
 		for k := range rows {
 			rows[k] = append(rows[k][:0], 0)

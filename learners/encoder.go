@@ -162,13 +162,22 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		}
 		n := min(int(rec.NumRows()), left)
 		left -= n
+		skip := 0
 		for i := range enc.Columns {
+			if skip > 0 {
+				skip-- // fitted with element 0 by addList
+				continue
+			}
 			f := &enc.Columns[i]
 			col, err := column(rec, f)
 			if err != nil {
 				return nil, fmt.Errorf("learners: fitting batch %d: %w", bi, err)
 			}
 			if f.Column != "" {
+				if k := elemRun(enc.Columns[i:]); k > 1 && addList(stats[i:i+k], col, n) {
+					skip = k - 1
+					continue
+				}
 				stats[i].addElem(col, f.Elem, n)
 				continue
 			}
@@ -671,10 +680,22 @@ func (p *Prepared) encode(lo int, t tile) {
 	if t.rows <= 0 {
 		return
 	}
+	skip := 0
 	for i := range p.e.Columns {
 		f, col := &p.e.Columns[i], p.cols[i]
 		switch {
+		case f.Column != "" && f.Elem == 0:
+			if n := listRun(p.e.Columns[i:]); n > 1 && encodeList(col, lo, p.e.Columns[i:i+n], t) {
+				skip = n - 1
+				continue
+			}
+			encodeElem(col, lo, f, t)
+			continue
 		case f.Column != "":
+			if skip > 0 {
+				skip-- // encoded with element 0 by encodeList
+				continue
+			}
 			encodeElem(col, lo, f, t)
 			continue
 		}

@@ -133,3 +133,126 @@ func encodeElemOf[T float32 | float64](a listArray, vals []T, lo int, f *Feature
 		}
 	}
 }
+
+// listRun returns the number of leading features of fs that are elements
+// 0, 1, … of one list column, each one encoded column (no missing
+// indicator) right after the previous one.
+func listRun(fs []Feature) int {
+	if len(fs) == 0 || fs[0].Column == "" || fs[0].Elem != 0 {
+		return 0
+	}
+	n := 0
+	for n < len(fs) && fs[n].Column == fs[0].Column && fs[n].Elem == n && !fs[n].Missing && fs[n].Offset == fs[0].Offset+n {
+		n++
+	}
+	return n
+}
+
+// encodeList encodes the elements fs (a listRun) of rows lo… of list
+// column col into t, as encodeElem does one element at a time, if the
+// rows and their values hold no null; it returns false, having written
+// nothing, otherwise. Each row's values are contiguous: it reads them in
+// one sweep.
+func encodeList(col arrow.Array, lo int, fs []Feature, t tile) bool {
+	a, ok := col.(listArray)
+	if !ok || a.NullN() > 0 || a.ListValues().NullN() > 0 {
+		return false
+	}
+	switch vals := a.ListValues().(type) {
+	case *array.Float32:
+		encodeListOf(a, vals.Float32Values(), lo, fs, t)
+	case *array.Float64:
+		encodeListOf(a, vals.Float64Values(), lo, fs, t)
+	default:
+		return false
+	}
+	return true
+}
+
+func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Feature, t tile) {
+	mean := make([]float64, len(fs))
+	std := make([]float64, len(fs))
+	at := make([]int, len(fs)) // row 0's cell of each element
+	for j := range fs {
+		mean[j], std[j], at[j] = fs[j].Mean, fs[j].Std, t.at(0, fs[j].Offset)
+	}
+	for r := 0; r < t.rows; r++ {
+		s, e := a.ValueOffsets(lo + r)
+		e = min(e, s+int64(len(fs)), int64(len(vals)))
+		if s >= e {
+			continue // an empty list: every element is missing (0)
+		}
+		row := vals[s:e]
+		mean, std, at := mean[:len(row)], std[:len(row)], at[:len(row)]
+		off := r * t.rs
+		for j, x := range row {
+			v := float64(x)
+			// (*Feature).scale, inlined: v−v is 0 for every finite v
+			// and NaN for NaN and ±Inf.
+			if v-v != 0 {
+				switch {
+				case v != v:
+					continue // the mean encodes as 0
+				case v > 0:
+					v = fs[j].Max
+				default:
+					v = fs[j].Min
+				}
+			}
+			t.d[at[j]+off] = float32((v - mean[j]) / std[j])
+		}
+	}
+}
+
+// elemRun returns the number of leading features of fs that are elements
+// 0, 1, … of one list column (before fitting: no offsets yet).
+func elemRun(fs []Feature) int {
+	if len(fs) == 0 || fs[0].Column == "" || fs[0].Elem != 0 {
+		return 0
+	}
+	n := 0
+	for n < len(fs) && fs[n].Column == fs[0].Column && fs[n].Elem == n {
+		n++
+	}
+	return n
+}
+
+// addList adds elements 0 … len(stats)−1 of the first n rows of list
+// column col to stats, as addElem does one element at a time (each
+// element's values in row order: the same sums), if the column's values
+// are float32 or float64; it returns false, having added nothing,
+// otherwise.
+func addList(stats []fitStats, col arrow.Array, n int) bool {
+	a, ok := col.(listArray)
+	if !ok {
+		return false
+	}
+	switch vals := a.ListValues().(type) {
+	case *array.Float32:
+		addListOf(stats, a, vals.Float32Values(), n)
+	case *array.Float64:
+		addListOf(stats, a, vals.Float64Values(), n)
+	default:
+		return false
+	}
+	return true
+}
+
+func addListOf[T float32 | float64](stats []fitStats, a listArray, vals []T, n int) {
+	values := a.ListValues()
+	nulls := values.NullN() > 0
+	for r := 0; r < n; r++ {
+		k := 0
+		if !a.IsNull(r) {
+			s, e := a.ValueOffsets(r)
+			e = min(e, s+int64(len(stats)), int64(len(vals)))
+			for j := s; j < e; j++ {
+				stats[k].addNum(float64(vals[j]), !nulls || values.IsValid(int(j)))
+				k++
+			}
+		}
+		for ; k < len(stats); k++ {
+			stats[k].addNum(0, false) // a null list, or a list too short
+		}
+	}
+}

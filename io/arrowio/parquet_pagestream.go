@@ -21,7 +21,9 @@ import (
 // hugePageBytes (256 KB), stored, snappy or gzip, is instead decompressed as a
 // stream, read from the file in small pieces: the column keeps a read
 // buffer, the decompressor's window and the page's validity bitmap, and
-// each segment takes its rows from the stream.
+// each segment takes its rows from the stream. So is a zstd page of more
+// than 4 MB: DuckDB's zstd frames of a million doubles have a 2 MB window,
+// and kept whole such pages took 800 MB for one 1M-row group.
 
 // hugePageBytes is the page size from which a page is streamed (a
 // variable for the tests).

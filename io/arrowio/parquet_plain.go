@@ -85,6 +85,9 @@ type plainDecoder struct {
 // at most 1) of physical type INT32, INT64, FLOAT or DOUBLE read as exactly
 // int32, int64, float32 or float64; -1 otherwise.
 func plainLeaf(md *metadata.FileMetaData, m *pqarrow.SchemaManifest, fi int, dt arrow.DataType) int {
+	if fi >= 0 && fi < len(m.Fields) && listFast(dt) {
+		return listLeaf(md, &m.Fields[fi], dt)
+	}
 	if fi < 0 || fi >= len(m.Fields) || !m.Fields[fi].IsLeaf() {
 		return -1
 	}
@@ -136,6 +139,9 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 			arr, ok = nil, false
 		}
 	}()
+	if pd != nil && listFast(dt) {
+		return pd.listColumn(md, rg, leaf, rows, dt, mem)
+	}
 	if pd == nil || rows <= 0 || rows > maxColumnwiseRows {
 		return nil, false
 	}
@@ -784,6 +790,7 @@ type pageHeader struct {
 	hasType, hasUsize, hasCsize  bool
 	v1, v2, dict                 bool // data_page_header / data_page_header_v2 / dictionary_page_header present
 	numValues, enc, defEnc       int32
+	repEnc                       int32
 	numNulls, numRows            int32
 	defLen, repLen               int32
 	compressed                   bool
@@ -834,8 +841,8 @@ func (h *pageHeader) parse(b []byte) (int, bool) {
 }
 
 func (h *pageHeader) dataPage(r *thriftReader) {
-	var stat int32 // field 4, statistics' encoding: required, not used
-	seen := r.i32Fields([]*int32{&h.numValues, &h.enc, &h.defEnc, &stat}, nil)
+	// Field 4, the repetition levels' encoding, is required.
+	seen := r.i32Fields([]*int32{&h.numValues, &h.enc, &h.defEnc, &h.repEnc}, nil)
 	h.hasNum = seen == 0b1111
 }
 

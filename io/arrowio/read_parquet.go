@@ -117,9 +117,11 @@ func topLevelIndex(m *pqarrow.SchemaManifest, name string) int {
 	return -1
 }
 
-// appendLeaves appends the leaf column indices under f.
+// appendLeaves appends the leaf column indices under f. (pqarrow's
+// manifest gives a list field a ColIndex too, 0 whatever its leaf: its
+// children say where its leaf is.)
 func appendLeaves(dst []int, f *pqarrow.SchemaField) []int {
-	if f.IsLeaf() {
+	if len(f.Children) == 0 {
 		return append(dst, f.ColIndex)
 	}
 	for i := range f.Children {

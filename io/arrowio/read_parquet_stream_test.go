@@ -57,6 +57,8 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 		{"gzip/v2/huge-pages", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Gzip, v2: true}, 1000, true},
 		{"zstd/v1/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd}, 1000, true},
 		{"zstd/v2/huge-pages", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd, v2: true}, 1000, true},
+		{"zstd/v1/huge-pages/two-row-groups", plainFile{rows: 9000, rgRows: 4500, codec: compress.Codecs.Zstd}, 1000, true},
+		{"zstd/v2/huge-pages/6000-rows", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Zstd, v2: true}, 1000, true},
 		{"none/v2/huge-pages/dictionary-fallback", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, dictLimit: 2048}, 1000, true},
 	}
 	for i, tc := range cases {
@@ -352,4 +354,113 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			sameRows(t, want[0].Schema(), got, want)
 		})
 	}
+}
+
+// TestParquetStreamedDropsDictionary checks that a streamed column lets go
+// of its dictionary, and of the decoded rows of a page it has handed out,
+// once no page left in the chunk needs them: a writer falls back to PLAIN
+// after a page or two (pyarrow's 1 MB dictionaries), and 64 columns
+// keeping both for the rest of a 1M-row group took 128 MB.
+func TestParquetStreamedDropsDictionary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dict.parquet")
+	writePlainFile(t, path, plainFile{rows: 13000, rgRows: 13000, codec: compress.Codecs.Snappy, dictionary: true, dictLimit: 2048})
+	streamSmall(t, 4096) // segments of 4096 rows
+	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	// The hook runs in the only worker, before it decodes a task: at the
+	// second one the first segment is decoded and nothing else runs.
+	ready := make(chan *parallelParquet, 1)
+	var calls int
+	var held []string
+	testHookDecode = func(int) {
+		calls++
+		if calls != 2 {
+			return
+		}
+		p := <-ready
+		s := p.tasks[1].s
+		if s == nil {
+			t.Error("the row group is not streamed")
+			return
+		}
+		for k, cs := range s.cols {
+			if cs == nil {
+				continue
+			}
+			if cs.chunk.dict != nil || cs.leftAt == cs.leftN && cs.left != nil {
+				held = append(held, p.sc.Field(k).Name)
+			}
+		}
+	}
+	defer func() { testHookDecode = nil }()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := r.src.(*parallelParquet)
+	if !ok {
+		r.Close()
+		t.Fatalf("source %T, want the parallel reader", r.src)
+	}
+	ready <- p
+	got, err := readRest(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, want[0].Schema(), got, want)
+	releaseAll(got)
+	mem.AssertSize(t, 0)
+	if calls < 2 {
+		t.Fatalf("%d tasks decoded, want several segments", calls)
+	}
+	if len(held) > 0 {
+		t.Errorf("after the first segment, columns %v still hold a dictionary or rows handed out", held)
+	}
+}
+
+// TestLeftPoolBounded checks that the pool of overhanging pages keeps at
+// most maxLeftPool bytes however many pages are put back, and hands a
+// kept page out again for a request of about its size only.
+func TestLeftPoolBounded(t *testing.T) {
+	const page = 1 << 20
+	emptyLeftPool()
+	defer emptyLeftPool() // for the other tests
+	var got [][]byte
+	for range 2 * maxLeftPool / page {
+		got = append(got, getLeft(page))
+	}
+	for _, b := range got {
+		putLeft(b)
+	}
+	leftPool.mu.Lock()
+	held, kept := leftPool.held, len(leftPool.free)
+	leftPool.mu.Unlock()
+	if held > maxLeftPool || kept != maxLeftPool/page {
+		t.Errorf("pool holds %d bytes in %d pages, want at most %d bytes", held, kept, maxLeftPool)
+	}
+	for _, tc := range []struct {
+		n      int
+		reused bool
+	}{{page, true}, {page - 1000, true}, {page / 4, false}, {page + 1, false}} {
+		before := len(leftPool.free)
+		b := getLeft(tc.n)
+		if len(b) != tc.n {
+			t.Errorf("getLeft(%d) has length %d", tc.n, len(b))
+		}
+		if reused := len(leftPool.free) < before; reused != tc.reused {
+			t.Errorf("getLeft(%d): reused %v, want %v", tc.n, reused, tc.reused)
+		}
+	}
+}
+
+func emptyLeftPool() {
+	leftPool.mu.Lock()
+	defer leftPool.mu.Unlock()
+	clear(leftPool.free)
+	leftPool.free, leftPool.held = leftPool.free[:0], 0
 }

@@ -1,0 +1,441 @@
+package arrowio
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// The fast path for list columns of floating-point numbers (embeddings:
+// DuckDB's FLOAT[384], Polars' Array(Float32, 384), a fixed_size_list or
+// list of float32 or float64 written by Arrow).
+//
+// pqarrow decodes the repetition and definition levels of each of the
+// column's values one by one and builds the list from them; for a million
+// rows of 384 values that is most of the read. Embeddings have the trivial
+// shape: no null list, no empty list, no null element, so every
+// definition level is the maximum and the repetition levels only say where
+// each row starts. listColumn checks that much of the levels (a run of
+// equal levels at a time) and decodes the values straight into the Arrow
+// child buffer, as plainColumn does for a flat column. Anything else (a
+// null or an empty list anywhere in the chunk, a fixed-size list row of
+// the wrong length, more than one level of nesting) gives up, and the
+// chunk is decoded by pqarrow as before.
+
+// maxListValues bounds the values of a list chunk the fast path decodes
+// (a column chunk is decoded whole).
+const maxListValues = 1 << 28
+
+// listFast reports whether dt is a list type listColumn may decode.
+func listFast(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.FixedSizeListType:
+		return t.Len() > 0 && floatID(t.Elem().ID())
+	case *arrow.ListType:
+		return floatID(t.Elem().ID())
+	}
+	return false
+}
+
+func floatID(id arrow.Type) bool { return id == arrow.FLOAT32 || id == arrow.FLOAT64 }
+
+// listElem is the element type of list type dt.
+func listElem(dt arrow.DataType) arrow.DataType {
+	return dt.(arrow.ListLikeType).Elem()
+}
+
+// listLeaf returns the leaf column of the list field f (Arrow type dt) if
+// it is a list of FLOAT or DOUBLE nested once, -1 otherwise.
+func listLeaf(md *metadata.FileMetaData, f *pqarrow.SchemaField, dt arrow.DataType) int {
+	// (pqarrow gives the list field its leaf's ColIndex too.)
+	if len(f.Children) != 1 || !f.Children[0].IsLeaf() || len(f.Children[0].Children) != 0 {
+		return -1
+	}
+	c := f.Children[0].ColIndex
+	if c < 0 || c >= md.Schema.NumColumns() {
+		return -1
+	}
+	d := md.Schema.Column(c)
+	if d.MaxRepetitionLevel() != 1 || d.MaxDefinitionLevel() < 1 || d.MaxDefinitionLevel() > 3 {
+		return -1
+	}
+	if plainWidth(d.PhysicalType(), listElem(dt)) == 0 {
+		return -1
+	}
+	return c
+}
+
+// listChunk is the state of a list chunk being decoded: the values go
+// through a plainChunk (its rows are the values), the row starts into
+// offsets.
+type listChunk struct {
+	plainChunk
+	maxDef  int16
+	width   int64   // of a fixed-size list, 0 for a list
+	offsets []int32 // row i starts at value offsets[i]; nil for a fixed-size list
+	nrows   int64   // rows started so far
+	lists   int64   // rows of the chunk
+}
+
+// listColumn decodes the list column chunk leaf of row group rg (rows
+// rows, Arrow type dt) if it has the trivial shape (see above).
+func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows int64, dt arrow.DataType, mem memory.Allocator) (arrow.Array, bool) {
+	if rows <= 0 || leaf < 0 || leaf >= md.Schema.NumColumns() {
+		return nil, false
+	}
+	d := md.Schema.Column(leaf)
+	w := plainWidth(d.PhysicalType(), listElem(dt))
+	if w == 0 || d.MaxRepetitionLevel() != 1 || d.MaxDefinitionLevel() < 1 || d.MaxDefinitionLevel() > 3 {
+		return nil, false
+	}
+	if rg < 0 || rg >= len(md.RowGroups) || leaf >= len(md.RowGroups[rg].GetColumns()) || md.RowGroups[rg].GetColumns()[leaf].GetMetaData() == nil {
+		return nil, false
+	}
+	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.Type() != d.PhysicalType() {
+		return nil, false
+	}
+	nvals := cc.NumValues()
+	var width int64
+	if ft, ok := dt.(*arrow.FixedSizeListType); ok {
+		width = int64(ft.Len())
+		if rows > maxListValues/width || nvals != rows*width {
+			return nil, false
+		}
+	}
+	if nvals < rows || nvals > maxListValues || nvals > math.MaxInt32 {
+		return nil, false
+	}
+	codec, ok := streamCodec(cc)
+	if !ok {
+		return nil, false
+	}
+	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
+		off = cc.DictionaryPageOffset()
+	}
+	// The compressed chunk is at most a little over its decoded values.
+	if off < 4 || n <= 0 || n > nvals*int64(w)*2+(1<<20) || off > pd.size || n > pd.size-off {
+		return nil, false
+	}
+	if int64(cap(pd.chunk)) < n {
+		pd.chunk = make([]byte, n)
+	}
+	buf := pd.chunk[:n]
+	defer pd.trim()
+	if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
+		return nil, false
+	}
+
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(nvals) * w)
+	lc := listChunk{
+		plainChunk: plainChunk{buf: buf, codec: codec, codecID: cc.Compression(), w: w, rows: nvals, values: values.Bytes()},
+		maxDef:     d.MaxDefinitionLevel(),
+		width:      width,
+		lists:      rows,
+	}
+	var offsets *memory.Buffer
+	if width == 0 {
+		offsets = memory.NewResizableBuffer(mem)
+		defer offsets.Release()
+		offsets.Resize(int(rows+1) * 4)
+		lc.offsets = arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	}
+	if !lc.decode(pd) {
+		return nil, false
+	}
+	if lc.offsets != nil {
+		lc.offsets[rows] = int32(nvals)
+	}
+	elem := listElem(dt)
+	child := array.NewData(elem, int(nvals), []*memory.Buffer{nil, values}, nil, 0, 0)
+	defer child.Release()
+	var data *array.Data
+	if width > 0 {
+		data = array.NewData(dt, int(rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+	} else {
+		data = array.NewData(dt, int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child}, 0, 0)
+	}
+	defer data.Release()
+	plainColumns.Add(1)
+	return array.MakeFromData(data), true
+}
+
+// decode decodes every page of the chunk, which must hold exactly the
+// chunk's values in data pages, in lc.lists rows.
+func (lc *listChunk) decode(pd *plainDecoder) bool {
+	c := &lc.plainChunk
+	pos := 0
+	c.dictN = -1
+	for page := 0; pos < len(c.buf); page++ {
+		var h pageHeader
+		n, ok := h.parse(c.buf[pos:])
+		if !ok {
+			return false
+		}
+		pos += n
+		if h.csize < 0 || h.usize < 0 || int64(h.csize) > int64(len(c.buf)-pos) {
+			return false
+		}
+		body := c.buf[pos : pos+int(h.csize)]
+		pos += int(h.csize)
+		switch {
+		case h.typ == pageData && h.v1 && !h.v2:
+			ok = lc.pageV1(pd, &h, body)
+		case h.typ == pageDataV2 && h.v2 && !h.v1:
+			ok = lc.pageV2(pd, &h, body)
+		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
+			ok = c.dictPage(pd, &h, body)
+		default:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return c.row == c.rows && lc.nrows == lc.lists
+}
+
+// pageV1 decodes a DATA_PAGE: the whole page is compressed and starts
+// with the repetition levels, then the definition levels (each RLE with a
+// 4-byte length prefix), then the values.
+func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	c := &lc.plainChunk
+	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.defEnc != encodingRLE || h.repEnc != encodingRLE {
+		return false
+	}
+	n, ok := c.pageRows(h.numValues)
+	if !ok {
+		return false
+	}
+	page, ok := c.inflate(pd.scratch, body, int(h.usize))
+	if !ok {
+		return false
+	}
+	if c.codec != nil {
+		pd.scratch = page
+	}
+	var rep, def []byte
+	for _, lv := range []*[]byte{&rep, &def} {
+		if len(page) < 4 {
+			return false
+		}
+		ln := binary.LittleEndian.Uint32(page)
+		if uint64(ln) > uint64(len(page)-4) {
+			return false
+		}
+		*lv, page = page[4:4+int(ln)], page[4+int(ln):]
+	}
+	if !lc.levels(rep, def, n) {
+		return false
+	}
+	return lc.values(pd, h, page, n)
+}
+
+// pageV2 decodes a DATA_PAGE_V2: the repetition and definition levels
+// come first, uncompressed, then the values, compressed if is_compressed.
+func (lc *listChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	c := &lc.plainChunk
+	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numNulls != 0 || h.repLen < 0 || h.defLen < 0 || h.numRows < 0 {
+		return false
+	}
+	n, ok := c.pageRows(h.numValues)
+	if !ok || int64(h.repLen)+int64(h.defLen) > int64(len(body)) || int64(h.repLen)+int64(h.defLen) > int64(h.usize) {
+		return false
+	}
+	rep, def, rest := body[:h.repLen], body[h.repLen:h.repLen+h.defLen], body[h.repLen+h.defLen:]
+	before := lc.nrows
+	if !lc.levels(rep, def, n) || lc.nrows-before != int64(h.numRows) {
+		return false
+	}
+	vsize := int(h.usize - h.repLen - h.defLen)
+	codecWas := c.codec
+	if !h.compressed {
+		c.codec = nil
+	}
+	defer func() { c.codec = codecWas }()
+	if h.enc == encodingPlain {
+		// The values go straight into place.
+		if int64(vsize) != n*int64(c.w) {
+			return false
+		}
+		at := int(c.row) * c.w
+		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
+		if !ok {
+			return false
+		}
+		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
+			copy(c.values[at:], page)
+		}
+		c.row += n
+		return true
+	}
+	page, ok := c.inflate(pd.scratch, rest, vsize)
+	if !ok {
+		return false
+	}
+	if c.codec != nil {
+		pd.scratch = page
+	}
+	return lc.values(pd, h, page, n)
+}
+
+// values decodes the n values of a page (no nulls) into place.
+func (lc *listChunk) values(pd *plainDecoder, h *pageHeader, page []byte, n int64) bool {
+	c := &lc.plainChunk
+	switch {
+	case dictEncoded(h.enc):
+		return c.dictValues(pd, page, n, n)
+	case h.enc == encodingBSS:
+		return c.splitValues(pd, page, n, n)
+	}
+	return c.scatter(page, n, n)
+}
+
+// levels checks the n levels of a page: every definition level the
+// maximum (no null or empty list, no null element), and records the rows
+// the repetition levels start (level 0).
+func (lc *listChunk) levels(rep, def []byte, n int64) bool {
+	return allLevels(def, n, bits.Len16(uint16(lc.maxDef)), uint64(lc.maxDef)) && lc.rowStarts(rep, n)
+}
+
+// allLevels reports whether the n levels of bit width bw in b (the
+// RLE/bit-packed hybrid) are all want.
+func allLevels(b []byte, n int64, bw int, want uint64) bool {
+	if bw < 1 || bw > 8 {
+		return false
+	}
+	for done := int64(0); done < n; {
+		hdr, k := binary.Uvarint(b)
+		if k <= 0 || hdr > 1<<31 {
+			return false
+		}
+		b = b[k:]
+		if hdr&1 == 1 { // bit-packed groups of 8 values
+			groups := int64(hdr >> 1)
+			if groups == 0 || groups*int64(bw) > int64(len(b)) {
+				return false
+			}
+			take := min(groups*8, n-done)
+			for i := int64(0); i < take; i++ {
+				bit := i * int64(bw)
+				v := (uint64(b[bit/8]) | uint64(getByte(b, bit/8+1))<<8) >> (bit % 8) & (1<<bw - 1)
+				if v != want {
+					return false
+				}
+			}
+			b = b[groups*int64(bw):]
+			done += take
+			continue
+		}
+		count := int64(hdr >> 1)
+		if count == 0 || len(b) < 1 || uint64(b[0]) != want {
+			return false
+		}
+		b = b[1:]
+		done += min(count, n-done)
+	}
+	return true
+}
+
+func getByte(b []byte, i int64) byte {
+	if i < int64(len(b)) {
+		return b[i]
+	}
+	return 0
+}
+
+// rowStarts reads the n repetition levels (bit width 1) of a page in b
+// and records a row start at each level 0.
+func (lc *listChunk) rowStarts(b []byte, n int64) bool {
+	base := lc.row
+	for done := int64(0); done < n; {
+		hdr, k := binary.Uvarint(b)
+		if k <= 0 || hdr > 1<<31 {
+			return false
+		}
+		b = b[k:]
+		if hdr&1 == 1 { // bit-packed groups of 8 levels, LSB first
+			groups := int64(hdr >> 1)
+			if groups == 0 || groups > int64(len(b)) {
+				return false
+			}
+			take := min(groups*8, n-done)
+			for i := int64(0); i < take; {
+				if i%8 == 0 && take-i >= 8 && b[i/8] == 0xff {
+					i += 8
+					continue
+				}
+				if b[i/8]>>(i%8)&1 == 0 && !lc.start(base+done+i) {
+					return false
+				}
+				i++
+			}
+			b = b[groups:]
+			done += take
+			continue
+		}
+		count := int64(hdr >> 1)
+		if count == 0 || len(b) < 1 || b[0] > 1 {
+			return false
+		}
+		take := min(count, n-done)
+		if b[0] == 0 {
+			for i := int64(0); i < take; i++ {
+				if !lc.start(base + done + i) {
+					return false
+				}
+			}
+		} else if base+done == 0 {
+			return false // the chunk starts inside a row
+		}
+		b = b[1:]
+		done += take
+	}
+	return true
+}
+
+// start records that a row starts at value v.
+func (lc *listChunk) start(v int64) bool {
+	if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 || lc.nrows >= lc.lists {
+		return false
+	}
+	if lc.width > 0 {
+		if v != lc.nrows*lc.width {
+			return false
+		}
+	} else {
+		lc.offsets[lc.nrows] = int32(v)
+	}
+	lc.nrows++
+	return true
+}
+
+// wholeList decodes field k of the streamed row group s whole with the
+// list fast path, as columnReader would with pqarrow, if the field is a
+// list it takes.
+func (p *parallelParquet) wholeList(s *rgStream, k int, pd *plainDecoder) bool {
+	dt := p.sc.Field(k).Type
+	if !listFast(dt) {
+		return false
+	}
+	col, ok := pd.plainColumn(p.md, s.rg, p.plainLeaves[k], s.rows, dt, p.mem)
+	if !ok {
+		return false
+	}
+	if s.whole == nil {
+		s.whole = make([]arrow.Array, len(p.fields))
+	}
+	s.whole[k] = col
+	return true
+}

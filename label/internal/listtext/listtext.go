@@ -1,0 +1,78 @@
+// Package listtext writes the text Arrow's ValueStr gives a row of a list
+// column of float32 or float64 (an embedding) without Arrow's JSON
+// encoder, whose encoder run, compaction and per-number parse made that
+// text most of the cost of identifying rows of 384-value embeddings (the
+// partition's row identities and the ledger's content hash both use it).
+package listtext
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+)
+
+// Append appends to dst the text arr.ValueStr(i) gives row i of the list
+// column arr (a fixed-size list, list or large list) and returns it with
+// ok true, when the row is not null and holds float32 or float64 values;
+// otherwise it returns dst unchanged and false. A null element is "null",
+// as in Arrow's JSON; NaN and ±Inf, which JSON has no text for (Arrow's
+// ValueStr panics on them), are "NaN", "+Inf" and "-Inf".
+func Append(dst []byte, arr array.ListLike, i int) ([]byte, bool) {
+	if arr.IsNull(i) {
+		return dst, false
+	}
+	s, e := arr.ValueOffsets(i)
+	switch vals := arr.ListValues().(type) {
+	case *array.Float32:
+		return appendRow(dst, vals, vals.Float32Values(), s, e, appendFloat32)
+	case *array.Float64:
+		return appendRow(dst, vals, vals.Float64Values(), s, e, appendFloat64)
+	}
+	return dst, false
+}
+
+func appendRow[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e int64, put func([]byte, T) []byte) ([]byte, bool) {
+	if s < 0 || e < s || e > int64(len(v)) {
+		return dst, false
+	}
+	nulls := vals.NullN() > 0
+	dst = append(dst, '[')
+	for j, x := range v[s:e] {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		switch f := float64(x); {
+		case nulls && vals.IsNull(int(s)+j):
+			dst = append(dst, "null"...)
+		case math.IsNaN(f):
+			dst = append(dst, "NaN"...)
+		case math.IsInf(f, 1):
+			dst = append(dst, "+Inf"...)
+		case math.IsInf(f, -1):
+			dst = append(dst, "-Inf"...)
+		default:
+			dst = put(dst, x)
+		}
+	}
+	return append(dst, ']'), true
+}
+
+// appendFloat32 and appendFloat64 format a finite number as goccy/go-json's
+// AppendFloat32 and AppendFloat64 do (the JSON Arrow's ValueStr gives).
+func appendFloat32(b []byte, v float32) []byte {
+	format := byte('f')
+	if abs := float32(math.Abs(float64(v))); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(b, float64(v), format, -1, 32)
+}
+
+func appendFloat64(b []byte, v float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(b, v, format, -1, 64)
+}

@@ -1,0 +1,177 @@
+package learners
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// TestEncodeListMatchesElements: a list column encoded a row at a time
+// (encodeList) gives exactly the bits encodeElem gives an element at a
+// time, into row-major and column-major tiles, with NaN, ±Inf and short
+// or empty lists among the encoded rows; with a null anywhere it leaves
+// the column to encodeElem.
+func TestEncodeListMatchesElements(t *testing.T) {
+	const width = 37
+	f32, f64 := arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64
+	tests := []struct {
+		name      string
+		typ       arrow.DataType
+		ragged    bool // some rows short, one empty
+		nullElem  bool // a null element in the encoded batch
+		fastTaken bool
+	}{
+		{"fixed_size_list float32", arrow.FixedSizeListOf(width, f32), false, false, true},
+		{"fixed_size_list float64", arrow.FixedSizeListOf(width, f64), false, false, true},
+		{"list float32, short and empty lists", arrow.ListOf(f32), true, false, true},
+		{"large_list float64", arrow.LargeListOf(f64), false, false, true},
+		{"fixed_size_list float32, a null element", arrow.FixedSizeListOf(width, f32), false, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(3, 4))
+			build := func(rows int, specials bool) arrow.Record {
+				return oneColumn(mem, tc.typ, func(b array.Builder) {
+					lb := b.(array.ListLikeBuilder)
+					for r := 0; r < rows; r++ {
+						lb.Append(true)
+						n := width
+						if tc.ragged && specials && r%4 == 1 {
+							n = r % width // short, and empty at r = 37·k
+						}
+						for j := 0; j < n; j++ {
+							v := rng.NormFloat64()*3 + float64(j)
+							if specials && rng.IntN(50) == 0 {
+								v = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+							}
+							switch vb := lb.ValueBuilder().(type) {
+							case *array.Float32Builder:
+								if tc.nullElem && specials && r == 5 && j == 3 {
+									vb.AppendNull()
+									continue
+								}
+								vb.Append(float32(v))
+							case *array.Float64Builder:
+								vb.Append(v)
+							}
+						}
+					}
+				})
+			}
+			fit := build(200, false)
+			defer fit.Release()
+			enc, err := FitEncoder(fit.Schema(), []string{"c"}, []arrow.Record{fit}, EncoderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc.Dim() != width || listRun(enc.Columns) != width {
+				t.Fatalf("dim %d, list run %d: want %d each (no missing indicators)", enc.Dim(), listRun(enc.Columns), width)
+			}
+			rec := build(300, true)
+			defer rec.Release()
+			p, err := enc.Prepare(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const lo, rows = 7, 290
+			ld := rows + 5
+			for _, layout := range []struct {
+				name string
+				t    func([]float32) tile
+				size int
+			}{
+				{"row-major", func(d []float32) tile { return tile{d: d, rows: rows, rs: width, cs: 1} }, rows * width},
+				{"column-major", func(d []float32) tile { return tile{d: d, rows: rows, rs: 1, cs: ld} }, ld * width},
+			} {
+				got, want := make([]float32, layout.size), make([]float32, layout.size)
+				if ok := encodeList(p.cols[0], lo, enc.Columns, layout.t(got)); ok != tc.fastTaken {
+					t.Fatalf("%s: encodeList took the column: %v, want %v", layout.name, ok, tc.fastTaken)
+				}
+				for i := range enc.Columns {
+					encodeElem(p.cols[0], lo, &enc.Columns[i], layout.t(want))
+				}
+				if !tc.fastTaken {
+					clear(got)
+					p.encode(lo, layout.t(got)) // through the fallback
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: value %d is %g, want %g", layout.name, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFitListMatchesElements: fitting a list column a row at a time
+// (addList) gives exactly the statistics addElem gives an element at a
+// time, with nulls, NaN, ±Inf, null lists and short lists in the sample.
+func TestFitListMatchesElements(t *testing.T) {
+	for _, typ := range []arrow.DataType{
+		arrow.FixedSizeListOf(9, arrow.PrimitiveTypes.Float32),
+		arrow.ListOf(arrow.PrimitiveTypes.Float64),
+	} {
+		t.Run(typ.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(5, 6))
+			rec := oneColumn(mem, typ, func(b array.Builder) {
+				lb := b.(array.ListLikeBuilder)
+				for r := 0; r < 500; r++ {
+					if r%31 == 3 {
+						lb.AppendNull()
+						continue
+					}
+					lb.Append(true)
+					n := 9
+					if typ.ID() == arrow.LIST && r%7 == 2 {
+						n = r % 9
+					}
+					for j := 0; j < n; j++ {
+						v := rng.NormFloat64()*5 + float64(j)
+						if rng.IntN(40) == 0 {
+							v = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+						}
+						switch vb := lb.ValueBuilder().(type) {
+						case *array.Float32Builder:
+							if r%23 == 5 && j == 4 {
+								vb.AppendNull()
+								continue
+							}
+							vb.Append(float32(v))
+						case *array.Float64Builder:
+							vb.Append(v)
+						}
+					}
+				}
+			})
+			defer rec.Release()
+			const width = 9
+			got, want := make([]fitStats, width), make([]fitStats, width)
+			for i := range got {
+				got[i] = fitStats{min: math.Inf(1), max: math.Inf(-1)}
+				want[i] = got[i]
+			}
+			if !addList(got, rec.Column(0), 450) {
+				t.Fatal("addList refused a float list")
+			}
+			for j := range want {
+				want[j].addElem(rec.Column(0), j, 450)
+			}
+			for j := range got {
+				g, w := got[j], want[j]
+				if g.n != w.n || g.missing != w.missing || math.Float64bits(g.mean) != math.Float64bits(w.mean) ||
+					math.Float64bits(g.m2) != math.Float64bits(w.m2) || g.min != w.min || g.max != w.max {
+					t.Fatalf("element %d: %+v, want %+v", j, g, w)
+				}
+			}
+		})
+	}
+}
