@@ -47,6 +47,7 @@ func main() {
 	codec := flag.String("compression", "snappy", "snappy, zstd or none")
 	flag.BoolVar(&dictionary, "dictionary", false, "dictionary-encode the columns (pyarrow's default; pate then reads them with Arrow's reader)")
 	flag.BoolVar(&embedding, "embedding", false, "write the features as one fixed_size_list<float32> column \"emb\", and the rows as .npy files too")
+	flag.IntVar(&rowGroup, "row-group", 0, "rows per row group (pyarrow's default: 1048576); 0: a row group per 65,536-row batch")
 	flag.Parse()
 	switch *codec {
 	case "snappy":
@@ -103,6 +104,7 @@ var (
 	compression = compress.Codecs.Snappy
 	dictionary  bool
 	embedding   bool
+	rowGroup    int
 )
 
 func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool) error {
@@ -123,7 +125,7 @@ func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool
 		parquet.WithCompression(compression),
 		parquet.WithDictionaryDefault(dictionary),
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
-		parquet.WithMaxRowGroupLength(128<<10),
+		parquet.WithMaxRowGroupLength(int64(max(rowGroup, 128<<10))),
 	)
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
 	if err != nil {
@@ -146,7 +148,13 @@ func write(path string, n, d, k int, w []float64, rng *rand.Rand, withLabel bool
 		}
 		rec := b.NewRecord()
 		b.Release()
-		if err := fw.Write(rec); err != nil {
+		// Write makes a row group of each batch; WriteBuffered fills row
+		// groups up to -row-group rows.
+		write := fw.Write
+		if rowGroup > 0 {
+			write = fw.WriteBuffered
+		}
+		if err := write(rec); err != nil {
 			rec.Release()
 			return err
 		}

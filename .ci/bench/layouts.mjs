@@ -9,7 +9,7 @@
 // nodejs-polars-linux-x64-gnu (layouts.sh installs them).
 import { DuckDBInstance } from "@duckdb/node-api";
 import pl from "nodejs-polars";
-import { existsSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 
 // DuckDB COPY options per layout; DuckDB columns are OPTIONAL (nullable).
 const duck = {
@@ -17,11 +17,17 @@ const duck = {
   "duckdb-zstd": "COMPRESSION zstd",
   "duckdb-gzip": "COMPRESSION gzip",
   "duckdb-rg1m": "ROW_GROUP_SIZE 1048576",
+  "duckdb-rg1m-zstd": "ROW_GROUP_SIZE 1048576, COMPRESSION zstd",
+  "duckdb-rg1m-gzip": "ROW_GROUP_SIZE 1048576, COMPRESSION gzip",
   "duckdb-v2": "PARQUET_VERSION v2",
   "duckdb-v2-zstd": "PARQUET_VERSION v2, COMPRESSION zstd",
   "duckdb-uncompressed": "COMPRESSION uncompressed",
   "duckdb-lz4": "COMPRESSION lz4",
   "duckdb-brotli": "COMPRESSION brotli",
+  "duckdb-rg1m-zstd": "ROW_GROUP_SIZE 1048576, COMPRESSION zstd",
+  "duckdb-rg1m-gzip": "ROW_GROUP_SIZE 1048576, COMPRESSION gzip",
+  "duckdb-rg10k": "ROW_GROUP_SIZE 10000", // many small row groups
+  "duckdb-v2-gzip": "PARQUET_VERSION v2, COMPRESSION gzip",
 };
 // Polars writeParquet compression per layout (undefined: its default).
 const polars = {
@@ -31,30 +37,44 @@ const polars = {
   "polars-lz4": "lz4",
   "polars-brotli": "brotli",
 };
+// Polars sinkParquet options per layout (a lazy scan written by the
+// streaming engine: the way to choose row groups and statistics).
+const polarsSink = {
+  "polars-sink": {}, // its defaults: zstd, statistics
+  "polars-rg1m": { compression: "snappy", rowGroupSize: 1048576 },
+  "polars-nostats": { compression: "snappy", statistics: false },
+  "polars-stats-full": { compression: "snappy", statistics: "full" },
+};
+const all = [...Object.keys(duck), ...Object.keys(polars), ...Object.keys(polarsSink)];
 
 const [src, out, ...want] = process.argv.slice(2);
 if (!src || !out) {
   console.error("usage: node layouts.mjs SRC OUTDIR [layout...]");
   process.exit(2);
 }
-const names = want.length ? want : [...Object.keys(duck), ...Object.keys(polars)];
+const names = want.length ? want : all;
 const db = await (await DuckDBInstance.create(":memory:")).connect();
 const q = (s) => s.replaceAll("'", "''");
 for (const name of names) {
   const dst = `${out}/${name}.parquet`;
   if (existsSync(dst)) continue;
+  const tmp = `${dst}.tmp`; // renamed when whole: a killed run leaves no short file
   if (name in duck) {
     const opts = ["FORMAT parquet", duck[name]].filter(Boolean).join(", ");
-    await db.run(`COPY (SELECT * FROM read_parquet('${q(src)}')) TO '${q(dst)}' (${opts})`);
+    await db.run(`COPY (SELECT * FROM read_parquet('${q(src)}')) TO '${q(tmp)}' (${opts})`);
   } else if (name in polars) {
     const df = pl.readParquet(src);
     const c = polars[name];
-    if (c) df.writeParquet(dst, { compression: c });
-    else df.writeParquet(dst); // its default options
+    if (c) df.writeParquet(tmp, { compression: c });
+    else df.writeParquet(tmp); // its default options
+  } else if (name in polarsSink) {
+    await pl.scanParquet(src).sinkParquet(tmp, { ...polarsSink[name] }).collect();
   } else {
-    console.error(`unknown layout ${name}; have ${[...Object.keys(duck), ...Object.keys(polars)].join(" ")}`);
+    // gen-* layouts are gen.go's own, written by layouts.sh.
+    console.error(`unknown layout ${name}; have ${all.join(" ")} and gen.go's gen-*`);
     process.exit(2);
   }
+  renameSync(tmp, dst);
 }
 for (const name of names) {
   const dst = `${out}/${name}.parquet`;

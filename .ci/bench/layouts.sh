@@ -6,13 +6,17 @@
 #
 #   bash .ci/bench/layouts.sh [runs] [layout...]
 #
-# Layouts: gen (gen.go's own) and those of layouts.mjs (DuckDB and Polars
-# from npm: defaults, zstd, gzip, one 1M-row group, PARQUET_VERSION v2, ...).
+# Layouts: gen (gen.go's own), gen-dictionary and gen-rg1m (gen.go with
+# pyarrow's defaults: dictionary encoding, or plain, in 1M-row groups; its
+# columns are REQUIRED, DuckDB's and Polars' OPTIONAL) and those of
+# layouts.mjs (DuckDB and Polars from npm: defaults, zstd, gzip, 1M-row and
+# 10k-row groups, PARQUET_VERSION v2, Polars' sinkParquet, statistics, ...).
 # Targets: every layout <= 1.3x gen's time (gzip <= 2x) and <= 1.3x its
 # peak RSS. PATE_LAYOUT_ROWS=4000000 writes and times 4M-row files instead
 # (for the rule: peak RSS at 4M <= 1.10x that at 1M). Files go under
 # $PATE_BENCH_DIR (default /tmp/pate-layouts); needs node and npm, and the
-# npm registry or a warm npm cache. Time on a quiet machine only.
+# npm registry or a warm npm cache. Time on a quiet machine only. With 0
+# runs it only writes the files (layouts_memory.sh does so).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-3}
@@ -34,11 +38,26 @@ cp .ci/bench/layouts.mjs "$js/"
 layouts=("$@")
 if [ ${#layouts[@]} -eq 0 ]; then
   layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
-    duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli)
+    duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
+    duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
+    polars-stats-full gen-dictionary gen-rg1m)
 fi
 mkdir -p "$dir/layouts"
+for l in "${layouts[@]}"; do
+  case "$l" in
+  gen-dictionary) flags=(-dictionary -row-group 1048576) ;;
+  gen-rg1m) flags=(-row-group 1048576) ;;
+  *) continue ;;
+  esac
+  [ -f "$dir/layouts/$l.parquet" ] && continue
+  # Same seed and private rows as public.parquet: the same values.
+  go run .ci/bench/gen.go -dir "$dir/$l.d" -private 100000 -public "$rows" -features 64 -classes 2 "${flags[@]}"
+  mv "$dir/$l.d/public.parquet" "$dir/layouts/$l.parquet"
+  rm -r "$dir/$l.d"
+done
 node "$js/layouts.mjs" "$dir/public.parquet" "$dir/layouts" "${layouts[@]}"  # prints the row groups
 ln -sf ../public.parquet "$dir/layouts/gen.parquet"
+[ "$runs" -eq 0 ] && exit 0
 bin=$base/pate
 go build -o "$bin" .
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,19 @@ const (
 // streamedRowGroups counts the row groups streamed by segments (tests).
 var streamedRowGroups atomic.Int64
 
+// helpSegments lets the worker of a segment decode the columns of the
+// earlier segments of its row group (see segmentColumns; a variable for
+// the tests and the benchmark), and helpedColumns counts the columns so
+// decoded (tests).
+var (
+	helpSegments  = true
+	helpedColumns atomic.Int64
+)
+
+// testHookSegment, when set by a test, runs in the worker of segment seg
+// of streamed row group rg before it decodes its columns.
+var testHookSegment func(rg, seg int)
+
 // streamFallbacks counts the columns of streamed row groups read by
 // pqarrow (tests).
 var streamFallbacks atomic.Int64
@@ -81,15 +95,27 @@ type rgStream struct {
 	cond    *sync.Cond
 	cols    []*colStream
 	failSeg int // the first segment that failed: later ones stop waiting
+	// The columns decoded for a segment not yet collected by its task
+	// (some decoded by the workers of later segments), and the error of
+	// a column that failed to decode, by segment.
+	done   map[int][]arrow.Array
+	segErr map[int]error
 }
 
 // colStream is the cursor of one column chunk of a streamed row group.
 type colStream struct {
-	next  int // the segment that may decode this column next
+	next  int  // the segment that may decode this column next
+	busy  bool // a worker is decoding the column
 	bad   bool
 	chunk plainChunk // codec, width, dictionary; values/valid set per page
 	pages []streamPage
 	pi    int
+	// dictUntil is the number of pages up to the last dictionary-encoded
+	// one: once they are decoded the dictionary goes (a writer falls back
+	// to PLAIN when its dictionary is full, after a page or two, and
+	// pyarrow's 1 MB dictionaries kept over 64 columns were 64 MB for the
+	// rest of a 1M-row group).
+	dictUntil int
 	// The decoded rows of the last page not yet handed out: left[at:n].
 	left      []byte
 	leftValid []byte
@@ -184,13 +210,23 @@ func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) er
 	return nil
 }
 
-// release releases the columns of s read whole (the workers are done).
+// release releases the columns of s read whole, and those decoded for
+// segments whose tasks stopped before they collected them (the workers
+// are done).
 func (s *rgStream) release() {
 	for k, c := range s.whole {
 		if c != nil {
 			c.Release()
 			s.whole[k] = nil
 		}
+	}
+	for seg, cols := range s.done {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+		delete(s.done, seg)
 	}
 }
 
@@ -246,6 +282,9 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 				return false, nil
 			}
 			seen += int64(h.numValues)
+			if dictEncoded(h.enc) {
+				cs.dictUntil = len(cs.pages) + 1
+			}
 		default:
 			return false, nil
 		}
@@ -297,38 +336,121 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 		}
 		return errAborted
 	}
-	cols := make([]arrow.Array, 0, len(p.fields))
+	if testHookSegment != nil {
+		testHookSegment(s.rg, seg)
+	}
+	cols, err := p.segmentColumns(s, seg, pd)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		for _, c := range cols {
 			c.Release()
 		}
 	}()
-	for k := range p.fields {
-		col, err := p.segmentColumn(s, k, seg, off, rows, pd)
-		if err != nil {
-			return err
-		}
-		cols = append(cols, col)
-	}
 	return p.sendBatches(t, cols, rows)
 }
 
-// segmentColumn decodes field k's rows of segment seg, after waiting for
-// the previous segment to be done with the column.
-func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64, pd *plainDecoder) (arrow.Array, error) {
-	cs := s.cols[k]
+// segmentColumns decodes the columns of segment seg and returns them (new
+// references). A column's rows are decoded in segment order, each segment
+// after the previous one is done with the column, but not necessarily by
+// the segment's own worker: a worker whose segment's next columns are
+// still the previous segment's to decode decodes those meanwhile, for
+// that segment. Otherwise a row group whose pages are larger than a
+// segment (DuckDB's one page a chunk) is decoded by the worker of its
+// first segment alone, which decompresses every page while the workers of
+// the later ones wait for it column by column. Helping is confined to the
+// earlier segments of the same row group, whose tasks are taken: memory is
+// what those segments take anyway.
+func (p *parallelParquet) segmentColumns(s *rgStream, seg int, pd *plainDecoder) ([]arrow.Array, error) {
 	s.mu.Lock()
-	for cs.next != seg && !cs.bad && s.failSeg >= seg {
-		s.cond.Wait()
+	defer s.mu.Unlock()
+	cols := s.segCols(seg)
+	for {
+		if err := s.segErr[seg]; err != nil {
+			return nil, err
+		}
+		pending, k, kseg := false, -1, -1
+		for j, cs := range s.cols {
+			if cols[j] != nil {
+				continue
+			}
+			if cs.bad || s.failSeg < seg {
+				return nil, errAborted // an earlier segment failed
+			}
+			pending = true
+			if !cs.busy && cs.next == seg && k < 0 {
+				k, kseg = j, seg
+			}
+		}
+		if !pending {
+			out := slices.Clone(cols)
+			s.dropSegCols(seg)
+			return out, nil
+		}
+		if k < 0 && helpSegments {
+			for j, cs := range s.cols {
+				if !cs.busy && !cs.bad && cs.next < seg && s.failSeg > cs.next {
+					k, kseg = j, cs.next
+					break
+				}
+			}
+		}
+		if k < 0 {
+			s.cond.Wait()
+			continue
+		}
+		s.cols[k].busy = true
+		if kseg != seg {
+			helpedColumns.Add(1)
+		}
+		s.mu.Unlock()
+		col, err := p.segmentColumn(s, k, kseg, pd)
+		s.mu.Lock()
+		cs := s.cols[k]
+		cs.busy = false
+		if err != nil {
+			cs.bad = true
+			if s.segErr[kseg] == nil {
+				s.segErr[kseg] = err
+			}
+		} else {
+			cs.next++
+			s.segCols(kseg)[k] = col
+		}
+		s.cond.Broadcast()
 	}
-	stop := cs.next != seg
-	s.mu.Unlock()
-	if stop {
-		return nil, errAborted
+}
+
+// segCols is the columns of segment seg decoded so far (s.mu held).
+func (s *rgStream) segCols(seg int) []arrow.Array {
+	if s.done == nil {
+		s.done = make(map[int][]arrow.Array)
+		s.segErr = make(map[int]error)
 	}
+	cols := s.done[seg]
+	if cols == nil {
+		cols = make([]arrow.Array, len(s.cols))
+		s.done[seg] = cols
+	}
+	return cols
+}
+
+// dropSegCols forgets segment seg's columns, handed to its task (s.mu
+// held).
+func (s *rgStream) dropSegCols(seg int) {
+	delete(s.done, seg)
+	delete(s.segErr, seg)
+}
+
+// segmentColumn decodes field k's rows of segment seg; the caller has
+// claimed the column (colStream.busy) at its turn for seg.
+func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, pd *plainDecoder) (arrow.Array, error) {
+	task := p.tasks[s.first+seg]
+	off, rows := task.off, task.rows
+	cs := s.cols[k]
 	var col arrow.Array
 	var ok bool
-	var err error
 	if s.whole != nil && s.whole[k] != nil {
 		col, ok = array.NewSlice(s.whole[k], off, off+rows), true
 		if off+rows == s.rows {
@@ -337,17 +459,6 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, off, rows int64
 		}
 	} else {
 		col, ok = cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
-	}
-	s.mu.Lock()
-	if ok {
-		cs.next++
-	} else {
-		cs.bad = true
-	}
-	s.cond.Broadcast()
-	s.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): %w: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): a page does not decode: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat)
@@ -412,6 +523,12 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		cs.leftAt += n
 		at += n
+		if cs.leftAt == cs.leftN && cs.pi < len(cs.pages) {
+			// Handed out, and more pages to come: a column whose next
+			// pages are streamed would keep a page's worth for nothing.
+			putLeft(cs.left)
+			cs.left = nil
+		}
 	}
 	if cs.leftAt < cs.leftN {
 		take()
@@ -450,6 +567,9 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		if !ok {
 			return nil, false
 		}
+		if cs.pi >= cs.dictUntil && sp.h.typ != pageDictionary {
+			cs.chunk.dict, cs.chunk.dictN = nil, -1
+		}
 		if spilled {
 			cs.leftN, cs.leftAt = n, 0
 			take()
@@ -478,8 +598,20 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 
 // The decoded pages that overhang a segment (a megabyte a column, at 64
 // columns a row group) are pooled: left to the collector, the churn of a
-// file of many row groups showed in the peak RSS.
-var leftPool sync.Pool
+// file of many row groups showed in the peak RSS. The pool is bounded: a
+// sync.Pool keeps what is put in it until the collector has run twice,
+// and on a long file of DuckDB's row groups it held a few row groups'
+// worth (the peak RSS at 4M rows went from 1.0x to 1.4x-2.8x that at 1M,
+// from run to run).
+var leftPool struct {
+	mu   sync.Mutex
+	free [][]byte
+	held int
+}
+
+// maxLeftPool bounds the bytes leftPool keeps: a row group's overhang at
+// 64 columns of 1 MB pages.
+const maxLeftPool = 64 << 20
 
 // decodePage reads and decodes the page sp of the column. A dictionary page
 // stays with the column (n = 0). A data page of n values decodes in place
@@ -544,14 +676,29 @@ func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []
 }
 
 func getLeft(n int) []byte {
-	if p, ok := leftPool.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
+	leftPool.mu.Lock()
+	defer leftPool.mu.Unlock()
+	for i := len(leftPool.free) - 1; i >= 0; i-- {
+		if b := leftPool.free[i]; cap(b) >= n && cap(b) <= 2*n+4096 {
+			last := len(leftPool.free) - 1
+			leftPool.free[i] = leftPool.free[last]
+			leftPool.free[last] = nil
+			leftPool.free = leftPool.free[:last]
+			leftPool.held -= cap(b)
+			return b[:n]
+		}
 	}
 	return make([]byte, n)
 }
 
 func putLeft(b []byte) {
-	if cap(b) > 0 && cap(b) <= maxStreamPage {
-		leftPool.Put(&b)
+	if cap(b) == 0 || cap(b) > maxStreamPage {
+		return
+	}
+	leftPool.mu.Lock()
+	defer leftPool.mu.Unlock()
+	if leftPool.held+cap(b) <= maxLeftPool {
+		leftPool.free = append(leftPool.free, b[:0])
+		leftPool.held += cap(b)
 	}
 }
