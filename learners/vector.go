@@ -2,6 +2,7 @@ package learners
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -172,9 +173,10 @@ func encodeList(col arrow.Array, lo int, fs []Feature, t tile) bool {
 func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Feature, t tile) {
 	mean := make([]float64, len(fs))
 	std := make([]float64, len(fs))
+	inv := make([]float64, len(fs))
 	at := make([]int, len(fs)) // row 0's cell of each element
 	for j := range fs {
-		mean[j], std[j], at[j] = fs[j].Mean, fs[j].Std, t.at(0, fs[j].Offset)
+		mean[j], std[j], inv[j], at[j] = fs[j].Mean, fs[j].Std, 1/fs[j].Std, t.at(0, fs[j].Offset)
 	}
 	for r := 0; r < t.rows; r++ {
 		s, e := a.ValueOffsets(lo + r)
@@ -183,7 +185,7 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 			continue // an empty list: every element is missing (0)
 		}
 		row := vals[s:e]
-		mean, std, at := mean[:len(row)], std[:len(row)], at[:len(row)]
+		mean, std, inv, at := mean[:len(row)], std[:len(row)], inv[:len(row)], at[:len(row)]
 		off := r * t.rs
 		for j, x := range row {
 			v := float64(x)
@@ -199,7 +201,7 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 					v = fs[j].Min
 				}
 			}
-			t.d[at[j]+off] = float32((v - mean[j]) / std[j])
+			t.d[at[j]+off] = scaled(v, mean[j], std[j], inv[j])
 		}
 	}
 }
@@ -255,4 +257,24 @@ func addListOf[T float32 | float64](stats []fitStats, a listArray, vals []T, n i
 			stats[k].addNum(0, false) // a null list, or a list too short
 		}
 	}
+}
+
+// scaled returns float32((v − mean) / std), as (*Feature).scale computes
+// it, for finite v, mean and std > 0 (inv = 1/std), with a multiplication
+// instead of the division where that gives the same float32: the product
+// is within 3 units in the last place of the quotient (float64), so they
+// round to the same float32 unless a float32 rounding boundary (the
+// midpoint between two float32s, where the 29 bits dropped are 1<<28) is
+// within that distance, or the value is outside float32's normal range.
+// Then it divides.
+func scaled(v, mean, std, inv float64) float32 {
+	q := (v - mean) * inv
+	b := math.Float64bits(q)
+	// |q| in [2^-126, 2^127): a normal float32, 29 bits dropped.
+	if e := b >> 52 & 0x7ff; e >= 1023-126 && e <= 1023+126 {
+		if d := b&(1<<29-1) - 1<<28; d+8 > 16 { // more than 8 units from the midpoint
+			return float32(q)
+		}
+	}
+	return float32((v - mean) / std)
 }

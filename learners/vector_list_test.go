@@ -175,3 +175,38 @@ func TestFitListMatchesElements(t *testing.T) {
 		})
 	}
 }
+
+// TestScaledMatchesDivision: scaled gives the bits of float32((v−mean)/std)
+// for random values and for values whose quotient lies next to a float32
+// rounding boundary (the midpoint between two float32s, where the product
+// and the quotient could round apart), at normal, subnormal and huge
+// magnitudes.
+func TestScaledMatchesDivision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	check := func(v, mean, std float64) {
+		t.Helper()
+		if got, want := scaled(v, mean, std, 1/std), float32((v-mean)/std); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("scaled(%v, %v, %v) = %v, want %v", v, mean, std, got, want)
+		}
+	}
+	n := 2_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	for i := 0; i < n; i++ {
+		mean := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(8)-4))
+		std := math.Abs(rng.NormFloat64())*math.Pow(10, float64(rng.IntN(12)-6)) + 1e-300
+		switch i % 3 {
+		case 0: // anything
+			check(rng.NormFloat64()*std*math.Pow(2, float64(rng.IntN(300)-150))+mean, mean, std)
+		default: // a quotient within a few float64 units of a float32 midpoint
+			f := float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(280)-140)))
+			mid := (float64(f) + float64(math.Nextafter32(f, float32(math.Inf(1))))) / 2
+			v := mid*std + mean
+			for k := -4; k <= 4; k++ {
+				check(v, mean, std)
+				v = math.Nextafter(v, math.Inf(k))
+			}
+		}
+	}
+}

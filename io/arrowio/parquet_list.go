@@ -34,6 +34,10 @@ import (
 // (a column chunk is decoded whole).
 const maxListValues = 1 << 28
 
+// listWholeBytes bounds the chunk listColumn reads whole; a larger one
+// is read a page at a time (a variable for the tests).
+var listWholeBytes int64 = maxPlainKeep
+
 // listFast reports whether dt is a list type listColumn may decode.
 func listFast(dt arrow.DataType) bool {
 	switch t := dt.(type) {
@@ -126,13 +130,16 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	if off < 4 || n <= 0 || n > nvals*int64(w)*2+(1<<20) || off > pd.size || n > pd.size-off {
 		return nil, false
 	}
-	if int64(cap(pd.chunk)) < n {
-		pd.chunk = make([]byte, n)
-	}
-	buf := pd.chunk[:n]
+	var buf []byte
 	defer pd.trim()
-	if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
-		return nil, false
+	if n <= listWholeBytes {
+		if int64(cap(pd.chunk)) < n {
+			pd.chunk = make([]byte, n)
+		}
+		buf = pd.chunk[:n]
+		if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
+			return nil, false
+		}
 	}
 
 	values := memory.NewResizableBuffer(mem)
@@ -151,7 +158,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 		offsets.Resize(int(rows+1) * 4)
 		lc.offsets = arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	}
-	if !lc.decode(pd) {
+	if buf != nil && !lc.decode(pd) || buf == nil && !lc.decodeAt(pd, off, n) {
 		return nil, false
 	}
 	if lc.offsets != nil {
@@ -204,6 +211,99 @@ func (lc *listChunk) decode(pd *plainDecoder) bool {
 		}
 	}
 	return c.row == c.rows && lc.nrows == lc.lists
+}
+
+// decodeAt decodes the pages of the chunk at off (n bytes) as decode
+// does, reading them from the file one at a time: a chunk too large to
+// read whole (DuckDB writes FLOAT[384] in pages of 100 MB, in chunks of
+// 190 MB). A large PLAIN page, stored, snappy or gzip, is decompressed as
+// a stream, its values straight into the Arrow buffer.
+func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
+	c := &lc.plainChunk
+	c.dictN = -1
+	hc := headerChecker{r: pd.r, size: pd.size}
+	end := off + n
+	for pos, page := off, 0; pos < end; page++ {
+		h, hl, err := hc.header(pos, end)
+		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > end-pos-int64(hl) {
+			return false
+		}
+		at := pos + int64(hl)
+		pos = at + int64(h.csize)
+		if h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID) {
+			if !lc.streamV1(pd, h, at) {
+				return false
+			}
+			continue
+		}
+		if int64(cap(pd.chunk)) < int64(h.csize) {
+			pd.chunk = make([]byte, h.csize)
+		}
+		body := pd.chunk[:h.csize]
+		if m, err := pd.r.ReadAt(body, at); m != len(body) || (err != nil && err != io.EOF) {
+			return false
+		}
+		var ok bool
+		switch {
+		case h.typ == pageData && h.v1 && !h.v2:
+			ok = lc.pageV1(pd, h, body)
+		case h.typ == pageDataV2 && h.v2 && !h.v1:
+			ok = lc.pageV2(pd, h, body)
+		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
+			ok = c.dictPage(pd, h, body)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return c.row == c.rows && lc.nrows == lc.lists
+}
+
+// streamV1 decodes the PLAIN DATA_PAGE h whose body is at byte at of the
+// file as a stream: the levels into a buffer, the values straight into
+// place.
+func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
+	c := &lc.plainChunk
+	if h.defEnc != encodingRLE || h.repEnc != encodingRLE {
+		return false
+	}
+	n, ok := c.pageRows(h.numValues)
+	if !ok {
+		return false
+	}
+	var ps pageStream
+	defer ps.close()
+	if !ps.open(c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
+		return false
+	}
+	pageStreams.Add(1)
+	left := int64(h.usize)
+	var lv [2][]byte // repetition and definition levels
+	for k := range lv {
+		var hdr [4]byte
+		if _, err := io.ReadFull(ps.dec, hdr[:]); err != nil {
+			return false
+		}
+		ln := int64(binary.LittleEndian.Uint32(hdr[:]))
+		// Levels of 1 or 2 bits take at most a quarter byte a value
+		// bit-packed, and their run headers a few bytes.
+		if left -= 4 + ln; left < 0 || ln > n/2+4096 {
+			return false
+		}
+		lv[k] = make([]byte, ln)
+		if _, err := io.ReadFull(ps.dec, lv[k]); err != nil {
+			return false
+		}
+	}
+	w := int64(c.w)
+	if left != n*w || !lc.levels(lv[0], lv[1], n) {
+		return false
+	}
+	if _, err := io.ReadFull(ps.dec, c.values[c.row*w:(c.row+n)*w]); err != nil || !ps.finish() {
+		return false
+	}
+	c.row += n
+	return true
 }
 
 // pageV1 decodes a DATA_PAGE: the whole page is compressed and starts

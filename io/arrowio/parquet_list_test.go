@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,6 +131,7 @@ func TestParquetListFastPath(t *testing.T) {
 		fast   []string  // columns the fast path decodes
 		slow   []string  // columns it leaves to pqarrow
 		stream bool      // row groups streamed in segments
+		byPage bool      // chunks read a page at a time, large pages streamed
 	}{
 		{name: "pqarrow/none/v1", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed}},
 		{name: "pqarrow/snappy/v1", pf: plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy}},
@@ -142,6 +144,13 @@ func TestParquetListFastPath(t *testing.T) {
 		{name: "duckdb/snappy/v1/dictionary", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"n32", "ne32", "em32"}},
 		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"n32", "ne32", "em32"}},
 		{name: "duckdb/streamed", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"n32", "ne32", "em32"}, stream: true},
+		{name: "pqarrow/snappy/v1/by-page", pf: plainFile{rows: 4000, rgRows: 2000, codec: compress.Codecs.Snappy}, byPage: true},
+		{name: "pqarrow/none/v1/small-pages/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed, smallPages: true}, byPage: true},
+		{name: "pqarrow/gzip/v1/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Gzip}, byPage: true},
+		{name: "pqarrow/zstd/v2/dictionary/by-page", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true, dictionary: true}, byPage: true},
+		{name: "pqarrow/snappy/v1/streamed/by-page", pf: plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Snappy}, stream: true, byPage: true},
+		{name: "duckdb/snappy/v1/by-page", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"n32", "ne32", "em32"}, byPage: true},
+		{name: "polars/none/v1/by-page", path: writers + "polars_emb.parquet", fast: []string{"e32"}, byPage: true},
 		{name: "polars/none/v1", path: writers + "polars_emb.parquet", fast: []string{"e32"}},
 		{name: "duckdb/null element", path: writers + "duckdb_types.parquet", slow: []string{"emb"}},
 	}
@@ -153,6 +162,11 @@ func TestParquetListFastPath(t *testing.T) {
 				writeListFile(t, path, tc.pf)
 				tc.fast, tc.slow = listFastCols, listSlowCols
 			}
+			if tc.byPage {
+				defer func(b int64, h int32) { listWholeBytes, hugePageBytes = b, h }(listWholeBytes, hugePageBytes)
+				listWholeBytes, hugePageBytes = 0, 1024
+			}
+			streamed := pageStreams.Load()
 			if tc.stream {
 				defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
 				maxColumnwiseRows, segmentRows = 500, 500
@@ -221,6 +235,11 @@ func TestParquetListFastPath(t *testing.T) {
 					mem.AssertSize(t, 0)
 				}
 			}
+			// Read by pages, the large PLAIN v1 pages (not DuckDB's, which
+			// are dictionary-encoded here) were streamed.
+			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && pageStreams.Load() == streamed {
+				t.Error("no page was streamed")
+			}
 		})
 	}
 }
@@ -258,8 +277,9 @@ func listChunk0(t testing.TB, path, c string) ([]byte, int64, int16) {
 }
 
 // decodeListChunk decodes chunk as an uncompressed chunk of lists rows
-// and nvals values of w bytes (fixed-size lists of width, or lists when 0).
-func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int16) (*listChunk, bool) {
+// and nvals values of w bytes (fixed-size lists of width, or lists when
+// 0); byPage reads it as a file, a page at a time (decodeAt).
+func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int16, byPage bool) (*listChunk, bool) {
 	lc := &listChunk{
 		plainChunk: plainChunk{buf: chunk, w: w, rows: nvals, values: make([]byte, nvals*int64(w))},
 		maxDef:     maxDef,
@@ -268,6 +288,10 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 	}
 	if width == 0 {
 		lc.offsets = make([]int32, lists+1)
+	}
+	if byPage {
+		lc.buf = nil
+		return lc, lc.decodeAt(&plainDecoder{r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
 	}
 	return lc, lc.decode(&plainDecoder{})
 }
@@ -279,7 +303,11 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 // list's at multiples of its width). The seeds are real chunks, which it
 // accepts: pqarrow's (v1 and v2, PLAIN and dictionary, fixed-size and
 // variable lists) and Polars'; and one with null lists, which it refuses.
+// Half the inputs are read as a file, a page at a time, large pages
+// streamed (decodeAt).
 func FuzzListChunk(f *testing.F) {
+	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
+	hugePageBytes = 512 // pages read by pages are streamed
 	dir := f.TempDir()
 	add := func(path, c string, width int, w8, accept bool) {
 		chunk, rows, def := listChunk0(f, path, c)
@@ -288,10 +316,13 @@ func FuzzListChunk(f *testing.F) {
 			w = 8
 		}
 		nvals := listValues(f, path, c)
-		if _, ok := decodeListChunk(chunk, rows, nvals, width, w, def); ok != accept {
-			f.Fatalf("%s, column %s: seed accepted %v, want %v", path, c, ok, accept)
+		for _, byPage := range []bool{false, true} {
+			if _, ok := decodeListChunk(chunk, rows, nvals, width, w, def, byPage); ok != accept {
+				f.Fatalf("%s, column %s, by page %v: seed accepted %v, want %v", path, c, byPage, ok, accept)
+			}
 		}
 		f.Add(chunk, uint16(rows), uint32(nvals), uint8(width), w8, uint8(def))
+		f.Add(chunk, uint16(rows)|0x8000, uint32(nvals), uint8(width), w8, uint8(def))
 	}
 	for i, pf := range []plainFile{{}, {v2: true}, {dictionary: true}, {v2: true, dictionary: true}} {
 		pf.rows, pf.rgRows, pf.codec, pf.smallPages = 200, 200, compress.Codecs.Uncompressed, true
@@ -312,7 +343,8 @@ func FuzzListChunk(f *testing.F) {
 		if w8 {
 			w = 8
 		}
-		lc, ok := decodeListChunk(chunk, lists, nvals, int(width), w, int16(maxDef))
+		byPage := rows&0x8000 != 0 // (rows are below 2,048)
+		lc, ok := decodeListChunk(chunk, lists, nvals, int(width), w, int16(maxDef), byPage)
 		if !ok {
 			return
 		}

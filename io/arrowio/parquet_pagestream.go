@@ -75,6 +75,11 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 		// page: at 64 columns a one-row-group file otherwise holds its
 		// whole decoded row group.
 		return h.usize > 16*hugePageBytes
+	case codecLZ4Raw:
+		// Streamed only where decoding whole costs memory out of
+		// proportion (DuckDB's 8 MB pages: 830 MB for a 1M-row group):
+		// pierrec's block decoder is faster than this stream.
+		return h.usize > 16*hugePageBytes
 	}
 	return false
 }
@@ -169,7 +174,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
 	ps.br = readerPool.Get().(*bufio.Reader)
 	ps.br.Reset(src)
-	if codec == compress.Codecs.Snappy {
+	if codec == compress.Codecs.Snappy || codec == codecLZ4Raw {
 		ps.hist = windowPool.Get().(*[]byte)
 	}
 	if codec == compress.Codecs.Gzip {
@@ -257,6 +262,12 @@ func decompressor(codec compress.Compression, br *bufio.Reader, size int64, hist
 	switch codec {
 	case compress.Codecs.Uncompressed:
 		return br
+	case codecLZ4Raw:
+		s := &lz4Stream{r: br, left: size}
+		if hist != nil {
+			s.hist = (*hist)[:0]
+		}
+		return s
 	case compress.Codecs.Snappy:
 		m, err := binary.ReadUvarint(br)
 		if err != nil || m != uint64(size) {
@@ -484,5 +495,178 @@ func (s *snappyStream) tag(avail int) bool {
 		return false
 	}
 	s.cp, s.cpOff = n, off
+	return true
+}
+
+// lz4Window is the history an lz4Stream keeps: an LZ4 match reaches back
+// at most 65,535 bytes.
+const lz4Window = 64 << 10
+
+var errLZ4Stream = errors.New("lz4: corrupt block, or a match beyond the stream's window")
+
+// lz4Stream decodes a bare LZ4 block (an LZ4_RAW page) incrementally,
+// keeping the last lz4Window bytes of output for matches, as snappyStream
+// does for snappy.
+type lz4Stream struct {
+	r      *bufio.Reader
+	left   int64 // bytes of output still to come
+	hist   []byte
+	lit    int  // bytes of a literal run still to copy
+	match  int  // the match length nibble of the current sequence
+	inSeq  bool // the literals of a sequence are done, its match is next
+	cp     int  // bytes of a match still to make
+	cpOff  int
+	failed bool
+}
+
+func (s *lz4Stream) push(b []byte) {
+	if len(b) >= lz4Window {
+		s.hist = append(s.hist[:0], b[len(b)-lz4Window:]...)
+		return
+	}
+	if len(s.hist)+len(b) > 2*lz4Window {
+		keep := lz4Window - len(b)
+		copy(s.hist, s.hist[len(s.hist)-keep:])
+		s.hist = s.hist[:keep]
+	}
+	s.hist = append(s.hist, b...)
+}
+
+// Read implements io.Reader.
+func (s *lz4Stream) Read(p []byte) (int, error) {
+	if s.failed {
+		return 0, errLZ4Stream
+	}
+	if s.hist == nil {
+		s.hist = make([]byte, 0, 2*lz4Window)
+	}
+	n, err := s.read(p)
+	if n > 0 {
+		s.push(p[:n])
+	}
+	return n, err
+}
+
+func (s *lz4Stream) fail(done int) (int, error) {
+	s.failed = true
+	return done, errLZ4Stream
+}
+
+func (s *lz4Stream) read(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		if s.left == 0 {
+			// The block ends with a sequence's literals and nothing after.
+			if s.lit > 0 || s.cp > 0 || s.inSeq {
+				return s.fail(done)
+			}
+			if done == 0 {
+				if _, err := s.r.ReadByte(); err != io.EOF {
+					return s.fail(0) // bytes after the block
+				}
+				return 0, io.EOF
+			}
+			return done, nil
+		}
+		room := int(min(int64(len(p)-done), s.left))
+		switch {
+		case s.lit > 0:
+			k := min(s.lit, room)
+			if _, err := io.ReadFull(s.r, p[done:done+k]); err != nil {
+				return s.fail(done)
+			}
+			s.lit -= k
+			done += k
+			s.left -= int64(k)
+			if s.lit == 0 && s.left > 0 {
+				s.inSeq = true
+			}
+		case s.cp > 0:
+			var k int
+			if s.cpOff <= done {
+				k = min(s.cp, room, s.cpOff)
+				copy(p[done:done+k], p[done-s.cpOff:done-s.cpOff+k])
+			} else {
+				back := s.cpOff - done // checked to be in the window
+				k = min(s.cp, room, back)
+				from := len(s.hist) - back
+				copy(p[done:done+k], s.hist[from:from+k])
+			}
+			s.cp -= k
+			done += k
+			s.left -= int64(k)
+		case s.inSeq:
+			if !s.matchStart(len(s.hist) + done) {
+				return s.fail(done)
+			}
+		default:
+			if !s.token() {
+				return s.fail(done)
+			}
+		}
+	}
+	return done, nil
+}
+
+// length reads the bytes that extend a length nibble of 15.
+func (s *lz4Stream) length(n int) (int, bool) {
+	for {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			return 0, false
+		}
+		n += int(b)
+		if n > maxStreamPage {
+			return 0, false
+		}
+		if b != 255 {
+			return n, true
+		}
+	}
+}
+
+// token reads a sequence's token and literal length.
+func (s *lz4Stream) token() bool {
+	b, err := s.r.ReadByte()
+	if err != nil {
+		return false
+	}
+	n := int(b >> 4)
+	if n == 15 {
+		var ok bool
+		if n, ok = s.length(n); !ok {
+			return false
+		}
+	}
+	if int64(n) > s.left {
+		return false
+	}
+	s.lit, s.match = n, int(b&15)
+	if n == 0 {
+		s.inSeq = true
+	}
+	return true
+}
+
+// matchStart reads the match's offset and length; avail is the output a
+// match may reach back into.
+func (s *lz4Stream) matchStart(avail int) bool {
+	var x [2]byte
+	if _, err := io.ReadFull(s.r, x[:]); err != nil {
+		return false
+	}
+	off := int(binary.LittleEndian.Uint16(x[:]))
+	n := s.match
+	if n == 15 {
+		var ok bool
+		if n, ok = s.length(n); !ok {
+			return false
+		}
+	}
+	n += 4
+	if off <= 0 || off > avail || off > lz4Window || int64(n) > s.left {
+		return false
+	}
+	s.cp, s.cpOff, s.inSeq = n, off, false
 	return true
 }

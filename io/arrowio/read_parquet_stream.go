@@ -32,7 +32,11 @@ import (
 // is done with that column: two workers on consecutive segments then
 // decode in a pipeline, one column apart, so a single row group is
 // decoded in parallel, and memory is a few segments and one page a column,
-// whatever the row group's size.
+// whatever the row group's size. A worker whose segment's next columns
+// are still an earlier segment's to decode decodes them for it meanwhile
+// (see segmentColumns): when a page spans several segments, the first
+// segment decompresses it, and without that help a row group of one page
+// a chunk would be decompressed by one worker.
 //
 // Before the first segment is decoded, the page headers of every chunk are
 // parsed (with the fast path's bounded parser) and checked to be pages the

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -463,4 +465,132 @@ func emptyLeftPool() {
 	defer leftPool.mu.Unlock()
 	clear(leftPool.free)
 	leftPool.free, leftPool.held = leftPool.free[:0], 0
+}
+
+// lz4Pages are pages for the LZ4 stream's tests: long and short literal
+// runs and matches, overlapping ones, matches reaching back far.
+func lz4Pages() [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := make([]byte, 300_000)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	mixed := append([]byte(nil), noise[:100_000]...)
+	mixed = append(mixed, bytes.Repeat([]byte("a"), 5000)...)
+	mixed = append(mixed, noise[:70_000]...) // a match 105,000 back: out of reach, literals
+	mixed = append(mixed, noise[50_000:90_000]...)
+	return [][]byte{
+		[]byte("abcabcabcabcabcabc"),
+		bytes.Repeat([]byte("0123456789"), 20000),
+		noise,
+		mixed,
+	}
+}
+
+// TestLZ4Stream checks the incremental LZ4 decoder against pierrec's
+// block decoder, read in pieces of several sizes, and that it refuses a
+// truncated block and bytes after one.
+func TestLZ4Stream(t *testing.T) {
+	for i, page := range lz4Pages() {
+		dst := make([]byte, lz4.CompressBlockBound(len(page)))
+		var c lz4.Compressor
+		n, err := c.CompressBlock(page, dst)
+		if err != nil || n == 0 {
+			t.Fatalf("page %d: compress: %d, %v", i, n, err)
+		}
+		block := dst[:n]
+		for _, piece := range []int{1, 7, 4096, 1 << 20} {
+			out, err := readLZ4Stream(block, len(page), piece)
+			if err != nil || !bytes.Equal(out, page) {
+				t.Errorf("page %d, pieces of %d: %d bytes, %v; want the page's %d", i, piece, len(out), err, len(page))
+			}
+		}
+		for _, bad := range []struct {
+			name  string
+			block []byte
+		}{
+			{"truncated", block[:len(block)-1]},
+			{"trailing byte", append(append([]byte(nil), block...), 0)},
+		} {
+			if _, err := readLZ4Stream(bad.block, len(page), 4096); !errors.Is(err, errLZ4Stream) {
+				t.Errorf("page %d, %s: error %v, want errLZ4Stream", i, bad.name, err)
+			}
+		}
+	}
+}
+
+// readLZ4Stream reads block, a stream of size bytes, in reads of piece.
+func readLZ4Stream(block []byte, size, piece int) ([]byte, error) {
+	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), int64(size), nil)
+	if dec == nil {
+		return nil, errors.New("no LZ4 stream decoder")
+	}
+	out := make([]byte, 0, size)
+	buf := make([]byte, piece)
+	for {
+		n, err := dec.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		if len(out) > size {
+			return out, errors.New("more than the stated size")
+		}
+	}
+}
+
+// FuzzLZ4Stream checks the incremental LZ4 decoder against pierrec's: what
+// it reads to its end, in pieces of any size, is what pierrec decodes.
+func FuzzLZ4Stream(f *testing.F) {
+	for _, page := range lz4Pages() {
+		dst := make([]byte, lz4.CompressBlockBound(len(page)))
+		var c lz4.Compressor
+		if n, err := c.CompressBlock(page, dst); err == nil && n > 0 {
+			f.Add(dst[:n], uint32(len(page)), uint16(7))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, size uint32, piece uint16) {
+		if size > 1<<20 {
+			return
+		}
+		out, err := readLZ4Stream(data, int(size), int(piece)%4096+1)
+		if err != nil {
+			return
+		}
+		want := make([]byte, size)
+		n, werr := lz4.UncompressBlock(data, want)
+		if werr != nil || n != int(size) || !bytes.Equal(out, want) {
+			t.Fatalf("stream read %d bytes to its end; reference %d bytes, %v", len(out), n, werr)
+		}
+	})
+}
+
+// TestParquetStreamedLZ4Pages reads DuckDB's LZ4_RAW pages as streams (a
+// DuckDB file of 1M-row groups has one 8 MB page a column: decoded whole,
+// 830 MB for the row group) and checks every value.
+func TestParquetStreamedLZ4Pages(t *testing.T) {
+	streamSmall(t, 300)
+	defer func(v int32) { hugePageBytes = v }(hugePageBytes)
+	hugePageBytes = 0 // every page is huge
+	streams, streamed := pageStreams.Load(), streamedRowGroups.Load()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := Open(filepath.Join("testdata", "writers", "duckdb_lz4_5000.parquet"),
+		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readRest(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDuckDBRows(t, recs, 5000)
+	releaseAll(recs)
+	mem.AssertSize(t, 0)
+	if streamedRowGroups.Load() == streamed || pageStreams.Load() == streams {
+		t.Error("no LZ4 page was streamed")
+	}
 }

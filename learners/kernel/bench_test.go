@@ -15,6 +15,7 @@ func BenchmarkVotes(b *testing.B) {
 		{64, 250, 2},
 		{14, 250, 2},
 		{64, 250, 10},
+		{384, 250, 2}, // embeddings
 	}
 	const n = 1 << 14 // rows per Votes call, like one record batch
 	for _, s := range shapes {

@@ -19,6 +19,7 @@ const rows = `SELECT (i * 0.5)::DOUBLE AS x0,
   FROM range(5000) t(i) ORDER BY i`;
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2.parquet' (FORMAT parquet, PARQUET_VERSION v2, ROW_GROUP_SIZE 2048)`);
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2_zstd.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION zstd)`);
+await db.run(`COPY (${rows}) TO '${out}/duckdb_lz4_5000.parquet' (FORMAT parquet, COMPRESSION lz4)`);
 
 // Column types other tools write (see README.md): DuckDB FLOAT[4] (a list
 // in Parquet), DATE, TIMESTAMP and DECIMAL; Polars' IPC with string_view
