@@ -141,3 +141,47 @@ func TestFloatListIdentities(t *testing.T) {
 		})
 	}
 }
+
+// TestFloatListIdentityIsTheRowsOwn: a row's partition identity depends on
+// that row alone. An embedding row is identified by its elements' bits
+// (tag 0x02), a row with a null element by its text (tag 0x01), and a
+// neighbouring row with a null element changes no other row's identity.
+func TestFloatListIdentityIsTheRowsOwn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f32 := arrow.PrimitiveTypes.Float32
+	plain := listColumn(t, mem, arrow.FixedSizeListOf(3, f32), [][]float64{{1, 2, 3}, {4, 5, 6}, {0.5, -1, 2}}, -1)
+	defer plain.Release()
+	b := array.NewFixedSizeListBuilder(mem, 3, f32)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Float32Builder)
+	b.Append(true)
+	vb.AppendValues([]float32{1, 2, 3}, nil)
+	b.Append(true)
+	vb.Append(4)
+	vb.AppendNull() // this row's own text form, and only this row's
+	vb.Append(6)
+	b.Append(true)
+	vb.AppendValues([]float32{0.5, -1, 2}, nil)
+	mixed := b.NewArray()
+	defer mixed.Release()
+
+	ids := func(c arrow.Array) [][]byte {
+		rows := [][]byte{{0}, {0}, {0}}
+		if !appendFloatLists(rows, c, 0) {
+			t.Fatal("fast path refused a float32 list")
+		}
+		return rows
+	}
+	a, m := ids(plain), ids(mixed)
+	want := []byte{0, 0x02, 12, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40}
+	if !bytes.Equal(a[0], want) {
+		t.Errorf("row [1 2 3]: identity % x, want % x", a[0], want)
+	}
+	if !bytes.Equal(a[0], m[0]) || !bytes.Equal(a[2], m[2]) {
+		t.Error("a null element in row 1 changed the identity of rows 0 or 2")
+	}
+	if m[1][1] != 0x01 || !bytes.Contains(m[1], []byte("null")) {
+		t.Errorf("row with a null element: identity %q, want its text form", m[1])
+	}
+}

@@ -111,6 +111,12 @@ func rowIdentity(dst []byte, cols []arrow.Array, i int) []byte {
 			dst = append(dst, 0xff)
 			continue
 		}
+		if l, ok := c.(array.ListLike); ok {
+			if out, ok := appendFloatListBits(dst, l, i); ok {
+				dst = out
+				continue
+			}
+		}
 		dst = append(dst, 0x01)
 		switch a := c.(type) {
 		case *array.Float64:
