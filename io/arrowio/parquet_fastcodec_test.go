@@ -128,21 +128,24 @@ func TestParquetCCodecs(t *testing.T) {
 	}
 }
 
-// TestZstdPageStreamC: a huge zstd page is streamed through the C decoder
-// when there is one, and reads back whole.
-func TestZstdPageStreamC(t *testing.T) {
-	page := bytes.Repeat([]byte("pate streams zstd pages "), 4096)
-	src := arrowCodecs[compress.Codecs.Zstd].Encode(nil, page)
-	var ps pageStream
-	if !ps.open(compress.Codecs.Zstd, bytes.NewReader(src), int64(len(page))) {
-		t.Fatal("the page did not open as a stream")
-	}
-	defer ps.close()
-	if (ps.cz != nil) != fastcodec.Available {
-		t.Fatalf("C stream %v, C decoders available %v", ps.cz != nil, fastcodec.Available)
-	}
-	got, err := io.ReadAll(ps.dec)
-	if err != nil || !bytes.Equal(got, page) {
-		t.Fatalf("read %d bytes of %d: %v", len(got), len(page), err)
+// TestPageStreamC: huge zstd and gzip pages are streamed through the C
+// decoders when there are any, and read back whole.
+func TestPageStreamC(t *testing.T) {
+	page := bytes.Repeat([]byte("pate streams zstd and gzip pages "), 4096)
+	for _, id := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Gzip} {
+		src := arrowCodecs[id].Encode(nil, page)
+		var ps pageStream
+		if !ps.open(id, bytes.NewReader(src), int64(len(page))) {
+			t.Fatalf("%v: the page did not open as a stream", id)
+		}
+		c := ps.cz != nil || ps.cg != nil
+		if c != fastcodec.Available {
+			t.Errorf("%v: C stream %v, C decoders available %v", id, c, fastcodec.Available)
+		}
+		got, err := io.ReadAll(ps.dec)
+		if err != nil || !bytes.Equal(got, page) {
+			t.Errorf("%v: read %d bytes of %d: %v", id, len(got), len(page), err)
+		}
+		ps.close()
 	}
 }

@@ -51,6 +51,7 @@ type pageStream struct {
 	hist  *[]byte       // pooled, of a snappy stream
 	zd    *zstd.Decoder // pooled, of a zstd stream
 	cz    *fastcodec.ZstdReader
+	cg    *fastcodec.GzipReader
 	dec   io.Reader
 	valid []byte // the page's validity bitmap, nil for a required column
 	n     int64  // rows of the page
@@ -176,6 +177,12 @@ func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64
 	if codec == compress.Codecs.Snappy || codec == codecLZ4Raw {
 		ps.hist = windowPool.Get().(*[]byte)
 	}
+	if codec == compress.Codecs.Gzip {
+		if z, ok := fastcodec.NewGzipReader(ps.br); ok { // zlib's inflater, 1.5x as fast
+			ps.cg, ps.dec = z, z
+			return true
+		}
+	}
 	if codec == compress.Codecs.Zstd {
 		if z, ok := fastcodec.NewZstdReader(ps.br); ok { // the C decoder, 1.6x as fast
 			ps.cz, ps.dec = z, z
@@ -233,6 +240,10 @@ func (ps *pageStream) close() {
 	if ps.cz != nil {
 		ps.cz.Close()
 		ps.cz = nil
+	}
+	if ps.cg != nil {
+		ps.cg.Close()
+		ps.cg = nil
 	}
 	if ps.zd != nil {
 		if ps.zd.Reset(nil) == nil {

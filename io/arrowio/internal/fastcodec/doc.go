@@ -1,7 +1,9 @@
 // Package fastcodec decodes the gzip, zlib, zstd and brotli blocks of
-// Parquet pages with the C decoders of libdeflate, zstd and brotli,
-// vendored under this directory (decompression sources only; each tree
-// has its licence and a README.pate.md saying where it came from). Per
+// Parquet pages with the C decoders of libdeflate, zstd and brotli, and
+// streams of zstd (libzstd) and gzip (zlib's inflater) for pages too
+// large to decode whole, all vendored under this directory (decompression
+// sources only; each tree has its licence and a README.pate.md saying
+// where it came from). Per
 // core they decode a page of float64s 1.6x (zstd) to 2.5x (gzip) as fast
 // as the Go decoders Arrow uses (BenchmarkDecode), and decompression is
 // most of the time a compressed layout takes to read.

@@ -20,3 +20,8 @@ void *pate_zstds_new(int window_log_max);
 void pate_zstds_reset(void *d);
 int pate_zstds_read(void *d, const void *in, size_t in_size, size_t *in_pos, void *out, size_t out_size, size_t *out_pos);
 void pate_zstds_free(void *d);
+
+void *pate_inflate_new(void);
+void pate_inflate_reset(void *s);
+void pate_inflate_free(void *s);
+int pate_inflate_read(void *s, const void *in, size_t in_size, size_t *in_used, void *out, size_t out_size, size_t *out_used);
