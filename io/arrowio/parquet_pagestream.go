@@ -362,34 +362,36 @@ type snappyStream struct {
 	failed bool
 }
 
-func (s *snappyStream) push(b []byte) {
-	if len(b) >= snappyWindow {
-		s.hist = append(s.hist[:0], b[len(b)-snappyWindow:]...)
-		return
+// readWindowed reads into p with read and keeps the last window bytes of
+// the output in *hist (a buffer of twice the window, so that it is moved
+// down once every window bytes, not on every call): the history of the
+// snappy and LZ4 streams, whose copies take their bytes from p itself
+// while they were written by this call, else from the history.
+func readWindowed(hist *[]byte, window int, p []byte, read func([]byte) (int, error)) (int, error) {
+	if *hist == nil {
+		*hist = make([]byte, 0, 2*window)
 	}
-	if len(s.hist)+len(b) > 2*snappyWindow {
-		keep := snappyWindow - len(b)
-		copy(s.hist, s.hist[len(s.hist)-keep:])
-		s.hist = s.hist[:keep]
+	n, err := read(p)
+	if b := p[:n]; n >= window {
+		*hist = append((*hist)[:0], b[n-window:]...)
+	} else if n > 0 {
+		h := *hist
+		if len(h)+n > 2*window {
+			keep := window - n
+			copy(h, h[len(h)-keep:])
+			h = h[:keep]
+		}
+		*hist = append(h, b...)
 	}
-	s.hist = append(s.hist, b...)
+	return n, err
 }
 
-// Read implements io.Reader. A copy takes its bytes from p itself while
-// they were written by this call, else from the window, to which only the
-// last bytes of each call are added.
+// Read implements io.Reader.
 func (s *snappyStream) Read(p []byte) (int, error) {
 	if s.failed {
 		return 0, errSnappy
 	}
-	if s.hist == nil {
-		s.hist = make([]byte, 0, 2*snappyWindow)
-	}
-	n, err := s.read(p)
-	if n > 0 {
-		s.push(p[:n])
-	}
-	return n, err
+	return readWindowed(&s.hist, snappyWindow, p, s.read)
 }
 
 func (s *snappyStream) read(p []byte) (int, error) {
@@ -519,32 +521,12 @@ type lz4Stream struct {
 	failed bool
 }
 
-func (s *lz4Stream) push(b []byte) {
-	if len(b) >= lz4Window {
-		s.hist = append(s.hist[:0], b[len(b)-lz4Window:]...)
-		return
-	}
-	if len(s.hist)+len(b) > 2*lz4Window {
-		keep := lz4Window - len(b)
-		copy(s.hist, s.hist[len(s.hist)-keep:])
-		s.hist = s.hist[:keep]
-	}
-	s.hist = append(s.hist, b...)
-}
-
 // Read implements io.Reader.
 func (s *lz4Stream) Read(p []byte) (int, error) {
 	if s.failed {
 		return 0, errLZ4Stream
 	}
-	if s.hist == nil {
-		s.hist = make([]byte, 0, 2*lz4Window)
-	}
-	n, err := s.read(p)
-	if n > 0 {
-		s.push(p[:n])
-	}
-	return n, err
+	return readWindowed(&s.hist, lz4Window, p, s.read)
 }
 
 func (s *lz4Stream) fail(done int) (int, error) {
