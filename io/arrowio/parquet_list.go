@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -318,12 +317,9 @@ func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if !ok {
 		return false
 	}
-	page, ok := c.inflate(pd.scratch, body, int(h.usize))
+	page, ok := c.inflateScratch(pd, body, int(h.usize))
 	if !ok {
 		return false
-	}
-	if c.codec != nil {
-		pd.scratch = page
 	}
 	var rep, def []byte
 	for _, lv := range []*[]byte{&rep, &def} {
@@ -359,33 +355,14 @@ func (lc *listChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		return false
 	}
 	vsize := int(h.usize - h.repLen - h.defLen)
-	codecWas := c.codec
-	if !h.compressed {
-		c.codec = nil
-	}
-	defer func() { c.codec = codecWas }()
+	defer c.v2Codec(h)()
 	if h.enc == encodingPlain {
 		// The values go straight into place.
-		if int64(vsize) != n*int64(c.w) {
-			return false
-		}
-		at := int(c.row) * c.w
-		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
-		if !ok {
-			return false
-		}
-		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
-			copy(c.values[at:], page)
-		}
-		c.row += n
-		return true
+		return c.inflateInPlace(rest, vsize, n)
 	}
-	page, ok := c.inflate(pd.scratch, rest, vsize)
+	page, ok := c.inflateScratch(pd, rest, vsize)
 	if !ok {
 		return false
-	}
-	if c.codec != nil {
-		pd.scratch = page
 	}
 	return lc.values(pd, h, page, n)
 }

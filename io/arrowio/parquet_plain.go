@@ -372,6 +372,46 @@ func zstdContentSize(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// inflateInPlace decompresses src, the size bytes of n PLAIN values with
+// no nulls, straight into c.values at row c.row, and moves c.row past them.
+func (c *plainChunk) inflateInPlace(src []byte, size int, n int64) bool {
+	if int64(size) != n*int64(c.w) {
+		return false
+	}
+	at := int(c.row) * c.w
+	page, ok := c.inflate(c.values[at:at+size:at+size], src, size)
+	if !ok {
+		return false
+	}
+	if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
+		copy(c.values[at:], page)
+	}
+	c.row += n
+	return true
+}
+
+// inflateScratch decompresses src (size bytes inflated) into the worker's
+// scratch buffer, which the next page reuses, and returns it; a stored page
+// is src itself.
+func (c *plainChunk) inflateScratch(pd *plainDecoder, src []byte, size int) ([]byte, bool) {
+	page, ok := c.inflate(pd.scratch, src, size)
+	if ok && c.codec != nil {
+		pd.scratch = page
+	}
+	return page, ok
+}
+
+// v2Codec drops the chunk's codec while a DATA_PAGE_V2 whose values are
+// stored uncompressed (is_compressed false) is decoded; the returned
+// function puts it back.
+func (c *plainChunk) v2Codec(h *pageHeader) (restore func()) {
+	was := c.codec
+	if !h.compressed {
+		c.codec = nil
+	}
+	return func() { c.codec = was }
+}
+
 // pageV1 decodes a DATA_PAGE: the whole page is compressed; for an
 // optional column it starts with the definition levels (RLE, 4-byte length
 // prefix).
@@ -384,31 +424,16 @@ func (c *plainChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if !ok {
 		return false
 	}
-	at := int(c.row) * c.w
 	if c.valid == nil && h.enc == encodingPlain {
 		// The page is the values: inflate them in place.
-		if int64(h.usize) != n*int64(c.w) {
-			return false
-		}
-		page, ok := c.inflate(c.values[at:at+int(h.usize):at+int(h.usize)], body, int(h.usize))
-		if !ok {
-			return false
-		}
-		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
-			copy(c.values[at:], page)
-		}
-		c.row += n
-		return true
+		return c.inflateInPlace(body, int(h.usize), n)
 	}
 	if c.valid != nil && h.defEnc != encodingRLE {
 		return false
 	}
-	page, ok := c.inflate(pd.scratch, body, int(h.usize))
+	page, ok := c.inflateScratch(pd, body, int(h.usize))
 	if !ok {
 		return false
-	}
-	if c.codec != nil {
-		pd.scratch = page
 	}
 	nn := n
 	if c.valid != nil {
@@ -459,30 +484,14 @@ func (c *plainChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if !dict && int64(vsize) != nn*int64(c.w) {
 		return false
 	}
-	codecWas := c.codec
-	if !h.compressed {
-		c.codec = nil
-	}
-	defer func() { c.codec = codecWas }()
-	at := int(c.row) * c.w
+	defer c.v2Codec(h)()
 	if nn == n && h.enc == encodingPlain {
 		// No nulls: the values go straight into place.
-		page, ok := c.inflate(c.values[at:at+vsize:at+vsize], rest, vsize)
-		if !ok {
-			return false
-		}
-		if unsafe.SliceData(page) != unsafe.SliceData(c.values[at:]) {
-			copy(c.values[at:], page)
-		}
-		c.row += n
-		return true
+		return c.inflateInPlace(rest, vsize, n)
 	}
-	page, ok := c.inflate(pd.scratch, rest, vsize)
+	page, ok := c.inflateScratch(pd, rest, vsize)
 	if !ok {
 		return false
-	}
-	if c.codec != nil {
-		pd.scratch = page
 	}
 	switch {
 	case dict:
