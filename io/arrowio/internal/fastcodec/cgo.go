@@ -72,25 +72,14 @@ func ptr(b []byte) unsafe.Pointer {
 
 // Gzip decodes src, gzip members end to end, into dst, which it must
 // fill exactly; it reports false if src is anything else.
-func Gzip(dst, src []byte) bool {
-	if len(dst) == 0 || len(src) == 0 {
-		return false
-	}
-	d := deflatePool.get()
-	if d == nil {
-		return false
-	}
-	defer deflatePool.put(d)
-	var out C.size_t
-	ok := C.pate_gzip_decode(d, ptr(src), C.size_t(len(src)), ptr(dst), C.size_t(len(dst)), &out) == 1
-	runtime.KeepAlive(src)
-	runtime.KeepAlive(dst)
-	return ok && int(out) == len(dst)
-}
+func Gzip(dst, src []byte) bool { return inflate(dst, src, false) }
 
 // Zlib decodes the zlib stream that begins src into dst, which it must
 // fill exactly; it reports false if it does not.
-func Zlib(dst, src []byte) bool {
+func Zlib(dst, src []byte) bool { return inflate(dst, src, true) }
+
+// inflate runs libdeflate's gzip or zlib decoder on a pooled state.
+func inflate(dst, src []byte, zlib bool) bool {
 	if len(dst) == 0 || len(src) == 0 {
 		return false
 	}
@@ -100,7 +89,12 @@ func Zlib(dst, src []byte) bool {
 	}
 	defer deflatePool.put(d)
 	var out C.size_t
-	ok := C.pate_zlib_decode(d, ptr(src), C.size_t(len(src)), ptr(dst), C.size_t(len(dst)), &out) == 1
+	var ok bool
+	if zlib {
+		ok = C.pate_zlib_decode(d, ptr(src), C.size_t(len(src)), ptr(dst), C.size_t(len(dst)), &out) == 1
+	} else {
+		ok = C.pate_gzip_decode(d, ptr(src), C.size_t(len(src)), ptr(dst), C.size_t(len(dst)), &out) == 1
+	}
 	runtime.KeepAlive(src)
 	runtime.KeepAlive(dst)
 	return ok && int(out) == len(dst)
