@@ -1,0 +1,234 @@
+package learners
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// embeddingRows builds a record of one list column c of type typ with
+// rows rows of dim values: value j of a row is mean_j + std_j·N(0, 1),
+// where mean_j and std_j vary around mean and std. special(r, j) may
+// replace a value (ok false: a null element); width(r) may change a row's
+// length (-1: a null row).
+func embeddingRows(mem memory.Allocator, typ arrow.DataType, rng *rand.Rand, rows, dim int, mean, std float64,
+	special func(r, j int) (float64, bool, bool), width func(r int) int) arrow.Record {
+	means, stds := make([]float64, dim), make([]float64, dim)
+	for j := range means {
+		means[j] = mean * (1 + 0.5*math.Sin(float64(j)))
+		stds[j] = std * (0.5 + float64(j%5)/4)
+	}
+	return oneColumn(mem, typ, func(b array.Builder) {
+		lb := b.(array.ListLikeBuilder)
+		vb := lb.ValueBuilder().(*array.Float32Builder)
+		for r := 0; r < rows; r++ {
+			n := dim
+			if width != nil {
+				n = width(r)
+			}
+			if n < 0 {
+				lb.AppendNull()
+				continue
+			}
+			lb.Append(true)
+			for j := 0; j < n; j++ {
+				v := means[j%dim] + stds[j%dim]*rng.NormFloat64()
+				if special != nil {
+					if s, valid, ok := special(r, j); ok {
+						if !valid {
+							vb.AppendNull()
+							continue
+						}
+						v = s
+					}
+				}
+				vb.Append(float32(v))
+			}
+		}
+	})
+}
+
+// randomTeachers returns k linear teachers with N(0, 1) weights and biases
+// on standardised features, the last one predicting class 1 whatever the
+// row (its other classes have absentBias).
+func randomTeachers(rng *rand.Rand, k, classes, dim int) []Model {
+	models := make([]Model, k)
+	for t := range models {
+		if t == k-1 {
+			models[t] = constantLinear(classes, dim, 1)
+			continue
+		}
+		m := &linearModel{classes: classes, dim: dim, w: make([]float32, classes*dim), b: make([]float32, classes)}
+		for i := range m.w {
+			m.w[i] = float32(rng.NormFloat64())
+		}
+		for i := range m.b {
+			m.b[i] = float32(rng.NormFloat64())
+		}
+		models[t] = m
+	}
+	return models
+}
+
+// encodedVotes is today's path: the rows encoded column-major and voted on
+// by the stacked teachers.
+func encodedVotes(t *testing.T, p *Prepared, e *Ensemble) []int32 {
+	t.Helper()
+	n := p.Rows()
+	x := make([]float32, p.e.Width*n)
+	p.EncodeColumns(0, n, x, n)
+	counts := make([]int32, n*e.Classes())
+	e.VotesColumns(x, n, n, counts)
+	return counts
+}
+
+// nearTies returns the number of teachers whose two best classes' exact
+// scores on row r (float64, on the raw values: Σ_j dw_j·(x_j − m_j)/s_j + db
+// relative to class 0) are within twice the float32 rounding bound of
+// either path of each other: (dim+8)·2⁻²³ times the sum of the magnitudes
+// both paths add (|dw_j|·(|x_j| + 2|m_j| + |x_j − m_j|)/s_j and the
+// biases).
+func nearTies(models []Model, enc *Encoder, row []float32) int {
+	dim := enc.Width
+	near := 0
+	for _, m := range models {
+		w, b := m.(LinearModel).Linear()
+		classes := len(b)
+		scores := make([]float64, classes)
+		tol := 0.0
+		for c := 1; c < classes; c++ {
+			db := float64(b[c]) - float64(b[0])
+			s, mag := db, 2*math.Abs(db)
+			for j := 0; j < dim; j++ {
+				f := &enc.Columns[j]
+				dw := float64(w[c*dim+j]) - float64(w[j])
+				x := float64(row[j])
+				s += dw * (x - f.Mean) / f.Std
+				mag += math.Abs(dw) * (math.Abs(x) + 2*math.Abs(f.Mean) + math.Abs(x-f.Mean)) / f.Std
+			}
+			scores[c] = s
+			tol = max(tol, float64(dim+8)*0x1p-23*mag)
+		}
+		slices.Sort(scores)
+		if scores[classes-1]-scores[classes-2] <= 2*tol {
+			near++
+		}
+	}
+	return near
+}
+
+// checkVotes compares the folded path's counts with the encoded path's on
+// the rows of raw (the values of rec's list column): each row's counts
+// must be equal but for teachers on a near-tie, and exactly equal on the
+// rows exact says. It returns the number of rows whose counts differ.
+func checkVotes(t *testing.T, models []Model, enc *Encoder, rec arrow.Record, got, want []int32, classes int, exact func(r int) bool) int {
+	t.Helper()
+	list := rec.Column(0).(listArray)
+	vals := list.ListValues().(*array.Float32).Float32Values()
+	differ := 0
+	for r := 0; r < int(rec.NumRows()); r++ {
+		g, w := got[r*classes:(r+1)*classes], want[r*classes:(r+1)*classes]
+		total := int32(0)
+		for _, c := range g {
+			total += c
+		}
+		if total != int32(len(models)) {
+			t.Fatalf("row %d: %d votes, want one per teacher (%d)", r, total, len(models))
+		}
+		if slices.Equal(g, w) {
+			continue
+		}
+		differ++
+		if exact != nil && exact(r) {
+			t.Fatalf("row %d takes the encoded path: votes %v, want exactly %v", r, g, w)
+		}
+		moved := 0
+		for c := range g {
+			moved += int(max(g[c]-w[c], w[c]-g[c]))
+		}
+		s, _ := list.ValueOffsets(r)
+		if near := nearTies(models, enc, vals[s:s+int64(enc.Width)]); moved/2 > near {
+			t.Fatalf("row %d: votes %v, encoded path %v: %d teachers changed their vote, %d are on a near-tie", r, g, w, moved/2, near)
+		}
+	}
+	return differ
+}
+
+// TestFoldedVotesMatchEncoded: the folded teachers voting on the raw list
+// values give the encoded path's votes on every row but where a teacher's
+// margin is within float32 rounding of a tie, for several widths, scales
+// and means (also far from 0 and 1, and far from 0 in units of the
+// standard deviation), list layouts, two and three classes, and slices.
+func TestFoldedVotesMatchEncoded(t *testing.T) {
+	f32 := arrow.PrimitiveTypes.Float32
+	tests := []struct {
+		name      string
+		dim       int
+		typ       arrow.DataType
+		mean, std float64
+		classes   int
+		maxDiffer float64 // the most rows whose counts may differ, as a share
+	}{
+		{"dim 1 standard", 1, arrow.FixedSizeListOf(1, f32), 0, 1, 2, 0.01},
+		{"dim 7 list", 7, arrow.ListOf(f32), 0.3, 2, 2, 0.01},
+		{"dim 64 large_list three classes", 64, arrow.LargeListOf(f32), -1, 0.5, 3, 0.02},
+		{"dim 384 embedding scale", 384, arrow.FixedSizeListOf(384, f32), 0.01, 0.05, 2, 0.02},
+		{"dim 384 list", 384, arrow.ListOf(f32), 0.01, 0.05, 3, 0.02},
+		{"dim 384 large values", 384, arrow.FixedSizeListOf(384, f32), 3e4, 1e4, 2, 0.02},
+		{"dim 384 tiny values", 384, arrow.FixedSizeListOf(384, f32), 2e-6, 1e-6, 2, 0.02},
+		{"dim 384 mean 100 std far off", 384, arrow.FixedSizeListOf(384, f32), 100, 1, 2, 0.2},
+		{"dim 64 mean 1000 std 0.1", 64, arrow.FixedSizeListOf(64, f32), 1000, 0.1, 2, 0.5},
+	}
+	for ti, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(11, uint64(ti)))
+			fit := embeddingRows(mem, tc.typ, rng, 400, tc.dim, tc.mean, tc.std, nil, nil)
+			defer fit.Release()
+			enc, err := FitEncoder(fit.Schema(), []string{"c"}, []arrow.Record{fit}, EncoderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			models := randomTeachers(rng, 41, tc.classes, tc.dim)
+			e, err := NewEnsemble(models, tc.classes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := e.Fold(enc)
+			if f == nil {
+				t.Fatal("Fold refused an encoder of one float32 list column")
+			}
+			rec := embeddingRows(mem, tc.typ, rng, 700, tc.dim, tc.mean, tc.std, nil, nil)
+			defer rec.Release()
+			for _, sl := range []struct{ lo, hi int64 }{{0, rec.NumRows()}, {13, 611}} {
+				part := rec.NewSlice(sl.lo, sl.hi)
+				p, err := enc.Prepare(part)
+				if err != nil {
+					part.Release()
+					t.Fatal(err)
+				}
+				raw := p.Raw([]*FoldedEnsemble{f})
+				if raw == nil {
+					part.Release()
+					t.Fatal("Raw refused a batch of one float32 list column")
+				}
+				n := p.Rows()
+				got := make([]int32, n*tc.classes)
+				raw.Votes(0, n, [][]int32{got}, make([]float32, tc.dim*n))
+				want := encodedVotes(t, p, e)
+				differ := checkVotes(t, models, enc, part, got, want, tc.classes, nil)
+				t.Logf("rows %d–%d: %d of %d rows differ", sl.lo, sl.hi, differ, n)
+				if float64(differ) > tc.maxDiffer*float64(n) {
+					t.Errorf("rows %d–%d: %d of %d rows differ from the encoded path, want at most %.0f%%", sl.lo, sl.hi, differ, n, 100*tc.maxDiffer)
+				}
+				part.Release()
+			}
+		})
+	}
+}
