@@ -8,7 +8,10 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // embeddingRows builds a record of one list column c of type typ with
@@ -230,5 +233,289 @@ func TestFoldedVotesMatchEncoded(t *testing.T) {
 				part.Release()
 			}
 		})
+	}
+}
+
+// TestFoldedFallsBack: a row holding a NaN, an infinity or a null
+// element, a null row and a row of another length are encoded and voted
+// on by the teachers themselves, giving exactly today's votes, while the
+// clean rows of the same batch are voted on in place; a batch of such rows
+// only gives exactly today's votes on every row.
+func TestFoldedFallsBack(t *testing.T) {
+	const dim = 24
+	f32 := arrow.PrimitiveTypes.Float32
+	nan, inf := math.NaN(), math.Inf(1)
+	every := func(v float64) func(r, j int) (float64, bool, bool) {
+		return func(r, j int) (float64, bool, bool) { return v, true, j == r%dim }
+	}
+	tests := []struct {
+		name    string
+		typ     arrow.DataType
+		special func(r, j int) (float64, bool, bool)
+		width   func(r int) int
+		bad     func(r int) bool // the rows that must take the encoded path
+	}{
+		{"NaN", arrow.FixedSizeListOf(dim, f32),
+			func(r, j int) (float64, bool, bool) { return nan, true, r%7 == 2 && j == 5 },
+			nil, func(r int) bool { return r%7 == 2 }},
+		{"+Inf and -Inf", arrow.ListOf(f32),
+			func(r, j int) (float64, bool, bool) { return []float64{inf, -inf}[r%2], true, r%5 < 2 && j == dim-1 },
+			nil, func(r int) bool { return r%5 < 2 }},
+		{"null elements", arrow.FixedSizeListOf(dim, f32),
+			func(r, j int) (float64, bool, bool) { return 0, false, r%9 == 4 && j == 0 },
+			nil, func(r int) bool { return r%9 == 4 }},
+		{"null rows", arrow.LargeListOf(f32), nil,
+			func(r int) int { return map[bool]int{true: -1, false: dim}[r%6 == 1] },
+			func(r int) bool { return r%6 == 1 }},
+		{"null rows of a fixed_size_list", arrow.FixedSizeListOf(dim, f32), nil,
+			func(r int) int { return map[bool]int{true: -1, false: dim}[r%4 == 3] },
+			func(r int) bool { return r%4 == 3 }},
+		{"null rows over valid values", arrow.FixedSizeListOf(dim, f32), nil, nil,
+			func(r int) bool { return r%4 == 1 }},
+		{"short, long and empty lists", arrow.ListOf(f32), nil,
+			func(r int) int { return []int{dim, dim, dim - 3, dim + 2, 0, dim}[r%6] },
+			func(r int) bool { return r%6 >= 2 && r%6 <= 4 }},
+		{"every row NaN", arrow.FixedSizeListOf(dim, f32), every(nan), nil, func(int) bool { return true }},
+		{"every row -Inf", arrow.ListOf(f32), every(-inf), nil, func(int) bool { return true }},
+	}
+	for ti, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(21, uint64(ti)))
+			fit := embeddingRows(mem, tc.typ, rng, 300, dim, 0.5, 2, nil, nil)
+			defer fit.Release()
+			enc, err := FitEncoder(fit.Schema(), []string{"c"}, []arrow.Record{fit}, EncoderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const classes = 3
+			models := randomTeachers(rng, 37, classes, dim)
+			e, err := NewEnsemble(models, classes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := e.Fold(enc)
+			if f == nil {
+				t.Fatal("Fold refused")
+			}
+			rec := embeddingRows(mem, tc.typ, rng, 500, dim, 0.5, 2, tc.special, tc.width)
+			defer rec.Release()
+			if tc.special == nil && tc.width == nil { // null rows whose values are there
+				nulled := withNullRows(mem, rec, tc.bad)
+				defer nulled.Release()
+				rec = nulled
+			}
+			const lo = 3 // a slice: row r of it is row r+lo of rec
+			part := rec.NewSlice(lo, rec.NumRows()-2)
+			defer part.Release()
+			p, err := enc.Prepare(part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := p.Raw([]*FoldedEnsemble{f})
+			if raw == nil {
+				t.Fatal("Raw refused a float32 list column")
+			}
+			n := p.Rows()
+			want := encodedVotes(t, p, e)
+			bad := func(r int) bool { return tc.bad(r + lo) }
+			// A marker whose folded teachers all vote for class 2 shows
+			// which path each row took: the teachers themselves never
+			// all do (the last one always votes 1).
+			w := make([]float32, len(models)*classes*dim)
+			b := make([]float32, len(models)*classes)
+			for k := range models {
+				b[k*classes+2] = 1
+			}
+			lin, err := kernel.NewLinear(len(models), classes, dim, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			marker := &FoldedEnsemble{e: e, enc: enc, lin: lin}
+			// In tiles, as voteTiles calls it, and in one call.
+			for _, tile := range []int{n, 17} {
+				got := make([]int32, n*classes)
+				marked := make([]int32, n*classes)
+				scratch := make([]float32, dim*tile)
+				rb := p.Raw([]*FoldedEnsemble{f, marker})
+				for s := 0; s < n; s += tile {
+					h := min(n, s+tile)
+					rb.Votes(s, h, [][]int32{got[s*classes : h*classes], marked[s*classes : h*classes]}, scratch)
+				}
+				checkVotes(t, models, enc, part, got, want, classes, bad)
+				for r := 0; r < n; r++ {
+					inPlace := marked[r*classes+2] == int32(len(models))
+					if inPlace == bad(r) {
+						t.Fatalf("tile %d, row %d: voted on in place %v, want %v", tile, r, inPlace, !bad(r))
+					}
+				}
+			}
+		})
+	}
+}
+
+// withNullRows returns rec with the rows null marks null in its validity
+// bitmap, their values left as they are.
+func withNullRows(mem memory.Allocator, rec arrow.Record, null func(r int) bool) arrow.Record {
+	n := int(rec.NumRows())
+	bitmap := memory.NewResizableBuffer(mem)
+	defer bitmap.Release()
+	bitmap.Resize(int(bitutil.BytesForBits(int64(n))))
+	nulls := 0
+	for r := 0; r < n; r++ {
+		bitutil.SetBitTo(bitmap.Bytes(), r, !null(r))
+		if null(r) {
+			nulls++
+		}
+	}
+	d := rec.Column(0).Data()
+	nd := array.NewData(d.DataType(), n, []*memory.Buffer{bitmap}, d.Children(), nulls, 0)
+	defer nd.Release()
+	col := array.MakeFromData(nd)
+	defer col.Release()
+	return array.NewRecord(rec.Schema(), []arrow.Array{col}, int64(n))
+}
+
+// TestFoldRefuses: Fold gives nil, and the caller encodes, for teachers
+// that are not stacked, for features other than one list column, for a
+// list element with a missing indicator, and for weights that overflow
+// float32 once divided by the standard deviation; Raw gives nil for a
+// float64 list.
+func TestFoldRefuses(t *testing.T) {
+	const dim = 5
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(31, 1))
+	f32 := arrow.PrimitiveTypes.Float32
+	fit := embeddingRows(mem, arrow.FixedSizeListOf(dim, f32), rng, 100, dim, 0, 1, nil, nil)
+	defer fit.Release()
+	enc, err := FitEncoder(fit.Schema(), []string{"c"}, []arrow.Record{fit}, EncoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacked, err := NewEnsemble(randomTeachers(rng, 4, 2, dim), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stacked.Fold(enc) == nil {
+		t.Fatal("Fold refused a foldable ensemble: the cases below prove nothing")
+	}
+
+	withNaN := embeddingRows(mem, arrow.FixedSizeListOf(dim, f32), rng, 100, dim, 0, 1,
+		func(r, j int) (float64, bool, bool) { return math.NaN(), true, r == 3 && j == 2 }, nil)
+	defer withNaN.Release()
+	missing, err := FitEncoder(withNaN.Schema(), []string{"c"}, []arrow.Record{withNaN}, EncoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide, err := NewEnsemble(randomTeachers(rng, 4, 2, missing.Dim()), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	mixed := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim + 1}
+	mixed.Columns = append(mixed.Columns, Feature{Name: "age", Kind: KindNumeric, Offset: dim, Width: 1, Std: 1})
+	mixedEns, err := NewEnsemble(randomTeachers(rng, 4, 2, dim+1), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tiny := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim}
+	tiny.Columns[2].Std = 1e-40
+
+	trees, err := NewLearner("tree", LearnerOptions{MaxDepth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := intMatrix(rng, 30, dim)
+	y := make([]int32, x.Rows)
+	for i := range y {
+		y[i] = int32(i % 2)
+	}
+	tree, err := trees.Fit(x, y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeEns, err := NewEnsemble([]Model{tree, randomTeachers(rng, 1, 2, dim)[0]}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		e    *Ensemble
+		enc  *Encoder
+	}{
+		{"a teacher is not linear", treeEns, enc},
+		{"a missing-indicator column", wide, missing},
+		{"a feature besides the list", mixedEns, mixed},
+		{"a standard deviation of 1e-40", stacked, tiny},
+		{"no encoder", stacked, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.e.Fold(tc.enc) != nil {
+				t.Error("Fold folded")
+			}
+		})
+	}
+
+	t.Run("float64 list", func(t *testing.T) {
+		rec := oneColumn(mem, arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float64), func(b array.Builder) {
+			lb := b.(array.ListLikeBuilder)
+			lb.Append(true)
+			for j := 0; j < dim; j++ {
+				lb.ValueBuilder().(*array.Float64Builder).Append(float64(j))
+			}
+		})
+		defer rec.Release()
+		p, err := enc.Prepare(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Raw([]*FoldedEnsemble{stacked.Fold(enc)}) != nil {
+			t.Error("Raw took a float64 list")
+		}
+	})
+}
+
+// TestAllFinite: allFinite against math.IsNaN and math.IsInf, with one
+// special value at each position of slices of every length up to 19 at
+// each alignment, and the extreme finite values.
+func TestAllFinite(t *testing.T) {
+	buf := make([]float32, 24)
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffffffff), math.Float32frombits(0x7f800001)}
+	finites := []float32{0, float32(math.Copysign(0, -1)), math.MaxFloat32, -math.MaxFloat32,
+		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 1, -1.5e-38}
+	naive := func(v []float32) bool {
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return false
+			}
+		}
+		return true
+	}
+	for off := 0; off < 3; off++ {
+		for n := 0; n < 20; n++ {
+			v := buf[off : off+n]
+			for i := range v {
+				v[i] = finites[i%len(finites)]
+			}
+			if !allFinite(v) {
+				t.Fatalf("offset %d, %d finite values: not all finite", off, n)
+			}
+			for i := range v {
+				for _, s := range specials {
+					old := v[i]
+					v[i] = s
+					if got, want := allFinite(v), naive(v); got != want {
+						t.Fatalf("offset %d, length %d, %v at %d: allFinite %v, want %v", off, n, s, i, got, want)
+					}
+					v[i] = old
+				}
+			}
+		}
 	}
 }
