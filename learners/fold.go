@@ -26,10 +26,17 @@ import (
 // margin between its two best classes is within rounding of 0 may vote the
 // other way. The rounding grows with |m_j/s_j|: a mean far from 0 in units of
 // the standard deviation leaves the raw values' scores as large sums that
-// cancel. The vote is still a function of the teacher and the public row
-// alone (which path a row takes depends on that row only), so the noise and
-// the accounting are unchanged; but on such near-ties a seeded run's labels
-// differ from those of the encoded path.
+// cancel, so Fold refuses a feature whose |m_j| exceeds maxFoldedMean·s_j
+// (the products are then at most about 1000 times the standardised ones:
+// some 10 of float32's 24 bits lost to the cancellation at worst). The vote
+// is still a function of the teacher and the public row alone (which path a
+// row takes depends on that row only), so the noise and the accounting are
+// unchanged; but on such near-ties a seeded run's labels may differ from
+// those of the encoded path (none of the 1M rows of the embedding bench
+// did).
+
+// maxFoldedMean bounds |mean|/std of a feature that Fold folds.
+const maxFoldedMean = 1 << 10
 
 // FoldedEnsemble is a stacked Ensemble with an Encoder's standardisation
 // folded into its weights (see Ensemble.Fold). It is immutable and safe for
@@ -44,8 +51,9 @@ type FoldedEnsemble struct {
 // weights, for voting on raw rows (see Prepared.Raw), or nil when that is
 // not possible: the teachers are not stacked, or enc's encoded columns are
 // not exactly the elements of one list column, each without a
-// missing-indicator column, with a finite mean and a standard deviation
-// that folds into finite float32 weights and biases.
+// missing-indicator column, with a finite mean within maxFoldedMean
+// standard deviations of 0 and a standard deviation that folds into finite
+// float32 weights and biases.
 //
 // Class 0's folded weights and bias are 0 and class c's are the differences
 // of c's and 0's, divided by the standard deviations in float64 and rounded
@@ -61,7 +69,8 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	}
 	for i := range enc.Columns {
 		f := &enc.Columns[i]
-		if f.Kind != KindNumeric || f.Width != 1 || !finite(f.Mean) || !finite(f.Std) || f.Std <= 0 {
+		if f.Kind != KindNumeric || f.Width != 1 || !finite(f.Mean) || !finite(f.Std) || f.Std <= 0 ||
+			math.Abs(f.Mean) > maxFoldedMean*f.Std {
 			return nil
 		}
 	}

@@ -185,7 +185,8 @@ func TestFoldedVotesMatchEncoded(t *testing.T) {
 		{"dim 384 large values", 384, arrow.FixedSizeListOf(384, f32), 3e4, 1e4, 2, 0.02},
 		{"dim 384 tiny values", 384, arrow.FixedSizeListOf(384, f32), 2e-6, 1e-6, 2, 0.02},
 		{"dim 384 mean 100 std far off", 384, arrow.FixedSizeListOf(384, f32), 100, 1, 2, 0.2},
-		{"dim 64 mean 1000 std 0.1", 64, arrow.FixedSizeListOf(64, f32), 1000, 0.1, 2, 0.5},
+		{"dim 64 mean 20 std 0.1", 64, arrow.FixedSizeListOf(64, f32), 20, 0.1, 2, 0.1},
+		{"dim 384 means up to 900 std", 384, arrow.ListOf(f32), 300, 1, 3, 0.1},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -423,6 +424,8 @@ func TestFoldRefuses(t *testing.T) {
 
 	tiny := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim}
 	tiny.Columns[2].Std = 1e-40
+	farMean := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim}
+	farMean.Columns[4].Mean, farMean.Columns[4].Std = -2049, 2
 
 	trees, err := NewLearner("tree", LearnerOptions{MaxDepth: 2})
 	if err != nil {
@@ -451,6 +454,7 @@ func TestFoldRefuses(t *testing.T) {
 		{"a missing-indicator column", wide, missing},
 		{"a feature besides the list", mixedEns, mixed},
 		{"a standard deviation of 1e-40", stacked, tiny},
+		{"a mean 1024.5 standard deviations from 0", stacked, farMean},
 		{"no encoder", stacked, nil},
 	}
 	for _, tc := range tests {
