@@ -32,8 +32,8 @@ import (
 // is still a function of the teacher and the public row alone (which path a
 // row takes depends on that row only), so the noise and the accounting are
 // unchanged; but on such near-ties a seeded run's labels may differ from
-// those of the encoded path (none of the 1M rows of the embedding bench
-// did).
+// those of the encoded path (on the 1M-row embedding bench with a fixed
+// seed, no label did).
 
 // maxFoldedMean bounds |mean|/std of a feature that Fold folds.
 const maxFoldedMean = 1 << 10
