@@ -59,16 +59,9 @@ func appendRow[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e in
 	return append(dst, ']'), true
 }
 
-// appendFloat32 and appendFloat64 format a finite number as goccy/go-json's
-// AppendFloat32 and AppendFloat64 do (the JSON Arrow's ValueStr gives).
-func appendFloat32(b []byte, v float32) []byte {
-	format := byte('f')
-	if abs := float32(math.Abs(float64(v))); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	return strconv.AppendFloat(b, float64(v), format, -1, 32)
-}
-
+// appendFloat64 formats a finite number as goccy/go-json's AppendFloat64
+// does (the JSON Arrow's ValueStr gives); appendFloat32, in ftoa32.go, is
+// its float32 twin.
 func appendFloat64(b []byte, v float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
