@@ -5,58 +5,70 @@
 package listtext
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
-	"strconv"
 )
 
-// appendFloat32 appends v as goccy/go-json's AppendFloat32 writes it (the
+// format32 writes v as goccy/go-json's AppendFloat32 writes it (the
 // JSON Arrow's ValueStr gives a float32):
 //
-//	strconv.AppendFloat(b, float64(v), f, -1, 32)
+//	strconv.AppendFloat(nil, float64(v), f, -1, 32)
 //
 // with f 'e' when 0 < |v| < 1e-6 or |v| >= 1e21 and 'f' otherwise, byte
 // for byte. The ledger hashes this text, so a differing byte would give a
 // dataset a new identity and a fresh budget; TestAppendFloat32Sampled and
 // TestAppendFloat32Exhaustive hold it to strconv. It is strconv's own
 // Dragonbox core with strconv's generic formatting taken out: the digits
-// are written straight into their places, two at a time, in the one form
-// this text uses, which is what made strconv's call most of the cost of
-// hashing 384-value float32 embeddings. NaN and ±Inf are left to strconv.
-func appendFloat32(b []byte, v float32) []byte {
+// are made eight at a time in a word and stored straight into their places
+// in the one form this text uses, which is what made strconv's call most
+// of the cost of hashing 384-value float32 embeddings. NaN and ±Inf are
+// strconv's "NaN", "+Inf" and "-Inf", as in Append.
+//
+// It writes at the start of buf, which must hold maxLen32 bytes (it may
+// write past the text), and returns the text's length.
+func format32(buf *[maxLen32]byte, v float32) int {
 	u := math.Float32bits(v)
 	abs := u &^ (1 << 31)
-	exp := int(abs >> mantBits32)
-	if exp == 0xff {
-		return strconv.AppendFloat(b, float64(v), 'f', -1, 32)
-	}
-	n0 := len(b)
-	b = slices.Grow(b, maxLen32)
-	buf := b[n0 : n0+maxLen32]
-	i := 0
-	if u>>31 != 0 {
-		buf[0] = '-'
-		i = 1
-	}
+	i := int(u >> 31)
+	buf[0] = '-' // overwritten when v >= 0
 	if abs == 0 {
 		buf[i] = '0'
-		return b[:n0+i+1]
+		return i + 1
 	}
+	exp := int(abs >> mantBits32)
 	mant := abs & (1<<mantBits32 - 1)
-	denorm := exp == 0
-	if denorm {
-		exp = 1
-	} else {
+	switch exp {
+	case 0xff:
+		switch {
+		case mant != 0:
+			return copy(buf[:], "NaN")
+		case i == 1:
+			return copy(buf[:], "-Inf")
+		}
+		return copy(buf[:], "+Inf")
+	case 0:
+		exp = 1 // subnormal
+	default:
 		mant |= 1 << mantBits32
 	}
-	d, e10 := shortest32(mant, exp-127-mantBits32, denorm)
+	d, e10 := shortest32(mant, exp)
 	nd := decimalLen32(d)
 	dp := nd + e10 // the decimal point's place: v = 0.digits × 10^dp
 
+	// The nd digits, first digit first, in 16 bytes (zero bytes after).
+	var lo, hi uint64
+	if nd <= 8 {
+		lo = digits8(d) >> (8 * uint(8-nd) & 63)
+	} else {
+		q := d / 1e8
+		w := digits8(d - q*1e8)
+		lo, hi = uint64('0'+q)|w<<8, w>>56
+	}
+
 	if abs < bits1e_6 || abs >= bits1e21 {
 		// d.ddde±XX: float32's decimal exponents, -45 to 38, are two digits.
-		putDigits(buf, i+1+nd, d)
+		put16(buf, i+1, lo, hi)
 		end := i + 1
 		if buf[i] = buf[i+1]; nd > 1 {
 			buf[i+1] = '.'
@@ -69,43 +81,71 @@ func appendFloat32(b []byte, v float32) []byte {
 			x = -x
 		}
 		buf[end+2], buf[end+3] = digitPairs[2*x], digitPairs[2*x+1]
-		return b[:n0+end+4]
+		return end + 4
 	}
 	switch {
 	case dp <= 0:
 		// 0.000ddd: at most five zeros after the point, as |v| >= 1e-6.
-		copy(buf[i:], "0.000000")
-		end := i + 2 - dp + nd
-		putDigits(buf, end, d)
-		return b[:n0+end]
+		put16(buf, i, zeroPoint, 0)
+		p := i + 2 - dp
+		put16(buf, p, lo, hi)
+		return p + nd
 	case dp < nd:
-		// ddd.ddd: the digits one place on, then the integer ones back.
-		end := i + 1 + nd
-		putDigits(buf, end, d)
-		copy(buf[i:i+dp], buf[i+1:i+1+dp])
-		buf[i+dp] = '.'
-		return b[:n0+end]
+		// ddd.ddd: all the digits, then the fraction's again one place on
+		// (dp is 1 to 8).
+		put16(buf, i, lo, hi)
+		sh := 8 * uint(dp) & 63
+		put16(buf, i+dp+1, lo>>sh|hi<<(64-sh), hi>>sh)
+		buf[(i+dp)&15] = '.'
+		return i + 1 + nd
 	default:
 		// ddd000: no fraction, at most 21 places as |v| < 1e21.
-		putDigits(buf, i+nd, d)
+		put16(buf, i, lo, hi)
 		end := i + dp
 		for j := i + nd; j < end; j++ {
 			buf[j] = '0'
 		}
-		return b[:n0+end]
+		return end
 	}
 }
 
+// put16 stores lo and hi's 16 bytes, little-endian, at buf[p:], p < 16
+// (which lets the compiler drop the bounds checks).
+func put16(buf *[maxLen32]byte, p int, lo, hi uint64) {
+	b := buf[p&15:]
+	le.PutUint64(b, lo)
+	le.PutUint64(b[8:], hi)
+}
+
+var le = binary.LittleEndian
+
 const (
 	mantBits32 = 23
-	// maxLen32 bounds appendFloat32's text: "-" and 21 integer digits.
+	// maxLen32 bounds what appendFloat32 writes, text and scratch: "-",
+	// "0.", five zeros and 16 bytes of digits, or "-" and 21 digits.
 	maxLen32 = 32
 	// bits1e_6 and bits1e21 are the bits of float32(1e-6) and
 	// float32(1e21), the JSON cut-offs, so that comparing |v|'s bits is
 	// comparing |v| with them as float32s.
 	bits1e_6 = 0x358637bd
 	bits1e21 = 0x6258d727
+	// zeroPoint is "0.000000" as a little-endian word.
+	zeroPoint = 0x3030303030302e30
 )
+
+// digits8 returns the eight decimal digits of x < 10^8, leading zeros
+// included, as ASCII in a little-endian word: x's halves, quarters and
+// digits are split in parallel lanes of the word, by multiplying with
+// reciprocals exact for numbers that small.
+func digits8(x uint32) uint64 {
+	hi, lo := x/10000, x%10000
+	w := uint64(hi) | uint64(lo)<<32
+	q := (w * 10486 >> 20) & (0x7f<<32 | 0x7f) // each half / 100
+	w = q | (w-100*q)<<16
+	q = (w * 103 >> 10) & (0xf<<48 | 0xf<<32 | 0xf<<16 | 0xf) // each quarter / 10
+	w = q | (w-10*q)<<8
+	return w + 0x3030303030303030
+}
 
 // digitPairs holds "00" to "99", to write two digits at a time.
 const digitPairs = "00010203040506070809" +
@@ -120,51 +160,34 @@ const digitPairs = "00010203040506070809" +
 	"90919293949596979899"
 
 // shortest32 returns the shortest decimal d·10^e10 that reads back as the
-// float32 mant·2^exp (strconv's choice among equally short ones), for
-// mant and exp as strconv's genericFtoa passes them to dboxFtoa32: mant
-// with its implicit bit, exp unbiased less the 23 mantissa bits, denorm
-// for a subnormal. It is dboxFtoa32 with decimalSlice taken out and the
-// arithmetic kept: which branch, which rounding, which zeros are trimmed.
-func shortest32(mant uint32, exp int, denorm bool) (d uint32, e10 int) {
-	if mant == 1<<mantBits32 && !denorm {
-		// A power of two: its lower neighbour is nearer (Algorithm 5.6).
-		k0 := -((exp*631305 - 261663) >> 21)
-		φ, β := pow10Of32(k0, exp)
-		xi := uint32((φ - (φ >> (mantBits32 + 2))) >> (64 - mantBits32 - 1 - β))
-		zi := uint32((φ + (φ >> (mantBits32 + 1))) >> (64 - mantBits32 - 1 - β))
-		if exp != 2 && exp != 3 {
-			xi++
-		}
-		if q := zi / 10; xi <= q*10 {
-			q, zeros := trimZeros32(q)
-			return q, -k0 + 1 + zeros
-		}
-		yru := uint32(φ>>(64-mantBits32-2-β)+1) / 2
-		if exp == -77 && yru%2 != 0 {
-			yru--
-		} else if yru < xi {
-			yru++
-		}
-		return yru, -k0
+// float32 mant·2^(exp-150) (strconv's choice among equally short ones),
+// for mant with its implicit bit and exp the biased exponent, 1 for a
+// subnormal. It is strconv's dboxFtoa32 with decimalSlice taken out and
+// the arithmetic kept: which branch, which rounding, which zeros are
+// trimmed; only the numbers that depend on the exponent alone are looked
+// up in expTab32 rather than worked out.
+func shortest32(mant uint32, exp int) (d uint32, e10 int) {
+	if mant == 1<<mantBits32 && exp > 1 {
+		return shortestPow2(exp - 127 - mantBits32)
 	}
 
 	// κ = 1 for float32 (Algorithm 5.2).
-	k0 := -((exp * 78913) >> 18)
-	φ, β := pow10Of32(1+k0, exp)
-	zi, exact := mulPow32((mant*2+1)<<β, φ)
+	x := &expTab32[uint8(exp)]
+	φ, β, δi := x.φ, uint(x.β), x.δi
+	hi, _ := bits.Mul64(uint64((mant*2+1)<<(β&31))<<32, φ)
+	zi, exact := uint32(hi>>32), uint32(hi) == 0
 	s, r := zi/100, zi%100
-	δi := uint32(φ >> (64 - 1 - β))
 	if r < δi {
 		if r != 0 || !exact || mant%2 == 0 {
 			s, zeros := trimZeros32(s)
-			return s, -k0 + 1 + zeros
+			return s, int(x.negK0) + 1 + zeros
 		}
 		s--
 		r = 100
 	} else if r == δi {
 		if parity, exact := parity32(mant*2-1, φ, β); parity || (exact && mant%2 == 0) {
 			s, zeros := trimZeros32(s)
-			return s, -k0 + 1 + zeros
+			return s, int(x.negK0) + 1 + zeros
 		}
 	}
 
@@ -177,26 +200,66 @@ func shortest32(mant uint32, exp int, denorm bool) (d uint32, e10 int) {
 			yru--
 		}
 	}
+	return yru, int(x.negK0)
+}
+
+// shortestPow2 is shortest32 for a normal power of two, 2^exp·2^23 with
+// exp unbiased less 23, whose lower neighbour is nearer than its upper
+// one (Algorithm 5.6).
+func shortestPow2(exp int) (d uint32, e10 int) {
+	k0 := -((exp*631305 - 261663) >> 21)
+	φ, β := pow10Of32(k0, exp)
+	xi := uint32((φ - (φ >> (mantBits32 + 2))) >> (64 - mantBits32 - 1 - β))
+	zi := uint32((φ + (φ >> (mantBits32 + 1))) >> (64 - mantBits32 - 1 - β))
+	if exp != 2 && exp != 3 {
+		xi++
+	}
+	if q := zi / 10; xi <= q*10 {
+		q, zeros := trimZeros32(q)
+		return q, -k0 + 1 + zeros
+	}
+	yru := uint32(φ>>(64-mantBits32-2-β)+1) / 2
+	if exp == -77 && yru%2 != 0 {
+		yru--
+	} else if yru < xi {
+		yru++
+	}
 	return yru, -k0
 }
+
+// expTab32[exp] holds, for the biased exponent exp of a float32 that is
+// not a power of two (exp 1 for subnormals too), what Algorithm 5.2 works
+// out from exp alone: φ̃k for k = κ + k0, k0 = -⌊e·log10 2⌋ with e =
+// exp-150, the shift β, δ^(i) and -k0.
+var expTab32 = func() (t [256]struct {
+	φ     uint64
+	δi    uint32
+	β     uint8
+	negK0 int8
+}) {
+	for exp := 1; exp < 0xff; exp++ {
+		e := exp - 127 - mantBits32
+		k0 := -((e * 78913) >> 18)
+		φ, β := pow10Of32(1+k0, e)
+		x := &t[exp]
+		x.φ, x.β, x.negK0 = φ, uint8(β), int8(-k0)
+		x.δi = uint32(φ >> (64 - 1 - β))
+	}
+	t[0] = t[1]
+	return t
+}()
 
 // pow10Of32 returns φ̃k, 10^k's 64-bit significand rounded up, and β,
 // the shift of the binary exponent e that goes with it.
 func pow10Of32(k, e int) (φ uint64, β uint) {
-	return pow10Tab32[k-pow10Min32], uint(e + (k*108853)>>15)
-}
-
-// mulPow32 returns the integer part of u·φ/2^64 and whether it is exact.
-func mulPow32(u uint32, φ uint64) (uint32, bool) {
-	r := uint64(u)*(φ>>32) + (uint64(u)*uint64(uint32(φ)))>>32
-	return uint32(r >> 32), uint32(r) == 0
+	return pow10Tab32[uint(k-pow10Min32)%uint(len(pow10Tab32))], uint(e + (k*108853)>>15)
 }
 
 // parity32 returns the parity of the integer part of m·φ/2^(64-β) and
 // whether it is exact.
 func parity32(m uint32, φ uint64, β uint) (parity, exact bool) {
 	r := uint64(m) * φ
-	return (r>>(64-β))&1 != 0, uint32(r>>(32-β)) == 0
+	return (r>>((64-β)&63))&1 != 0, uint32(r>>((32-β)&63)) == 0
 }
 
 // trimZeros32 returns x without its trailing decimal zeros and how many
@@ -210,42 +273,39 @@ func trimZeros32(x uint32) (uint32, int) {
 	return x, p
 }
 
-// decimalLen32 returns the number of decimal digits of x >= 1.
+// decimalLen32 returns the number of decimal digits of x >= 1: x plus
+// an entry for its binary length carries into the upper word exactly when
+// x reaches the next power of ten (Lemire's digit count).
 func decimalLen32(x uint32) int {
-	t := (bits.Len32(x) * 1233) >> 12
-	if x < pow10u32[t] {
-		return t
-	}
-	return t + 1
+	return int((uint64(x) + digitCountTab[bits.Len32(x)]) >> 32)
 }
 
-var pow10u32 = [...]uint32{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
-
-// putDigits writes the decimal digits of d >= 1 to buf, ending before
-// buf[end].
-func putDigits(buf []byte, end int, d uint32) {
-	for d >= 100 {
-		q := d / 100
-		r := 2 * (d - 100*q)
-		end -= 2
-		buf[end], buf[end+1] = digitPairs[r], digitPairs[r+1]
-		d = q
+// digitCountTab[j+1] is n<<32 for the n digits of 2^j, plus 2^32 - 10^n
+// when 10^n < 2^(j+1).
+var digitCountTab = func() (t [33]uint64) {
+	for j := range 32 {
+		n, p := uint64(1), uint64(10)
+		for p <= 1<<j {
+			n, p = n+1, p*10
+		}
+		t[j+1] = n << 32
+		if p < 1<<(j+1) {
+			t[j+1] += 1<<32 - p
+		}
 	}
-	if d >= 10 {
-		buf[end-2], buf[end-1] = digitPairs[2*d], digitPairs[2*d+1]
-		return
-	}
-	buf[end-1] = byte('0' + d)
-}
+	return t
+}()
 
-// pow10Min32 is the least k for which a float32 needs 10^k.
-const pow10Min32 = -31
+// pow10Min32 and pow10Max32 are the least and greatest k for which a
+// float32 needs 10^k.
+const pow10Min32, pow10Max32 = -31, 46
 
 // pow10Tab32 holds ⌈10^k·2^(64-e)⌉ for k from -31 to 46, e = 1+⌊k·log2 10⌋:
 // the upper 64 bits of strconv's pow10 table, rounded up where 10^k is not
 // exact in them (k < 0 or k > 27), as strconv's dboxPow32 has them.
-// TestPow10Tab32 recomputes them.
-var pow10Tab32 = [...]uint64{
+// TestPow10Tab32 recomputes them. The table is padded to 128 entries so
+// that an index taken modulo 128 needs no bounds check.
+var pow10Tab32 = [128]uint64{
 	0x81ceb32c4b43fcf5, // 1e-31
 	0xa2425ff75e14fc32, // 1e-30
 	0xcad2f7f5359a3b3f, // 1e-29
