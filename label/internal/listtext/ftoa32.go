@@ -8,105 +8,162 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 )
 
-// format32 writes v as goccy/go-json's AppendFloat32 writes it (the
-// JSON Arrow's ValueStr gives a float32):
+// formatList32 writes, from buf[n] on, the text of each of v's values
+// followed by a comma, and returns the n after the last comma; buf must
+// hold maxLen32+1 bytes a value from n on (it writes scratch past the
+// text). A value whose bit in the validity bitmap valid (bit off+j for
+// v[j]) is clear is null; valid nil means none is.
 //
-//	strconv.AppendFloat(nil, float64(v), f, -1, 32)
+// A value's text is goccy/go-json's AppendFloat32 (the JSON Arrow's
+// ValueStr gives a float32),
 //
-// with f 'e' when 0 < |v| < 1e-6 or |v| >= 1e21 and 'f' otherwise, byte
-// for byte. The ledger hashes this text, so a differing byte would give a
-// dataset a new identity and a fresh budget; TestAppendFloat32Sampled and
-// TestAppendFloat32Exhaustive hold it to strconv. It is strconv's own
-// Dragonbox core with strconv's generic formatting taken out: the digits
-// are made eight at a time in a word and stored straight into their places
-// in the one form this text uses, which is what made strconv's call most
-// of the cost of hashing 384-value float32 embeddings. NaN and ±Inf are
-// strconv's "NaN", "+Inf" and "-Inf", as in Append.
+//	strconv.AppendFloat(nil, float64(x), f, -1, 32)
 //
-// It writes at the start of buf, which must hold maxLen32 bytes (it may
-// write past the text), and returns the text's length.
-func format32(buf *[maxLen32]byte, v float32) int {
-	u := math.Float32bits(v)
-	abs := u &^ (1 << 31)
-	i := int(u >> 31)
-	buf[0] = '-' // overwritten when v >= 0
-	if abs == 0 {
-		buf[i] = '0'
-		return i + 1
-	}
-	exp := int(abs >> mantBits32)
-	mant := abs & (1<<mantBits32 - 1)
-	switch exp {
-	case 0xff:
+// with f 'e' when 0 < |x| < 1e-6 or |x| >= 1e21 and 'f' otherwise, byte
+// for byte, and strconv's "NaN", "+Inf" and "-Inf". The ledger hashes this
+// text, so a differing byte would give a dataset a new identity and a
+// fresh budget; TestAppendFloat32Sampled and TestAppendFloat32Exhaustive
+// hold it to strconv. The digits are strconv's own Dragonbox core
+// (dboxFtoa32) with strconv's generic formatting taken out: the digits are
+// made eight at a time in a word and stored straight into their places in
+// the one form this text uses. All of it is inline in the loop, as a call
+// a value (which spills the loop's registers) cost a tenth of the time:
+// strconv's call was most of the cost of hashing float32 embeddings.
+func formatList32(buf []byte, n int, v []float32, valid []byte, off int) int {
+	for j, x := range v {
+		p := (*[maxLen32]byte)(buf[n : n+maxLen32])
+		u := math.Float32bits(x)
+		abs := u &^ (1 << 31)
+		i := int(u >> 31)
+		p[0] = '-' // overwritten when x >= 0
+		exp := int(abs >> mantBits32)
+		mant := abs & (1<<mantBits32 - 1)
+		var k int // the text's length
 		switch {
-		case mant != 0:
-			return copy(buf[:], "NaN")
-		case i == 1:
-			return copy(buf[:], "-Inf")
-		}
-		return copy(buf[:], "+Inf")
-	case 0:
-		exp = 1 // subnormal
-	default:
-		mant |= 1 << mantBits32
-	}
-	d, e10 := shortest32(mant, exp)
-	nd := decimalLen32(d)
-	dp := nd + e10 // the decimal point's place: v = 0.digits × 10^dp
+		case valid != nil && bitutil.BitIsNotSet(valid, off+j):
+			k = copy(p[:], "null")
+		case abs == 0:
+			p[i] = '0'
+			k = i + 1
+		case exp == 0xff && mant != 0:
+			k = copy(p[:], "NaN")
+		case exp == 0xff:
+			k = i + copy(p[i:], "+Inf"[i:]) // "-Inf" with the "-" written
 
-	// The nd digits, first digit first, in 16 bytes (zero bytes after).
-	var lo, hi uint64
-	if nd <= 8 {
-		lo = digits8(d) >> (8 * uint(8-nd) & 63)
-	} else {
-		q := d / 1e8
-		w := digits8(d - q*1e8)
-		lo, hi = uint64('0'+q)|w<<8, w>>56
-	}
+		default:
+			if exp == 0 {
+				exp = 1 // subnormal
+			} else {
+				mant |= 1 << mantBits32
+			}
 
-	if abs < bits1e_6 || abs >= bits1e21 {
-		// d.ddde±XX: float32's decimal exponents, -45 to 38, are two digits.
-		put16(buf, i+1, lo, hi)
-		end := i + 1
-		if buf[i] = buf[i+1]; nd > 1 {
-			buf[i+1] = '.'
-			end = i + 1 + nd
+			// The shortest decimal d·10^e10 that reads back as x (of
+			// equally short ones, strconv's): strconv's dboxFtoa32 with
+			// decimalSlice taken out and its arithmetic kept (which
+			// branch, which rounding, which zeros are trimmed), but for
+			// what depends on the exponent alone, looked up in expTab32.
+			var d uint32
+			var e10 int
+			if mant == 1<<mantBits32 && exp > 1 {
+				d, e10 = shortestPow2(exp - 127 - mantBits32)
+			} else {
+				// Algorithm 5.2, κ = 1 for float32.
+				t := &expTab32[uint8(exp)]
+				φ, β, δi := t.φ, uint(t.β), t.δi
+				zi, _ := bits.Mul64(uint64((mant*2+1)<<(β&31))<<32, φ)
+				s, r := uint32(zi>>32)/100, uint32(zi>>32)%100
+				found := false // in the larger interval: trim its zeros
+				switch {
+				case r < δi:
+					if found = r != 0 || uint32(zi) != 0 || mant%2 == 0; !found {
+						s--
+						r = 100
+					}
+				case r == δi:
+					parity, exact := parity32(mant*2-1, φ, β)
+					found = parity || (exact && mant%2 == 0)
+				}
+				if found {
+					d, e10 = trimZeros32(s)
+					e10 += int(t.negK0) + 1
+				} else {
+					// Algorithm 5.4.
+					D := r + 10/2 - δi/2
+					d, e10 = 10*s+D/10, int(t.negK0)
+					if D%10 == 0 {
+						if parity, exact := parity32(mant*2, φ, β); parity != ((D-10/2)%2 != 0) || exact && d%2 != 0 {
+							d--
+						}
+					}
+				}
+			}
+			nd := decimalLen32(d)
+			dp := nd + e10 // the decimal point's place: x = 0.digits × 10^dp
+
+			// The nd digits, first digit first, in 16 bytes (zero bytes after).
+			var lo, hi uint64
+			if nd <= 8 {
+				lo = digits8(d) >> (8 * uint(8-nd) & 63)
+			} else {
+				q := d / 1e8
+				w := digits8(d - q*1e8)
+				lo, hi = uint64('0'+q)|w<<8, w>>56
+			}
+
+			switch {
+			case abs-bits1e_6 >= bits1e21-bits1e_6: // |x| < 1e-6 or |x| >= 1e21
+				k = formatExp32(p, i, lo, hi, nd, dp)
+			case dp <= 0:
+				// 0.000ddd: at most five zeros after the point, as |x| >= 1e-6.
+				put16(p, i, zeroPoint, 0)
+				k = i + 2 - dp
+				put16(p, k, lo, hi)
+				k += nd
+			case dp < nd:
+				// ddd.ddd: all the digits, then the fraction's again one
+				// place on (dp is 1 to 8).
+				put16(p, i, lo, hi)
+				sh := 8 * uint(dp) & 63
+				put16(p, i+dp+1, lo>>sh|hi<<(64-sh), hi>>sh)
+				p[(i+dp)&15] = '.'
+				k = i + 1 + nd
+			default:
+				// ddd000: no fraction, at most 21 places as |x| < 1e21.
+				put16(p, i, lo, hi)
+				k = i + dp
+				for j := i + nd; j < k; j++ {
+					p[j] = '0'
+				}
+			}
 		}
-		x := dp - 1
-		buf[end], buf[end+1] = 'e', '+'
-		if x < 0 {
-			buf[end+1] = '-'
-			x = -x
-		}
-		buf[end+2], buf[end+3] = digitPairs[2*x], digitPairs[2*x+1]
-		return end + 4
+		p[k&(maxLen32-1)] = ','
+		n += k + 1
 	}
-	switch {
-	case dp <= 0:
-		// 0.000ddd: at most five zeros after the point, as |v| >= 1e-6.
-		put16(buf, i, zeroPoint, 0)
-		p := i + 2 - dp
-		put16(buf, p, lo, hi)
-		return p + nd
-	case dp < nd:
-		// ddd.ddd: all the digits, then the fraction's again one place on
-		// (dp is 1 to 8).
-		put16(buf, i, lo, hi)
-		sh := 8 * uint(dp) & 63
-		put16(buf, i+dp+1, lo>>sh|hi<<(64-sh), hi>>sh)
-		buf[(i+dp)&15] = '.'
-		return i + 1 + nd
-	default:
-		// ddd000: no fraction, at most 21 places as |v| < 1e21.
-		put16(buf, i, lo, hi)
-		end := i + dp
-		for j := i + nd; j < end; j++ {
-			buf[j] = '0'
-		}
-		return end
+	return n
+}
+
+// formatExp32 writes d.ddde±XX for the nd digits in lo and hi and the
+// decimal point's place dp at p[i:], returning the end: float32's decimal
+// exponents, -45 to 38, are two digits.
+func formatExp32(p *[maxLen32]byte, i int, lo, hi uint64, nd, dp int) int {
+	put16(p, i+1, lo, hi)
+	end := i + 1
+	if p[i] = p[i+1]; nd > 1 {
+		p[i+1] = '.'
+		end = i + 1 + nd
 	}
+	x := dp - 1
+	p[end], p[end+1] = 'e', '+'
+	if x < 0 {
+		p[end+1] = '-'
+		x = -x
+	}
+	p[end+2], p[end+3] = digitPairs[2*x], digitPairs[2*x+1]
+	return end + 4
 }
 
 // put16 stores lo and hi's 16 bytes, little-endian, at buf[p:], p < 16
@@ -159,53 +216,10 @@ const digitPairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-// shortest32 returns the shortest decimal d·10^e10 that reads back as the
-// float32 mant·2^(exp-150) (strconv's choice among equally short ones),
-// for mant with its implicit bit and exp the biased exponent, 1 for a
-// subnormal. It is strconv's dboxFtoa32 with decimalSlice taken out and
-// the arithmetic kept: which branch, which rounding, which zeros are
-// trimmed; only the numbers that depend on the exponent alone are looked
-// up in expTab32 rather than worked out.
-func shortest32(mant uint32, exp int) (d uint32, e10 int) {
-	if mant == 1<<mantBits32 && exp > 1 {
-		return shortestPow2(exp - 127 - mantBits32)
-	}
-
-	// κ = 1 for float32 (Algorithm 5.2).
-	x := &expTab32[uint8(exp)]
-	φ, β, δi := x.φ, uint(x.β), x.δi
-	hi, _ := bits.Mul64(uint64((mant*2+1)<<(β&31))<<32, φ)
-	zi, exact := uint32(hi>>32), uint32(hi) == 0
-	s, r := zi/100, zi%100
-	if r < δi {
-		if r != 0 || !exact || mant%2 == 0 {
-			s, zeros := trimZeros32(s)
-			return s, int(x.negK0) + 1 + zeros
-		}
-		s--
-		r = 100
-	} else if r == δi {
-		if parity, exact := parity32(mant*2-1, φ, β); parity || (exact && mant%2 == 0) {
-			s, zeros := trimZeros32(s)
-			return s, int(x.negK0) + 1 + zeros
-		}
-	}
-
-	// Algorithm 5.4.
-	D := r + 10/2 - δi/2
-	t, ρ := D/10, D%10
-	yru := 10*s + t
-	if ρ == 0 {
-		if parity, exact := parity32(mant*2, φ, β); parity != ((D-10/2)%2 != 0) || exact && yru%2 != 0 {
-			yru--
-		}
-	}
-	return yru, int(x.negK0)
-}
-
-// shortestPow2 is shortest32 for a normal power of two, 2^exp·2^23 with
-// exp unbiased less 23, whose lower neighbour is nearer than its upper
-// one (Algorithm 5.6).
+// shortestPow2 is formatList32's shortest digits d·10^e10 for a normal
+// power of two, 2^exp·2^23 with exp unbiased less 23, whose lower
+// neighbour is nearer than its upper one: strconv's dboxFtoa32 there
+// (Algorithm 5.6).
 func shortestPow2(exp int) (d uint32, e10 int) {
 	k0 := -((exp*631305 - 261663) >> 21)
 	φ, β := pow10Of32(k0, exp)

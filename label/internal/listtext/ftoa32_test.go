@@ -19,11 +19,12 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// appendFloat32 appends format32's text of v to b.
+// appendFloat32 appends formatList32's text of v to b.
 func appendFloat32(b []byte, v float32) []byte {
 	n0 := len(b)
-	b = slices.Grow(b, maxLen32)
-	return b[:n0+format32((*[maxLen32]byte)(b[n0:n0+maxLen32]), v)]
+	b = slices.Grow(b, maxLen32+1)
+	n := formatList32(b[:cap(b)], n0, []float32{v}, nil, 0)
+	return b[:n-1] // without the comma
 }
 
 // strconvFloat32 is the text appendFloat32 must give: goccy/go-json's

@@ -61,9 +61,9 @@ func appendRow[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e in
 }
 
 // appendRow32 is appendRow for float32 values, with their text written in
-// place: the row's room is reserved once rather than checked at each
-// value, which with format32 is what a 384-value embedding row's text
-// costs. format32 writes NaN and ±Inf as appendRow does.
+// place by formatList32: the row's room is reserved once rather than
+// checked at each value. formatList32 writes NaN and ±Inf as appendRow
+// does.
 func appendRow32(dst []byte, vals *array.Float32, s, e int64) ([]byte, bool) {
 	v := vals.Float32Values()
 	if s < 0 || e < s || e > int64(len(v)) {
@@ -75,17 +75,13 @@ func appendRow32(dst []byte, vals *array.Float32, s, e int64) ([]byte, bool) {
 	buf = buf[:cap(buf)]
 	buf[n] = '['
 	n++
-	nulls := vals.NullN() > 0
-	for j, x := range v {
-		if j > 0 {
-			buf[n] = ','
-			n++
-		}
-		if nulls && vals.IsNull(int(s)+j) {
-			n += copy(buf[n:], "null")
-			continue
-		}
-		n += format32((*[maxLen32]byte)(buf[n:n+maxLen32]), x)
+	var valid []byte
+	if vals.NullN() > 0 {
+		valid = vals.NullBitmapBytes()
+	}
+	n = formatList32(buf, n, v, valid, vals.Data().Offset()+int(s))
+	if len(v) > 0 {
+		n--
 	}
 	buf[n] = ']'
 	return buf[:n+1], true
