@@ -8,15 +8,12 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-
-	"github.com/apache/arrow/go/v15/arrow/bitutil"
 )
 
 // formatList32 writes, from buf[n] on, the text of each of v's values
 // followed by a comma, and returns the n after the last comma; buf must
-// hold maxLen32+1 bytes a value from n on (it writes scratch past the
-// text). A value whose bit in the validity bitmap valid (bit off+j for
-// v[j]) is clear is null; valid nil means none is.
+// have room (capacity) for maxLen32+1 bytes a value from n on, as it
+// writes scratch past the text.
 //
 // A value's text is goccy/go-json's AppendFloat32 (the JSON Arrow's
 // ValueStr gives a float32),
@@ -33,8 +30,9 @@ import (
 // the one form this text uses. All of it is inline in the loop, as a call
 // a value (which spills the loop's registers) cost a tenth of the time:
 // strconv's call was most of the cost of hashing float32 embeddings.
-func formatList32(buf []byte, n int, v []float32, valid []byte, off int) int {
-	for j, x := range v {
+func formatList32(buf []byte, n int, v []float32) int {
+	buf = buf[:cap(buf)]
+	for _, x := range v {
 		p := (*[maxLen32]byte)(buf[n : n+maxLen32])
 		u := math.Float32bits(x)
 		abs := u &^ (1 << 31)
@@ -44,8 +42,6 @@ func formatList32(buf []byte, n int, v []float32, valid []byte, off int) int {
 		mant := abs & (1<<mantBits32 - 1)
 		var k int // the text's length
 		switch {
-		case valid != nil && bitutil.BitIsNotSet(valid, off+j):
-			k = copy(p[:], "null")
 		case abs == 0:
 			p[i] = '0'
 			k = i + 1

@@ -23,7 +23,7 @@ import (
 func appendFloat32(b []byte, v float32) []byte {
 	n0 := len(b)
 	b = slices.Grow(b, maxLen32+1)
-	n := formatList32(b[:cap(b)], n0, []float32{v}, nil, 0)
+	n := formatList32(b, n0, []float32{v})
 	return b[:n-1] // without the comma
 }
 

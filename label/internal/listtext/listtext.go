@@ -75,11 +75,17 @@ func appendRow32(dst []byte, vals *array.Float32, s, e int64) ([]byte, bool) {
 	buf = buf[:cap(buf)]
 	buf[n] = '['
 	n++
-	var valid []byte
-	if vals.NullN() > 0 {
-		valid = vals.NullBitmapBytes()
+	if vals.NullN() == 0 {
+		n = formatList32(buf, n, v)
+	} else {
+		for j := range v {
+			if vals.IsNull(int(s) + j) {
+				n += copy(buf[n:], "null,")
+				continue
+			}
+			n = formatList32(buf, n, v[j:j+1])
+		}
 	}
-	n = formatList32(buf, n, v, valid, vals.Data().Offset()+int(s))
 	if len(v) > 0 {
 		n--
 	}
