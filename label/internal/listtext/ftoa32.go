@@ -1,6 +1,7 @@
-// The shortest-digit core of this file (shortest32) follows Go's
-// internal/strconv/ftoadbox.go, Copyright 2025 The Go Authors, used under
-// the BSD-style licence in GO_LICENSE beside this file.
+// The shortest-digit steps in this file (in formatList32 and
+// shortestPow2) follow Go's internal/strconv/ftoadbox.go, Copyright 2025
+// The Go Authors, used under the BSD-style licence in GO_LICENSE beside
+// this file.
 
 package listtext
 
@@ -27,9 +28,9 @@ import (
 // hold it to strconv. The digits are strconv's own Dragonbox core
 // (dboxFtoa32) with strconv's generic formatting taken out: the digits are
 // made eight at a time in a word and stored straight into their places in
-// the one form this text uses. All of it is inline in the loop, as a call
-// a value (which spills the loop's registers) cost a tenth of the time:
-// strconv's call was most of the cost of hashing float32 embeddings.
+// the one form this text uses (strconv's call was most of the cost of
+// hashing float32 embeddings). It is all inline in one loop, as a call a
+// value spilled the loop's registers.
 func formatList32(buf []byte, n int, v []float32) int {
 	buf = buf[:cap(buf)]
 	for _, x := range v {
@@ -49,7 +50,6 @@ func formatList32(buf []byte, n int, v []float32) int {
 			k = copy(p[:], "NaN")
 		case exp == 0xff:
 			k = i + copy(p[i:], "+Inf"[i:]) // "-Inf" with the "-" written
-
 		default:
 			if exp == 0 {
 				exp = 1 // subnormal
@@ -121,7 +121,7 @@ func formatList32(buf []byte, n int, v []float32) int {
 				k += nd
 			case dp < nd:
 				// ddd.ddd: all the digits, then the fraction's again one
-				// place on (dp is 1 to 8).
+				// place on (dp is 1 to 7: from 2^23 on a float32 is whole).
 				put16(p, i, lo, hi)
 				sh := 8 * uint(dp) & 63
 				put16(p, i+dp+1, lo>>sh|hi<<(64-sh), hi>>sh)
@@ -174,12 +174,13 @@ var le = binary.LittleEndian
 
 const (
 	mantBits32 = 23
-	// maxLen32 bounds what appendFloat32 writes, text and scratch: "-",
-	// "0.", five zeros and 16 bytes of digits, or "-" and 21 digits.
+	// maxLen32 bounds what formatList32 writes for a value, text and
+	// scratch: "-", "0.", five zeros and 16 bytes of digits, or "-" and
+	// 21 digits.
 	maxLen32 = 32
 	// bits1e_6 and bits1e21 are the bits of float32(1e-6) and
-	// float32(1e21), the JSON cut-offs, so that comparing |v|'s bits is
-	// comparing |v| with them as float32s.
+	// float32(1e21), the JSON cut-offs, so that comparing |x|'s bits is
+	// comparing |x| with them as float32s.
 	bits1e_6 = 0x358637bd
 	bits1e21 = 0x6258d727
 	// zeroPoint is "0.000000" as a little-endian word.
@@ -238,7 +239,7 @@ func shortestPow2(exp int) (d uint32, e10 int) {
 }
 
 // expTab32[exp] holds, for the biased exponent exp of a float32 that is
-// not a power of two (exp 1 for subnormals too), what Algorithm 5.2 works
+// not a power of two (1 for subnormals too), what Algorithm 5.2 works
 // out from exp alone: φ̃k for k = κ + k0, k0 = -⌊e·log10 2⌋ with e =
 // exp-150, the shift β, δ^(i) and -k0.
 var expTab32 = func() (t [256]struct {
@@ -255,7 +256,6 @@ var expTab32 = func() (t [256]struct {
 		x.φ, x.β, x.negK0 = φ, uint8(β), int8(-k0)
 		x.δi = uint32(φ >> (64 - 1 - β))
 	}
-	t[0] = t[1]
 	return t
 }()
 

@@ -117,7 +117,7 @@ func TestAppendFloat32Cases(t *testing.T) {
 			// appendFloat32 asks for.
 			full := make([]byte, 3, 3)
 			checkFloat32(t, tc.bits, "", full[:0], nil)
-			roomy := make([]byte, 0, maxLen32)
+			roomy := make([]byte, 0, maxLen32+1)
 			checkFloat32(t, tc.bits, "", roomy, nil)
 		})
 	}
@@ -202,6 +202,80 @@ func TestAppendFloat32Exhaustive(t *testing.T) {
 	t.Logf("%d float32 bit patterns checked on %d workers in %v", checked.Load(), workers, time.Since(start).Round(time.Second))
 }
 
+// TestAppendFloat32Rows: Append writes a float32 row as strconv's texts
+// of its values joined by commas, whatever the values next to each other
+// (each value's scratch past its text is overwritten by the next), on
+// rows of 0 to 40 values of any bits, with and without nulls, in lists and
+// fixed-size lists, after text already in the buffer.
+func TestAppendFloat32Rows(t *testing.T) {
+	tests := []struct {
+		name  string
+		fixed bool
+		nulls bool
+	}{
+		{"list", false, false},
+		{"list with nulls", false, true},
+		{"fixed_size_list", true, false},
+		{"fixed_size_list with nulls", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rng := rand.New(rand.NewPCG(13, 17))
+			const rows, fixedLen = 300, 24
+			var lb array.ListLikeBuilder
+			if tc.fixed {
+				lb = array.NewFixedSizeListBuilder(mem, fixedLen, arrow.PrimitiveTypes.Float32)
+			} else {
+				lb = array.NewListBuilder(mem, arrow.PrimitiveTypes.Float32)
+			}
+			defer lb.Release()
+			vb := lb.ValueBuilder().(*array.Float32Builder)
+			want := make([]string, rows)
+			for r := range rows {
+				lb.Append(true)
+				n := fixedLen
+				if !tc.fixed {
+					n = rng.IntN(41)
+				}
+				var text []byte
+				text = append(text, '[')
+				for j := range n {
+					if j > 0 {
+						text = append(text, ',')
+					}
+					if tc.nulls && rng.IntN(8) == 0 {
+						vb.AppendNull()
+						text = append(text, "null"...)
+						continue
+					}
+					u := rng.Uint32()
+					if rng.IntN(2) == 0 { // an embedding's magnitudes
+						u = math.Float32bits(float32(rng.NormFloat64()))
+					}
+					vb.Append(math.Float32frombits(u))
+					text = strconvFloat32(text, math.Float32frombits(u))
+				}
+				want[r] = string(append(text, ']'))
+			}
+			arr := lb.NewArray()
+			defer arr.Release()
+			a := arr.(array.ListLike)
+			var got []byte
+			for r := range rows {
+				var ok bool
+				if got, ok = Append(append(got[:0], "x,"...), a, r); !ok {
+					t.Fatalf("row %d refused", r)
+				}
+				if string(got) != "x,"+want[r] {
+					t.Fatalf("row %d: %q, want %q", r, got, "x,"+want[r])
+				}
+			}
+		})
+	}
+}
+
 // FuzzAppendFloat32 compares appendFloat32 with strconv on any bits.
 func FuzzAppendFloat32(f *testing.F) {
 	for _, u := range []uint32{0, 1 << 31, 1, bits1e_6, bits1e21 - 1, 0x7f7fffff, 0x3f800000, 0x00800000} {
@@ -238,7 +312,7 @@ func TestPow10Tab32(t *testing.T) {
 			t.Errorf("10^%d: table has %#x, want %#x", k, got, q)
 		}
 	}
-	// The k shortest32 asks for: 1 - ⌊e·log10 2⌋ and the power-of-two
+	// The k formatList32 and shortestPow2 ask for: 1 - ⌊e·log10 2⌋ and the power-of-two
 	// case's -⌊e·log10 2 - log10(4/3)⌋, for e from -149 to 104.
 	for e := -149; e <= 104; e++ {
 		for _, k := range []int{1 - (e*78913)>>18, -((e*631305 - 261663) >> 21)} {

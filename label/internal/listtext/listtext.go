@@ -94,8 +94,8 @@ func appendRow32(dst []byte, vals *array.Float32, s, e int64) ([]byte, bool) {
 }
 
 // appendFloat64 formats a finite number as goccy/go-json's AppendFloat64
-// does (the JSON Arrow's ValueStr gives); appendFloat32, in ftoa32.go, is
-// its float32 twin.
+// does (the JSON Arrow's ValueStr gives); formatList32, in ftoa32.go,
+// writes float32s.
 func appendFloat64(b []byte, v float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
