@@ -1,0 +1,372 @@
+package arrowio
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+)
+
+// A streamed row group holds, between its segments, some state for every
+// column whose current page overhangs the segment: a page stream's
+// decompressor (parquet_pagestream.go) or the decoded rest of the page
+// (colStream.left). Over 64 columns of a one-row-group file that was most
+// of the memory: DuckDB's zstd frames of 1M doubles keep a 2 MB window
+// each (64 live streams), and its v2 pages (BYTE_STREAM_SPLIT, which cannot
+// be read in order) were held decoded whole, 8 MB a column.
+//
+// So each reader has a budget for that state (streamBudget). A page
+// stream, and a decoded overhang of more than maxFreeLeft bytes, take their
+// size from it while they live. A page that does not fit is decoded whole
+// by the worker at hand and its values (and validity bitmap) are written to
+// a temporary file, from which the later segments pread their rows: the
+// kernel's page cache is not the process's memory, and the worker's
+// scratch buffer goes back to leftPool at once. The budget is shared by
+// the row groups in flight, so a row group's streams starting while the
+// previous one's are still live cannot add up either.
+//
+// The temporary file is created in os.TempDir when the first page is
+// spilled, removed from the directory at once (where the system allows
+// it; otherwise when the reader is closed), and closed with the reader,
+// or at the end of the file: nothing is left behind on an error or an
+// abort. Its space is reused as columns are read through. If it cannot be
+// created or written, the page is kept in memory, as before.
+
+// streamBudget bounds the bytes of the streamed columns' state in one
+// reader; maxFreeLeft is the decoded overhang kept without charge (a
+// writer's 1 MB pages: the 64 MB their overhangs take over 64 columns are
+// what row groups of that size took anyway). Variables for the tests.
+var (
+	streamBudget int64 = 64 << 20
+	maxFreeLeft  int64 = 2 << 20
+)
+
+// spillDir is where spill files are made ("": os.TempDir; tests set it).
+var spillDir string
+
+// Test hooks: the pages spilled, the spill files open, and the largest
+// charge a reader's budget has carried.
+var (
+	spilledPages atomic.Int64
+	openSpills   atomic.Int64
+	peakState    atomic.Int64
+)
+
+// stateBudget is a reader's budget for the state of its streamed columns.
+type stateBudget struct {
+	limit int64
+	live  atomic.Int64
+}
+
+// reserve takes n bytes from the budget if they fit.
+func (b *stateBudget) reserve(n int64) bool {
+	if b == nil {
+		return true
+	}
+	for {
+		old := b.live.Load()
+		if old+n > b.limit {
+			return false
+		}
+		if b.live.CompareAndSwap(old, old+n) {
+			notePeak(old + n)
+			return true
+		}
+	}
+}
+
+// force takes n bytes whether or not they fit (a page that could not be
+// spilled stays in memory, and is counted).
+func (b *stateBudget) force(n int64) {
+	if b != nil {
+		notePeak(b.live.Add(n))
+	}
+}
+
+func (b *stateBudget) release(n int64) {
+	if b != nil && n != 0 {
+		b.live.Add(-n)
+	}
+}
+
+func notePeak(v int64) {
+	for {
+		old := peakState.Load()
+		if v <= old || peakState.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// streamCost estimates the memory a stream of page sp of the column
+// keeps: its read buffer, the codec's window and buffers, the validity
+// bitmap.
+func (cs *colStream) streamCost(pd *plainDecoder, sp *streamPage) int64 {
+	h := &sp.h
+	cost := int64(pageStreamBuffer)
+	if cs.chunk.valid != nil {
+		cost += bitutil.BytesForBits(int64(h.numValues))
+	}
+	codec := cs.chunk.codecID
+	if h.v2 && !h.compressed {
+		codec = compress.Codecs.Uncompressed
+	}
+	switch codec {
+	case compress.Codecs.Snappy, codecLZ4Raw:
+		cost += 2 * snappyWindow
+	case compress.Codecs.Gzip:
+		cost += 48 << 10 // zlib's 32 KB window and its inflate state
+	case compress.Codecs.Zstd:
+		// The frame's window, from its header, and libzstd's block
+		// buffers; a header that does not say is charged the most a
+		// stream may keep.
+		body := sp.off + int64(sp.hlen)
+		if h.v2 {
+			body += int64(h.defLen)
+		}
+		var b [18]byte
+		m, _ := pd.r.ReadAt(b[:], body)
+		win, ok := zstdWindow(b[:m])
+		if !ok || win > maxZstdWindow {
+			win = maxZstdWindow
+		}
+		cost += win + 3*(128<<10)
+	}
+	return cost
+}
+
+// zstdWindow returns the window size the zstd frame header at the start
+// of b asks for (RFC 8878, section 3.1.1.1.2): a single-segment frame's
+// window is its content.
+func zstdWindow(b []byte) (int64, bool) {
+	if len(b) < 6 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
+		return 0, false
+	}
+	if b[4]&0x20 == 0 {
+		wd := b[5]
+		base := int64(1) << (10 + wd>>3)
+		return base + base/8*int64(wd&7), true
+	}
+	n, ok := zstdContentSize(b)
+	return int64(min(n, uint64(maxStreamPage))), ok
+}
+
+// spillFile is a reader's temporary file of decoded pages.
+type spillFile struct {
+	mu     sync.Mutex
+	f      *os.File
+	name   string // to remove on close: it could not be removed at once
+	end    int64
+	free   []spillRegion
+	failed bool // creating or writing it failed: pages stay in memory
+	closed bool
+}
+
+// spillRegion is a page's place in the spill file.
+type spillRegion struct{ off, n int64 }
+
+var errSpillClosed = errors.New("spill file closed")
+
+// alloc finds room for n bytes, creating the file if need be (s.mu held).
+func (s *spillFile) alloc(n int64) (spillRegion, error) {
+	if s.closed {
+		return spillRegion{}, errSpillClosed
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp(spillDir, "pate-spill-*")
+		if err != nil {
+			return spillRegion{}, err
+		}
+		openSpills.Add(1)
+		s.f = f
+		if os.Remove(f.Name()) != nil {
+			s.name = f.Name()
+		}
+	}
+	for i, r := range s.free {
+		if r.n >= n {
+			if r.n == n {
+				s.free = append(s.free[:i], s.free[i+1:]...)
+			} else {
+				s.free[i] = spillRegion{r.off + n, r.n - n}
+			}
+			return spillRegion{r.off, n}, nil
+		}
+	}
+	r := spillRegion{s.end, n}
+	s.end += n
+	return r, nil
+}
+
+// write stores the values and validity bitmap of a decoded page and
+// returns where; ok is false if the file cannot be used (the page then
+// stays in memory).
+func (s *spillFile) write(values, valid []byte) (spillRegion, bool) {
+	s.mu.Lock()
+	if s.failed {
+		s.mu.Unlock()
+		return spillRegion{}, false
+	}
+	r, err := s.alloc(int64(len(values) + len(valid)))
+	if err != nil {
+		s.failed = true
+		s.mu.Unlock()
+		return spillRegion{}, false
+	}
+	f := s.f
+	s.mu.Unlock()
+	_, err = f.WriteAt(values, r.off)
+	if err == nil && len(valid) > 0 {
+		_, err = f.WriteAt(valid, r.off+int64(len(values)))
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.failed = true
+		s.mu.Unlock()
+		s.release(r)
+		return spillRegion{}, false
+	}
+	spilledPages.Add(1)
+	return r, true
+}
+
+// readAt reads len(b) bytes at off of the file.
+func (s *spillFile) readAt(b []byte, off int64) error {
+	s.mu.Lock()
+	f := s.f
+	closed := s.closed
+	s.mu.Unlock()
+	if closed || f == nil {
+		return errSpillClosed
+	}
+	m, err := f.ReadAt(b, off)
+	if m == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// release makes region r's room available again.
+func (s *spillFile) release(r spillRegion) {
+	if r.n == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.off+r.n == s.end {
+		s.end = r.off
+		return
+	}
+	s.free = append(s.free, r)
+}
+
+// close closes (and if need be removes) the file; the workers are done.
+func (s *spillFile) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.f != nil {
+		s.f.Close()
+		if s.name != "" {
+			os.Remove(s.name)
+		}
+		s.f, s.name, s.free = nil, "", nil
+		openSpills.Add(-1)
+	}
+}
+
+// spillError describes an error of the spill file without its name.
+func spillError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("temporary file: %s: %w", pe.Op, pe.Err)
+	}
+	return fmt.Errorf("temporary file: %w", err)
+}
+
+// spillLeft writes the decoded page in cs.left (and cs.leftValid) to the
+// spill file and lets go of the buffers; false if it stays in memory.
+func (cs *colStream) spillLeft() bool {
+	if cs.spill == nil {
+		return false
+	}
+	n := cs.leftN
+	values := cs.left[:n*int64(cs.chunk.w)]
+	var valid []byte
+	if cs.chunk.valid != nil {
+		valid = cs.leftValid[:bitutil.BytesForBits(n)]
+	}
+	r, ok := cs.spill.write(values, valid)
+	if !ok {
+		return false
+	}
+	putLeft(cs.left)
+	cs.left, cs.leftValid = nil, nil
+	cs.inFile, cs.region = true, r
+	return true
+}
+
+// keepLeft decides where the decoded overhang of a page (cs.left, leftN
+// rows) waits for the next segments: in memory if small or within the
+// budget, else in the spill file.
+func (cs *colStream) keepLeft() {
+	size := int64(len(cs.left)) + int64(len(cs.leftValid))
+	if size <= maxFreeLeft {
+		return
+	}
+	if cs.budget.reserve(size) {
+		cs.leftCharge = size
+		return
+	}
+	if cs.spillLeft() {
+		return
+	}
+	cs.budget.force(size)
+	cs.leftCharge = size
+}
+
+// takeFile copies the next n rows of a spilled page into dst (and dvalid)
+// from row at on.
+func (cs *colStream) takeFile(dst, dvalid []byte, at, n int64) error {
+	w := int64(cs.chunk.w)
+	if err := cs.spill.readAt(dst[at*w:(at+n)*w], cs.region.off+cs.leftAt*w); err != nil {
+		return err
+	}
+	if dvalid == nil {
+		return nil
+	}
+	first, last := cs.leftAt/8, (cs.leftAt+n+7)/8
+	if int64(cap(cs.vbuf)) < last-first {
+		cs.vbuf = make([]byte, last-first)
+	}
+	b := cs.vbuf[:last-first]
+	if err := cs.spill.readAt(b, cs.region.off+cs.leftN*w+first); err != nil {
+		return err
+	}
+	bitutil.CopyBitmap(b, int(cs.leftAt%8), int(n), dvalid, int(at))
+	return nil
+}
+
+// dropLeft lets go of the column's decoded overhang, wherever it is.
+func (cs *colStream) dropLeft() {
+	putLeft(cs.left)
+	cs.left = nil
+	cs.budget.release(cs.leftCharge)
+	cs.leftCharge = 0
+	if cs.inFile {
+		cs.spill.release(cs.region)
+		cs.inFile, cs.region = false, spillRegion{}
+	}
+}
