@@ -21,15 +21,17 @@ import (
 // each (64 live streams), and its v2 pages (BYTE_STREAM_SPLIT, which cannot
 // be read in order) were held decoded whole, 8 MB a column.
 //
-// So each reader has a budget for that state (streamBudget). A page
-// stream, and a decoded overhang of more than maxFreeLeft bytes, take their
-// size from it while they live. A page that does not fit is decoded whole
-// by the worker at hand and its values (and validity bitmap) are written to
-// a temporary file, from which the later segments pread their rows: the
-// kernel's page cache is not the process's memory, and the worker's
-// scratch buffer goes back to leftPool at once. The budget is shared by
-// the row groups in flight, so a row group's streams starting while the
-// previous one's are still live cannot add up either.
+// So each reader has a budget for the page streams' state (streamBudget),
+// which a stream takes from while it lives. A page whose stream does not
+// fit is still decoded as a stream, but at once and to the end, by the
+// worker at hand, a block at a time into a temporary file from which the
+// later segments pread their rows: the kernel's page cache is not the
+// process's memory. A page that cannot be streamed (BYTE_STREAM_SPLIT,
+// brotli, ...) and whose decoded overhang is over maxFreeLeft bytes is
+// decoded whole into the worker's scratch buffer (back to leftPool at
+// once) and written there too. The budget is shared by the row groups in
+// flight, so a row group's streams starting while the previous one's are
+// still live cannot add up either.
 //
 // The temporary file is created in os.TempDir when the first page is
 // spilled, removed from the directory at once (where the system allows
@@ -204,31 +206,48 @@ func (s *spillFile) alloc(n int64) (spillRegion, error) {
 	return r, nil
 }
 
-// write stores the values and validity bitmap of a decoded page and
-// returns where; ok is false if the file cannot be used (the page then
-// stays in memory).
-func (s *spillFile) write(values, valid []byte) (spillRegion, bool) {
+// reserve finds room for n bytes; ok is false if the file cannot be
+// used (the page then stays in memory).
+func (s *spillFile) reserve(n int64) (spillRegion, bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.failed {
-		s.mu.Unlock()
 		return spillRegion{}, false
 	}
-	r, err := s.alloc(int64(len(values) + len(valid)))
+	r, err := s.alloc(n)
 	if err != nil {
 		s.failed = true
-		s.mu.Unlock()
 		return spillRegion{}, false
 	}
+	return r, true
+}
+
+// writeAt writes b at off, in a region reserved; false if that failed
+// (and the file is not used again).
+func (s *spillFile) writeAt(b []byte, off int64) bool {
+	s.mu.Lock()
 	f := s.f
 	s.mu.Unlock()
-	_, err = f.WriteAt(values, r.off)
-	if err == nil && len(valid) > 0 {
-		_, err = f.WriteAt(valid, r.off+int64(len(values)))
+	if f == nil {
+		return false
 	}
-	if err != nil {
+	if _, err := f.WriteAt(b, off); err != nil {
 		s.mu.Lock()
 		s.failed = true
 		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// write stores the values and validity bitmap of a decoded page and
+// returns where; ok is false if the file cannot be used.
+func (s *spillFile) write(values, valid []byte) (spillRegion, bool) {
+	r, ok := s.reserve(int64(len(values) + len(valid)))
+	if !ok {
+		return r, false
+	}
+	if !s.writeAt(values, r.off) || len(valid) > 0 && !s.writeAt(valid, r.off+int64(len(values))) {
 		s.release(r)
 		return spillRegion{}, false
 	}
@@ -319,18 +338,11 @@ func (cs *colStream) spillLeft() bool {
 }
 
 // keepLeft decides where the decoded overhang of a page (cs.left, leftN
-// rows) waits for the next segments: in memory if small or within the
-// budget, else in the spill file.
+// rows) waits for the next segments: in memory if small, else in the
+// spill file (and in memory, charged to the budget, if that fails).
 func (cs *colStream) keepLeft() {
 	size := int64(len(cs.left)) + int64(len(cs.leftValid))
-	if size <= maxFreeLeft {
-		return
-	}
-	if cs.budget.reserve(size) {
-		cs.leftCharge = size
-		return
-	}
-	if cs.spillLeft() {
+	if size <= maxFreeLeft || cs.spillLeft() {
 		return
 	}
 	cs.budget.force(size)
@@ -369,4 +381,65 @@ func (cs *colStream) dropLeft() {
 		cs.spill.release(cs.region)
 		cs.inFile, cs.region = false, spillRegion{}
 	}
+}
+
+// spillBlockRows is the rows a streamed page is spilled in at a time.
+const spillBlockRows = 32 << 10
+
+// spillStream decodes the page sp of the column, which is streamed, into
+// the spill file a block at a time, so that not even the decoded page is
+// in memory: the column's state is then the region of the file. handled
+// is false if the file cannot be used (the caller decodes the page as it
+// would have); ok is false if the page does not decode.
+func (cs *colStream) spillStream(pd *plainDecoder, sp *streamPage) (handled, ok bool) {
+	if cs.spill == nil {
+		return false, true
+	}
+	w := int64(cs.chunk.w)
+	n := int64(sp.h.numValues)
+	vbytes := int64(0)
+	if cs.chunk.valid != nil {
+		vbytes = bitutil.BytesForBits(n)
+	}
+	r, ok := cs.spill.reserve(n*w + vbytes)
+	if !ok {
+		return false, true
+	}
+	ps, ok := cs.openStream(pd, sp)
+	if !ok {
+		cs.spill.release(r)
+		return true, false
+	}
+	defer ps.close()
+	block := min(n, spillBlockRows)
+	buf := getLeft(int(block * w))
+	defer putLeft(buf)
+	var bits []byte
+	if ps.valid != nil {
+		bits = make([]byte, bitutil.BytesForBits(block))
+	}
+	for row := int64(0); row < n; {
+		k := min(block, n-row)
+		if !ps.emit(pd, buf, bits, 0, k, int(w)) {
+			cs.spill.release(r)
+			return true, false
+		}
+		if !cs.spill.writeAt(buf[:k*w], r.off+row*w) {
+			cs.spill.release(r)
+			return false, true
+		}
+		row += k
+	}
+	if !ps.finish() {
+		cs.spill.release(r)
+		return true, false
+	}
+	if vbytes > 0 && !cs.spill.writeAt(ps.valid[:vbytes], r.off+n*w) {
+		cs.spill.release(r)
+		return false, true
+	}
+	spilledPages.Add(1)
+	cs.leftN, cs.leftAt = n, 0
+	cs.inFile, cs.region = true, r
+	return true, true
 }

@@ -606,6 +606,16 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 				cs.ps, cs.psCharge = ps, cost
 				continue
 			}
+			handled, ok := cs.spillStream(pd, sp)
+			if !ok {
+				return nil, false
+			}
+			if handled {
+				if !take() {
+					return nil, false
+				}
+				continue
+			}
 		}
 		n, spilled, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
 		if !ok {
