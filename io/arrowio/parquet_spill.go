@@ -49,6 +49,10 @@ var (
 	maxFreeLeft  int64 = 2 << 20
 )
 
+// testHookSpillRead, when set by a test, may fail a read of the spill
+// file (named name).
+var testHookSpillRead func(name string) error
+
 // spillDir is where spill files are made ("": os.TempDir; tests set it).
 var spillDir string
 
@@ -263,6 +267,11 @@ func (s *spillFile) readAt(b []byte, off int64) error {
 	s.mu.Unlock()
 	if closed || f == nil {
 		return errSpillClosed
+	}
+	if testHookSpillRead != nil {
+		if err := testHookSpillRead(f.Name()); err != nil {
+			return err
+		}
 	}
 	m, err := f.ReadAt(b, off)
 	if m == len(b) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -293,4 +294,43 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 		}
 		dirEmpty(t, sdir, "after Close")
 	}
+}
+
+// TestParquetSpillReadError fails the reads of the spill file: the read
+// fails with an error that names the input file, the row group and the
+// column, and neither the temporary file nor its directory.
+func TestParquetSpillReadError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.parquet")
+	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd})
+	streamSmall(t, 1000)
+	sdir := spillSmall(t, 0, 0, true)
+	var spill string
+	testHookSpillRead = func(name string) error {
+		spill = name
+		return &os.PathError{Op: "read", Path: name, Err: syscall.EIO}
+	}
+	defer func() { testHookSpillRead = nil }()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readRest(r)
+	r.Close()
+	releaseAll(got)
+	mem.AssertSize(t, 0)
+	if err == nil {
+		t.Fatal("the failed reads of the spill file were not reported")
+	}
+	msg := err.Error()
+	if spill == "" || strings.Contains(msg, filepath.Base(spill)) || strings.Contains(msg, sdir) || strings.Contains(msg, "pate-spill") {
+		t.Errorf("error names the temporary file (%q): %s", spill, msg)
+	}
+	if !strings.Contains(msg, path) || !strings.Contains(msg, "row group 0") || !strings.Contains(msg, "column \"") || !errors.Is(err, syscall.EIO) {
+		t.Errorf("error does not say where, or loses its cause: %s", msg)
+	}
+	if openSpills.Load() != 0 {
+		t.Error("spill file open after Close")
+	}
+	dirEmpty(t, sdir, "after Close")
 }
