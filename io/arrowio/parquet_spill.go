@@ -33,7 +33,8 @@ import (
 // flight, so a row group's streams starting while the previous one's are
 // still live cannot add up either.
 //
-// The temporary file is created in os.TempDir when the first page is
+// The temporary file is created in ReadOptions.TempDir (by default
+// os.TempDir, where standard input is spooled too) when the first page is
 // spilled, removed from the directory at once (where the system allows
 // it; otherwise when the reader is closed), and closed with the reader,
 // or at the end of the file: nothing is left behind on an error or an
@@ -57,7 +58,8 @@ var (
 // file (named name).
 var testHookSpillRead func(name string) error
 
-// spillDir is where spill files are made ("": os.TempDir; tests set it).
+// spillDir is where spill files are made when ReadOptions.TempDir is ""
+// ("": os.TempDir; tests set it).
 var spillDir string
 
 // Test hooks: the pages spilled, the spill files open, and the largest
@@ -169,6 +171,7 @@ func zstdWindow(b []byte) (int64, bool) {
 
 // spillFile is a reader's temporary file of decoded pages.
 type spillFile struct {
+	dir    string
 	mu     sync.Mutex
 	f      *os.File
 	name   string // to remove on close: it could not be removed at once
@@ -189,7 +192,7 @@ func (s *spillFile) alloc(n int64) (spillRegion, error) {
 		return spillRegion{}, errSpillClosed
 	}
 	if s.f == nil {
-		f, err := os.CreateTemp(spillDir, "pate-spill-*")
+		f, err := os.CreateTemp(s.dir, "pate-spill-*")
 		if err != nil {
 			return spillRegion{}, err
 		}

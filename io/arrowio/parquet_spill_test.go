@@ -115,7 +115,7 @@ func TestParquetSpilledPages(t *testing.T) {
 // ended, was abandoned or failed; that a failing read's error names
 // neither the temporary file nor its directory; and that a spill
 // directory that cannot be written to leaves the pages in memory, with
-// the same rows.
+// the same rows; ReadOptions.TempDir, when set, is the directory.
 func TestParquetSpillFileGone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
 	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy})
@@ -130,16 +130,22 @@ func TestParquetSpillFileGone(t *testing.T) {
 		failSeg int  // segment whose worker panics, or -1
 		reads   int  // records read before Close, -1: all
 		noDir   bool // the spill directory does not exist
+		optDir  bool // ReadOptions.TempDir names it (the default does not exist)
 	}{
-		{"read-through", -1, -1, false},
-		{"abandoned", -1, 1, false},
-		{"error-mid-read", 2, -1, false}, // segments of 4096 rows: the last
-		{"no-directory", -1, -1, true},
+		{"read-through", -1, -1, false, false},
+		{"abandoned", -1, 1, false, false},
+		{"error-mid-read", 2, -1, false, false}, // segments of 4096 rows: the last
+		{"no-directory", -1, -1, true, false},
+		{"options-directory", -1, -1, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, true)
-			if tc.noDir {
+			var optDir string
+			if tc.noDir || tc.optDir {
 				spillDir = filepath.Join(sdir, "missing")
+			}
+			if tc.optDir {
+				optDir = sdir
 			}
 			if tc.failSeg >= 0 {
 				testHookSegment = func(rg, seg int) {
@@ -151,7 +157,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			spilled := spilledPages.Load()
-			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2})
+			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -206,7 +206,10 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	}
 	p.makeTasks()
 	p.budget = &stateBudget{limit: streamBudget}
-	p.spill = &spillFile{}
+	p.spill = &spillFile{dir: spillDir}
+	if opts.TempDir != "" {
+		p.spill.dir = opts.TempDir
+	}
 	p.wg.Add(workers)
 	for w, fr := range frs {
 		var pd *plainDecoder
