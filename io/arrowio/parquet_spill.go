@@ -401,8 +401,9 @@ func (cs *colStream) dropLeft() {
 
 // spillBlockRows is the rows a streamed page is spilled in at a time (1 MB
 // of doubles: against 256 KB writes, 6 alternating runs of the 1M-row
-// zstd file took about 0.05 CPU-s less, on a busy machine).
-const spillBlockRows = 128 << 10
+// zstd file took about 0.05 CPU-s less, on a busy machine; a variable for
+// the tests).
+var spillBlockRows int64 = 128 << 10
 
 // spillStream decodes the page sp of the column, which is streamed, into
 // the spill file a block at a time, so that not even the decoded page is

@@ -18,12 +18,16 @@ import (
 // spillSmall sets the knobs of the spill for the rest of the test: every
 // PLAIN page larger than a segment is streamed (hugePageBytes 0), the
 // page streams' budget is budget bytes, every decoded overhang is kept
-// free of charge up to freeLeft bytes, and spill files go to a fresh
-// directory, which it returns.
+// free of charge up to freeLeft bytes, streamed pages are spilled in
+// blocks of 777 rows, and spill files go to a fresh directory, which it
+// returns.
 func spillSmall(t *testing.T, budget, freeLeft int64, streamAll bool) string {
 	t.Helper()
-	oldHuge, oldBudget, oldFree, oldDir := hugePageBytes, streamBudget, maxFreeLeft, spillDir
-	t.Cleanup(func() { hugePageBytes, streamBudget, maxFreeLeft, spillDir = oldHuge, oldBudget, oldFree, oldDir })
+	oldHuge, oldBudget, oldFree, oldDir, oldBlock := hugePageBytes, streamBudget, maxFreeLeft, spillDir, spillBlockRows
+	t.Cleanup(func() {
+		hugePageBytes, streamBudget, maxFreeLeft, spillDir, spillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
+	})
+	spillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
 	if streamAll {
 		hugePageBytes = 0
 	} else {
