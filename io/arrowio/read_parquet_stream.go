@@ -595,8 +595,9 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		sp := &cs.pages[cs.pi]
 		cs.pi++
 		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && streamable(&sp.h, cs.chunk.codecID) {
-			// Streamed if its state fits in the budget; else decoded
-			// whole, and spilled unless that fits.
+			// Streamed if its state fits in the budget; else streamed
+			// into the spill file at once (or, if that file cannot be
+			// used, decoded whole below).
 			if cost := cs.streamCost(pd, sp); cs.budget.reserve(cost) {
 				ps, ok := cs.openStream(pd, sp)
 				if !ok {
@@ -617,14 +618,14 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 				continue
 			}
 		}
-		n, spilled, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
+		n, over, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
 		if !ok {
 			return nil, false
 		}
 		if cs.pi >= cs.dictUntil && sp.h.typ != pageDictionary {
 			cs.chunk.dict, cs.chunk.dictN = nil, -1
 		}
-		if spilled {
+		if over {
 			cs.leftN, cs.leftAt = n, 0
 			cs.keepLeft()
 			if !take() {
@@ -673,10 +674,10 @@ const maxLeftPool = 64 << 20
 // decodePage reads and decodes the page sp of the column. A dictionary page
 // stays with the column (n = 0). A data page of n values decodes in place
 // into dst (and dvalid) at row at when it fits in the room left there;
-// otherwise it decodes into cs.left and spilled is true (nullable: the
+// otherwise it decodes into cs.left and over is true (nullable: the
 // column has a validity bitmap). ok is false when
 // the page cannot be read or decoded.
-func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, spilled, ok bool) {
+func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, over, ok bool) {
 	w := cs.chunk.w
 	size := sp.hlen + int(sp.h.csize)
 	if cap(pd.chunk) < size {
