@@ -39,7 +39,7 @@ import (
 // it; otherwise when the reader is closed), and closed with the reader,
 // or at the end of the file: nothing is left behind on an error or an
 // abort. Its space is reused as columns are read through. If it cannot be
-// created or written, the page is kept in memory, as before.
+// created or written, pages are kept in memory, or streamed, as before.
 
 // streamBudget bounds the bytes of the page streams' state in one
 // reader: 64 snappy, LZ4 or gzip streams of 1M nullable rows (about 320 KB
@@ -264,6 +264,16 @@ func (s *spillFile) write(values, valid []byte) (spillRegion, bool) {
 	}
 	spilledPages.Add(1)
 	return r, true
+}
+
+// usable reports whether pages may be spilled to s (it has not failed).
+func (s *spillFile) usable() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.failed && !s.closed
 }
 
 // readAt reads len(b) bytes at off of the file.

@@ -160,7 +160,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 				defer func() { testHookSegment = nil }()
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			spilled := spilledPages.Load()
+			spilled, streams := spilledPages.Load(), pageStreams.Load()
 			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir})
 			if err != nil {
 				t.Fatal(err)
@@ -205,6 +205,9 @@ func TestParquetSpillFileGone(t *testing.T) {
 			}
 			if tc.noDir && spilledPages.Load() != spilled {
 				t.Error("pages spilled into a missing directory")
+			}
+			if tc.noDir && pageStreams.Load() == streams {
+				t.Error("without a spill file, the pages were not streamed")
 			}
 			if !tc.noDir && spilledPages.Load() == spilled {
 				t.Error("no page was spilled")

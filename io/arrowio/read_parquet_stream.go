@@ -595,10 +595,16 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		sp := &cs.pages[cs.pi]
 		cs.pi++
 		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && streamable(&sp.h, cs.chunk.codecID) {
-			// Streamed if its state fits in the budget; else streamed
-			// into the spill file at once (or, if that file cannot be
-			// used, decoded whole below).
-			if cost := cs.streamCost(pd, sp); cs.budget.reserve(cost) {
+			// Streamed if its state fits in the budget (or if there is
+			// no spill file to use: a stream keeps less than the page);
+			// else streamed into the spill file at once.
+			cost := cs.streamCost(pd, sp)
+			fits := cs.budget.reserve(cost)
+			if !fits && !cs.spill.usable() {
+				cs.budget.force(cost)
+				fits = true
+			}
+			if fits {
 				ps, ok := cs.openStream(pd, sp)
 				if !ok {
 					cs.budget.release(cost)
