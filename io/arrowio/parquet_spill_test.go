@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // spillSmall sets the knobs of the spill for the rest of the test: every
@@ -371,5 +373,51 @@ func TestParquetSpilledCorrupt(t *testing.T) {
 			}
 			dirEmpty(t, sdir, "after the reads")
 		})
+	}
+}
+
+// TestZstdWindow checks the window read from a zstd frame header, which
+// is what a zstd page stream is charged: the window descriptor of a
+// streamed frame, the content size of a single-segment one (the
+// encoder's whole-buffer frames).
+func TestZstdWindow(t *testing.T) {
+	data := make([]byte, 3<<20)
+	for i := range data {
+		data[i] = byte(i * 7 % 251)
+	}
+	for _, tc := range []struct {
+		name   string
+		window int
+		single int // EncodeAll this many bytes (a single-segment frame)
+		want   int64
+	}{
+		{"stream/1MB", 1 << 20, 0, 1 << 20},
+		{"stream/2MB", 2 << 20, 0, 2 << 20},
+		{"single/100KB", 1 << 20, 100000, 100000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			enc, err := zstd.NewWriter(&buf, zstd.WithWindowSize(tc.window))
+			if err != nil {
+				t.Fatal(err)
+			}
+			frame := enc.EncodeAll(data[:tc.single], nil)
+			if tc.single == 0 {
+				if _, err := enc.Write(data); err != nil {
+					t.Fatal(err)
+				}
+				if err := enc.Close(); err != nil {
+					t.Fatal(err)
+				}
+				frame = buf.Bytes()
+			}
+			got, ok := zstdWindow(frame)
+			if !ok || got != tc.want {
+				t.Errorf("window %d, %v; want %d", got, ok, tc.want)
+			}
+		})
+	}
+	if _, ok := zstdWindow([]byte("not a zstd frame")); ok {
+		t.Error("a window read from bytes that are not a frame")
 	}
 }
