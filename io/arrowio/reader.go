@@ -39,8 +39,9 @@ type ReadOptions struct {
 	// ignore it.
 	Workers int
 	// TempDir is where standard input is spooled when it holds Parquet or
-	// an Arrow IPC file (formats that need random access); "" means
-	// os.TempDir().
+	// an Arrow IPC file (formats that need random access), and where the
+	// decoded pages of a Parquet row group too large to hold are spilled
+	// (an unlinked file, see parquet_spill.go); "" means os.TempDir().
 	TempDir string
 	// CSVTypes, when not nil, declares the type of a CSV input's columns
 	// instead of inferring them from its rows: for sensitive data, whose
