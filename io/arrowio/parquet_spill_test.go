@@ -421,3 +421,54 @@ func TestZstdWindow(t *testing.T) {
 		t.Error("a window read from bytes that are not a frame")
 	}
 }
+
+// TestParquetNoSpill checks that ReadOptions.NoSpill (set for sensitive
+// data) keeps every page in memory or streamed, however small the budget:
+// no page reaches a temporary file, none is created, and the rows are
+// pqarrow's.
+func TestParquetNoSpill(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name      string
+		pf        plainFile
+		streamAll bool
+	}{
+		{"zstd/v1/streamed", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd}, true},
+		{"snappy/v2/whole", plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy, v2: true}, false},
+		{"brotli/v1/whole", plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Brotli}, false},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
+			writePlainFile(t, path, tc.pf)
+			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+			if err != nil {
+				t.Fatalf("pqarrow: %v", err)
+			}
+			defer releaseAll(want)
+			streamSmall(t, 1000)
+			sdir := spillSmall(t, 0, 0, tc.streamAll)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			spilled, opened := spilledPages.Load(), openSpills.Load()
+			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRest(r)
+			if n := openSpills.Load(); n != opened {
+				t.Errorf("%d spill files were opened", n-opened)
+			}
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := spilledPages.Load() - spilled; n != 0 {
+				t.Errorf("%d pages were spilled", n)
+			}
+			dirEmpty(t, sdir, "during and after the read")
+			sameRows(t, want[0].Schema(), got, want)
+			releaseAll(got)
+		})
+	}
+}

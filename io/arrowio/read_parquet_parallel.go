@@ -206,7 +206,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	}
 	p.makeTasks()
 	p.budget = &stateBudget{limit: streamBudget}
-	p.spill = &spillFile{dir: spillDir}
+	p.spill = &spillFile{dir: spillDir, failed: opts.NoSpill}
 	if opts.TempDir != "" {
 		p.spill.dir = opts.TempDir
 	}
