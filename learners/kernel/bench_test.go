@@ -18,7 +18,8 @@ func BenchmarkVotes(b *testing.B) {
 		{64, 250, 2},
 		{14, 250, 2},
 		{64, 250, 10},
-		{384, 250, 2},  // embeddings
+		{384, 250, 2}, // embeddings
+		{512, 250, 2},
 		{1024, 250, 2}, // large embeddings
 	}
 	const n = 1 << 14 // rows per Votes call, like one record batch

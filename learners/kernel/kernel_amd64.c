@@ -258,12 +258,14 @@ TBF static void bfrow(const float *x, int64_t dim, uint16_t *xb, float *xh, floa
 	*dx = (float)d * (1 + 0x1p-20f);
 }
 
-// binbf adds to ones[r] the votes for class 1 of the teachers in V groups
-// (V = 1 or 2) on the R rows whose bf16 pairs are at xb + r*xs.
+// binbf adds to ones[r] the certified votes for class 1 of the teachers in
+// V groups (V = 1 or 2, first teacher t0) on the R rows whose bf16 pairs are
+// at xb + r*xs, and appends the teachers it cannot certify on row r to the
+// list todo + r*ts (length nt[r]).
 TBF AI void binbf(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                  int64_t dim2, const uint32_t *xb, int64_t xs, const float *xh, const float *dx,
-                  const int R, const int V, __mmask16 valid0, __mmask16 valid1, const float *dw, int64_t dim,
-                  const float *const *xr, int64_t t0, const float *db, int32_t *ones) {
+                  int64_t dim2, const uint32_t *xb, int64_t xs, const float *xh, const float *dx, const int R,
+                  const int V, __mmask16 valid0, __mmask16 valid1, int32_t t0, int32_t *todo, int64_t ts, int *nt,
+                  int32_t *ones) {
 	__m512 acc[2][R512];
 	const uint32_t *w1 = wb + dim2 * 16;
 #pragma GCC unroll 16
@@ -281,16 +283,12 @@ TBF AI void binbf(const uint32_t *wb, const float *bp, const float *p0, const fl
 			if (V == 2) acc[1][r] = _mm512_dpbf16_ps(acc[1][r], b, xv);
 		}
 	}
-	// Certified votes are counted at once; the others are listed as (row,
-	// teacher) pairs and rescored after the loop, whose trip count the
-	// branch predictor then mostly gets right.
 	const __m512 zero = _mm512_setzero_ps();
 	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	int32_t todo[2 * 16 * R512 + 16];
-	int nt = 0;
 	for (int v = 0; v < V; v++) {
 		const __m512 q0 = _mm512_loadu_ps(p0 + v * 16), q1 = _mm512_loadu_ps(p1 + v * 16),
 		             q2 = _mm512_loadu_ps(p2 + v * 16);
+		const __m512i tv = _mm512_add_epi32(iota, _mm512_set1_epi32(t0 + v * 16));
 		const __mmask16 valid = v ? valid1 : valid0;
 #pragma GCC unroll 16
 		for (int r = 0; r < R; r++) {
@@ -298,30 +296,28 @@ TBF AI void binbf(const uint32_t *wb, const float *bp, const float *p0, const fl
 			__mmask16 sure = _mm512_mask_cmp_ps_mask(valid, _mm512_abs_ps(acc[v][r]), t, _CMP_GT_OQ);
 			ones[r] += __builtin_popcount(_mm512_mask_cmp_ps_mask(sure, acc[v][r], zero, _CMP_GT_OQ));
 			__mmask16 unsure = valid & (__mmask16)~sure;
-			// (vpcompressd to memory is microcoded on AMD Zen 4: compress
-			// in a register and store all 16 lanes, todo has room.)
-			_mm512_storeu_si512(todo + nt, _mm512_maskz_compress_epi32(
-			                                   unsure, _mm512_add_epi32(iota, _mm512_set1_epi32((r << 24) | (v * 16)))));
-			nt += __builtin_popcount(unsure);
+			// vpcompressd to memory is microcoded on AMD Zen 4: compress in
+			// a register and store all 16 lanes (the lists have room).
+			_mm512_storeu_si512(todo + r * ts + nt[r], _mm512_maskz_compress_epi32(unsure, tv));
+			nt[r] += __builtin_popcount(unsure);
 		}
-	}
-	for (int q = 0; q < 2 && q < nt; q++) prefetchrow(dw + (t0 + (todo[q] & 0xffffff)) * dim, dim);
-	for (int q = 0; q < nt; q++) {
-		if (q + 2 < nt) prefetchrow(dw + (t0 + (todo[q + 2] & 0xffffff)) * dim, dim);
-		const int r = todo[q] >> 24;
-		const int64_t t1 = t0 + (todo[q] & 0xffffff);
-		ones[r] += dot32(dw + t1 * dim, xr[r], dim, db[t1]) > 0;
 	}
 }
 
-// votesbf is votes512 for two classes on the bf16 packing; scratch holds
-// R512 bf16 rows and, for column-major x, R512 float32 rows.
+// votesbf is votes512 for two classes on the bf16 packing. Per block of R512
+// rows it converts the rows to bf16, runs binbf over all groups, then
+// rescores row by row the teachers binbf could not certify, so that the
+// float32 row stays in L1 while the teachers' weights stream past it.
+// scratch holds the bf16 rows, the lists and, for column-major x, the
+// float32 rows (pate_votes_bf16_scratch).
 TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
                     const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
                     const int64_t ld, int64_t n, int32_t *counts, void *scratch) {
 	const int64_t dim2 = (dim + 1) / 2, xs = (dim2 + 15) & ~(int64_t)15; // 64-byte bf16 rows
+	const int64_t ts = groups * 16 + 16;                                  // list room per row
 	uint32_t *xb = (uint32_t *)scratch;
-	float *xt = (float *)(xb + R512 * xs);
+	int32_t *todo = (int32_t *)(xb + R512 * xs);
+	float *xt = (float *)(todo + R512 * ts);
 	const int64_t rem = k - (groups - 1) * 16;
 	const __mmask16 last = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
 	for (int64_t i = 0; i < n; i += R512) {
@@ -339,19 +335,30 @@ TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const 
 			bfrow(xr[r], dim, (uint16_t *)(xb + r * xs), &xh[r], &dx[r]);
 		}
 		int32_t ones[R512] = {0};
+		int nt[R512] = {0};
 		int64_t g = 0;
 		for (; g + 2 <= groups; g += 2) {
 			const __mmask16 v1 = g + 2 == groups ? last : (__mmask16)0xffff;
 #define BF2(RR)                                                                                                        \
 	binbf(wb + g * dim2 * 16, bp + g * 16, p0 + g * 16, p1 + g * 16, p2 + g * 16, dim2, xb, xs, xh, dx, RR, 2,     \
-	      0xffff, v1, dw, dim, xr, g * 16, db, ones)
+	      0xffff, v1, (int32_t)(g * 16), todo, ts, nt, ones)
 			ROWCASES(BF2)
 		}
 		if (g < groups) {
 #define BF1(RR)                                                                                                        \
 	binbf(wb + g * dim2 * 16, bp + g * 16, p0 + g * 16, p1 + g * 16, p2 + g * 16, dim2, xb, xs, xh, dx, RR, 1,     \
-	      last, last, dw, dim, xr, g * 16, db, ones)
+	      last, last, (int32_t)(g * 16), todo, ts, nt, ones)
 			ROWCASES(BF1)
+		}
+		for (int r = 0; r < R; r++) {
+			const int32_t *list = todo + r * ts;
+			int c = 0;
+			for (int q = 0; q < 2 && q < nt[r]; q++) prefetchrow(dw + list[q] * dim, dim);
+			for (int q = 0; q < nt[r]; q++) {
+				if (q + 2 < nt[r]) prefetchrow(dw + list[q + 2] * dim, dim);
+				c += dot32(dw + list[q] * dim, xr[r], dim, db[list[q]]) > 0;
+			}
+			ones[r] += c;
 		}
 		int32_t *cb = counts + i * 2;
 		for (int r = 0; r < R; r++) {
@@ -373,9 +380,9 @@ TBF static void votesbfcm(const uint32_t *wb, const float *bp, const float *p0, 
 	votesbf(wb, bp, p0, p1, p2, dw, db, groups, k, dim, x, ld, n, counts, scratch);
 }
 
-int64_t pate_votes_bf16_scratch(int64_t dim) {
+int64_t pate_votes_bf16_scratch(int64_t dim, int64_t groups) {
 	const int64_t xs = (((dim + 1) / 2) + 15) & ~(int64_t)15;
-	return R512 * xs * 4 + R512 * dim * 4;
+	return R512 * xs * 4 + R512 * (groups * 16 + 16) * 4 + R512 * dim * 4;
 }
 
 void pate_votes_bf16(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,

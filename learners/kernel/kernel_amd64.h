@@ -24,11 +24,11 @@ void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int
 // teacher and group, p0, p1 and p2 the per-teacher factors of the
 // certification bound, dw and db the float32 difference weights and biases
 // (k × dim, k) for rescoring the teachers it cannot certify. scratch holds
-// pate_votes_bf16_scratch(dim) bytes.
+// pate_votes_bf16_scratch(dim, groups) bytes.
 void pate_votes_bf16(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
                      const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
                      int64_t ld, int64_t n, int32_t *counts, void *scratch);
-int64_t pate_votes_bf16_scratch(int64_t dim);
+int64_t pate_votes_bf16_scratch(int64_t dim, int64_t groups);
 
 // pate_logistic overwrites gw (dim) and *gb with the gradient of the binary
 // logistic loss of the rows of x (rows × dim) with labels t at weights w and

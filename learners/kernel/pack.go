@@ -64,13 +64,19 @@ func pack(l *Linear) *packedLinear {
 	return p
 }
 
+// bf16MaxDim is the widest row the bf16 path takes. The share of votes it
+// cannot certify grows with √dim and the cost of rescoring one with dim, so
+// at 1,024 features rescoring (about 9% of the votes, from weights that no
+// longer fit L2) costs as much as the float32 kernel.
+const bf16MaxDim = 512
+
 // bf16Max bounds |w| for the bf16 packing (and, in kernel_amd64.c, a row's
 // ‖x‖): with both below 2⁵⁰ and |b| below 2¹⁰⁰ no score overflows.
 const bf16Max = 0x1p50
 
 // packBF16 builds the bf16 packing, or returns nil when it cannot be used.
 func packBF16(l *Linear, groups int) *packedBF16 {
-	if cpuISA < isaAVX512BF16 || l.classes != 2 {
+	if cpuISA < isaAVX512BF16 || l.classes != 2 || l.dim > bf16MaxDim {
 		return nil
 	}
 	dim, dim2 := l.dim, (l.dim+1)/2
