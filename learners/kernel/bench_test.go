@@ -17,6 +17,7 @@ func BenchmarkVotes(b *testing.B) {
 	shapes := []struct{ dim, k, c int }{
 		{64, 250, 2},
 		{14, 250, 2},
+		{128, 250, 2},
 		{64, 250, 10},
 		{384, 250, 2}, // embeddings
 		{512, 250, 2},

@@ -27,7 +27,7 @@ func detectISA() isaLevel {
 // is row-major when ld is 0, column-major with leading dimension ld otherwise.
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
-	if bf := p.bf; bf != nil && activeISA >= isaAVX512BF16 {
+	if bf := p.bf; bf != nil && activeISA >= isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
 		scratch := make([]byte, int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
 		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),

@@ -324,14 +324,11 @@ TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const 
 		const int R = (int)(n - i < R512 ? n - i : R512);
 		const float *xr[R512];
 		float xh[R512], dx[R512];
+		if (ld) // transpose the block, reading each column's R values at once
+			for (int64_t j = 0; j < dim; j++)
+				for (int r = 0; r < R; r++) xt[r * dim + j] = x[j * ld + i + r];
 		for (int r = 0; r < R; r++) {
-			if (ld) {
-				float *row = xt + r * dim;
-				for (int64_t j = 0; j < dim; j++) row[j] = x[j * ld + i + r];
-				xr[r] = row;
-			} else {
-				xr[r] = x + (i + r) * dim;
-			}
+			xr[r] = ld ? xt + r * dim : x + (i + r) * dim;
 			bfrow(xr[r], dim, (uint16_t *)(xb + r * xs), &xh[r], &dx[r]);
 		}
 		int32_t ones[R512] = {0};

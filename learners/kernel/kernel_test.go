@@ -240,9 +240,10 @@ func TestVotesNearBF16Rounding(t *testing.T) {
 	}
 	tests := []struct{ k, dim, n int }{
 		{k: 250, dim: 384, n: 25},
-		{k: 40, dim: 1024, n: 24},
-		{k: 33, dim: 63, n: 13},
-		{k: 17, dim: 1, n: 5},
+		{k: 40, dim: 512, n: 24},
+		{k: 33, dim: 129, n: 13},
+		{k: 17, dim: 64, n: 5},
+		{k: 20, dim: 1024, n: 7},
 	}
 	for i, tc := range tests {
 		t.Run(fmt.Sprintf("k%d/d%d/n%d", tc.k, tc.dim, tc.n), func(t *testing.T) {

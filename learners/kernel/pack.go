@@ -64,11 +64,18 @@ func pack(l *Linear) *packedLinear {
 	return p
 }
 
-// bf16MaxDim is the widest row the bf16 path takes. The share of votes it
-// cannot certify grows with √dim and the cost of rescoring one with dim, so
-// at 1,024 features rescoring (about 9% of the votes, from weights that no
-// longer fit L2) costs as much as the float32 kernel.
-const bf16MaxDim = 512
+// The bf16 path takes rows of bf16MinDim to bf16MaxDim features, and
+// column-major tiles from bf16MinDimColumns. The share of votes it cannot
+// certify grows with √dim and the cost of rescoring one with dim, so at
+// 1,024 features rescoring (about 9% of the votes, from weights that no
+// longer fit L2) costs as much as the float32 kernel saves; at 14 features
+// converting rows and checking bounds cost more than the multiply-adds, and
+// column-major tiles also pay for a transposition.
+const (
+	bf16MinDim        = 64
+	bf16MinDimColumns = 128
+	bf16MaxDim        = 512
+)
 
 // bf16Max bounds |w| for the bf16 packing (and, in kernel_amd64.c, a row's
 // ‖x‖): with both below 2⁵⁰ and |b| below 2¹⁰⁰ no score overflows.
@@ -76,7 +83,7 @@ const bf16Max = 0x1p50
 
 // packBF16 builds the bf16 packing, or returns nil when it cannot be used.
 func packBF16(l *Linear, groups int) *packedBF16 {
-	if cpuISA < isaAVX512BF16 || l.classes != 2 || l.dim > bf16MaxDim {
+	if cpuISA < isaAVX512BF16 || l.classes != 2 || l.dim < bf16MinDim || l.dim > bf16MaxDim {
 		return nil
 	}
 	dim, dim2 := l.dim, (l.dim+1)/2
