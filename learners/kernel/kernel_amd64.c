@@ -309,6 +309,46 @@ TBF AI void binbf(const uint32_t *wb, const float *bp, const float *p0, const fl
 	}
 }
 
+// transpose16 transposes the 16 × 16 block in v (v[c] lane r becomes v[r]
+// lane c).
+TBF AI void transpose16(__m512 *v) {
+	__m512 t[16];
+	for (int q = 0; q < 16; q += 2) {
+		t[q] = _mm512_unpacklo_ps(v[q], v[q + 1]);
+		t[q + 1] = _mm512_unpackhi_ps(v[q], v[q + 1]);
+	}
+	for (int q = 0; q < 16; q += 4) {
+		v[q] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
+		v[q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
+		v[q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
+		v[q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
+	}
+	for (int q = 0; q < 16; q += 8)
+		for (int u = 0; u < 4; u++) {
+			t[q + u] = _mm512_shuffle_f32x4(v[q + u], v[q + u + 4], 0x88);
+			t[q + u + 4] = _mm512_shuffle_f32x4(v[q + u], v[q + u + 4], 0xdd);
+		}
+	for (int u = 0; u < 8; u++) {
+		v[u] = _mm512_shuffle_f32x4(t[u], t[u + 8], 0x88);
+		v[u + 8] = _mm512_shuffle_f32x4(t[u], t[u + 8], 0xdd);
+	}
+}
+
+// transpose12 copies R <= 16 rows of column-major x (feature j of row r at
+// x[j*ld + r]) to row-major xt (R × dim), 16 features at a time.
+TBF static void transpose12(const float *x, int64_t ld, int64_t dim, int R, float *xt) {
+	const __mmask16 rows = (__mmask16)((1u << R) - 1);
+	for (int64_t j0 = 0; j0 < dim; j0 += 16) {
+		const int w = (int)(dim - j0 < 16 ? dim - j0 : 16);
+		__m512 v[16];
+		for (int c = 0; c < 16; c++)
+			v[c] = c < w ? _mm512_maskz_loadu_ps(rows, x + (j0 + c) * ld) : _mm512_setzero_ps();
+		transpose16(v);
+		const __mmask16 cols = (__mmask16)((1u << w) - 1);
+		for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(xt + r * dim + j0, cols, v[r]);
+	}
+}
+
 // votesbf is votes512 for two classes on the bf16 packing. Per block of R512
 // rows it converts the rows to bf16, runs binbf over all groups, then
 // rescores row by row the teachers binbf could not certify, so that the
@@ -329,9 +369,7 @@ TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const 
 		const int R = (int)(n - i < R512 ? n - i : R512);
 		const float *xr[R512];
 		float xh[R512], dx[R512];
-		if (ld) // transpose the block, reading each column's R values at once
-			for (int64_t j = 0; j < dim; j++)
-				for (int r = 0; r < R; r++) xt[r * dim + j] = x[j * ld + i + r];
+		if (ld) transpose12(x + i, ld, dim, R, xt);
 		for (int r = 0; r < R; r++) {
 			xr[r] = ld ? xt + r * dim : x + (i + r) * dim;
 			bfrow(xr[r], dim, (uint16_t *)(xb + r * xs), &xh[r], &dx[r]);
