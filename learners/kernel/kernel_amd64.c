@@ -194,7 +194,7 @@ T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t 
 // distance from the float32 score: a teacher whose |bf16 score| > T votes
 // its sign, which is the sign of the exact score and of any float32 sum of
 // it; the few others (and every padded teacher, NaN, Inf or huge row) are
-// rescored in float32 by dot32. With w the teacher's difference weights, ŵ
+// rescored in float32 by rescore. With w the teacher's difference weights, ŵ
 // and x̂ the bf16 copies, γ = G (see pack.go) and A the flush-to-zero slack,
 //   T = ‖x̂‖·(‖ŵ−w‖ + γ(‖ŵ‖+‖w‖)) + ‖x̂−x‖·‖w‖(1+γ) + 2γ|b| + A
 // (Cauchy–Schwarz on the rounding errors plus the recursive-summation bounds
@@ -202,28 +202,52 @@ T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t 
 
 #define TBF __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512bf16,avx2,fma,popcnt")))
 
-// dot32 is b + Σ w[j]·x[j] in float32: 16 lanes × 4 accumulators, then a
-// fixed reduction, so it gives the same result whatever layout x came from.
-TBF static float dot32(const float *w, const float *x, int64_t dim, float b) {
-	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+// dots sets s[u] = b[u] + Σ w[u][j]·x[j] in float32 for T <= 4 teachers at
+// once, so each load of x serves T of them. Each teacher sums with the same
+// two 16-lane accumulators and the same final reduction whatever T is, so a
+// score does not depend on which teachers it is computed with, nor on the
+// layout x came from.
+TBF AI void dots(const float *const *w, const float *x, int64_t dim, const float *b, const int T, float *s) {
+	__m512 a0[4], a1[4];
+	for (int u = 0; u < T; u++) a0[u] = a1[u] = _mm512_setzero_ps();
 	int64_t j = 0;
-	for (; j + 64 <= dim; j += 64) {
-		a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + j), _mm512_loadu_ps(x + j), a0);
-		a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + j + 16), _mm512_loadu_ps(x + j + 16), a1);
-		a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + j + 32), _mm512_loadu_ps(x + j + 32), a2);
-		a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + j + 48), _mm512_loadu_ps(x + j + 48), a3);
+	for (; j + 32 <= dim; j += 32) {
+		const __m512 x0 = _mm512_loadu_ps(x + j), x1 = _mm512_loadu_ps(x + j + 16);
+		for (int u = 0; u < T; u++) {
+			a0[u] = _mm512_fmadd_ps(_mm512_loadu_ps(w[u] + j), x0, a0[u]);
+			a1[u] = _mm512_fmadd_ps(_mm512_loadu_ps(w[u] + j + 16), x1, a1[u]);
+		}
 	}
-	for (; j + 16 <= dim; j += 16) a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + j), _mm512_loadu_ps(x + j), a0);
 	if (j < dim) {
-		__mmask16 m = (__mmask16)((1u << (dim - j)) - 1);
-		a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + j), _mm512_maskz_loadu_ps(m, x + j), a1);
+		const int64_t left = dim - j;
+		const __mmask16 m0 = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+		const __mmask16 m1 = left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+		const __m512 x0 = _mm512_maskz_loadu_ps(m0, x + j), x1 = _mm512_maskz_loadu_ps(m1, x + j + 16);
+		for (int u = 0; u < T; u++) {
+			a0[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, w[u] + j), x0, a0[u]);
+			a1[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, w[u] + j + 16), x1, a1[u]);
+		}
 	}
-	return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))) + b;
+	for (int u = 0; u < T; u++) s[u] = _mm512_reduce_add_ps(_mm512_add_ps(a0[u], a1[u])) + b[u];
 }
 
-// prefetchrow asks for the dim floats at w in L1.
-TBF AI void prefetchrow(const float *w, int64_t dim) {
-	for (int64_t j = 0; j < dim; j += 16) _mm_prefetch((const char *)(w + j), _MM_HINT_T0);
+// rescore returns how many of the nt teachers in list (rows of dw, biases
+// db) score > 0 on the float32 row x.
+TBF static int rescore(const int32_t *list, int nt, const float *dw, const float *db, const float *x, int64_t dim) {
+	int c = 0, q = 0;
+	const float *w[4];
+	float b[4], s[4];
+	for (; q + 4 <= nt; q += 4) {
+		for (int u = 0; u < 4; u++) w[u] = dw + list[q + u] * dim, b[u] = db[list[q + u]];
+		dots(w, x, dim, b, 4, s);
+		c += (s[0] > 0) + (s[1] > 0) + (s[2] > 0) + (s[3] > 0);
+	}
+	for (; q < nt; q++) {
+		w[0] = dw + list[q] * dim, b[0] = db[list[q]];
+		dots(w, x, dim, b, 1, s);
+		c += s[0] > 0;
+	}
+	return c;
 }
 
 // bfrow converts one float32 row (dim values) to bf16 pairs in xb (dim2 =
@@ -390,16 +414,7 @@ TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const 
 	      last, last, (int32_t)(g * 16), todo, ts, nt, ones)
 			ROWCASES(BF1)
 		}
-		for (int r = 0; r < R; r++) {
-			const int32_t *list = todo + r * ts;
-			int c = 0;
-			for (int q = 0; q < 2 && q < nt[r]; q++) prefetchrow(dw + list[q] * dim, dim);
-			for (int q = 0; q < nt[r]; q++) {
-				if (q + 2 < nt[r]) prefetchrow(dw + list[q + 2] * dim, dim);
-				c += dot32(dw + list[q] * dim, xr[r], dim, db[list[q]]) > 0;
-			}
-			ones[r] += c;
-		}
+		for (int r = 0; r < R; r++) ones[r] += rescore(todo + r * ts, nt[r], dw, db, xr[r], dim);
 		int32_t *cb = counts + i * 2;
 		for (int r = 0; r < R; r++) {
 			cb[2 * r] = (int32_t)k - ones[r];
