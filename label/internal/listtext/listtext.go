@@ -7,6 +7,7 @@ package listtext
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -26,7 +27,7 @@ func Append(dst []byte, arr array.ListLike, i int) ([]byte, bool) {
 	s, e := arr.ValueOffsets(i)
 	switch vals := arr.ListValues().(type) {
 	case *array.Float32:
-		return appendRow(dst, vals, vals.Float32Values(), s, e, appendFloat32)
+		return appendRow32(dst, vals, s, e)
 	case *array.Float64:
 		return appendRow(dst, vals, vals.Float64Values(), s, e, appendFloat64)
 	}
@@ -59,16 +60,42 @@ func appendRow[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e in
 	return append(dst, ']'), true
 }
 
-// appendFloat32 and appendFloat64 format a finite number as goccy/go-json's
-// AppendFloat32 and AppendFloat64 do (the JSON Arrow's ValueStr gives).
-func appendFloat32(b []byte, v float32) []byte {
-	format := byte('f')
-	if abs := float32(math.Abs(float64(v))); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
+// appendRow32 is appendRow for float32 values, with their text written in
+// place by formatList32: the row's room is reserved once rather than
+// checked at each value. formatList32 writes NaN and ±Inf as appendRow
+// does.
+func appendRow32(dst []byte, vals *array.Float32, s, e int64) ([]byte, bool) {
+	v := vals.Float32Values()
+	if s < 0 || e < s || e > int64(len(v)) {
+		return dst, false
 	}
-	return strconv.AppendFloat(b, float64(v), format, -1, 32)
+	v = v[s:e]
+	n := len(dst)
+	buf := slices.Grow(dst, 2+len(v)*(maxLen32+1))
+	buf = buf[:cap(buf)]
+	buf[n] = '['
+	n++
+	if vals.NullN() == 0 {
+		n = formatList32(buf, n, v)
+	} else {
+		for j := range v {
+			if vals.IsNull(int(s) + j) {
+				n += copy(buf[n:], "null,")
+				continue
+			}
+			n = formatList32(buf, n, v[j:j+1])
+		}
+	}
+	if len(v) > 0 {
+		n--
+	}
+	buf[n] = ']'
+	return buf[:n+1], true
 }
 
+// appendFloat64 formats a finite number as goccy/go-json's AppendFloat64
+// does (the JSON Arrow's ValueStr gives); formatList32, in ftoa32.go,
+// writes float32s.
 func appendFloat64(b []byte, v float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
