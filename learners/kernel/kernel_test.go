@@ -147,6 +147,9 @@ func TestVotesMatchesReference(t *testing.T) {
 	var cases []tc
 	for _, c := range []int{2, 3, 10} {
 		for _, dim := range []int{1, 7, 14, 64, 100, 384, 785, 1024} {
+			if c == 10 && (dim == 384 || dim == 1024) {
+				continue // embedding widths: two classes (bf16 path) and three suffice
+			}
 			for _, k := range []int{1, 5, 33, 250, 251} { // 33: an odd number (3) of 16-teacher groups
 				for _, n := range []int{1, 15, 1000} {
 					// Keep the float64 reference affordable: shrink the largest
@@ -193,7 +196,13 @@ func TestVotesMatchesReference(t *testing.T) {
 			ref := refVotes(tc.k, tc.c, tc.dim, w, b, x, tc.n, tc.tolerant)
 			xt := columnMajor(x, tc.n, tc.dim, tc.n+3)
 			paths(t, func(t *testing.T) {
-				for _, layout := range []string{"row-major", "column-major"} {
+				layouts := []string{"row-major", "column-major"}
+				if activeISA == isaGeneric {
+					// The pure-Go path copies tiles row-major first, which
+					// TestVotesColumnsMatchesRowMajor covers; skip its slowest case.
+					layouts = layouts[:1]
+				}
+				for _, layout := range layouts {
 					got := make([]int32, tc.n*tc.c)
 					for j := range got {
 						got[j] = -99 // Votes must overwrite
