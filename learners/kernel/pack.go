@@ -66,15 +66,15 @@ func pack(l *Linear) *packedLinear {
 
 // The bf16 path takes rows of bf16MinDim to bf16MaxDim features, and
 // column-major tiles from bf16MinDimColumns. The share of votes it cannot
-// certify grows with √dim and the cost of rescoring one with dim, so at
-// 1,024 features rescoring (about 9% of the votes, from weights that no
-// longer fit L2) costs as much as the float32 kernel saves; at 14 features
-// converting rows and checking bounds cost more than the multiply-adds, and
-// column-major tiles also pay for a transposition.
+// certify grows with √dim (about 5% at 384 features, 9% at 1,024 on random
+// data) and the cost of rescoring one with dim: at 2,048 features it gained
+// only about 10% over the float32 kernel, at 1,024 about 45% (row-major).
+// At 14 features converting rows and checking bounds cost more than the
+// multiply-adds saved, and column-major tiles also pay for a transposition.
 const (
 	bf16MinDim        = 64
 	bf16MinDimColumns = 128
-	bf16MaxDim        = 512
+	bf16MaxDim        = 1024
 )
 
 // bf16Max bounds |w| for the bf16 packing (and, in kernel_amd64.c, a row's
