@@ -148,7 +148,7 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	sens, err := arrowio.Open(c.String("private"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes})
+	sens, err := arrowio.Open(c.String("private"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: sensStdin, CSVTypes: csvTypes, NoSpill: true})
 	if err != nil {
 		return fmt.Errorf("--private: %w", err)
 	}

@@ -46,7 +46,7 @@ func schemaOf(mem memory.Allocator, path string) (*arrow.Schema, error) {
 
 // readWhole reads a file into one record (its batches concatenated).
 func readWhole(mem memory.Allocator, path string, types map[string]arrow.DataType) (arrow.Record, error) {
-	sens, err := arrowio.Open(path, arrowio.ReadOptions{Allocator: mem, CSVTypes: types})
+	sens, err := arrowio.Open(path, arrowio.ReadOptions{Allocator: mem, CSVTypes: types, NoSpill: true})
 	if err != nil {
 		return nil, fmt.Errorf("--private: %w", err)
 	}

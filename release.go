@@ -381,7 +381,7 @@ func fileIdentity(path string, stdin io.Reader) (string, error) {
 		if shards, ok := csvShards(path); ok {
 			return ledger.ContentIDCSVShards(shards)
 		}
-		r, err := arrowio.Open(path, arrowio.ReadOptions{})
+		r, err := arrowio.Open(path, arrowio.ReadOptions{NoSpill: true})
 		if err != nil {
 			return "", err
 		}
@@ -397,7 +397,7 @@ func fileIdentity(path string, stdin io.Reader) (string, error) {
 	if format, err := arrowio.SniffFormat(head, path); err == nil && format == arrowio.FormatCSV {
 		return ledger.ContentIDCSV(br)
 	}
-	r, err := arrowio.Open(path, arrowio.ReadOptions{Stdin: br})
+	r, err := arrowio.Open(path, arrowio.ReadOptions{Stdin: br, NoSpill: true})
 	if err != nil {
 		return "", err
 	}

@@ -31,8 +31,18 @@ import (
 // variable for the tests).
 var hugePageBytes int32 = 256 << 10
 
-// pageStreams counts the pages streamed (tests).
-var pageStreams atomic.Int64
+// pageStreams counts the pages streamed, liveStreams those being
+// streamed and peakStreams the most at once (tests).
+var pageStreams, liveStreams, peakStreams atomic.Int64
+
+func notePeakStreams(v int64) {
+	for {
+		old := peakStreams.Load()
+		if v <= old || peakStreams.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
 
 // pageStreamBuffer is the read buffer of a streamed page.
 const pageStreamBuffer = 64 << 10
@@ -56,6 +66,7 @@ type pageStream struct {
 	valid []byte // the page's validity bitmap, nil for a required column
 	n     int64  // rows of the page
 	row   int64  // rows handed out
+	live  bool   // counted in liveStreams
 }
 
 // streamable reports whether the data page h of a chunk compressed with
@@ -166,6 +177,8 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		return nil, false
 	}
 	pageStreams.Add(1)
+	ps.live = true
+	notePeakStreams(liveStreams.Add(1))
 	return ps, true
 }
 
@@ -227,6 +240,10 @@ func zstdStream(br *bufio.Reader) *zstd.Decoder {
 
 // close gives the pooled buffers back; ps is done with.
 func (ps *pageStream) close() {
+	if ps.live {
+		liveStreams.Add(-1)
+		ps.live = false
+	}
 	if ps.br != nil {
 		ps.br.Reset(nil)
 		readerPool.Put(ps.br)

@@ -71,6 +71,11 @@ type parallelParquet struct {
 	// nil when it is off for the whole file.
 	plainLeaves []int
 	fieldLeaves [][]int // the projected leaf columns of each field of fields
+	// The budget of the streamed columns' state between segments, and
+	// the file their decoded pages are spilled to past it
+	// (parquet_spill.go).
+	budget *stateBudget
+	spill  *spillFile
 
 	// tasks are what the workers take, in order: a whole row group, or a
 	// segment of a streamed one (read_parquet_stream.go). slots and errs
@@ -200,6 +205,11 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		}
 	}
 	p.makeTasks()
+	p.budget = &stateBudget{limit: streamBudget}
+	p.spill = &spillFile{dir: spillDir, failed: opts.NoSpill}
+	if opts.TempDir != "" {
+		p.spill.dir = opts.TempDir
+	}
 	p.wg.Add(workers)
 	for w, fr := range frs {
 		var pd *plainDecoder
@@ -551,6 +561,7 @@ func (p *parallelParquet) next() (arrow.Record, error) {
 	if p.recycle != nil {
 		p.recycle.close()
 	}
+	p.spill.close() // the workers are done with it
 	return nil, io.EOF
 }
 
@@ -594,6 +605,7 @@ func (p *parallelParquet) close() error {
 	if p.recycle != nil {
 		p.recycle.close()
 	}
+	p.spill.close()
 	return nil
 }
 

@@ -127,6 +127,18 @@ type colStream struct {
 	leftAt    int64
 	ps        *pageStream // a page larger than a segment, being streamed
 	valid     []byte      // the streamed page's validity bitmap, reused
+	// The reader's budget for the column's state between segments, what
+	// the column's overhang (left) and stream (ps) take from it, and the
+	// spill file (parquet_spill.go): when inFile, left[at:n] is in the
+	// file at region, not in memory.
+	budget     *stateBudget
+	leftCharge int64
+	psCharge   int64
+	spill      *spillFile
+	inFile     bool
+	region     spillRegion
+	vbuf       []byte // a spilled page's validity bits, read back
+	ioErr      error  // the spill file failed
 }
 
 type streamPage struct {
@@ -218,6 +230,15 @@ func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) er
 // segments whose tasks stopped before they collected them (the workers
 // are done).
 func (s *rgStream) release() {
+	for _, cs := range s.cols {
+		if cs.ps != nil {
+			cs.ps.close()
+			cs.ps = nil
+		}
+		cs.budget.release(cs.psCharge)
+		cs.psCharge = 0
+		cs.dropLeft()
+	}
 	for k, c := range s.whole {
 		if c != nil {
 			c.Release()
@@ -302,6 +323,7 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 		return false, nil
 	}
 	cs.chunk = plainChunk{codec: codec, codecID: cc.Compression(), w: w, dictN: -1}
+	cs.budget, cs.spill = p.budget, p.spill
 	if d.MaxDefinitionLevel() == 1 {
 		cs.chunk.valid = []byte{} // marks the column nullable
 	}
@@ -464,6 +486,9 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, pd *plainDecode
 	} else {
 		col, ok = cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
 	}
+	if !ok && cs.ioErr != nil {
+		return nil, fmt.Errorf("%s: row group %d, column %q (rows %d..): reading back a decoded page: %w", p.name, s.rg, p.sc.Field(k).Name, off, spillError(cs.ioErr))
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q (rows %d..): a page does not decode: %w", p.name, s.rg, p.sc.Field(k).Name, off, ErrFormat)
 	}
@@ -519,23 +544,31 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		dvalid = valid.Bytes()
 	}
 	var at int64
-	take := func() {
+	take := func() bool {
 		n := min(cs.leftN-cs.leftAt, rows-at)
-		copy(dst[at*int64(w):], cs.left[cs.leftAt*int64(w):(cs.leftAt+n)*int64(w)])
-		if nullable {
-			bitutil.CopyBitmap(cs.leftValid, int(cs.leftAt), int(n), dvalid, int(at))
+		if cs.inFile {
+			if err := cs.takeFile(dst, dvalid, at, n); err != nil {
+				cs.ioErr = err
+				return false
+			}
+		} else {
+			copy(dst[at*int64(w):], cs.left[cs.leftAt*int64(w):(cs.leftAt+n)*int64(w)])
+			if nullable {
+				bitutil.CopyBitmap(cs.leftValid, int(cs.leftAt), int(n), dvalid, int(at))
+			}
 		}
 		cs.leftAt += n
 		at += n
-		if cs.leftAt == cs.leftN && cs.pi < len(cs.pages) {
+		if cs.leftAt == cs.leftN && (cs.pi < len(cs.pages) || cs.inFile || cs.leftCharge > 0) {
 			// Handed out, and more pages to come: a column whose next
 			// pages are streamed would keep a page's worth for nothing.
-			putLeft(cs.left)
-			cs.left = nil
+			// (A spilled or charged page goes back at once.)
+			cs.dropLeft()
 		}
+		return true
 	}
-	if cs.leftAt < cs.leftN {
-		take()
+	if cs.leftAt < cs.leftN && !take() {
+		return nil, false
 	}
 	for at < rows {
 		if cs.ps != nil {
@@ -548,6 +581,8 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 				ok := cs.ps.finish()
 				cs.ps.close()
 				cs.ps = nil
+				cs.budget.release(cs.psCharge)
+				cs.psCharge = 0
 				if !ok {
 					return nil, false
 				}
@@ -560,31 +595,56 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		sp := &cs.pages[cs.pi]
 		cs.pi++
 		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && streamable(&sp.h, cs.chunk.codecID) {
-			ps, ok := cs.openStream(pd, sp)
+			// Streamed if its state fits in the budget (or if there is
+			// no spill file to use: a stream keeps less than the page);
+			// else streamed into the spill file at once.
+			cost := cs.streamCost(pd, sp)
+			fits := cs.budget.reserve(cost)
+			if !fits && !cs.spill.usable() {
+				cs.budget.force(cost)
+				fits = true
+			}
+			if fits {
+				ps, ok := cs.openStream(pd, sp)
+				if !ok {
+					cs.budget.release(cost)
+					return nil, false
+				}
+				cs.ps, cs.psCharge = ps, cost
+				continue
+			}
+			handled, ok := cs.spillStream(pd, sp)
 			if !ok {
 				return nil, false
 			}
-			cs.ps = ps
-			continue
+			if handled {
+				if !take() {
+					return nil, false
+				}
+				continue
+			}
 		}
-		n, spilled, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
+		n, over, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
 		if !ok {
 			return nil, false
 		}
 		if cs.pi >= cs.dictUntil && sp.h.typ != pageDictionary {
 			cs.chunk.dict, cs.chunk.dictN = nil, -1
 		}
-		if spilled {
+		if over {
 			cs.leftN, cs.leftAt = n, 0
-			take()
+			cs.keepLeft()
+			if !take() {
+				return nil, false
+			}
 		} else {
 			at += n
 		}
 	}
 	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
 		// The chunk is done: drop its buffers.
-		putLeft(cs.left)
-		cs.left, cs.leftValid, cs.chunk.dict, cs.valid = nil, nil, nil, nil
+		cs.dropLeft()
+		cs.leftValid, cs.chunk.dict, cs.valid, cs.vbuf = nil, nil, nil, nil
 	}
 	pd.trim()
 	var nulls int
@@ -620,10 +680,10 @@ const maxLeftPool = 64 << 20
 // decodePage reads and decodes the page sp of the column. A dictionary page
 // stays with the column (n = 0). A data page of n values decodes in place
 // into dst (and dvalid) at row at when it fits in the room left there;
-// otherwise it decodes into cs.left and spilled is true (nullable: the
+// otherwise it decodes into cs.left and over is true (nullable: the
 // column has a validity bitmap). ok is false when
 // the page cannot be read or decoded.
-func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, spilled, ok bool) {
+func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, over, ok bool) {
 	w := cs.chunk.w
 	size := sp.hlen + int(sp.h.csize)
 	if cap(pd.chunk) < size {

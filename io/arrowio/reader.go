@@ -39,9 +39,17 @@ type ReadOptions struct {
 	// ignore it.
 	Workers int
 	// TempDir is where standard input is spooled when it holds Parquet or
-	// an Arrow IPC file (formats that need random access); "" means
-	// os.TempDir().
+	// an Arrow IPC file (formats that need random access), and where the
+	// decoded pages of a Parquet row group too large to hold are spilled
+	// (an unlinked file, see parquet_spill.go); "" means os.TempDir().
 	TempDir string
+	// NoSpill keeps the decoded pages of a large Parquet row group in
+	// memory (or streamed) instead of spilling them to a temporary file:
+	// for sensitive data, so that its decoded values are never written
+	// anywhere, at the cost of memory on files of huge row groups.
+	// (Standard input in Parquet or IPC form is still spooled, as it
+	// must be for random access.)
+	NoSpill bool
 	// CSVTypes, when not nil, declares the type of a CSV input's columns
 	// instead of inferring them from its rows: for sensitive data, whose
 	// schema must not depend on its values. A column it names gets that
