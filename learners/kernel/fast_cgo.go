@@ -13,6 +13,8 @@ import "unsafe"
 
 func detectISA() isaLevel {
 	switch C.pate_cpu_level() {
+	case C.PATE_ISA_AVX512BF16:
+		return isaAVX512BF16
 	case C.PATE_ISA_AVX512:
 		return isaAVX512
 	case C.PATE_ISA_AVX2:
@@ -25,6 +27,16 @@ func detectISA() isaLevel {
 // is row-major when ld is 0, column-major with leading dimension ld otherwise.
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
+	if bf := p.bf; bf != nil && activeISA >= isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
+		scratch := make([]byte, int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
+		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
+			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),
+			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
+			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim),
+			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
+			unsafe.Pointer(&scratch[0]))
+		return
+	}
 	C.pate_votes(C.int(activeISA),
 		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),

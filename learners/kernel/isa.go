@@ -4,9 +4,10 @@ package kernel
 type isaLevel int
 
 const (
-	isaGeneric isaLevel = iota // pure Go
-	isaAVX2                    // AVX2 + FMA (cgo, amd64)
-	isaAVX512                  // AVX-512F/DQ/BW/VL + FMA (cgo, amd64)
+	isaGeneric    isaLevel = iota // pure Go
+	isaAVX2                       // AVX2 + FMA (cgo, amd64)
+	isaAVX512                     // AVX-512F/DQ/BW/VL + FMA (cgo, amd64)
+	isaAVX512BF16                 // isaAVX512 + AVX512_BF16: two-class votes from certified bf16 scores
 )
 
 func (l isaLevel) String() string {
@@ -15,6 +16,8 @@ func (l isaLevel) String() string {
 		return "avx2"
 	case isaAVX512:
 		return "avx512"
+	case isaAVX512BF16:
+		return "avx512bf16"
 	default:
 		return "generic"
 	}

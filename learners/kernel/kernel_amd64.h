@@ -3,9 +3,10 @@
 #define PATE_KERNEL_AMD64_H
 #include <stdint.h>
 
-// ISA levels, matching the Go constants isaAVX2 and isaAVX512.
+// ISA levels, matching the Go constants isaAVX2, isaAVX512 and isaAVX512BF16.
 #define PATE_ISA_AVX2 1
 #define PATE_ISA_AVX512 2
+#define PATE_ISA_AVX512BF16 3
 
 // pate_cpu_level returns the best ISA level the CPU and OS support (0: none).
 int pate_cpu_level(void);
@@ -17,6 +18,17 @@ int pate_cpu_level(void);
 // relative to class 0.
 void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
                 int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts);
+
+// pate_votes_bf16 is pate_votes for two classes on the bf16 packing of
+// pack.go (level PATE_ISA_AVX512BF16 only): wb holds ⌈dim/2⌉ bf16 pairs per
+// teacher and group, p0, p1 and p2 the per-teacher factors of the
+// certification bound, dw and db the float32 difference weights and biases
+// (k × dim, k) for rescoring the teachers it cannot certify. scratch holds
+// pate_votes_bf16_scratch(dim, groups) bytes.
+void pate_votes_bf16(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
+                     const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
+                     int64_t ld, int64_t n, int32_t *counts, void *scratch);
+int64_t pate_votes_bf16_scratch(int64_t dim, int64_t groups);
 
 // pate_logistic overwrites gw (dim) and *gb with the gradient of the binary
 // logistic loss of the rows of x (rows × dim) with labels t at weights w and

@@ -146,7 +146,10 @@ func TestVotesMatchesReference(t *testing.T) {
 	}
 	var cases []tc
 	for _, c := range []int{2, 3, 10} {
-		for _, dim := range []int{1, 7, 14, 64, 100, 785} {
+		for _, dim := range []int{1, 7, 14, 64, 100, 384, 785, 1024} {
+			if c == 10 && (dim == 384 || dim == 1024) {
+				continue // embedding widths: two classes (bf16 path) and three suffice
+			}
 			for _, k := range []int{1, 5, 33, 250, 251} { // 33: an odd number (3) of 16-teacher groups
 				for _, n := range []int{1, 15, 1000} {
 					// Keep the float64 reference affordable: shrink the largest
@@ -191,16 +194,93 @@ func TestVotesMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := refVotes(tc.k, tc.c, tc.dim, w, b, x, tc.n, tc.tolerant)
+			xt := columnMajor(x, tc.n, tc.dim, tc.n+3)
 			paths(t, func(t *testing.T) {
-				got := make([]int32, tc.n*tc.c)
-				for j := range got {
-					got[j] = -99 // Votes must overwrite
+				layouts := []string{"row-major", "column-major"}
+				if activeISA == isaGeneric {
+					// The pure-Go path copies tiles row-major first, which
+					// TestVotesColumnsMatchesRowMajor covers; skip its slowest case.
+					layouts = layouts[:1]
 				}
+				for _, layout := range layouts {
+					got := make([]int32, tc.n*tc.c)
+					for j := range got {
+						got[j] = -99 // Votes must overwrite
+					}
+					if layout == "row-major" {
+						l.Votes(x, tc.n, got)
+					} else {
+						l.VotesColumns(xt, tc.n+3, tc.n, got)
+					}
+					amb := checkVotes(t, tc.k, tc.c, tc.n, got, ref)
+					if amb*20 > tc.n*tc.k {
+						t.Errorf("%s: %d of %d votes are near ties: test data too weak", layout, amb, tc.n*tc.k)
+					}
+				}
+			})
+		})
+	}
+}
+
+// columnMajor returns the n rows of x (n × dim, row-major) column-major with
+// leading dimension ld >= n, NaN in the gap so that a wrong stride shows.
+func columnMajor(x []float32, n, dim, ld int) []float32 {
+	xt := make([]float32, (dim-1)*ld+n)
+	for j := range xt {
+		xt[j] = float32(math.NaN())
+	}
+	for row := 0; row < n; row++ {
+		for j := 0; j < dim; j++ {
+			xt[j*ld+row] = x[row*dim+j]
+		}
+	}
+	return xt
+}
+
+// TestVotesNearBF16Rounding gives each teacher a bias that cancels its score
+// on one row as computed from bfloat16-rounded weights and features: there
+// the float32 score is just the rounding error of bf16, far above float32
+// rounding, so a kernel that trusted bf16 scores would vote wrong on many of
+// those rows. Every path must match the float64 reference.
+func TestVotesNearBF16Rounding(t *testing.T) {
+	bf := func(v float32) float64 { // round to nearest even at 8 significant bits
+		b := math.Float32bits(v)
+		return float64(math.Float32frombits((b + 0x7fff + (b>>16)&1) &^ 0xffff))
+	}
+	tests := []struct{ k, dim, n int }{
+		{k: 250, dim: 384, n: 25},
+		{k: 40, dim: 512, n: 24},
+		{k: 33, dim: 129, n: 13},
+		{k: 17, dim: 64, n: 5},
+		{k: 20, dim: 1024, n: 7},
+	}
+	for i, tc := range tests {
+		t.Run(fmt.Sprintf("k%d/d%d/n%d", tc.k, tc.dim, tc.n), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 13))
+			w := genNormal(r, tc.k*2*tc.dim)
+			x := genNormal(r, tc.n*tc.dim)
+			b := make([]float32, tc.k*2)
+			for tt := 0; tt < tc.k; tt++ {
+				xi := x[(tt%tc.n)*tc.dim : (tt%tc.n+1)*tc.dim]
+				var s float64
+				for j, v := range xi {
+					d := w[(tt*2+1)*tc.dim+j] - w[tt*2*tc.dim+j]
+					s += bf(d) * bf(v)
+				}
+				b[tt*2+1] = float32(-s)
+			}
+			l, err := NewLinear(tc.k, 2, tc.dim, w, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := refVotes(tc.k, 2, tc.dim, w, b, x, tc.n, true)
+			xt := columnMajor(x, tc.n, tc.dim, tc.n+1)
+			paths(t, func(t *testing.T) {
+				got := make([]int32, tc.n*2)
 				l.Votes(x, tc.n, got)
-				amb := checkVotes(t, tc.k, tc.c, tc.n, got, ref)
-				if amb*20 > tc.n*tc.k {
-					t.Errorf("%d of %d votes are near ties: test data too weak", amb, tc.n*tc.k)
-				}
+				checkVotes(t, tc.k, 2, tc.n, got, ref)
+				l.VotesColumns(xt, tc.n+1, tc.n, got)
+				checkVotes(t, tc.k, 2, tc.n, got, ref)
 			})
 		})
 	}
