@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -394,6 +395,11 @@ type runState struct {
 	selSrc   noise.Source // SelectRandom: the selection's draws
 	chosen   int64        // SelectRandom: queries selected so far
 	target   int64        // SelectRandom: queries to select
+
+	// folds: the ensembles of foldsOf with the encoder's standardisation
+	// folded in (nil: not foldable), made by voteTiles' first call.
+	folds   []*learners.FoldedEnsemble
+	foldsOf []*learners.Ensemble
 
 	released []int64 // answers per class
 
@@ -927,11 +933,19 @@ func (st *runState) stacked() []*learners.Ensemble {
 // rows, each encoded column-major and voted on at once by the goroutine that
 // encoded it, while it is in that core's cache. Encoding a whole batch first
 // would write it to memory and read it back.
+//
+// When the features are one float32 list column (an embedding), the
+// teachers vote on Arrow's buffer as it is, the encoder's standardisation
+// folded into their weights (learners.Ensemble.Fold); rows with a null, a
+// NaN or an infinity, or of another length, are encoded as above. The
+// folded votes may differ from the encoded ones on a teacher's near-tie
+// (float32 rounding; see learners.FoldedEnsemble).
 func (st *runState) voteTiles(rec arrow.Record, ens []*learners.Ensemble, b *batch) error {
 	p, err := st.enc.Prepare(rec)
 	if err != nil {
 		return err
 	}
+	raw := p.Raw(st.folded(ens))
 	n, dim := p.Rows(), st.enc.Dim()
 	rows := min(4096, max(16, tileBytes/(4*max(1, dim))))
 	tiles := (n + rows - 1) / rows
@@ -949,12 +963,20 @@ func (st *runState) voteTiles(rec arrow.Record, ens []*learners.Ensemble, b *bat
 			*bp = make([]float32, dim*rows)
 		}
 		x := *bp
+		sub := make([][]int32, len(ens)) // raw: each ensemble's counts of a tile
 		for {
 			t := int(next.Add(1) - 1)
 			if t >= tiles {
 				return
 			}
 			lo, hi := t*rows, min(n, (t+1)*rows)
+			if raw != nil {
+				for j := range ens {
+					sub[j] = counts[j][lo*classes[j] : hi*classes[j]]
+				}
+				raw.Votes(lo, hi, sub, x)
+				continue
+			}
 			p.EncodeColumns(lo, hi, x, rows)
 			for j, e := range ens {
 				e.VotesColumns(x, rows, hi-lo, counts[j][lo*classes[j]:hi*classes[j]])
@@ -973,6 +995,24 @@ func (st *runState) voteTiles(rec arrow.Record, ens []*learners.Ensemble, b *bat
 	work()
 	wg.Wait()
 	return nil
+}
+
+// folded returns ens with the encoder's standardisation folded in, or nil
+// when one of them cannot be folded; it folds them on its first call (from
+// the vote stage's one goroutine) and again only if ens changes.
+func (st *runState) folded(ens []*learners.Ensemble) []*learners.FoldedEnsemble {
+	if slices.Equal(ens, st.foldsOf) {
+		return st.folds
+	}
+	st.foldsOf, st.folds = slices.Clone(ens), nil
+	folds := make([]*learners.FoldedEnsemble, len(ens))
+	for j, e := range ens {
+		if folds[j] = e.Fold(st.enc); folds[j] == nil {
+			return nil
+		}
+	}
+	st.folds = folds
+	return folds
 }
 
 // tileBytes is the size of voteTiles' tiles of encoded values (a variable

@@ -83,7 +83,8 @@ func (e *Ensemble) Classes() int { return e.classes }
 
 // Stacked reports whether the teachers' weights are stacked for the fused
 // kernel (every teacher linear, at least two classes, at least one
-// feature): then VotesColumns may be used.
+// feature): then VotesColumns may be used, and Fold may fold an encoder's
+// standardisation into the weights.
 func (e *Ensemble) Stacked() bool { return e.linear != nil }
 
 // VotesColumns is Votes on n rows held column-major, feature j of row r at

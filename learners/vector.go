@@ -3,6 +3,8 @@ package learners
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -240,20 +242,53 @@ func addList(stats []fitStats, col arrow.Array, n int) bool {
 	return true
 }
 
+// parallelFitValues is the number of values of a batch from which
+// addListOf splits the elements across GOMAXPROCS goroutines (a variable
+// for the tests).
+var parallelFitValues = 1 << 18
+
+// addListOf adds the values to stats. Each element's statistics are
+// updated in row order whatever the split, so the sums are the same bits
+// on any number of goroutines: the elements are split into contiguous
+// ranges, one per goroutine, each reading its range of every row.
 func addListOf[T float32 | float64](stats []fitStats, a listArray, vals []T, n int) {
 	values := a.ListValues()
+	values.NullN() // computed once, here, before goroutines share it
+	a.NullN()
+	workers := min(runtime.GOMAXPROCS(0), len(stats))
+	if n*len(stats) < parallelFitValues || workers < 2 {
+		addListRange(stats, 0, len(stats), a, vals, n)
+		return
+	}
+	chunk := (len(stats) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for k0 := 0; k0 < len(stats); k0 += chunk {
+		k1 := min(len(stats), k0+chunk)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addListRange(stats, k0, k1, a, vals, n)
+		}()
+	}
+	wg.Wait()
+}
+
+// addListRange adds elements k0 … k1−1 of the first n rows to stats.
+func addListRange[T float32 | float64](stats []fitStats, k0, k1 int, a listArray, vals []T, n int) {
+	values := a.ListValues()
 	nulls := values.NullN() > 0
+	listNulls := a.NullN() > 0
 	for r := 0; r < n; r++ {
-		k := 0
-		if !a.IsNull(r) {
+		k := k0
+		if !listNulls || !a.IsNull(r) {
 			s, e := a.ValueOffsets(r)
-			e = min(e, s+int64(len(stats)), int64(len(vals)))
-			for j := s; j < e; j++ {
+			e = min(e, s+int64(k1), int64(len(vals)))
+			for j := s + int64(k0); j < e; j++ {
 				stats[k].addNum(float64(vals[j]), !nulls || values.IsValid(int(j)))
 				k++
 			}
 		}
-		for ; k < len(stats); k++ {
+		for ; k < k1; k++ {
 			stats[k].addNum(0, false) // a null list, or a list too short
 		}
 	}

@@ -1,8 +1,10 @@
 package learners
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -112,13 +114,26 @@ func TestEncodeListMatchesElements(t *testing.T) {
 
 // TestFitListMatchesElements: fitting a list column a row at a time
 // (addList) gives exactly the statistics addElem gives an element at a
-// time, with nulls, NaN, ±Inf, null lists and short lists in the sample.
+// time, with nulls, NaN, ±Inf, null lists and short lists in the sample,
+// also when addList splits the elements across three goroutines.
 func TestFitListMatchesElements(t *testing.T) {
-	for _, typ := range []arrow.DataType{
-		arrow.FixedSizeListOf(9, arrow.PrimitiveTypes.Float32),
-		arrow.ListOf(arrow.PrimitiveTypes.Float64),
+	defer func(old int) { parallelFitValues = old }(parallelFitValues)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	for _, tc := range []struct {
+		typ      arrow.DataType
+		parallel bool
+	}{
+		{arrow.FixedSizeListOf(9, arrow.PrimitiveTypes.Float32), false},
+		{arrow.ListOf(arrow.PrimitiveTypes.Float64), false},
+		{arrow.FixedSizeListOf(9, arrow.PrimitiveTypes.Float32), true},
+		{arrow.ListOf(arrow.PrimitiveTypes.Float64), true},
 	} {
-		t.Run(typ.String(), func(t *testing.T) {
+		typ := tc.typ
+		parallelFitValues = 1 << 30
+		if tc.parallel {
+			parallelFitValues = 1
+		}
+		t.Run(fmt.Sprintf("%s parallel=%v", typ, tc.parallel), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
 			rng := rand.New(rand.NewPCG(5, 6))
