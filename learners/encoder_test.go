@@ -450,3 +450,53 @@ func TestPreparedConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAddNumBoundsAreMathMinMax: addNum's bounds are, bit for bit, those of
+// math.Min and math.Max over the finite values, signed zeros included, and
+// its mean and m2 those of Welford's update, over sequences of ordinary
+// values, ±0, ±Inf, NaN and invalid entries.
+func TestAddNumBoundsAreMathMinMax(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	seqs := [][]float64{
+		{0, negZero},
+		{negZero, 0},
+		{0, 0, negZero, 0},
+		{negZero},
+		{math.Inf(1), negZero, math.NaN(), 0},
+		{1, -1, negZero, 0, 2.5, -3e300, 3e300, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		s := make([]float64, 50)
+		for i := range s {
+			s[i] = []float64{0, negZero, r.NormFloat64(), math.Inf(1), math.Inf(-1), math.NaN(), float64(r.IntN(3) - 1)}[r.IntN(7)]
+		}
+		seqs = append(seqs, s)
+	}
+	for i, vs := range seqs {
+		got := fitStats{min: math.Inf(1), max: math.Inf(-1)}
+		want := got
+		for j, v := range vs {
+			valid := j%11 != 10
+			got.addNum(v, valid)
+			switch {
+			case !valid || math.IsNaN(v):
+				want.missing++
+			case math.IsInf(v, 0):
+			default:
+				want.n++
+				d := v - want.mean
+				want.mean += d / float64(want.n)
+				want.m2 += d * (v - want.mean)
+				want.min = math.Min(want.min, v)
+				want.max = math.Max(want.max, v)
+			}
+		}
+		bits := func(s fitStats) [4]uint64 {
+			return [4]uint64{math.Float64bits(s.min), math.Float64bits(s.max), math.Float64bits(s.mean), math.Float64bits(s.m2)}
+		}
+		if bits(got) != bits(want) || got.n != want.n || got.missing != want.missing {
+			t.Errorf("sequence %d: got %+v, want %+v", i, got, want)
+		}
+	}
+}
