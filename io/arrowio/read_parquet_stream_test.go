@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -70,11 +71,7 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			}
 			path := filepath.Join(dir, "s"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
-			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-			if err != nil {
-				t.Fatalf("pqarrow: %v", err)
-			}
-			defer releaseAll(want)
+			want := pqarrowRows(t, path)
 			streamSmall(t, tc.seg)
 			if tc.huge {
 				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
@@ -84,15 +81,7 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				before := streamedRowGroups.Load()
-				r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := readRest(r)
-				r.Close()
-				if err != nil {
-					t.Fatalf("workers=%d: %v", workers, err)
-				}
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers}, fmt.Sprintf("workers=%d", workers))
 				if streamedRowGroups.Load() == before {
 					t.Errorf("workers=%d: no row group was streamed", workers)
 				}
@@ -257,11 +246,7 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 	writePlainFile(t, path, plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy})
 	defer func(v int64) { segmentRows = v }(segmentRows)
 	segmentRows = 1000 // segments of 4096 rows, the least decode batch
-	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer releaseAll(want)
+	want := pqarrowRows(t, path)
 	for _, tc := range []struct {
 		workers  int
 		streamed bool
@@ -309,11 +294,7 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			noGoroutineLeak(t)
 			path := filepath.Join(dir, "h"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
-			want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-			if err != nil {
-				t.Fatalf("pqarrow: %v", err)
-			}
-			defer releaseAll(want)
+			want := pqarrowRows(t, path)
 			defer func(v int64) { segmentRows = v }(segmentRows)
 			segmentRows = 4096 // 3 segments; one page a column spans them all
 			before := helpedColumns.Load()
@@ -367,11 +348,7 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dict.parquet")
 	writePlainFile(t, path, plainFile{rows: 13000, rgRows: 13000, codec: compress.Codecs.Snappy, dictionary: true, dictLimit: 2048})
 	streamSmall(t, 4096) // segments of 4096 rows
-	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), plainFastCols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer releaseAll(want)
+	want := pqarrowRows(t, path)
 	// The hook runs in the only worker, before it decodes a task: at the
 	// second one the first segment is decoded and nothing else runs.
 	ready := make(chan *parallelParquet, 1)
