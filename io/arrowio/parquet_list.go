@@ -181,35 +181,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 // chunk's values in data pages, in lc.lists rows.
 func (lc *listChunk) decode(pd *plainDecoder) bool {
 	c := &lc.plainChunk
-	pos := 0
-	c.dictN = -1
-	for page := 0; pos < len(c.buf); page++ {
-		var h pageHeader
-		n, ok := h.parse(c.buf[pos:])
-		if !ok {
-			return false
-		}
-		pos += n
-		if h.csize < 0 || h.usize < 0 || int64(h.csize) > int64(len(c.buf)-pos) {
-			return false
-		}
-		body := c.buf[pos : pos+int(h.csize)]
-		pos += int(h.csize)
-		switch {
-		case h.typ == pageData && h.v1 && !h.v2:
-			ok = lc.pageV1(pd, &h, body)
-		case h.typ == pageDataV2 && h.v2 && !h.v1:
-			ok = lc.pageV2(pd, &h, body)
-		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
-			ok = c.dictPage(pd, &h, body)
-		default:
-			ok = false
-		}
-		if !ok {
-			return false
-		}
-	}
-	return c.row == c.rows && lc.nrows == lc.lists
+	return c.decodePages(pd, lc.pageV1, lc.pageV2) && c.row == c.rows && lc.nrows == lc.lists
 }
 
 // decodeAt decodes the pages of the chunk at off (n bytes) as decode
@@ -242,16 +214,7 @@ func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 		if m, err := pd.r.ReadAt(body, at); m != len(body) || (err != nil && err != io.EOF) {
 			return false
 		}
-		var ok bool
-		switch {
-		case h.typ == pageData && h.v1 && !h.v2:
-			ok = lc.pageV1(pd, h, body)
-		case h.typ == pageDataV2 && h.v2 && !h.v1:
-			ok = lc.pageV2(pd, h, body)
-		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
-			ok = c.dictPage(pd, h, body)
-		}
-		if !ok {
+		if !c.decodePage(pd, h, body, page, lc.pageV1, lc.pageV2) {
 			return false
 		}
 	}

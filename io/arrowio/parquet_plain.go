@@ -248,38 +248,54 @@ type plainChunk struct {
 // decode decodes every page of the chunk; the chunk must hold exactly rows
 // values in data pages and nothing else.
 func (c *plainChunk) decode(pd *plainDecoder) (nulls int64, ok bool) {
+	if !c.decodePages(pd, c.pageV1, c.pageV2) || c.row != c.rows {
+		return 0, false
+	}
+	return c.nulls, true
+}
+
+// pageFunc decodes one data page (header h, body) of a chunk.
+type pageFunc func(pd *plainDecoder, h *pageHeader, body []byte) bool
+
+// decodePages decodes every page held in c.buf with decodePage: the plain
+// and the list chunks walk their pages alike and differ only in how they
+// decode a data page (v1 and v2).
+func (c *plainChunk) decodePages(pd *plainDecoder, v1, v2 pageFunc) bool {
 	pos := 0
 	c.dictN = -1
 	for page := 0; pos < len(c.buf); page++ {
 		var h pageHeader
 		n, ok := h.parse(c.buf[pos:])
 		if !ok {
-			return 0, false
+			return false
 		}
 		pos += n
 		if h.csize < 0 || h.usize < 0 || int64(h.csize) > int64(len(c.buf)-pos) {
-			return 0, false
+			return false
 		}
 		body := c.buf[pos : pos+int(h.csize)]
 		pos += int(h.csize)
-		switch {
-		case h.typ == pageData && h.v1 && !h.v2:
-			ok = c.pageV1(pd, &h, body)
-		case h.typ == pageDataV2 && h.v2 && !h.v1:
-			ok = c.pageV2(pd, &h, body)
-		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
-			ok = c.dictPage(pd, &h, body)
-		default:
-			ok = false // a late dictionary, index or unknown pages
-		}
-		if !ok {
-			return 0, false
+		if !c.decodePage(pd, &h, body, page, v1, v2) {
+			return false
 		}
 	}
-	if c.row != c.rows {
-		return 0, false
+	return true
+}
+
+// decodePage decodes page number page of the chunk (header h, body): a
+// data page with v1 or v2 by its layout, the chunk's dictionary when it is
+// the first page; anything else (a late dictionary, index or unknown
+// pages) fails.
+func (c *plainChunk) decodePage(pd *plainDecoder, h *pageHeader, body []byte, page int, v1, v2 pageFunc) bool {
+	switch {
+	case h.typ == pageData && h.v1 && !h.v2:
+		return v1(pd, h, body)
+	case h.typ == pageDataV2 && h.v2 && !h.v1:
+		return v2(pd, h, body)
+	case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
+		return c.dictPage(pd, h, body)
 	}
-	return c.nulls, true
+	return false
 }
 
 // pageRows checks a page's value count and returns it.
