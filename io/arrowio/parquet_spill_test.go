@@ -225,15 +225,7 @@ func TestStreamBudgetBounded(t *testing.T) {
 			peakStreams.Store(0)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			streams, spilled := pageStreams.Load(), spilledPages.Load()
-			r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := readRest(r)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3}, "read")
 			sameRows(t, want[0].Schema(), got, want)
 			releaseAll(got)
 			mem.AssertSize(t, 0)

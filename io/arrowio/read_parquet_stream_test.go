@@ -253,15 +253,7 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 	}{{1, false}, {2, true}, {3, true}} {
 		before := streamedRowGroups.Load()
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		r, err := Open(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := readRest(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers}, "read")
 		sameRows(t, want[0].Schema(), got, want)
 		releaseAll(got)
 		mem.AssertSize(t, 0)
