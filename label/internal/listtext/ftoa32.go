@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"strconv"
 )
 
 // formatList32 writes, from buf[n] on, the text of each of v's values
@@ -22,15 +23,14 @@ import (
 //	strconv.AppendFloat(nil, float64(x), f, -1, 32)
 //
 // with f 'e' when 0 < |x| < 1e-6 or |x| >= 1e21 and 'f' otherwise, byte
-// for byte, and strconv's "NaN", "+Inf" and "-Inf". The ledger hashes this
-// text, so a differing byte would give a dataset a new identity and a
-// fresh budget; TestAppendFloat32Sampled and TestAppendFloat32Exhaustive
-// hold it to strconv. The digits are strconv's own Dragonbox core
-// (dboxFtoa32) with strconv's generic formatting taken out: the digits are
+// for byte, and strconv's "NaN", "+Inf" and "-Inf". A row's partition
+// identity hashes this text when the row has a null element, so a
+// differing byte would move rows between teachers;
+// TestAppendFloat32Sampled and TestAppendFloat32Exhaustive hold it to
+// strconv. The digits are shortest32's (strconv's own
+// Dragonbox core) with strconv's generic formatting taken out: they are
 // made eight at a time in a word and stored straight into their places in
-// the one form this text uses (strconv's call was most of the cost of
-// hashing float32 embeddings). It is all inline in one loop, as a call a
-// value spilled the loop's registers.
+// the one form this text uses.
 func formatList32(buf []byte, n int, v []float32) int {
 	buf = buf[:cap(buf)]
 	for _, x := range v {
@@ -51,52 +51,7 @@ func formatList32(buf []byte, n int, v []float32) int {
 		case exp == 0xff:
 			k = i + copy(p[i:], "+Inf"[i:]) // "-Inf" with the "-" written
 		default:
-			if exp == 0 {
-				exp = 1 // subnormal
-			} else {
-				mant |= 1 << mantBits32
-			}
-
-			// The shortest decimal d·10^e10 that reads back as x (of
-			// equally short ones, strconv's): strconv's dboxFtoa32 with
-			// decimalSlice taken out and its arithmetic kept (which
-			// branch, which rounding, which zeros are trimmed), but for
-			// what depends on the exponent alone, looked up in expTab32.
-			var d uint32
-			var e10 int
-			if mant == 1<<mantBits32 && exp > 1 {
-				d, e10 = shortestPow2(exp - 127 - mantBits32)
-			} else {
-				// Algorithm 5.2, κ = 1 for float32.
-				t := &expTab32[uint8(exp)]
-				φ, β, δi := t.φ, uint(t.β), t.δi
-				zi, _ := bits.Mul64(uint64((mant*2+1)<<(β&31))<<32, φ)
-				s, r := uint32(zi>>32)/100, uint32(zi>>32)%100
-				found := false // in the larger interval: trim its zeros
-				switch {
-				case r < δi:
-					if found = r != 0 || uint32(zi) != 0 || mant%2 == 0; !found {
-						s--
-						r = 100
-					}
-				case r == δi:
-					parity, exact := parity32(mant*2-1, φ, β)
-					found = parity || (exact && mant%2 == 0)
-				}
-				if found {
-					d, e10 = trimZeros32(s)
-					e10 += int(t.negK0) + 1
-				} else {
-					// Algorithm 5.4.
-					D := r + 10/2 - δi/2
-					d, e10 = 10*s+D/10, int(t.negK0)
-					if D%10 == 0 {
-						if parity, exact := parity32(mant*2, φ, β); parity != ((D-10/2)%2 != 0) || exact && d%2 != 0 {
-							d--
-						}
-					}
-				}
-			}
+			d, e10 := shortest32(exp, mant)
 			nd := decimalLen32(d)
 			dp := nd + e10 // the decimal point's place: x = 0.digits × 10^dp
 
@@ -141,6 +96,115 @@ func formatList32(buf []byte, n int, v []float32) int {
 	}
 	return n
 }
+
+// shortest32 returns the shortest decimal d·10^e10 that reads back as
+// the finite, non-zero float32 with biased exponent exp and stored
+// mantissa mant (of equally short ones, strconv's): strconv's dboxFtoa32
+// with decimalSlice taken out and its arithmetic kept (which branch,
+// which rounding, which zeros are trimmed), but for what depends on the
+// exponent alone, looked up in expTab32.
+func shortest32(exp int, mant uint32) (d uint32, e10 int) {
+	if exp == 0 {
+		exp = 1 // subnormal
+	} else {
+		mant |= 1 << mantBits32
+	}
+	if mant == 1<<mantBits32 && exp > 1 {
+		d, e10 = shortestPow2(exp - 127 - mantBits32)
+	} else {
+		// Algorithm 5.2, κ = 1 for float32.
+		t := &expTab32[uint8(exp)]
+		φ, β, δi := t.φ, uint(t.β), t.δi
+		zi, _ := bits.Mul64(uint64((mant*2+1)<<(β&31))<<32, φ)
+		s, r := uint32(zi>>32)/100, uint32(zi>>32)%100
+		found := false // in the larger interval: trim its zeros
+		switch {
+		case r < δi:
+			if found = r != 0 || uint32(zi) != 0 || mant%2 == 0; !found {
+				s--
+				r = 100
+			}
+		case r == δi:
+			parity, exact := parity32(mant*2-1, φ, β)
+			found = parity || (exact && mant%2 == 0)
+		}
+		if found {
+			d, e10 = trimZeros32(s)
+			e10 += int(t.negK0) + 1
+		} else {
+			// Algorithm 5.4.
+			D := r + 10/2 - δi/2
+			d, e10 = 10*s+D/10, int(t.negK0)
+			if D%10 == 0 {
+				if parity, exact := parity32(mant*2, φ, β); parity != ((D-10/2)%2 != 0) || exact && d%2 != 0 {
+					d--
+				}
+			}
+		}
+	}
+	return d, e10
+}
+
+// Float64 returns the float64 that x's shortest text reads as,
+//
+//	strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+//
+// without the text: the value a float32 stands for when it is compared
+// with numbers of other types (the ledger reads a float32 0.1 as the
+// float64 0.1, as a CSV's "0.1" is read). The digits are shortest32's; d
+// has at most nine, so d and 10^|e10| are exact float64s for |e10| <= 22
+// and one multiplication or division rounds their product correctly
+// (Clinger's fast path); other exponents go through strconv.
+func Float64(x float32) float64 {
+	u := math.Float32bits(x)
+	abs := u &^ (1 << 31)
+	exp := int(abs >> mantBits32)
+	if abs == 0 || exp == 0xff {
+		return float64(x) // ±0, ±Inf, NaN
+	}
+	d, e10 := shortest32(exp, abs&(1<<mantBits32-1))
+	var f float64
+	switch {
+	case e10 >= 0 && e10 <= 22:
+		f = float64(d) * exactPow10[e10]
+	case e10 < 0 && e10 >= -22:
+		f = float64(d) / exactPow10[-e10]
+	default:
+		b := strconv.AppendUint(make([]byte, 0, 16), uint64(d), 10)
+		b = strconv.AppendInt(append(b, 'e'), int64(e10), 10)
+		f, _ = strconv.ParseFloat(string(b), 64) // in range: x's value
+	}
+	if u>>31 != 0 {
+		f = -f
+	}
+	return f
+}
+
+// From64 returns the float32 x with Float64(x) == y, and whether there
+// is one. It is float32(y) or, when y's shortest decimal lies next to the
+// midpoint between two float32s, its neighbour towards y: reading that
+// decimal as a float64 and the float64 as a float32 rounds twice, and can
+// land on the float32 past the midpoint (0x15ae43fd's text,
+// "7.038531e-26", does), where strconv's float32 reading rounds once.
+func From64(y float64) (float32, bool) {
+	x := float32(y)
+	if Float64(x) == y {
+		return x, true
+	}
+	to := float32(math.Inf(1))
+	if float64(x) > y {
+		to = -to
+	}
+	if n := math.Nextafter32(x, to); Float64(n) == y {
+		return n, true
+	}
+	return 0, false
+}
+
+// exactPow10 holds 10^0 to 10^22, the powers of ten a float64 holds
+// exactly.
+var exactPow10 = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // formatExp32 writes d.ddde±XX for the nd digits in lo and hi and the
 // decimal point's place dp at p[i:], returning the end: float32's decimal

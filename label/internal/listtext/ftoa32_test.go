@@ -40,7 +40,8 @@ func strconvFloat32(b []byte, v float32) []byte {
 
 // checkFloat32 reports whether appendFloat32 gives strconvFloat32's bytes
 // for the float32 with bits u, appended after prefix, using got and want
-// as scratch; it returns them for reuse.
+// as scratch, and whether checkFloat64 holds for it; it returns got and
+// want for reuse.
 func checkFloat32(t testing.TB, u uint32, prefix string, got, want []byte) ([]byte, []byte, bool) {
 	v := math.Float32frombits(u)
 	got = appendFloat32(append(got[:0], prefix...), v)
@@ -49,7 +50,30 @@ func checkFloat32(t testing.TB, u uint32, prefix string, got, want []byte) ([]by
 		t.Errorf("bits %#08x: appendFloat32 gives %q, strconv %q", u, got, want)
 		return got, want, false
 	}
-	return got, want, true
+	return got, want, checkFloat64(t, u)
+}
+
+// checkFloat64 reports whether Float64 gives the float64 that strconv
+// reads the float32 with bits u's shortest text as, and whether, unless
+// it is a NaN, From64 finds the float32 again from that float64: the
+// ledger takes a float64 that it does for the float32 it stands for.
+func checkFloat64(t testing.TB, u uint32) bool {
+	x := math.Float32frombits(u)
+	got := Float64(x)
+	want, err := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	if err != nil {
+		t.Errorf("bits %#08x: strconv: %v", u, err)
+		return false
+	}
+	if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+		t.Errorf("bits %#08x: Float64 gives %v (%#016x), strconv %v (%#016x)", u, got, math.Float64bits(got), want, math.Float64bits(want))
+		return false
+	}
+	if back, ok := From64(got); !math.IsNaN(got) && (!ok || math.Float32bits(back) != u) {
+		t.Errorf("bits %#08x: From64(%v) gives bits %#08x, %v", u, got, math.Float32bits(back), ok)
+		return false
+	}
+	return true
 }
 
 // TestAppendFloat32Cases: appendFloat32 gives strconv's bytes at the
@@ -107,6 +131,7 @@ func TestAppendFloat32Cases(t *testing.T) {
 		{"-Inf", 0xff800000},
 		{"NaN", 0x7fc00000},
 		{"negative NaN", 0xffc00001},
+		{"text past the float64 midpoint", 0x15ae43fd},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,8 +184,9 @@ func TestAppendFloat32Sampled(t *testing.T) {
 	}
 }
 
-// TestAppendFloat32Exhaustive: appendFloat32 gives strconv's bytes for
-// every float32, all 2^32 bit patterns (NaN and ±Inf too). It takes minutes on all
+// TestAppendFloat32Exhaustive: appendFloat32 gives strconv's bytes, and
+// Float64 strconv's value, for every float32, all 2^32 bit patterns (NaN
+// and ±Inf too). It takes minutes on all
 // cores, so it runs only with PATE_EXHAUSTIVE=1:
 //
 //	PATE_EXHAUSTIVE=1 go test ./label/internal/listtext -run Exhaustive -timeout 2h -v

@@ -2,7 +2,9 @@
 // column of float32 or float64 (an embedding) without Arrow's JSON
 // encoder, whose encoder run, compaction and per-number parse made that
 // text most of the cost of identifying rows of 384-value embeddings (the
-// partition's row identities and the ledger's content hash both use it).
+// partition's identity of a row with a null element uses it), and the
+// float64 a float32's shortest text reads as (Float64, the ledger's
+// canonical value of a float32).
 package listtext
 
 import (
