@@ -107,3 +107,36 @@ func TestFileIdentityAcrossLayouts(t *testing.T) {
 		t.Error("gzip-compressed stdin: another identity")
 	}
 }
+
+// TestFileIdentityEmbeddingsAcrossFormats: DuckDB's Parquet and CSV copies
+// of the same rows, with a FLOAT[4] embedding (a list in Parquet, its text
+// "[0.137, 0.14285715, -1e-07, NULL]" in the CSV), are one dataset to the
+// ledger; a CSV with one element one float32 step away is another.
+func TestFileIdentityEmbeddingsAcrossFormats(t *testing.T) {
+	want, err := fileIdentity("testdata/types/duckdb_emb_same.parquet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := fileIdentity("testdata/types/duckdb_emb_same.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Error("the CSV copy of the Parquet file's rows has another identity")
+	}
+	text, err := os.ReadFile("testdata/types/duckdb_emb_same.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const one, next = "[0.137, 0.14285715,", "[0.137, 0.14285716,"
+	if !bytes.Contains(text, []byte(one)) {
+		t.Fatalf("the fixture has no %q", one)
+	}
+	other := filepath.Join(t.TempDir(), "other.csv")
+	if err := os.WriteFile(other, bytes.Replace(text, []byte(one), []byte(next), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fileIdentity(other, nil); err != nil || got == want {
+		t.Errorf("one element changed: same identity %v (%v)", got == want, err)
+	}
+}

@@ -9,14 +9,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
-
-	"math/bits"
-	"runtime"
-	"sync"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -51,7 +47,8 @@ import (
 // one, so that a CSV cell "1" and an int32 1 and a float64 1.0 agree) is an
 // integer when it is integral and fits int64, else its float64 bits (a
 // float32 is read through its shortest decimal form, so that float32 0.1
-// and "0.1" agree); any other value is its text.
+// and "0.1" agree); a list of numbers, or a text of one in brackets, is
+// its elements (see identity_list.go); any other value is its text.
 // Mapping distinct values together can only merge two datasets' ledgers,
 // which over-counts and so errs on the safe side.
 type ContentHash struct {
@@ -332,44 +329,23 @@ func putColumn(rows []lanes, c arrow.Array) {
 			}
 			putText(&rows[r], a.Value(r))
 		}
+	case *array.Float32:
+		putEach(rows, c, a.Float32Values(), func(l *lanes, v float32) { putFloat(l, listtext.Float64(v)) })
 	case array.ListLike:
-		// An embedding: its ValueStr text, written directly (putValue's
-		// ValueStr runs Arrow's JSON encoder) and, a few hundred bytes a
-		// row, on every core.
-		workers := min(runtime.GOMAXPROCS(0), len(rows)/1024+1)
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				putLists(rows, c, a, w*len(rows)/workers, (w+1)*len(rows)/workers)
-			}()
+		if !putNumListColumn(rows, c, a) {
+			putValues(rows, c) // a list of text, of lists, ...: its text
 		}
-		wg.Wait()
 	default:
-		nulls := c.NullN() > 0
-		for r := range rows {
-			if nulls && c.IsNull(r) {
-				rows[r].put(tagNull, 0, 0)
-				continue
-			}
-			putValue(&rows[r], c, r)
-		}
+		putValues(rows, c)
 	}
 }
 
-// putLists mixes value r of the list column c (a) into rows[r], for r in
-// [lo, hi).
-func putLists(rows []lanes, c arrow.Array, a array.ListLike, lo, hi int) {
-	var text []byte
-	for r := lo; r < hi; r++ {
-		if c.IsNull(r) {
+// putValues mixes value r of c into rows[r], for every r, through putValue.
+func putValues(rows []lanes, c arrow.Array) {
+	nulls := c.NullN() > 0
+	for r := range rows {
+		if nulls && c.IsNull(r) {
 			rows[r].put(tagNull, 0, 0)
-			continue
-		}
-		var ok bool
-		if text, ok = listtext.Append(text[:0], a, r); ok {
-			putText(&rows[r], unsafe.String(unsafe.SliceData(text), len(text)))
 			continue
 		}
 		putValue(&rows[r], c, r)
@@ -414,8 +390,7 @@ func putValue(l *lanes, c arrow.Array, i int) {
 	case *array.Float64:
 		putFloat(l, a.Value(i))
 	case *array.Float32:
-		v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32), 64)
-		putFloat(l, v)
+		putFloat(l, listtext.Float64(a.Value(i)))
 	case *array.Boolean:
 		if a.Value(i) {
 			l.put(tagBool, 1, 1)
@@ -457,6 +432,9 @@ func putText(l *lanes, s string) {
 			putFloat(l, v)
 			return
 		}
+	}
+	if len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']' && putListText(l, s) {
+		return
 	}
 	if len(s) <= 5 { // a CSV reader may read true/false as booleans
 		if v, err := strconv.ParseBool(s); err == nil {

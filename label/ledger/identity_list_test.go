@@ -2,77 +2,286 @@ package ledger
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/zeebo/xxh3"
+
+	"github.com/pate-tool/pate/label/internal/listtext"
 )
 
-// TestPutColumnFloatLists: a float list column (an embedding) mixes into
-// the content hash exactly what putValue's ValueStr text mixes in, row by
-// row, with null lists, empty lists, null elements and exponent-form
-// values among the rows; and a NaN, on which ValueStr panics, is hashed.
-func TestPutColumnFloatLists(t *testing.T) {
-	tests := []struct {
-		name string
-		typ  arrow.DataType
-	}{
-		{"fixed_size_list float32", arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)},
-		{"list float64", arrow.ListOf(arrow.PrimitiveTypes.Float64)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			b := array.NewBuilder(mem, tc.typ)
-			defer b.Release()
-			lb := b.(array.ListLikeBuilder)
-			const rows = 3000 // the rows are split between workers
-			for r := 0; r < rows; r++ {
-				if r%9 == 4 {
-					lb.AppendNull()
-					continue
-				}
-				lb.Append(true)
-				n := 3
-				if _, fixed := tc.typ.(*arrow.FixedSizeListType); !fixed {
-					n = r % 4
-				}
-				for j := 0; j < n; j++ {
-					v := float64(r*(j+1)) * math.Pow(10, float64(r%30-15))
-					switch vb := lb.ValueBuilder().(type) {
-					case *array.Float32Builder:
-						if r == 13 && j == 1 {
-							vb.AppendNull()
-							continue
-						}
-						vb.Append(float32(v))
-					case *array.Float64Builder:
-						if r == 17 && j == 0 {
-							v = math.NaN()
-						}
-						vb.Append(v)
-					}
-				}
+// listColumn builds a list column of typ from rows (nil: a null list) of
+// elements (nil: a null element), each converted to typ's element type.
+func listColumn(t *testing.T, mem memory.Allocator, typ arrow.DataType, rows [][]any) arrow.Array {
+	t.Helper()
+	b := array.NewBuilder(mem, typ)
+	defer b.Release()
+	lb := b.(array.ListLikeBuilder)
+	for _, row := range rows {
+		if row == nil {
+			lb.AppendNull()
+			continue
+		}
+		lb.Append(true)
+		for _, v := range row {
+			if v == nil {
+				lb.ValueBuilder().AppendNull()
+				continue
 			}
-			col := b.NewArray()
-			defer col.Release()
-			got := make([]lanes, rows)
-			putColumn(got, col)
-			for r := 0; r < rows; r++ {
-				var want lanes
-				if col.IsNull(r) {
-					want.put(tagNull, 0, 0)
-				} else if r == 17 && tc.typ.ID() == arrow.LIST {
-					continue // NaN: Arrow's ValueStr panics, putColumn hashes the text [NaN,…]
-				} else {
-					putValue(&want, col, r)
-				}
-				if got[r] != want {
-					t.Fatalf("row %d: lanes %v, want %v", r, got[r], want)
+			f := v.(float64)
+			switch vb := lb.ValueBuilder().(type) {
+			case *array.Float32Builder:
+				vb.Append(float32(f))
+			case *array.Float64Builder:
+				vb.Append(f)
+			case *array.Int64Builder:
+				vb.Append(int64(f))
+			case *array.Int8Builder:
+				vb.Append(int8(f))
+			case *array.Uint64Builder:
+				vb.Append(uint64(f))
+			default:
+				t.Fatalf("no element builder for %s", typ)
+			}
+		}
+	}
+	return b.NewArray()
+}
+
+// hashColumn returns the lanes putColumn gives each value of c.
+func hashColumn(c arrow.Array) []lanes {
+	rows := make([]lanes, c.Len())
+	for i := range rows {
+		rows[i] = lanes{p1, p3}
+	}
+	putColumn(rows, c)
+	return rows
+}
+
+// hashTexts returns the lanes putText gives each cell (as a CSV's cells
+// are hashed).
+func hashTexts(cells []string) []lanes {
+	rows := make([]lanes, len(cells))
+	for i, s := range cells {
+		rows[i] = lanes{p1, p3}
+		putText(&rows[i], s)
+	}
+	return rows
+}
+
+// TestListIdentityAcrossEncodings: a list of numbers is one value whatever
+// holds it: a float32 list, a float64 list of the float32s' shortest
+// decimals, an integer list of whole numbers, fixed-size or not, and the
+// text of any of them in a CSV cell, as Arrow or DuckDB writes it. Zeros,
+// subnormals, numbers past 2^24, NaN, ±Inf, null elements, empty and null
+// lists included, and a float32 whose text rounds twice to its neighbour.
+func TestListIdentityAcrossEncodings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f32, f64 := arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64
+	// Each row's values as float32s; the float64 list holds their
+	// shortest decimals.
+	rows32 := [][]float32{
+		{0.1, 0.25, -3.5e-7, 12.375},
+		{1, -2, 0, float32(math.Copysign(0, -1))},
+		{1e-40, -1.17549435e-38, 3e9, 16777216, 16777218},
+		{math.Float32frombits(0x15ae43fd)}, // its text, read as a float64, rounds to the next float32
+		{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 3.4028235e38},
+		{},
+	}
+	var rows, rows64 [][]any
+	var texts, duck []string
+	for _, r := range rows32 {
+		var a, b []any
+		var ts, ds []string
+		for _, x := range r {
+			a = append(a, float64(x))
+			b = append(b, listtext.Float64(x))
+			ts = append(ts, string(strconv.AppendFloat(nil, float64(x), 'g', -1, 32)))
+			ds = append(ds, strconv.FormatFloat(listtext.Float64(x), 'g', -1, 64))
+		}
+		if a == nil {
+			a, b = []any{}, []any{}
+		}
+		rows, rows64 = append(rows, a), append(rows64, b)
+		texts = append(texts, "["+strings.Join(ts, ",")+"]")
+		duck = append(duck, "["+strings.Join(ds, ", ")+"]")
+	}
+	rows = append(rows, []any{0.5, nil}, nil)
+	rows64 = append(rows64, []any{0.5, nil}, nil)
+	texts = append(texts, "[0.5,null]", "")
+	duck = append(duck, "[ 0.5 , NULL ]", "")
+
+	build := func(typ arrow.DataType, rows [][]any) []lanes {
+		c := listColumn(t, mem, typ, rows)
+		defer c.Release()
+		return hashColumn(c)
+	}
+	want := build(arrow.ListOf(f32), rows)
+	for _, tc := range []struct {
+		name string
+		got  []lanes
+	}{
+		{"float64 list of the shortest decimals", build(arrow.ListOf(f64), rows64)},
+		{"large list of float32", build(arrow.LargeListOf(f32), rows)},
+		{"Arrow's text in a CSV", hashTexts(texts)},
+		{"DuckDB's text in a CSV", hashTexts(duck)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for r := range want {
+				if tc.got[r] != want[r] {
+					t.Errorf("row %d (%s): not the float32 list's value", r, texts[r])
 				}
 			}
 		})
+	}
+
+	// Whole numbers: an integer list, fixed-size lists, and float lists
+	// agree.
+	whole := [][]any{{1.0, 2.0, -3.0}, {0.0, 100.0, 7.0}}
+	wantWhole := build(arrow.ListOf(arrow.PrimitiveTypes.Int64), whole)
+	for _, typ := range []arrow.DataType{
+		arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Int8),
+		arrow.FixedSizeListOf(3, f32),
+		arrow.ListOf(f64),
+	} {
+		got := build(typ, whole)
+		for r := range got {
+			if got[r] != wantWhole[r] {
+				t.Errorf("%s row %d: not the int64 list's value", typ, r)
+			}
+		}
+	}
+	for r, got := range hashTexts([]string{"[1, 2.0, -3]", "[0,1e2,7]"}) {
+		if got != wantWhole[r] {
+			t.Errorf("text row %d: not the int64 list's value", r)
+		}
+	}
+}
+
+// TestListIdentityDistinct: lists that are not the same values are told
+// apart: another order, another length, a null element for a number, a
+// null list for an empty one, a float64 that is a float32's exact value
+// but not its shortest decimal, a list for a scalar, and a text that is
+// not all numbers hashes as text.
+func TestListIdentityDistinct(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	f32, f64 := arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64
+	one := func(typ arrow.DataType, row []any) lanes {
+		rows := [][]any{row}
+		if row == nil {
+			rows = [][]any{nil}
+		}
+		c := listColumn(t, mem, typ, rows)
+		defer c.Release()
+		return hashColumn(c)[0]
+	}
+	base := one(arrow.ListOf(f32), []any{0.1, 2.0})
+	for _, tc := range []struct {
+		name string
+		got  lanes
+	}{
+		{"another order", one(arrow.ListOf(f32), []any{2.0, 0.1})},
+		{"one element more", one(arrow.ListOf(f32), []any{0.1, 2.0, 0.0})},
+		{"a null element more", one(arrow.ListOf(f32), []any{0.1, 2.0, nil})},
+		{"a null for the whole number", one(arrow.ListOf(f32), []any{0.1, nil})},
+		{"the float32's exact value as float64", one(arrow.ListOf(f64), []any{float64(float32(0.1)), 2.0})},
+		{"a neighbouring float32", one(arrow.ListOf(f32), []any{float64(math.Nextafter32(0.1, 1)), 2.0})},
+		{"the float64 0.1 a float32 rounds to 0.1 from", one(arrow.ListOf(f64), []any{0.1 + 1e-12, 2.0})},
+		{"a text that is not all numbers", hashTexts([]string{"[0.1, two]"})[0]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got == base {
+				t.Fatal("the same lanes as [0.1, 2]")
+			}
+		})
+	}
+	if one(arrow.ListOf(f32), []any{}) == one(arrow.ListOf(f32), nil) {
+		t.Error("an empty list and a null list have the same lanes")
+	}
+	scalar := lanes{p1, p3}
+	putInt(&scalar, 5)
+	if one(arrow.ListOf(arrow.PrimitiveTypes.Int64), []any{5.0}) == scalar {
+		t.Error("[5] has the lanes of 5")
+	}
+	// A text that is not all numbers is its text.
+	asText, want := lanes{p1, p3}, lanes{p1, p3}
+	putText(&asText, "[0.1, two]")
+	h := xxh3.HashString128("[0.1, two]")
+	want.put(tagText, h.Lo, h.Hi)
+	if asText != want {
+		t.Error("[0.1, two] is not hashed as its text")
+	}
+}
+
+// TestListElementForms: for sampled float32 bit patterns of every
+// exponent (and, unless -short, every whole float32 below 2^24), a float32
+// element, the float64 its shortest text reads as, and that text in a
+// list's text mix in the same value; the inline not-whole case of
+// putLists32 agrees with putNum32.
+func TestListElementForms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	check := func(u uint32) {
+		x := math.Float32frombits(u)
+		var a, b, c lanes
+		putNum32(&a, x)
+		putNum64(&b, listtext.Float64(x))
+		if a != b {
+			t.Fatalf("bits %#08x: a float32 and the float64 of its shortest text differ", u)
+		}
+		if !math.IsNaN(float64(x)) {
+			v, err := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			putNum64(&c, v)
+			if a != c {
+				t.Fatalf("bits %#08x: a float32 and its parsed text differ", u)
+			}
+		}
+	}
+	for exp := uint32(0); exp <= 0xff; exp++ {
+		for j := 0; j < 400; j++ {
+			check(rng.Uint32()&(1<<31|1<<23-1) | exp<<23)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	for n := -(1 << 24); n <= 1<<24; n++ {
+		x := float32(n)
+		if y := listtext.Float64(x); y != float64(n) {
+			t.Fatalf("the whole float32 %d reads as %v", n, y)
+		}
+	}
+	// putLists32's inline case against putNum32, on a column.
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var rows [][]any
+	for r := 0; r < 200; r++ {
+		var row []any
+		for j := 0; j < 64; j++ {
+			row = append(row, float64(math.Float32frombits(rng.Uint32())))
+		}
+		rows = append(rows, row)
+	}
+	c := listColumn(t, mem, arrow.FixedSizeListOf(64, arrow.PrimitiveTypes.Float32), rows)
+	defer c.Release()
+	got := hashColumn(c)
+	for r, row := range rows {
+		l := lanes{p1, p3}
+		l.put(tagList, 64, 64)
+		for _, v := range row {
+			putNum32(&l, float32(v.(float64)))
+		}
+		if got[r] != l {
+			t.Fatalf("row %d: putLists32 and putNum32 differ", r)
+		}
 	}
 }

@@ -35,6 +35,16 @@ const typed = (n, label) => `SELECT i::INTEGER AS id,
   FROM range(${n}) t(i) ORDER BY i`;
 await db.run(`COPY (${typed(400, true)}) TO '${out}/duckdb_types.parquet' (FORMAT parquet)`);
 await db.run(`COPY (${typed(100, false)}) TO '${out}/duckdb_types_public.parquet' (FORMAT parquet)`);
+// The same rows with an embedding as Parquet and as CSV (where DuckDB
+// writes the list as "[0.137, 0.14285715, -1e-07, NULL]"): one dataset to
+// the ledger (testdata/types, inputs_test.go).
+const embRows = `SELECT i::INTEGER AS id,
+  [((i * 0.137) % 1)::FLOAT, (i / 7.0)::FLOAT, (-i * 1e-7)::FLOAT,
+   CASE WHEN i % 11 = 4 THEN NULL ELSE (i * 3e5)::FLOAT END]::FLOAT[4] AS emb,
+  CASE WHEN i % 2 = 0 THEN 'yes' ELSE 'no' END AS y
+  FROM range(300) t(i) ORDER BY i`;
+await db.run(`COPY (${embRows}) TO '${out}/duckdb_emb_same.parquet' (FORMAT parquet)`);
+await db.run(`COPY (${embRows}) TO '${out}/duckdb_emb_same.csv' (FORMAT csv, HEADER)`);
 
 const frame = (n, label) => {
   const i = [...Array(n).keys()];

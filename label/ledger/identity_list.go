@@ -1,0 +1,221 @@
+package ledger
+
+import (
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+
+	"github.com/pate-tool/pate/label/internal/listtext"
+)
+
+// A list of numbers (an embedding, mostly) is canonical element by
+// element: tagList and its length, then each element's canonical number,
+// as a number column's would be (an integer when it is whole and fits
+// int64, else a float64 read through a float32's shortest decimal), with
+// one difference that saves making the text: a number that is a float32's
+// shortest decimal, neither whole nor past 2^24, is tagF32 and that
+// float32's bits. So a float32 list, a float64 list of the same decimals,
+// an integer list of whole ones and a CSV cell of their text ("[0.1, 2]",
+// as DuckDB writes a list) are one value; a float64 that is not a float32's
+// shortest decimal (such as float64(float32(0.1))) is its own bits, as a
+// float64 column's is. Hashing 38 million float32s of an embedding
+// column this way takes a tenth of the time formatting their text did.
+//
+// That listtext.From64 finds the float32 again from the float64 its
+// shortest decimal reads as (so the two forms agree) is checked for every
+// float32 by listtext's TestAppendFloat32Exhaustive.
+
+const (
+	tagList = 0x05 // a list of numbers: its length, then its elements
+	tagF32  = 0x06 // a float32's shortest decimal: the float32's bits
+)
+
+// bits2p24 is the bits of float32 2^24: from it on every float32 is whole.
+const bits2p24 = 0x4b800000
+
+// putNum32 mixes in a float32 list element.
+func putNum32(l *lanes, x float32) {
+	u := math.Float32bits(x)
+	abs := u &^ (1 << 31)
+	if abs >= bits2p24 { // whole, ±Inf or NaN
+		putFloat(l, listtext.Float64(x))
+		return
+	}
+	if e := int(abs>>23) - 127; abs == 0 || e >= 0 && abs&(1<<(23-e)-1) == 0 {
+		putInt(l, int64(x)) // whole: no bits below the units
+		return
+	}
+	l.put(tagF32, uint64(u), uint64(u))
+}
+
+// putNum64 mixes in a float64 list element, or a number in a list's text.
+func putNum64(l *lanes, y float64) {
+	if !(math.Abs(y) < 1<<24) || y == math.Trunc(y) {
+		putFloat(l, y)
+		return
+	}
+	if x, ok := listtext.From64(y); ok {
+		u := math.Float32bits(x)
+		l.put(tagF32, uint64(u), uint64(u))
+		return
+	}
+	putFloat(l, y)
+}
+
+// putNumListColumn mixes each row of the list column c (a) into rows
+// when its elements are numbers, on every core (a few hundred elements a
+// row), and reports whether they are.
+func putNumListColumn(rows []lanes, c arrow.Array, a array.ListLike) bool {
+	var part func(lo, hi int)
+	switch v := a.ListValues().(type) {
+	case *array.Float32:
+		part = func(lo, hi int) { putLists32(rows, c, a, v, lo, hi) }
+	case *array.Float64:
+		part = numLists(rows, c, a, v, v.Float64Values(), putNum64)
+	case *array.Int64:
+		part = numLists(rows, c, a, v, v.Int64Values(), putInt)
+	case *array.Int32:
+		part = numLists(rows, c, a, v, v.Int32Values(), func(l *lanes, x int32) { putInt(l, int64(x)) })
+	case *array.Int16:
+		part = numLists(rows, c, a, v, v.Int16Values(), func(l *lanes, x int16) { putInt(l, int64(x)) })
+	case *array.Int8:
+		part = numLists(rows, c, a, v, v.Int8Values(), func(l *lanes, x int8) { putInt(l, int64(x)) })
+	case *array.Uint64:
+		part = numLists(rows, c, a, v, v.Uint64Values(), func(l *lanes, x uint64) {
+			if x > math.MaxInt64 {
+				putFloat(l, float64(x))
+			} else {
+				putInt(l, int64(x))
+			}
+		})
+	case *array.Uint32:
+		part = numLists(rows, c, a, v, v.Uint32Values(), func(l *lanes, x uint32) { putInt(l, int64(x)) })
+	case *array.Uint16:
+		part = numLists(rows, c, a, v, v.Uint16Values(), func(l *lanes, x uint16) { putInt(l, int64(x)) })
+	case *array.Uint8:
+		part = numLists(rows, c, a, v, v.Uint8Values(), func(l *lanes, x uint8) { putInt(l, int64(x)) })
+	default:
+		return false
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(rows)/1024+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part(w*len(rows)/workers, (w+1)*len(rows)/workers)
+		}()
+	}
+	wg.Wait()
+	return true
+}
+
+// listRow returns the offsets of row r's elements in a's values (n of
+// them), and whether they are in range (they are in any valid array).
+func listRow(a array.ListLike, r, n int) (s, e int, ok bool) {
+	s64, e64 := a.ValueOffsets(r)
+	if s64 < 0 || e64 < s64 || e64 > int64(n) {
+		return 0, 0, false
+	}
+	return int(s64), int(e64), true
+}
+
+// putLists32 is numLists for float32 elements, with the element's put
+// inline: an embedding's row is hundreds of them.
+func putLists32(rows []lanes, c arrow.Array, a array.ListLike, vals *array.Float32, lo, hi int) {
+	v := vals.Float32Values()
+	nulls := vals.NullN() > 0
+	for r := lo; r < hi; r++ {
+		if c.IsNull(r) {
+			rows[r].put(tagNull, 0, 0)
+			continue
+		}
+		s, e, ok := listRow(a, r, len(v))
+		if !ok {
+			putValue(&rows[r], c, r)
+			continue
+		}
+		l := rows[r]
+		l.put(tagList, uint64(e-s), uint64(e-s))
+		for j, x := range v[s:e] {
+			if nulls && vals.IsNull(s+j) {
+				l.put(tagNull, 0, 0)
+				continue
+			}
+			u := math.Float32bits(x)
+			abs := u &^ (1 << 31)
+			if ex := int(abs>>23) - 127; abs < bits2p24 && abs != 0 && (ex < 0 || abs&(1<<(23-ex)-1) != 0) {
+				l.put(tagF32, uint64(u), uint64(u)) // not whole: putNum32's last case
+				continue
+			}
+			putNum32(&l, x)
+		}
+		rows[r] = l
+	}
+}
+
+// numLists returns what mixes rows [lo, hi) of the list column c (a),
+// whose values vals are v, into rows, each element with put.
+func numLists[T any](rows []lanes, c arrow.Array, a array.ListLike, vals arrow.Array, v []T, put func(*lanes, T)) func(lo, hi int) {
+	return func(lo, hi int) {
+		nulls := vals.NullN() > 0
+		for r := lo; r < hi; r++ {
+			if c.IsNull(r) {
+				rows[r].put(tagNull, 0, 0)
+				continue
+			}
+			s, e, ok := listRow(a, r, len(v))
+			if !ok {
+				putValue(&rows[r], c, r)
+				continue
+			}
+			l := rows[r]
+			l.put(tagList, uint64(e-s), uint64(e-s))
+			for j := s; j < e; j++ {
+				if nulls && vals.IsNull(j) {
+					l.put(tagNull, 0, 0)
+					continue
+				}
+				put(&l, v[j])
+			}
+			rows[r] = l
+		}
+	}
+}
+
+// putListText mixes in s, a text in brackets, as a list of numbers when
+// its comma-separated elements are numbers or null (Arrow's ValueStr of a
+// number list, or DuckDB's text of one, "[0.5, NULL]", in a CSV cell), and reports
+// whether they are; it mixes nothing in when they are not.
+func putListText(l *lanes, s string) bool {
+	inner := strings.TrimSpace(s[1 : len(s)-1])
+	n := 0
+	if inner != "" {
+		for e := range strings.SplitSeq(inner, ",") {
+			if e = strings.TrimSpace(e); !strings.EqualFold(e, "null") {
+				if _, err := strconv.ParseFloat(e, 64); err != nil {
+					return false
+				}
+			}
+			n++
+		}
+	}
+	l.put(tagList, uint64(n), uint64(n))
+	if n == 0 {
+		return true
+	}
+	for e := range strings.SplitSeq(inner, ",") {
+		if e = strings.TrimSpace(e); strings.EqualFold(e, "null") {
+			l.put(tagNull, 0, 0)
+			continue
+		}
+		y, _ := strconv.ParseFloat(e, 64)
+		putNum64(l, y)
+	}
+	return true
+}
