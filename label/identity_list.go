@@ -3,6 +3,7 @@ package label
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -29,18 +30,16 @@ func appendFloatListBits(dst []byte, a array.ListLike, i int) ([]byte, bool) {
 	s, e := a.ValueOffsets(i)
 	switch v := a.ListValues().(type) {
 	case *array.Float32:
-		return appendBits(dst, v, v.Float32Values(), s, e, 4, func(b []byte, x float32) []byte {
-			return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-		})
+		return appendBits(dst, v, v.Float32Values(), s, e)
 	case *array.Float64:
-		return appendBits(dst, v, v.Float64Values(), s, e, 8, func(b []byte, x float64) []byte {
-			return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-		})
+		return appendBits(dst, v, v.Float64Values(), s, e)
 	}
 	return dst, false
 }
 
-func appendBits[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e int64, width int, put func([]byte, T) []byte) ([]byte, bool) {
+// appendBits appends the bits form of v[s:e]: on a little-endian machine
+// the values' memory as it is.
+func appendBits[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e int64) ([]byte, bool) {
 	if s < 0 || e < s || e > int64(len(v)) {
 		return dst, false
 	}
@@ -51,12 +50,27 @@ func appendBits[T float32 | float64](dst []byte, vals arrow.Array, v []T, s, e i
 			}
 		}
 	}
-	dst = binary.AppendUvarint(append(dst, 0x02), uint64(e-s)*uint64(width))
-	for _, x := range v[s:e] {
-		dst = put(dst, x)
+	v = v[s:e]
+	width := int(unsafe.Sizeof(T(0)))
+	dst = binary.AppendUvarint(append(dst, 0x02), uint64(len(v)*width))
+	if len(v) == 0 {
+		return dst, true
+	}
+	if littleEndian {
+		return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*width)...), true
+	}
+	for _, x := range v {
+		if width == 4 {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(x)))
+		} else {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(float64(x)))
+		}
 	}
 	return dst, true
 }
+
+// littleEndian says whether the machine stores numbers little-endian.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // appendFloatLists appends to rows[r] the identity bytes of row lo+r of
 // the list column c, exactly as rowIdentity does, if c is a list of
