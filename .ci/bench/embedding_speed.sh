@@ -48,8 +48,13 @@ go build -o "$dir/pate" .
 
 declare -A secs kb
 peer_s=()
+# Each run starts after a pause: the peer's 5 GB are still being given
+# back when it exits (on a VM, free-page reporting to the host takes
+# guest CPU for a second or two), and a run started at once pays for it.
+pause=${PATE_BENCH_PAUSE:-3}
 for i in $(seq "$runs"); do
   for f in "${files[@]}"; do
+    sleep "$pause"
     out=$( { /usr/bin/time -f 'TIME %e %M' "$dir/pate" label --private "$dir/private.parquet" --label label \
       --public "$dir/$f.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" --teachers-only \
       -o "$dir/out.arrow" --quiet; } 2>&1 ) || { echo "pate failed on $f.parquet: $out" >&2; exit 1; }
@@ -57,6 +62,7 @@ for i in $(seq "$runs"); do
     secs[$f]="${secs[$f]:-} $s"
     kb[$f]="${kb[$f]:-} $m"
   done
+  sleep "$pause"
   peer_s+=("$(/usr/bin/python3 "$peer" --features "$d" --naive-rows 0 --out "$dir/peer.npy" \
     --x-private "$dir/x_private.npy" --y-private "$dir/y_private.npy" --x-public "$dir/x_public.npy" |
     /usr/bin/python3 -c 'import json,sys; s=json.load(sys.stdin)["seconds"]; print(s["train"]+s["vote"]+s["aggregate"]+s["write"])')")
