@@ -115,14 +115,27 @@ func putNumListColumn(rows []lanes, c arrow.Array, a array.ListLike) bool {
 	return true
 }
 
-// listRow returns the offsets of row r's elements in a's values (n of
-// them), and whether they are in range (they are in any valid array).
-func listRow(a array.ListLike, r, n int) (s, e int, ok bool) {
-	s64, e64 := a.ValueOffsets(r)
-	if s64 < 0 || e64 < s64 || e64 > int64(n) {
-		return 0, 0, false
+// eachListRow mixes rows [lo, hi) of the list column c (a), whose values
+// number n, into rows: a null list is the null marker, a list tagList and
+// its length, then its elements, which elems mixes into l (elements s to
+// e of the values).
+func eachListRow(rows []lanes, c arrow.Array, a array.ListLike, n, lo, hi int, elems func(l *lanes, s, e int)) {
+	for r := lo; r < hi; r++ {
+		if c.IsNull(r) {
+			rows[r].put(tagNull, 0, 0)
+			continue
+		}
+		s64, e64 := a.ValueOffsets(r)
+		if s64 < 0 || e64 < s64 || e64 > int64(n) { // not in a valid array
+			putValue(&rows[r], c, r)
+			continue
+		}
+		s, e := int(s64), int(e64)
+		l := rows[r]
+		l.put(tagList, uint64(e-s), uint64(e-s))
+		elems(&l, s, e)
+		rows[r] = l
 	}
-	return int(s64), int(e64), true
 }
 
 // putLists32 is numLists for float32 elements, with the element's put
@@ -130,18 +143,8 @@ func listRow(a array.ListLike, r, n int) (s, e int, ok bool) {
 func putLists32(rows []lanes, c arrow.Array, a array.ListLike, vals *array.Float32, lo, hi int) {
 	v := vals.Float32Values()
 	nulls := vals.NullN() > 0
-	for r := lo; r < hi; r++ {
-		if c.IsNull(r) {
-			rows[r].put(tagNull, 0, 0)
-			continue
-		}
-		s, e, ok := listRow(a, r, len(v))
-		if !ok {
-			putValue(&rows[r], c, r)
-			continue
-		}
-		l := rows[r]
-		l.put(tagList, uint64(e-s), uint64(e-s))
+	eachListRow(rows, c, a, len(v), lo, hi, func(pl *lanes, s, e int) {
+		l := *pl
 		for j, x := range v[s:e] {
 			if nulls && vals.IsNull(s+j) {
 				l.put(tagNull, 0, 0)
@@ -155,36 +158,24 @@ func putLists32(rows []lanes, c arrow.Array, a array.ListLike, vals *array.Float
 			}
 			putNum32(&l, x)
 		}
-		rows[r] = l
-	}
+		*pl = l
+	})
 }
 
 // numLists returns what mixes rows [lo, hi) of the list column c (a),
 // whose values vals are v, into rows, each element with put.
 func numLists[T any](rows []lanes, c arrow.Array, a array.ListLike, vals arrow.Array, v []T, put func(*lanes, T)) func(lo, hi int) {
+	nulls := vals.NullN() > 0
 	return func(lo, hi int) {
-		nulls := vals.NullN() > 0
-		for r := lo; r < hi; r++ {
-			if c.IsNull(r) {
-				rows[r].put(tagNull, 0, 0)
-				continue
-			}
-			s, e, ok := listRow(a, r, len(v))
-			if !ok {
-				putValue(&rows[r], c, r)
-				continue
-			}
-			l := rows[r]
-			l.put(tagList, uint64(e-s), uint64(e-s))
+		eachListRow(rows, c, a, len(v), lo, hi, func(l *lanes, s, e int) {
 			for j := s; j < e; j++ {
 				if nulls && vals.IsNull(j) {
 					l.put(tagNull, 0, 0)
 					continue
 				}
-				put(&l, v[j])
+				put(l, v[j])
 			}
-			rows[r] = l
-		}
+		})
 	}
 }
 
