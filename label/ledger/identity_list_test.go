@@ -285,3 +285,40 @@ func TestListElementForms(t *testing.T) {
 		}
 	}
 }
+
+// FuzzListText: a CSV cell in brackets never panics the hash; when it is
+// read as a list of numbers, the same numbers written another way (each
+// by strconv, joined with ", ") are the same list.
+func FuzzListText(f *testing.F) {
+	for _, s := range []string{"[]", "[0.1, 2]", "[NaN,+Inf,-0]", "[ 1e-45 , NULL ]", "[1,,2]", "[0x1p-2]", "[1e400]", "[[1]]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+			s = "[" + s + "]"
+		}
+		var l lanes
+		if !putListText(&l, s) {
+			return
+		}
+		var parts []string
+		if inner := strings.TrimSpace(s[1 : len(s)-1]); inner != "" {
+			for e := range strings.SplitSeq(inner, ",") {
+				e = strings.TrimSpace(e)
+				if strings.EqualFold(e, "null") {
+					parts = append(parts, "null")
+					continue
+				}
+				y, err := strconv.ParseFloat(e, 64)
+				if err != nil {
+					t.Fatalf("%q accepted with the element %q", s, e)
+				}
+				parts = append(parts, strconv.FormatFloat(y, 'g', -1, 64))
+			}
+		}
+		var again lanes
+		if !putListText(&again, "["+strings.Join(parts, ", ")+"]") || again != l {
+			t.Fatalf("%q and its numbers rewritten differ", s)
+		}
+	})
+}
