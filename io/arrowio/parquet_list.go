@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
@@ -478,4 +479,35 @@ func (p *parallelParquet) wholeList(s *rgStream, k int, pd *plainDecoder) bool {
 	}
 	s.whole[k] = col
 	return true
+}
+
+// lookAhead returns the bytes of list values the reader may hold decoded
+// at once: a list column's values are decoded a whole row group at a time
+// (wholeList, or column by column), so its window of row groups, and the
+// one whose batches are being read out, each hold their row group's
+// values. It is 0 for a file without a list column on the fast path.
+func (p *parallelParquet) lookAhead() int64 {
+	if p.plainLeaves == nil {
+		return 0
+	}
+	var most int64
+	for rg := range p.rows {
+		var b int64
+		for k, leaf := range p.plainLeaves {
+			if leaf < 0 || !listFast(p.sc.Field(k).Type) {
+				continue
+			}
+			cc, err := p.md.RowGroup(rg).ColumnChunk(leaf)
+			if err != nil {
+				continue
+			}
+			w := int64(4)
+			if cc.Type() == parquet.Types.Double {
+				w = 8
+			}
+			b += max(cc.NumValues(), 0) * w
+		}
+		most = max(most, b)
+	}
+	return int64(p.window+1) * most
 }

@@ -384,3 +384,67 @@ func listValues(t testing.TB, path, c string) int64 {
 	t.Fatalf("%s: no column %s", path, c)
 	return 0
 }
+
+// TestLookAhead: a Parquet file with embeddings says how much list data
+// its reader may hold decoded, at least two of its largest row group's
+// list values (counted here from the decoded batches, row group by row
+// group) and a bounded number of them whatever the row count; a file
+// without list columns says 0.
+func TestLookAhead(t *testing.T) {
+	const dir = "testdata/writers"
+	flat, err := Open(filepath.Join(dir, "duckdb_v2.parquet"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flat.Close()
+	if got := flat.LookAhead(); got != 0 {
+		t.Errorf("a file without lists: look-ahead %d, want 0", got)
+	}
+
+	path := filepath.Join(dir, "duckdb_emb.parquet")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 20}, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var largest int64 // the list values of the largest row group, decoded
+	for rg := range pf.NumRowGroups() {
+		leaves := make([]int, pf.MetaData().Schema.NumColumns())
+		for i := range leaves {
+			leaves[i] = i
+		}
+		tbl, err := fr.ReadRowGroups(t.Context(), leaves, []int{rg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b int64
+		for c := range int(tbl.NumCols()) {
+			for _, ch := range tbl.Column(c).Data().Chunks() {
+				if l, ok := ch.(array.ListLike); ok {
+					v := l.ListValues()
+					b += int64(v.Len()) * int64(v.DataType().(arrow.FixedWidthDataType).Bytes())
+				}
+			}
+		}
+		tbl.Release()
+		largest = max(largest, b)
+	}
+	r, err := Open(path, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := r.LookAhead()
+	if got < 2*largest || got > 64*largest {
+		t.Errorf("look-ahead %d bytes, want between 2 and 64 times the largest row group's %d", got, largest)
+	}
+}

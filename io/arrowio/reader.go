@@ -347,6 +347,18 @@ func (r *Reader) Skipped() (records, cells int64) {
 	return 0, 0
 }
 
+// LookAhead returns the most bytes of decoded values the reader may hold
+// ahead of its caller beyond a batch's worth: those of the list columns
+// of a Parquet file, which are decoded a row group at a time (hundreds of
+// MB for DuckDB's 122,880-row groups of embeddings); 0 when it holds no
+// more than a few batches.
+func (r *Reader) LookAhead() int64 {
+	if s, ok := r.src.(interface{ lookAhead() int64 }); ok {
+		return s.lookAhead()
+	}
+	return 0
+}
+
 // NumRows returns the number of rows of the input, or -1 when it is not
 // known before reading: an Arrow IPC stream, a CSV input unless
 // ReadOptions.CountRows counted it, or shards one of which is such.
