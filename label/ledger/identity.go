@@ -376,11 +376,7 @@ func putValue(l *lanes, c arrow.Array, i int) {
 	case *array.Int8:
 		putInt(l, int64(a.Value(i)))
 	case *array.Uint64:
-		if v := a.Value(i); v > math.MaxInt64 {
-			putFloat(l, float64(v))
-		} else {
-			putInt(l, int64(v))
-		}
+		putUint64(l, a.Value(i))
 	case *array.Uint32:
 		putInt(l, int64(a.Value(i)))
 	case *array.Uint16:
@@ -409,6 +405,15 @@ func putValue(l *lanes, c arrow.Array, i int) {
 }
 
 func putInt(l *lanes, v int64) { l.put(tagInt, uint64(v), uint64(v)) }
+
+// putUint64 mixes in v: an integer, or a float past int64.
+func putUint64(l *lanes, v uint64) {
+	if v > math.MaxInt64 {
+		putFloat(l, float64(v))
+		return
+	}
+	putInt(l, int64(v))
+}
 
 func putFloat(l *lanes, v float64) {
 	if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {

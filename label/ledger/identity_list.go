@@ -38,19 +38,28 @@ const (
 // bits2p24 is the bits of float32 2^24: from it on every float32 is whole.
 const bits2p24 = 0x4b800000
 
+// putIntOf mixes in an integer that fits int64.
+func putIntOf[T int8 | int16 | int32 | uint8 | uint16 | uint32](l *lanes, x T) { putInt(l, int64(x)) }
+
 // putNum32 mixes in a float32 list element.
 func putNum32(l *lanes, x float32) {
 	u := math.Float32bits(x)
-	abs := u &^ (1 << 31)
-	if abs >= bits2p24 { // whole, ±Inf or NaN
+	switch {
+	case fractional32(u):
+		l.put(tagF32, uint64(u), uint64(u))
+	case u&^(1<<31) >= bits2p24: // from 2^24 on (whole), ±Inf, NaN
 		putFloat(l, listtext.Float64(x))
-		return
+	default: // whole
+		putInt(l, int64(x))
 	}
-	if e := int(abs>>23) - 127; abs == 0 || e >= 0 && abs&(1<<(23-e)-1) == 0 {
-		putInt(l, int64(x)) // whole: no bits below the units
-		return
-	}
-	l.put(tagF32, uint64(u), uint64(u))
+}
+
+// fractional32 reports whether the float32 with bits u has bits below the
+// units: not whole, and so below 2^24 and finite.
+func fractional32(u uint32) bool {
+	abs := u &^ (1 << 31)
+	ex := int(abs>>23) - 127
+	return abs < bits2p24 && abs != 0 && (ex < 0 || abs&(1<<(23-ex)-1) != 0)
 }
 
 // putNum64 mixes in a float64 list element, or a number in a list's text.
@@ -80,25 +89,19 @@ func putNumListColumn(rows []lanes, c arrow.Array, a array.ListLike) bool {
 	case *array.Int64:
 		part = numLists(rows, c, a, v, v.Int64Values(), putInt)
 	case *array.Int32:
-		part = numLists(rows, c, a, v, v.Int32Values(), func(l *lanes, x int32) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Int32Values(), putIntOf[int32])
 	case *array.Int16:
-		part = numLists(rows, c, a, v, v.Int16Values(), func(l *lanes, x int16) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Int16Values(), putIntOf[int16])
 	case *array.Int8:
-		part = numLists(rows, c, a, v, v.Int8Values(), func(l *lanes, x int8) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Int8Values(), putIntOf[int8])
 	case *array.Uint64:
-		part = numLists(rows, c, a, v, v.Uint64Values(), func(l *lanes, x uint64) {
-			if x > math.MaxInt64 {
-				putFloat(l, float64(x))
-			} else {
-				putInt(l, int64(x))
-			}
-		})
+		part = numLists(rows, c, a, v, v.Uint64Values(), putUint64)
 	case *array.Uint32:
-		part = numLists(rows, c, a, v, v.Uint32Values(), func(l *lanes, x uint32) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Uint32Values(), putIntOf[uint32])
 	case *array.Uint16:
-		part = numLists(rows, c, a, v, v.Uint16Values(), func(l *lanes, x uint16) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Uint16Values(), putIntOf[uint16])
 	case *array.Uint8:
-		part = numLists(rows, c, a, v, v.Uint8Values(), func(l *lanes, x uint8) { putInt(l, int64(x)) })
+		part = numLists(rows, c, a, v, v.Uint8Values(), putIntOf[uint8])
 	default:
 		return false
 	}
@@ -150,10 +153,8 @@ func putLists32(rows []lanes, c arrow.Array, a array.ListLike, vals *array.Float
 				l.put(tagNull, 0, 0)
 				continue
 			}
-			u := math.Float32bits(x)
-			abs := u &^ (1 << 31)
-			if ex := int(abs>>23) - 127; abs < bits2p24 && abs != 0 && (ex < 0 || abs&(1<<(23-ex)-1) != 0) {
-				l.put(tagF32, uint64(u), uint64(u)) // not whole: putNum32's last case
+			if u := math.Float32bits(x); fractional32(u) { // putNum32's first case, inline
+				l.put(tagF32, uint64(u), uint64(u))
 				continue
 			}
 			putNum32(&l, x)
