@@ -402,12 +402,7 @@ func TestLookAhead(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, "duckdb_emb.parquet")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,12 +411,12 @@ func TestLookAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	leaves := make([]int, pf.MetaData().Schema.NumColumns())
+	for i := range leaves {
+		leaves[i] = i
+	}
 	var largest int64 // the list values of the largest row group, decoded
 	for rg := range pf.NumRowGroups() {
-		leaves := make([]int, pf.MetaData().Schema.NumColumns())
-		for i := range leaves {
-			leaves[i] = i
-		}
 		tbl, err := fr.ReadRowGroups(t.Context(), leaves, []int{rg})
 		if err != nil {
 			t.Fatal(err)

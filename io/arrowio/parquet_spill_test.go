@@ -264,16 +264,8 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		spilled := spilledPages.Load()
-		r, err := Open(filepath.Join("testdata", "writers", "duckdb_v2_zstd.parquet"),
-			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := readRest(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		recs := readAllOf(t, filepath.Join("testdata", "writers", "duckdb_v2_zstd.parquet"),
+			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers}, "duckdb_v2_zstd.parquet")
 		checkDuckDBRows(t, recs, 5000)
 		releaseAll(recs)
 		mem.AssertSize(t, 0)

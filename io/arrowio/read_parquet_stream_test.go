@@ -546,16 +546,8 @@ func TestParquetStreamedLZ4Pages(t *testing.T) {
 	hugePageBytes = 0 // every page is huge
 	streams, streamed := pageStreams.Load(), streamedRowGroups.Load()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	r, err := Open(filepath.Join("testdata", "writers", "duckdb_lz4_5000.parquet"),
-		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := readRest(r)
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readAllOf(t, filepath.Join("testdata", "writers", "duckdb_lz4_5000.parquet"),
+		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}}, "duckdb_lz4_5000.parquet")
 	checkDuckDBRows(t, recs, 5000)
 	releaseAll(recs)
 	mem.AssertSize(t, 0)

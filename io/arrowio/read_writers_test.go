@@ -88,15 +88,7 @@ func TestReadDuckDBPageV2(t *testing.T) {
 						mem = checked
 					}
 					before := plainColumns.Load()
-					r, err := Open(filepath.Join("testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols})
-					if err != nil {
-						t.Fatal(err)
-					}
-					recs, err := readRest(r)
-					r.Close()
-					if err != nil {
-						t.Fatal(err)
-					}
+					recs := readAllOf(t, filepath.Join("testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols}, file)
 					defer releaseAll(recs)
 					if got := recs[0].NumCols(); got != int64(len(cols)) {
 						t.Fatalf("read %d columns, want %d", got, len(cols))
