@@ -40,39 +40,15 @@ func TestVoteTilesMatchesEncodeThenVote(t *testing.T) {
 	// on 2 classes (income) and on 3 (a function of the row).
 	inc := rec.Column(rec.Schema().FieldIndices("income")[0])
 	ensemble := func(classes, k int) *learners.Ensemble {
-		lr, err := learners.NewLearner("logreg", learners.LearnerOptions{MaxIter: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var models []learners.Model
-		part := x.Rows / k
-		for i := range k {
-			sub := &learners.Matrix{Rows: part, Cols: x.Cols, Data: x.Data[i*part*x.Cols : (i+1)*part*x.Cols]}
-			y := make([]int32, part)
-			for r := range y {
-				row := i*part + r
-				if classes == 2 {
-					if s, _ := valueText(inc, row); s == "1" {
-						y[r] = 1
-					}
-				} else {
-					y[r] = int32(row*7%11) % int32(classes)
+		return logregTeachers(t, x, classes, k, func(row int) int32 {
+			if classes == 2 {
+				if s, _ := valueText(inc, row); s == "1" {
+					return 1
 				}
+				return 0
 			}
-			m, err := lr.Fit(sub, y, classes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			models = append(models, m)
-		}
-		e, err := learners.NewEnsemble(models, classes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !e.Stacked() {
-			t.Fatal("logistic teachers are not stacked")
-		}
-		return e
+			return int32(row*7%11) % int32(classes)
+		})
 	}
 	e2, e3 := ensemble(2, 17), ensemble(3, 9)
 	n := int(rec.NumRows())
@@ -142,3 +118,36 @@ func TestVoteTilesMatchesEncodeThenVote(t *testing.T) {
 }
 
 func head(v []int32) string { return fmt.Sprint(v[:min(len(v), 12)]) }
+
+// logregTeachers trains k logistic teachers (20 iterations), each on its
+// own consecutive x.Rows/k rows of x, row i labelled label(i), and stacks
+// them.
+func logregTeachers(t *testing.T, x *learners.Matrix, classes, k int, label func(row int) int32) *learners.Ensemble {
+	t.Helper()
+	lr, err := learners.NewLearner("logreg", learners.LearnerOptions{MaxIter: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []learners.Model
+	part := x.Rows / k
+	for i := range k {
+		sub := &learners.Matrix{Rows: part, Cols: x.Cols, Data: x.Data[i*part*x.Cols : (i+1)*part*x.Cols]}
+		y := make([]int32, part)
+		for r := range y {
+			y[r] = label(i*part + r)
+		}
+		m, err := lr.Fit(sub, y, classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, m)
+	}
+	e, err := learners.NewEnsemble(models, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Stacked() {
+		t.Fatal("logistic teachers are not stacked")
+	}
+	return e
+}

@@ -75,37 +75,18 @@ func TestVoteTilesFoldsEmbedding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lr, err := learners.NewLearner("logreg", learners.LearnerOptions{MaxIter: 20})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var ens []*learners.Ensemble
 			for _, classes := range tc.classes {
-				const k, part = 15, 40
-				var models []learners.Model
-				for i := range k {
-					sub := &learners.Matrix{Rows: part, Cols: x.Cols, Data: x.Data[i*part*x.Cols : (i+1)*part*x.Cols]}
-					y := make([]int32, part)
-					for r := range y {
-						row := sub.Row(r)
-						if row[0]+row[1]-row[2] > 0 {
-							y[r] = 1
-						}
-						if classes == 3 && row[3] > 0.5 {
-							y[r] = 2
-						}
+				ens = append(ens, logregTeachers(t, x, classes, 15, func(r int) int32 { // 40 rows each
+					row := x.Row(r)
+					switch {
+					case classes == 3 && row[3] > 0.5:
+						return 2
+					case row[0]+row[1]-row[2] > 0:
+						return 1
 					}
-					m, err := lr.Fit(sub, y, classes)
-					if err != nil {
-						t.Fatal(err)
-					}
-					models = append(models, m)
-				}
-				e, err := learners.NewEnsemble(models, classes)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ens = append(ens, e)
+					return 0
+				}))
 			}
 
 			st := &runState{enc: enc, ens: ens[0]}
