@@ -2,6 +2,8 @@ package arrowio
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -441,5 +443,61 @@ func TestLookAhead(t *testing.T) {
 	got := r.LookAhead()
 	if got < 2*largest || got > 64*largest {
 		t.Errorf("look-ahead %d bytes, want between 2 and 64 times the largest row group's %d", got, largest)
+	}
+}
+
+// TestParquetListRecycledStreamed streams row groups too large for the
+// column-wise path (a DuckDB FLOAT[384] row group holds 189 MB of values)
+// whose list columns are decoded whole, releasing each batch before the
+// next, with the recycler's poisoning on: the values buffers are reused
+// from row group to row group, every value read is right, nothing is
+// written to a buffer after its release and nothing leaks.
+func TestParquetListRecycledStreamed(t *testing.T) {
+	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
+	poisonRecycled = true
+	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	maxColumnwiseRows, segmentRows = 500, 500
+	const rows = 12000
+	path := filepath.Join(t.TempDir(), "streamed.parquet")
+	writeListFile(t, path, plainFile{rows: rows, rgRows: 2000, codec: compress.Codecs.Snappy})
+	ref := listRecord(memory.NewGoAllocator(), 0, rows)
+	defer ref.Release()
+	refSchema, refRecs := projectRecords([]arrow.Record{ref}, listFastCols)
+	defer releaseAll(refRecs)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	recycled, fb := recycledBuffers.Load(), streamFallbacks.Load()
+	r, err := Open(path, ReadOptions{Allocator: mem, Columns: listFastCols, BatchSize: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at int64
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refRecs[0].NewSlice(at, at+rec.NumRows())
+		if !sameRows(t, refSchema, []arrow.Record{rec}, []arrow.Record{want}) {
+			t.Fatalf("rows %d–%d differ", at, at+rec.NumRows())
+		}
+		at += rec.NumRows()
+		want.Release()
+		rec.Release()
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if at != rows {
+		t.Fatalf("read %d rows, want %d", at, rows)
+	}
+	if streamFallbacks.Load() != fb {
+		t.Error("a streamed row group's list went to pqarrow")
+	}
+	if recycledBuffers.Load() == recycled {
+		t.Error("no list buffer was recycled")
 	}
 }

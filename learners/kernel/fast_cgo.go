@@ -9,7 +9,26 @@ package kernel
 */
 import "C"
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
+
+// bf16Scratch holds the bf16 kernel's scratch between calls. The tile vote
+// calls the kernel once per tile of about a hundred rows, and a fresh 40 KB
+// buffer each time was a third of the run's allocations (zeroed, then
+// collected); the kernel writes every byte it reads, so a reused buffer
+// needs no clearing.
+var bf16Scratch sync.Pool
+
+func scratchOf(n int) *[]byte {
+	if b, ok := bf16Scratch.Get().(*[]byte); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n)
+	return &b
+}
 
 func detectISA() isaLevel {
 	switch C.pate_cpu_level() {
@@ -28,7 +47,9 @@ func detectISA() isaLevel {
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
 	if bf := p.bf; bf != nil && activeISA >= isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
-		scratch := make([]byte, int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
+		sp := scratchOf(int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
+		defer bf16Scratch.Put(sp)
+		scratch := *sp
 		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),
 			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
