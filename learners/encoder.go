@@ -615,10 +615,11 @@ func (e *Encoder) Encode(rec arrow.Record, dst *Matrix) error {
 // concurrently on different destinations, so that goroutines can encode
 // (and use) parts of one batch each while they are in the cache.
 type Prepared struct {
-	e    *Encoder
-	rows int
-	cols []arrow.Array
-	dict [][]int32 // per feature: dictionary index → bucket, for dictionary columns
+	e     *Encoder
+	rows  int
+	cols  []arrow.Array
+	dict  [][]int32    // per feature: dictionary index → bucket, for dictionary columns
+	lists []*listScale // per feature: at the first element of a run of list features
 }
 
 // Prepare finds and checks rec's feature columns. The returned Prepared
@@ -640,6 +641,14 @@ func (e *Encoder) Prepare(rec arrow.Record) (*Prepared, error) {
 				p.dict = make([][]int32, len(e.Columns))
 			}
 			p.dict[i] = dictBuckets(a.Dictionary(), f)
+		}
+		if f.Column != "" && f.Elem == 0 {
+			if n := listRun(e.Columns[i:]); n > 1 {
+				if p.lists == nil {
+					p.lists = make([]*listScale, len(e.Columns))
+				}
+				p.lists[i] = newListScale(e.Columns[i : i+n])
+			}
 		}
 	}
 	return p, nil
@@ -689,21 +698,18 @@ func (p *Prepared) encode(lo int, t tile) {
 	if t.rows <= 0 {
 		return
 	}
-	skip := 0
-	for i := range p.e.Columns {
+	for i := 0; i < len(p.e.Columns); i++ {
 		f, col := &p.e.Columns[i], p.cols[i]
-		switch {
-		case f.Column != "" && f.Elem == 0:
-			if n := listRun(p.e.Columns[i:]); n > 1 && encodeList(col, lo, p.e.Columns[i:i+n], t) {
-				skip = n - 1
-				continue
-			}
-			encodeElem(col, lo, f, t)
-			continue
-		case f.Column != "":
-			if skip > 0 {
-				skip-- // encoded with element 0 by encodeList
-				continue
+		if f.Column != "" {
+			// A run of list elements (made by Prepare) is encoded in one
+			// sweep of each row when it holds no null; the loop then goes
+			// on after it.
+			if p.lists != nil && p.lists[i] != nil {
+				n := len(p.lists[i].off)
+				if encodeList(col, lo, p.e.Columns[i:i+n], p.lists[i], t) {
+					i += n - 1
+					continue
+				}
 			}
 			encodeElem(col, lo, f, t)
 			continue

@@ -92,7 +92,7 @@ func TestEncodeListMatchesElements(t *testing.T) {
 				{"column-major", func(d []float32) tile { return tile{d: d, rows: rows, rs: 1, cs: ld} }, ld * width},
 			} {
 				got, want := make([]float32, layout.size), make([]float32, layout.size)
-				if ok := encodeList(p.cols[0], lo, enc.Columns, layout.t(got)); ok != tc.fastTaken {
+				if ok := encodeList(p.cols[0], lo, enc.Columns, p.lists[0], layout.t(got)); ok != tc.fastTaken {
 					t.Fatalf("%s: encodeList took the column: %v, want %v", layout.name, ok, tc.fastTaken)
 				}
 				for i := range enc.Columns {
