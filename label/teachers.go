@@ -123,11 +123,11 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 	// what the discovery spent (the ledger charges a failed run its
 	// maximum whatever it says).
 	teacherRows, y := l.assignRows(sd, td)
-	X, err := l.encodeSensitive(sd, enc)
+	X, err := l.prepareSensitive(sd, enc)
 	if err != nil {
 		return nil, nil, spentBefore(err, td.discoveryRho)
 	}
-	if err := l.fitTeachers(ctx, td, X, y, teacherRows); err != nil {
+	if err := l.fitTeachers(ctx, td, X, enc.Dim(), y, teacherRows); err != nil {
 		return nil, nil, spentBefore(err, td.discoveryRho)
 	}
 	return td.labels[0].ens, td, nil
@@ -324,30 +324,57 @@ func (l *Labeler) assignRows(sd *sensitiveData, td *teacherData) (teacherRows []
 	return teacherRows, y
 }
 
-// encodeSensitive encodes the sensitive rows with the public encoder,
-// batch by batch in parallel (the encoder is read-only).
-func (l *Labeler) encodeSensitive(sd *sensitiveData, enc *learners.Encoder) (*learners.Matrix, error) {
-	dim := enc.Dim()
-	X := learners.NewMatrix(sd.total, dim)
-	g := new(errgroup.Group)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+// sensitiveRows are the sensitive batches, prepared for the public
+// encoder: each teacher's rows are encoded straight into its training
+// matrix. Encoding every row into one matrix first took as much fresh
+// memory again as the sensitive data (150 MB for 100,000 embeddings of
+// 384 float32s, all of it page faults), and a pass to copy each teacher's
+// rows out of it.
+type sensitiveRows struct {
+	batches []*learners.Prepared
+	starts  []int // first row of each batch
+}
+
+// prepareSensitive prepares the sensitive batches for the encoder (which
+// checks their feature columns), in one goroutine: a Prepared is then read
+// only, by any number of them.
+func (l *Labeler) prepareSensitive(sd *sensitiveData, enc *learners.Encoder) (*sensitiveRows, error) {
+	s := &sensitiveRows{batches: make([]*learners.Prepared, len(sd.recs)), starts: sd.starts}
 	for bi, rec := range sd.recs {
-		g.Go(func() error {
-			p, err := enc.Prepare(rec)
-			if err != nil {
-				return invalid("%s, batch %d: %v", l.cfg.sens(), bi, err)
-			}
-			lo, hi := sd.starts[bi]*dim, (sd.starts[bi]+p.Rows())*dim
-			p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: X.Data[lo:hi:hi]}) // in place
-			return nil
-		})
+		p, err := enc.Prepare(rec)
+		if err != nil {
+			return nil, invalid("%s, batch %d: %v", l.cfg.sens(), bi, err)
+		}
+		s.batches[bi] = p
 	}
-	return X, g.Wait()
+	return s, nil
+}
+
+// encode sets x to the encoded rows (ascending row numbers), a run of
+// consecutive rows of a batch at a time.
+func (s *sensitiveRows) encode(rows []int, x *learners.Matrix) {
+	x.Reset(len(rows))
+	dim := x.Cols
+	bi := 0
+	for k := 0; k < len(rows); {
+		r := rows[k]
+		for bi+1 < len(s.starts) && s.starts[bi+1] <= r {
+			bi++
+		}
+		lo, end := r-s.starts[bi], s.starts[bi]+s.batches[bi].Rows()
+		n := 1
+		for k+n < len(rows) && rows[k+n] == r+n && r+n < end {
+			n++
+		}
+		dst := learners.Matrix{Data: x.Data[k*dim : (k+n)*dim : (k+n)*dim]}
+		s.batches[bi].EncodeRows(lo, lo+n, &dst)
+		k += n
+	}
 }
 
 // fitTeachers trains one model per (label column, teacher), one goroutine
 // per core, and stacks each column's models into its ensemble.
-func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *learners.Matrix, y [][]int32, teacherRows [][][]int) error {
+func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitiveRows, dim int, y [][]int32, teacherRows [][][]int) error {
 	cfg := &l.cfg
 	nl := len(td.labels)
 	models := make([][]learners.Model, nl)
@@ -375,19 +402,18 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *learners.
 			if err != nil {
 				return paramError("learner", ": %v", err)
 			}
-			x := learners.NewMatrix(0, X.Cols) // each teacher's rows in turn: Fit keeps no reference
+			x := learners.NewMatrix(0, dim) // each teacher's rows in turn: Fit keeps no reference
 			for jt := range next {
 				j, t := jt[0], jt[1]
 				classes := len(td.labels[j].classes.values)
 				rows := teacherRows[j][t]
 				if len(rows) == 0 {
-					models[j][t] = constModel{classes: classes, dim: X.Cols}
+					models[j][t] = constModel{classes: classes, dim: dim}
 					continue
 				}
-				x.Reset(len(rows))
+				X.encode(rows, x)
 				yt := make([]int32, len(rows))
 				for k, r := range rows {
-					copy(x.Row(k), X.Row(r))
 					yt[k] = y[j][r]
 				}
 				m, err := lr.Fit(x, yt, classes)
