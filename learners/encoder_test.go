@@ -500,3 +500,32 @@ func TestAddNumBoundsAreMathMinMax(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFitEncoderEmbedding fits the encoder on 100,000 rows of one
+// fixed_size_list<float32>[384] column (the public head of the embedding
+// speed workload).
+func BenchmarkFitEncoderEmbedding(b *testing.B) {
+	const rows, dim = 100_000, 384
+	mem := memory.NewGoAllocator()
+	lb := array.NewFixedSizeListBuilder(mem, dim, arrow.PrimitiveTypes.Float32)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range rows {
+		lb.Append(true)
+		for range dim {
+			vb.Append(float32(r.NormFloat64()))
+		}
+	}
+	col := lb.NewArray()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(sc, []arrow.Array{col}, rows)
+	defer rec.Release()
+	for b.Loop() {
+		if _, err := FitEncoder(sc, []string{"emb"}, []arrow.Record{rec}, EncoderOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
