@@ -446,6 +446,56 @@ func TestLookAhead(t *testing.T) {
 	}
 }
 
+// TestListWindow: a reader holds at most listWindowBytes of list values in
+// the row groups it decodes ahead, and two row groups whatever their size:
+// with the bound below one row group its window is two, and its look-ahead
+// three row groups (the window and the one read out); the rows read are
+// the same.
+func TestListWindow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "window.parquet")
+	writeListFile(t, path, plainFile{rows: 6000, rgRows: 1000, codec: compress.Codecs.Snappy})
+	open := func() (*Reader, *parallelParquet) {
+		r, err := Open(path, ReadOptions{Workers: 4, Columns: listFastCols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := r.src.(*parallelParquet)
+		if !ok {
+			t.Fatalf("%s is read by a %T, not the parallel reader", path, r.src)
+		}
+		return r, p
+	}
+	r, p := open()
+	most := p.listBytes()
+	if most <= 0 {
+		t.Fatalf("list bytes %d", most)
+	}
+	wide := p.window
+	want, err := readRest(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+
+	defer func(b int64) { listWindowBytes = b }(listWindowBytes)
+	listWindowBytes = most - 1
+	r, p = open()
+	defer r.Close()
+	if p.window != 2 || wide <= 2 {
+		t.Errorf("window %d with room for less than a row group of lists, %d with room for all; want 2 and more", p.window, wide)
+	}
+	if got := r.LookAhead(); got != 3*most {
+		t.Errorf("look-ahead %d bytes, want 3 row groups of %d", got, most)
+	}
+	got, err := readRest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(got)
+	sameRows(t, want[0].Schema(), got, want)
+}
+
 // TestParquetListRecycledStreamed streams row groups too large for the
 // column-wise path (a DuckDB FLOAT[384] row group holds 189 MB of values)
 // whose list columns are decoded whole, releasing each batch before the

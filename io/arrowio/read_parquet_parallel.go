@@ -203,6 +203,12 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		for k, fi := range fields {
 			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
 		}
+		// A list column is decoded a row group at a time: hold no more
+		// than listWindowBytes of them ahead (two at least, one read out
+		// while the next is decoded).
+		if most := p.listBytes(); most > 0 {
+			p.window = max(2, min(p.window, int(listWindowBytes/most)))
+		}
 	}
 	p.makeTasks()
 	p.budget = &stateBudget{limit: streamBudget}
