@@ -48,15 +48,25 @@ func encodeBatch(mem memory.Allocator, start, n int, nulls bool) arrow.Record {
 	return b.NewRecord()
 }
 
-// TestSensitiveRowsEncode: a teacher's rows, encoded straight from the
-// sensitive batches (runs of consecutive rows, across batch boundaries,
-// single rows, none), are the rows of the whole data encoded batch by
-// batch, bit for bit, with numeric, string and list features, with and
-// without nulls.
+// TestSensitiveRowsEncode: a teacher's rows (runs of consecutive rows,
+// across batch boundaries, single rows, none), encoded straight from the
+// sensitive batches (an embedding alone) or copied from the whole data
+// (with numeric and string features), are the rows of the whole data
+// encoded batch by batch, bit for bit, with and without nulls.
 func TestSensitiveRowsEncode(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, nulls := range []bool{false, true} {
+	for _, tc := range []struct {
+		features []string
+		nulls    bool
+		fromRows bool // encoded from the batches, no whole matrix
+	}{
+		{[]string{"emb"}, false, true},
+		{[]string{"emb"}, true, true},
+		{[]string{"x", "s", "emb"}, false, false},
+		{[]string{"x", "s", "emb"}, true, false},
+	} {
+		nulls := tc.nulls
 		sizes := []int{5, 1, 9, 4}
 		var recs []arrow.Record
 		var starts []int
@@ -66,7 +76,7 @@ func TestSensitiveRowsEncode(t *testing.T) {
 			starts = append(starts, total)
 			total += n
 		}
-		enc, err := learners.FitEncoder(encodeSchema, []string{"x", "s", "emb"}, recs, learners.EncoderOptions{})
+		enc, err := learners.FitEncoder(encodeSchema, tc.features, recs, learners.EncoderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +94,9 @@ func TestSensitiveRowsEncode(t *testing.T) {
 		s, err := l.prepareSensitive(&sensitiveData{recs: recs, starts: starts, total: total}, enc)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if (s.whole == nil) != tc.fromRows {
+			t.Errorf("features %v: whole matrix %v, want %v", tc.features, s.whole != nil, !tc.fromRows)
 		}
 		rng := rand.New(rand.NewSource(1))
 		all := make([]int, total)
@@ -106,11 +119,11 @@ func TestSensitiveRowsEncode(t *testing.T) {
 			x.Data = append(x.Data, 7) // a stale value: encode must overwrite what it keeps
 			s.encode(rows, x)
 			if x.Rows != len(rows) || len(x.Data) != len(rows)*dim {
-				t.Fatalf("nulls=%v rows %v: got %d rows, %d values", nulls, rows, x.Rows, len(x.Data))
+				t.Fatalf("%+v rows %v: got %d rows, %d values", tc, rows, x.Rows, len(x.Data))
 			}
 			for k, r := range rows {
 				if !slices.Equal(x.Row(k), whole.Row(r)) {
-					t.Errorf("nulls=%v rows %v: row %d (sensitive row %d) = %v, want %v", nulls, rows, k, r, x.Row(k), whole.Row(r))
+					t.Errorf("%+v rows %v: row %d (sensitive row %d) = %v, want %v", tc, rows, k, r, x.Row(k), whole.Row(r))
 				}
 			}
 		}
