@@ -206,7 +206,11 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 // reference decoder: whatever it accepts, read in pieces of any size, is
 // what the reference decodes.
 func FuzzSnappyStream(f *testing.F) {
-	for _, s := range []string{"", "a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000)} {
+	noise := make([]byte, 5000) // incompressible: long literals
+	for i := range noise {
+		noise[i] = byte(i*i*2654435761>>13 + i)
+	}
+	for _, s := range []string{"", "a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000), string(noise) + "abcabcabcabc" + string(noise[:700])} {
 		f.Add(snappy.Encode(nil, []byte(s)), uint16(7))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, piece uint16) {
@@ -214,7 +218,12 @@ func FuzzSnappyStream(f *testing.F) {
 		if k <= 0 || m > 1<<20 {
 			return
 		}
-		dec := decompressor(compress.Codecs.Snappy, bufio.NewReader(bytes.NewReader(data)), int64(m), nil)
+		// Literals of 64 bytes on are read straight from src (past what
+		// the buffer of 16 bytes holds).
+		defer func(d int) { directLiteral = d }(directLiteral)
+		directLiteral = 64
+		src := bytes.NewReader(data)
+		dec := decompressor(compress.Codecs.Snappy, bufio.NewReaderSize(src, 16), src, int64(m), nil)
 		if dec == nil {
 			t.Fatal("a snappy stream of a stated length was refused")
 		}
@@ -490,7 +499,7 @@ func TestLZ4Stream(t *testing.T) {
 
 // readLZ4Stream reads block, a stream of size bytes, in reads of piece.
 func readLZ4Stream(block []byte, size, piece int) ([]byte, error) {
-	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), int64(size), nil)
+	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), nil, int64(size), nil)
 	if dec == nil {
 		return nil, errors.New("no LZ4 stream decoder")
 	}
