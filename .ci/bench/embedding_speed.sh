@@ -50,8 +50,11 @@ declare -A secs kb
 peer_s=()
 # Each run starts after a pause: the peer's 5 GB are still being given
 # back when it exits (on a VM, free-page reporting to the host takes
-# guest CPU for a second or two), and a run started at once pays for it.
-pause=${PATE_BENCH_PAUSE:-3}
+# guest CPU for a while), and a run started too soon pays for it. On the
+# 2-core VM of the acceptance runs, the same pate run after a process that
+# touched and freed 5 GB took 2.07-2.42 s 3 s later and 1.92-2.05 s 10 s
+# later (1.91-1.98 s on a quiet machine).
+pause=${PATE_BENCH_PAUSE:-10}
 for i in $(seq "$runs"); do
   for f in "${files[@]}"; do
     sleep "$pause"
