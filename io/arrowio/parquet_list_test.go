@@ -446,6 +446,46 @@ func TestLookAhead(t *testing.T) {
 	}
 }
 
+// TestListWholeBound: a list chunk is decoded whole by the fast path up to
+// maxListBytes of values and by pqarrow past it, both times with the rows
+// pqarrow reads, in a row group read column by column and in one streamed
+// in segments (one row group of a million 384-float32 rows is 1.5 GB).
+func TestListWholeBound(t *testing.T) {
+	const rows = 3000
+	path := filepath.Join(t.TempDir(), "bound.parquet")
+	writeListFile(t, path, plainFile{rows: rows, rgRows: rows, codec: compress.Codecs.Snappy})
+	want, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"f32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	const chunk = rows * 5 * 4 // f32 is FixedSizeListOf(5, float32)
+	defer func(b int64) { maxListBytes = b }(maxListBytes)
+	for _, streamed := range []bool{false, true} {
+		if streamed {
+			defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+			maxColumnwiseRows, segmentRows = 500, 500
+		}
+		for _, tc := range []struct {
+			bound int64
+			fast  bool
+		}{{chunk, true}, {chunk - 1, false}} {
+			maxListBytes = tc.bound
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			got, err, n := readParquetWith(t, path, true, mem, []string{"f32"})
+			if err != nil {
+				t.Fatalf("streamed %v, bound %d: %v", streamed, tc.bound, err)
+			}
+			if (n > 0) != tc.fast {
+				t.Errorf("streamed %v, bound %d: the fast path decoded %d chunks, want fast %v", streamed, tc.bound, n, tc.fast)
+			}
+			sameRows(t, want[0].Schema(), got, want)
+			releaseAll(got)
+			mem.AssertSize(t, 0)
+		}
+	}
+}
+
 // TestListWindow: a reader holds at most listWindowBytes of list values in
 // the row groups it decodes ahead, and two row groups whatever their size:
 // with the bound below one row group its window is two, and its look-ahead
