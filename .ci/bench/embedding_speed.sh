@@ -55,8 +55,14 @@ peer_s=()
 # touched and freed 5 GB took 2.07-2.42 s 3 s later and 1.92-2.05 s 10 s
 # later (1.91-1.98 s on a quiet machine).
 pause=${PATE_BENCH_PAUSE:-10}
+# Each pate run's inputs are read into the page cache before the pause: the
+# peer's time leaves out loading its data, and on a machine that pages out
+# cold file pages (the acceptance VM's DAMON pages out what was not read
+# for 60 s; a round of this script is about a minute) a pate run otherwise
+# read 400 MB of its 1.5 GB from disk.
 for i in $(seq "$runs"); do
   for f in "${files[@]}"; do
+    cat "$dir/$f.parquet" "$dir/private.parquet" > /dev/null
     sleep "$pause"
     out=$( { /usr/bin/time -f 'TIME %e %M' "$dir/pate" label --private "$dir/private.parquet" --label label \
       --public "$dir/$f.parquet" --classes 0,1 --mechanism gnmax --sigma 40 --delta 1e-5 --keep "" --teachers-only \
