@@ -93,6 +93,7 @@ type listChunk struct {
 	offsets []int32 // row i starts at value offsets[i]; nil for a fixed-size list
 	nrows   int64   // rows started so far
 	lists   int64   // rows of the chunk
+	cont    bool    // it may start inside a row (a page of a listCursor)
 }
 
 // listColumn decodes the list column chunk leaf of row group rg (rows
@@ -443,7 +444,7 @@ func (lc *listChunk) rowStarts(b []byte, n int64) bool {
 					return false
 				}
 			}
-		} else if base+done == 0 {
+		} else if base+done == 0 && !lc.cont {
 			return false // the chunk starts inside a row
 		}
 		b = b[1:]
@@ -454,7 +455,7 @@ func (lc *listChunk) rowStarts(b []byte, n int64) bool {
 
 // start records that a row starts at value v.
 func (lc *listChunk) start(v int64) bool {
-	if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 || lc.nrows >= lc.lists {
+	if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 && !lc.cont || lc.nrows >= lc.lists {
 		return false
 	}
 	if lc.width > 0 {
@@ -509,7 +510,8 @@ func (p *parallelParquet) lookAhead() int64 {
 }
 
 // listBytes returns the largest row group's bytes of list values on the
-// fast path, 0 when there is none.
+// fast path (a segment's, for a chunk a listCursor may decode), 0 when
+// there is none.
 func (p *parallelParquet) listBytes() int64 {
 	if p.plainLeaves == nil {
 		return 0
@@ -529,7 +531,11 @@ func (p *parallelParquet) listBytes() int64 {
 			if cc.Type() == parquet.Types.Double {
 				w = 8
 			}
-			b += max(cc.NumValues(), 0) * w
+			v := max(cc.NumValues(), 0) * w
+			if v > listStreamBytes && p.rows[rg] > segmentRows {
+				v = v / p.rows[rg] * segmentRows // decoded a segment at a time
+			}
+			b += v
 		}
 		most = max(most, b)
 	}

@@ -137,8 +137,9 @@ type colStream struct {
 	spill      *spillFile
 	inFile     bool
 	region     spillRegion
-	vbuf       []byte // a spilled page's validity bits, read back
-	ioErr      error  // the spill file failed
+	vbuf       []byte      // a spilled page's validity bits, read back
+	ioErr      error       // the spill file failed
+	list       *listCursor // a list chunk decoded a segment at a time
 }
 
 type streamPage struct {
@@ -177,6 +178,10 @@ func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder, hc *headerCheck
 					return
 				}
 				if ok {
+					continue
+				}
+				if lc := p.newListCursor(s, k, pd); lc != nil {
+					s.cols[k].list = lc
 					continue
 				}
 				if p.wholeList(s, k, pd) {
@@ -231,6 +236,9 @@ func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) er
 // are done).
 func (s *rgStream) release() {
 	for _, cs := range s.cols {
+		if cs.list != nil {
+			cs.list.close()
+		}
 		if cs.ps != nil {
 			cs.ps.close()
 			cs.ps = nil
@@ -483,6 +491,8 @@ func (p *parallelParquet) segmentColumn(s *rgStream, k, seg int, pd *plainDecode
 			s.whole[k].Release() // every segment has its slice
 			s.whole[k] = nil
 		}
+	} else if cs.list != nil {
+		col, ok = cs.list.next(pd, rows, p.recycle)
 	} else {
 		col, ok = cs.fill(pd, rows, p.sc.Field(k).Type, p.recycle)
 	}

@@ -1,0 +1,402 @@
+package arrowio
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// A list column chunk of a streamed row group is decoded whole when its
+// values fit in listStreamBytes, and a segment at a time otherwise: one row
+// group of a million FLOAT[384] rows (pyarrow's default row-group size) is
+// 1.5 GB of values, which decoded whole took 1.9 GB of peak RSS and a
+// worker's second before the first row was out. A listCursor walks the
+// chunk's pages in order, one segment after the other (the stream's
+// colStream turns keep them in order), and hands out each segment's rows:
+// a large PLAIN data page (DuckDB writes 100 MB ones) is streamed, its
+// levels first and its values read straight into the segment's buffer;
+// any other page (a dictionary, DATA_PAGE_V2, BYTE_STREAM_SPLIT, a small
+// page) is decoded whole, as listColumn does, and its values copied out.
+// A row may span pages. The cursor takes the shapes listColumn takes (no
+// null or empty list, no null element, one level of nesting), in a chunk
+// whose statistics say it has no null and whose pages are all ones it
+// decodes; another chunk is decoded whole, as before. A page that does not
+// decode after that is corrupt: the read fails.
+
+// listCursors counts the list chunks decoded a segment at a time, and
+// listSpans their pages that start inside a row (tests).
+var listCursors, listSpans atomic.Int64
+
+// listStreamBytes is the decoded size of a list chunk from which a
+// streamed row group decodes it a segment at a time (a variable for the
+// tests).
+var listStreamBytes int64 = 256 << 20
+
+// listCursor is the position in a list chunk of a streamed row group.
+type listCursor struct {
+	lc       listChunk // the dictionary, codec and width; per page: row starts
+	dt       arrow.DataType
+	w        int64 // bytes a value
+	pos, end int64 // the chunk's pages not yet opened
+
+	// The open page: its values (n), the next one to hand out (at), the
+	// row starts in it (page-relative, from starts[si] on) and where its
+	// values are: decoded in buf, or still in the stream ps.
+	n, at  int64
+	starts []int32
+	si     int
+	buf    []byte
+	ps     *pageStream
+	page   int   // pages opened
+	rows   int64 // rows handed out
+	total  int64 // rows of the chunk
+	width  int64 // of a fixed-size list, 0 for a list
+	perRow int64 // values a row, rounded up: a segment's first guess
+	inRow  bool  // the values at at go on the last row handed out
+}
+
+// newListCursor checks field k's list chunk in s's row group and returns
+// a cursor at its start, or nil if the chunk is not one it decodes.
+func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *listCursor {
+	dt := p.sc.Field(k).Type
+	leaf := p.plainLeaves[k]
+	if !listFast(dt) || leaf < 0 {
+		return nil
+	}
+	md := p.md
+	d := md.Schema.Column(leaf)
+	w := plainWidth(d.PhysicalType(), listElem(dt))
+	if w == 0 || d.MaxRepetitionLevel() != 1 || d.MaxDefinitionLevel() < 1 || d.MaxDefinitionLevel() > 3 {
+		return nil
+	}
+	if leaf >= len(md.RowGroups[s.rg].GetColumns()) || md.RowGroups[s.rg].GetColumns()[leaf].GetMetaData() == nil {
+		return nil
+	}
+	cc, err := md.RowGroup(s.rg).ColumnChunk(leaf)
+	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" || cc.Type() != d.PhysicalType() {
+		return nil
+	}
+	nvals := cc.NumValues()
+	if nvals < s.rows || nvals*int64(w) <= listStreamBytes {
+		return nil
+	}
+	// A null or empty list or a null element would be found only on its
+	// page, after the segments before it were handed out: the chunk's
+	// statistics must say there is none (a leaf's null count counts all
+	// three), or it is decoded whole, which can still leave it to pqarrow.
+	if st, err := cc.Statistics(); err != nil || st == nil || !st.HasNullCount() || st.NullCount() != 0 {
+		return nil
+	}
+	var width int64
+	if ft, ok := dt.(*arrow.FixedSizeListType); ok {
+		width = int64(ft.Len())
+		if s.rows > math.MaxInt64/width || nvals != s.rows*width {
+			return nil
+		}
+	}
+	codec, ok := streamCodec(cc)
+	if !ok {
+		return nil
+	}
+	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
+		off = cc.DictionaryPageOffset()
+	}
+	if off < 4 || n <= 0 || off > pd.size || n > pd.size-off {
+		return nil
+	}
+	// Every page must be one the cursor decodes: streamed, or small
+	// enough to decode whole.
+	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	defer func() { pd.chunk = hc.buf }()
+	var seen int64
+	for pos, page := off, 0; pos < off+n; page++ {
+		h, hl, err := hc.header(pos, off+n)
+		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > off+n-pos-int64(hl) {
+			return nil
+		}
+		switch {
+		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
+		case h.typ == pageData && h.v1 && !h.v2, h.typ == pageDataV2 && h.v2 && !h.v1:
+			if h.numValues <= 0 || int64(h.numValues) > nvals-seen {
+				return nil
+			}
+			seen += int64(h.numValues)
+			if !(h.v1 && streamable(h, cc.Compression())) && (h.usize > maxStreamPage || h.csize > maxStreamPage) {
+				return nil
+			}
+		default:
+			return nil
+		}
+		pos += int64(hl) + int64(h.csize)
+	}
+	if seen != nvals {
+		return nil
+	}
+	listCursors.Add(1)
+	return &listCursor{
+		lc: listChunk{
+			plainChunk: plainChunk{codec: codec, codecID: cc.Compression(), w: w, dictN: -1},
+			maxDef:     d.MaxDefinitionLevel(),
+			cont:       true,
+		},
+		dt: dt, w: int64(w), pos: off, end: off + n, total: s.rows,
+		width: width, perRow: (nvals + s.rows - 1) / s.rows,
+	}
+}
+
+// close gives back the open page's stream.
+func (lr *listCursor) close() {
+	if lr.ps != nil {
+		lr.ps.close()
+		lr.ps = nil
+	}
+}
+
+// next decodes the next rows rows into a new array (buffers from mem).
+func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (arrow.Array, bool) {
+	if rows <= 0 || rows > lr.total-lr.rows || rows > math.MaxInt32 {
+		return nil, false
+	}
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(rows * lr.perRow * lr.w))
+	var offsets *memory.Buffer
+	var offs []int32
+	if lr.width == 0 {
+		offsets = memory.NewResizableBuffer(mem)
+		defer offsets.Release()
+		offsets.Resize(int(rows+1) * 4)
+		offs = arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+	}
+	var nv int64 // values written
+	// put appends the page's values [lr.at, to) to values.
+	put := func(to int64) bool {
+		k := to - lr.at
+		if k <= 0 {
+			return k == 0
+		}
+		if nv+k > math.MaxInt32 {
+			return false
+		}
+		if need := (nv + k) * lr.w; need > int64(values.Len()) {
+			values.ResizeNoShrink(int(max(need, int64(values.Len())*2)))
+		}
+		dst := values.Bytes()[nv*lr.w : (nv+k)*lr.w]
+		if lr.ps != nil {
+			if _, err := io.ReadFull(lr.ps.dec, dst); err != nil {
+				return false
+			}
+		} else {
+			copy(dst, lr.buf[lr.at*lr.w:to*lr.w])
+		}
+		nv += k
+		lr.at = to
+		return true
+	}
+	var done int64 // rows started in this segment
+	for done < rows || lr.inRow {
+		if lr.at == lr.n { // the page is done: open the next one
+			if !lr.finishPage() {
+				return nil, false
+			}
+			if lr.pos >= lr.end {
+				lr.inRow = false // the chunk's last row ends with it
+				if done < rows {
+					return nil, false
+				}
+				break
+			}
+			if !lr.openPage(pd) {
+				return nil, false
+			}
+			continue
+		}
+		end := lr.n // where the page's next row starts
+		if lr.si < len(lr.starts) {
+			end = int64(lr.starts[lr.si])
+		}
+		if lr.inRow { // the values up to there go on the last row taken
+			if !put(end) {
+				return nil, false
+			}
+			lr.inRow = lr.at == lr.n
+			continue
+		}
+		// At a row start: take as many of the page's rows as the
+		// segment needs; the last one may go on in the next page.
+		k := min(rows-done, int64(len(lr.starts)-lr.si))
+		first := int64(lr.starts[lr.si])
+		if k <= 0 || lr.at != first {
+			return nil, false
+		}
+		if offs != nil {
+			for j := int64(0); j < k; j++ {
+				offs[done+j] = int32(nv + int64(lr.starts[lr.si+int(j)]) - first)
+			}
+		}
+		to := lr.n
+		if lr.si+int(k) < len(lr.starts) {
+			to = int64(lr.starts[lr.si+int(k)])
+		}
+		if !put(to) {
+			return nil, false
+		}
+		lr.si += int(k)
+		done += k
+		lr.inRow = lr.at == lr.n
+	}
+	if lr.width > 0 && nv != rows*lr.width {
+		return nil, false
+	}
+	if offs != nil {
+		offs[rows] = int32(nv)
+		for i := range rows {
+			if offs[i+1] <= offs[i] { // empty lists are not this path's
+				return nil, false
+			}
+		}
+	}
+	values.ResizeNoShrink(int(nv * lr.w))
+	lr.rows += rows
+	child := array.NewData(listElem(lr.dt), int(nv), []*memory.Buffer{nil, values}, nil, 0, 0)
+	defer child.Release()
+	var data *array.Data
+	if lr.width > 0 {
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+	} else {
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child}, 0, 0)
+	}
+	defer data.Release()
+	return array.MakeFromData(data), true
+}
+
+// finishPage checks that a streamed page's values ended with it and closes
+// its stream.
+func (lr *listCursor) finishPage() bool {
+	if lr.ps == nil {
+		return true
+	}
+	ok := lr.ps.finish()
+	lr.close()
+	return ok
+}
+
+// openPage reads the next page's header and opens it: a dictionary page
+// is kept and the page after it opened; a data page's levels are checked
+// and its row starts recorded, and its values decoded into buf, or left
+// in its stream.
+func (lr *listCursor) openPage(pd *plainDecoder) bool {
+	c := &lr.lc.plainChunk
+	for lr.pos < lr.end {
+		hc := headerChecker{r: pd.r, size: pd.size}
+		h, hl, err := hc.header(lr.pos, lr.end)
+		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.pos-int64(hl) {
+			return false
+		}
+		at := lr.pos + int64(hl)
+		lr.pos = at + int64(h.csize)
+		page := lr.page
+		lr.page++
+		n := int64(h.numValues)
+		// A page's row starts are page-relative: the levels are read as
+		// if the page were a chunk of its own (that may start in a row).
+		lr.lc.row, lr.lc.nrows = 0, 0
+		if h.typ == pageData || h.typ == pageDataV2 {
+			if n <= 0 || n > math.MaxInt32 {
+				return false
+			}
+			if int64(cap(lr.starts)) < n+1 {
+				lr.starts = make([]int32, n+1)
+			}
+			lr.lc.offsets, lr.lc.lists, lr.lc.width = lr.starts[:n+1], n+1, 0
+			c.rows = n
+		}
+		if h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID) {
+			if !lr.openStream(pd, h, at, n) {
+				return false
+			}
+		} else {
+			body := make([]byte, h.csize)
+			if m, err := pd.r.ReadAt(body, at); m != len(body) || (err != nil && err != io.EOF) {
+				return false
+			}
+			if h.typ == pageData || h.typ == pageDataV2 {
+				if int64(cap(lr.buf)) < n*lr.w {
+					lr.buf = make([]byte, n*lr.w)
+				}
+				c.values = lr.buf[:n*lr.w]
+			}
+			if !c.decodePage(pd, h, body, page, lr.lc.pageV1, lr.lc.pageV2) {
+				return false
+			}
+			if h.typ == pageDictionary {
+				// The dictionary is decoded into the worker's buffer;
+				// the later pages may be another worker's.
+				c.dict = append([]byte(nil), c.dict...)
+				continue
+			}
+			if c.row != n {
+				return false
+			}
+		}
+		lr.n, lr.at = n, 0
+		lr.starts, lr.si = lr.starts[:lr.lc.nrows], 0
+		if !lr.inRow && (lr.lc.nrows == 0 || lr.starts[0] != 0) {
+			return false // the page goes on a row that ended
+		}
+		if lr.inRow && lr.lc.nrows > 0 && lr.starts[0] == 0 {
+			lr.inRow = false // the last row ended with the page before
+		}
+		if lr.inRow {
+			listSpans.Add(1)
+		}
+		return true
+	}
+	return false
+}
+
+// openStream opens the PLAIN DATA_PAGE h (n values, body at byte at) as a
+// stream, reads and checks its levels and leaves its values in the stream.
+func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) bool {
+	c := &lr.lc.plainChunk
+	if h.defEnc != encodingRLE || h.repEnc != encodingRLE {
+		return false
+	}
+	ps := &pageStream{}
+	if !ps.open(c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
+		ps.close()
+		return false
+	}
+	pageStreams.Add(1)
+	left := int64(h.usize)
+	var lv [2][]byte // repetition and definition levels
+	for k := range lv {
+		var hdr [4]byte
+		if _, err := io.ReadFull(ps.dec, hdr[:]); err != nil {
+			ps.close()
+			return false
+		}
+		ln := int64(binary.LittleEndian.Uint32(hdr[:]))
+		if left -= 4 + ln; left < 0 || ln > n/2+4096 {
+			ps.close()
+			return false
+		}
+		lv[k] = make([]byte, ln)
+		if _, err := io.ReadFull(ps.dec, lv[k]); err != nil {
+			ps.close()
+			return false
+		}
+	}
+	if left != n*lr.w || !lr.lc.levels(lv[0], lv[1], n) {
+		ps.close()
+		return false
+	}
+	lr.ps = ps
+	return true
+}
