@@ -263,3 +263,27 @@ func projectRecords(recs []arrow.Record, cols []string) (*arrow.Schema, []arrow.
 	}
 	return ps, out
 }
+
+// readReleasing reads r to its end a batch at a time, checking each batch
+// against the same rows of ref and releasing it before reading the next
+// (so that its buffers can be reused), and returns the rows read.
+func readReleasing(t *testing.T, r *Reader, schema *arrow.Schema, ref arrow.Record) int64 {
+	t.Helper()
+	var at int64
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return at
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ref.NewSlice(at, at+rec.NumRows())
+		if !sameRows(t, schema, []arrow.Record{rec}, []arrow.Record{want}) {
+			t.Fatalf("rows %d–%d differ", at, at+rec.NumRows())
+		}
+		at += rec.NumRows()
+		want.Release()
+		rec.Release()
+	}
+}

@@ -247,26 +247,9 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 		return false
 	}
 	pageStreams.Add(1)
-	left := int64(h.usize)
-	var lv [2][]byte // repetition and definition levels
-	for k := range lv {
-		var hdr [4]byte
-		if _, err := io.ReadFull(ps.dec, hdr[:]); err != nil {
-			return false
-		}
-		ln := int64(binary.LittleEndian.Uint32(hdr[:]))
-		// Levels of 1 or 2 bits take at most a quarter byte a value
-		// bit-packed, and their run headers a few bytes.
-		if left -= 4 + ln; left < 0 || ln > n/2+4096 {
-			return false
-		}
-		lv[k] = make([]byte, ln)
-		if _, err := io.ReadFull(ps.dec, lv[k]); err != nil {
-			return false
-		}
-	}
 	w := int64(c.w)
-	if left != n*w || !lc.levels(lv[0], lv[1], n) {
+	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
+	if !ok || left != n*w || !lc.levels(rep, def, n) {
 		return false
 	}
 	if _, err := io.ReadFull(ps.dec, c.values[c.row*w:(c.row+n)*w]); err != nil || !ps.finish() {
@@ -274,6 +257,32 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 	}
 	c.row += n
 	return true
+}
+
+// streamLevels reads the repetition and definition levels that open a
+// streamed DATA_PAGE of n values (usize bytes decoded; each level block
+// RLE with a 4-byte length prefix) and returns them with the bytes left
+// for the values.
+func streamLevels(dec io.Reader, n, usize int64) (rep, def []byte, left int64, ok bool) {
+	left = usize
+	var lv [2][]byte
+	for k := range lv {
+		var hdr [4]byte
+		if _, err := io.ReadFull(dec, hdr[:]); err != nil {
+			return nil, nil, 0, false
+		}
+		ln := int64(binary.LittleEndian.Uint32(hdr[:]))
+		// Levels of 1 or 2 bits take at most a quarter byte a value
+		// bit-packed, and their run headers a few bytes.
+		if left -= 4 + ln; left < 0 || ln > n/2+4096 {
+			return nil, nil, 0, false
+		}
+		lv[k] = make([]byte, ln)
+		if _, err := io.ReadFull(dec, lv[k]); err != nil {
+			return nil, nil, 0, false
+		}
+	}
+	return lv[0], lv[1], left, true
 }
 
 // pageV1 decodes a DATA_PAGE: the whole page is compressed and starts

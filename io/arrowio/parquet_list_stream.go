@@ -1,7 +1,6 @@
 package arrowio
 
 import (
-	"encoding/binary"
 	"io"
 	"math"
 	"sync/atomic"
@@ -374,26 +373,8 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 		return false
 	}
 	pageStreams.Add(1)
-	left := int64(h.usize)
-	var lv [2][]byte // repetition and definition levels
-	for k := range lv {
-		var hdr [4]byte
-		if _, err := io.ReadFull(ps.dec, hdr[:]); err != nil {
-			ps.close()
-			return false
-		}
-		ln := int64(binary.LittleEndian.Uint32(hdr[:]))
-		if left -= 4 + ln; left < 0 || ln > n/2+4096 {
-			ps.close()
-			return false
-		}
-		lv[k] = make([]byte, ln)
-		if _, err := io.ReadFull(ps.dec, lv[k]); err != nil {
-			ps.close()
-			return false
-		}
-	}
-	if left != n*lr.w || !lr.lc.levels(lv[0], lv[1], n) {
+	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
+	if !ok || left != n*lr.w || !lr.lc.levels(rep, def, n) {
 		ps.close()
 		return false
 	}

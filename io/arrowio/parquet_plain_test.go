@@ -722,23 +722,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var at int64
-			for {
-				rec, err := r.Read()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := refRecs[0].NewSlice(at, at+rec.NumRows())
-				if !sameRows(t, refSchema, []arrow.Record{rec}, []arrow.Record{want}) {
-					t.Fatalf("rows %d–%d differ", at, at+rec.NumRows())
-				}
-				at += rec.NumRows()
-				want.Release()
-				rec.Release()
-			}
+			at := readReleasing(t, r, refSchema, refRecs[0])
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
 			}
