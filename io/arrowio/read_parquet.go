@@ -137,6 +137,9 @@ func (s *parquetSource) numRows() int64           { return s.total }
 func (s *parquetSource) next() (arrow.Record, error) {
 	if s.rr.Next() {
 		rec := s.rr.Record()
+		if err := checkRecordLists(rec); err != nil {
+			return nil, fmt.Errorf("%s: parquet batch %d (rows %d..), %w", s.name, s.batch, s.seen, err)
+		}
 		rec.Retain()
 		s.seen += rec.NumRows()
 		s.batch++

@@ -516,6 +516,10 @@ func (p *parallelParquet) readerRows(s *rgStream, k int, cr *pqarrow.ColumnReade
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNullLists(col); err != nil {
+		col.Release()
+		return nil, err
+	}
 	switch {
 	case int64(col.Len()) != rows:
 		col.Release()
