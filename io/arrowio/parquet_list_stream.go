@@ -40,8 +40,9 @@ var listStreamBytes int64 = 256 << 20
 type listCursor struct {
 	lc       listChunk // the dictionary, codec and width; per page: row starts
 	dt       arrow.DataType
-	w        int64 // bytes a value
-	pos, end int64 // the chunk's pages not yet opened
+	hc       headerChecker // its buffer reused from page to page
+	w        int64         // bytes a value
+	pos, end int64         // the chunk's pages not yet opened
 
 	// The open page: its values (n), the next one to hand out (at), the
 	// row starts in it (page-relative, from starts[si] on) and where its
@@ -162,6 +163,7 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 	if rows <= 0 || rows > lr.total-lr.rows || rows > math.MaxInt32 {
 		return nil, false
 	}
+	defer pd.trim() // pages read whole went through the worker's chunk buffer
 	values := memory.NewResizableBuffer(mem)
 	defer values.Release()
 	values.Resize(int(rows * lr.perRow * lr.w))
@@ -293,8 +295,8 @@ func (lr *listCursor) finishPage() bool {
 func (lr *listCursor) openPage(pd *plainDecoder) bool {
 	c := &lr.lc.plainChunk
 	for lr.pos < lr.end {
-		hc := headerChecker{r: pd.r, size: pd.size}
-		h, hl, err := hc.header(lr.pos, lr.end)
+		lr.hc.r, lr.hc.size = pd.r, pd.size
+		h, hl, err := lr.hc.header(lr.pos, lr.end)
 		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.pos-int64(hl) {
 			return false
 		}
@@ -321,8 +323,8 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 				return false
 			}
 		} else {
-			body := make([]byte, h.csize)
-			if m, err := pd.r.ReadAt(body, at); m != len(body) || (err != nil && err != io.EOF) {
+			body, ok := pd.readPage(at, h.csize)
+			if !ok {
 				return false
 			}
 			if h.typ == pageData || h.typ == pageDataV2 {

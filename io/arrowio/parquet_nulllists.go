@@ -23,27 +23,14 @@ import (
 var errNullListSlots = fmt.Errorf("a list column whose null rows are written with child entries (as DuckDB writes a NULL FLOAT[n]), which the Parquet reader pate uses would read with every later row's values shifted; leave the column out (--features, --exclude) or write it without null rows (in DuckDB: WHERE col IS NOT NULL, or COALESCE): %w", ErrFormat)
 
 // checkNullLists returns errNullListSlots if a null entry of a list in a
-// (at any depth) has child slots.
+// (at any depth) has child slots. (A fixed-size list's null entries have
+// their width of slots by definition.)
 func checkNullLists(a arrow.Array) error {
 	switch c := a.(type) {
 	case *array.List:
-		if c.NullN() > 0 {
-			for i := 0; i < c.Len(); i++ {
-				if s, e := c.ValueOffsets(i); c.IsNull(i) && e > s {
-					return errNullListSlots
-				}
-			}
-		}
-		return checkNullLists(c.ListValues())
+		return checkListSlots(c)
 	case *array.LargeList:
-		if c.NullN() > 0 {
-			for i := 0; i < c.Len(); i++ {
-				if s, e := c.ValueOffsets(i); c.IsNull(i) && e > s {
-					return errNullListSlots
-				}
-			}
-		}
-		return checkNullLists(c.ListValues())
+		return checkListSlots(c)
 	case *array.FixedSizeList:
 		return checkNullLists(c.ListValues())
 	case *array.Struct:
@@ -54,6 +41,18 @@ func checkNullLists(a arrow.Array) error {
 		}
 	}
 	return nil
+}
+
+// checkListSlots is checkNullLists for a list or large list.
+func checkListSlots(l array.ListLike) error {
+	if l.NullN() > 0 {
+		for i := 0; i < l.Len(); i++ {
+			if s, e := l.ValueOffsets(i); l.IsNull(i) && e > s {
+				return errNullListSlots
+			}
+		}
+	}
+	return checkNullLists(l.ListValues())
 }
 
 // checkRecordLists checks every column of rec with checkNullLists; the
