@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
@@ -37,6 +38,7 @@ type parquetSource struct {
 	rr    pqarrow.RecordReader
 	out   *arrow.Schema
 	total int64 // rows in the file
+	mem   memory.Allocator
 	seen  int64 // rows read so far
 	batch int   // index of the next batch, for error messages
 }
@@ -53,7 +55,7 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 	}
 	dropStatistics(pf)
-	s := &parquetSource{name: name, pf: pf, total: pf.NumRows()}
+	s := &parquetSource{name: name, pf: pf, total: pf.NumRows(), mem: opts.Allocator}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: parquetParallel}, opts.Allocator)
 	if err != nil {
 		s.close()
@@ -136,11 +138,10 @@ func (s *parquetSource) numRows() int64           { return s.total }
 
 func (s *parquetSource) next() (arrow.Record, error) {
 	if s.rr.Next() {
-		rec := s.rr.Record()
-		if err := checkRecordLists(rec); err != nil {
+		rec, err := repairRecordLists(s.rr.Record(), s.mem)
+		if err != nil {
 			return nil, fmt.Errorf("%s: parquet batch %d (rows %d..), %w", s.name, s.batch, s.seen, err)
 		}
-		rec.Retain()
 		s.seen += rec.NumRows()
 		s.batch++
 		return rec, nil

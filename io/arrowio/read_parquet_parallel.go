@@ -372,11 +372,10 @@ func (p *parallelParquet) decodeLockstep(fr *pqarrow.FileReader, rg, t int, hc *
 		if !rr.Next() {
 			break
 		}
-		rec := rr.Record()
-		if err := checkRecordLists(rec); err != nil {
+		rec, err := repairRecordLists(rr.Record(), p.mem)
+		if err != nil {
 			return fmt.Errorf("%s: parquet row group %d (rows %d..), %w", p.name, rg, seen, err)
 		}
-		rec.Retain()
 		seen += rec.NumRows()
 		select {
 		case p.slots[t] <- rec:
@@ -491,10 +490,13 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg, t int, pool 
 		if err != nil {
 			return fmt.Errorf("%s: parquet row group %d, column %q: %w", p.name, rg, p.sc.Field(k).Name, err)
 		}
-		cols = append(cols, col)
-		if err := checkNullLists(col); err != nil {
+		fixed, err := repairNullLists(col, p.mem)
+		col.Release()
+		if err != nil {
 			return fmt.Errorf("%s: parquet row group %d, column %q: %w", p.name, rg, p.sc.Field(k).Name, err)
 		}
+		col = fixed
+		cols = append(cols, col)
 		if int64(col.Len()) != rows {
 			if enc := p.unreadableEncoding(rg, k); enc != "" {
 				return fmt.Errorf("%s: parquet row group %d, column %q: a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns): %w", p.name, rg, p.sc.Field(k).Name, enc, ErrFormat)

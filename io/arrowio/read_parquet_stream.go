@@ -516,10 +516,12 @@ func (p *parallelParquet) readerRows(s *rgStream, k int, cr *pqarrow.ColumnReade
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNullLists(col); err != nil {
-		col.Release()
+	fixed, err := repairNullLists(col, p.mem)
+	col.Release()
+	if err != nil {
 		return nil, err
 	}
+	col = fixed
 	switch {
 	case int64(col.Len()) != rows:
 		col.Release()
