@@ -139,7 +139,7 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	// The public file first: a CSV --private takes its types from it and
 	// from the declarations, never from its own rows.
-	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin, CountRows: true})
+	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin, CountRows: true, SelectLater: true})
 	if err != nil {
 		return fmt.Errorf("--public: %w", err)
 	}
@@ -179,6 +179,17 @@ func runLabel(c *cli.Context, e *env) error {
 	lab, err := label.New(cfg, sens.Schema(), pub.Schema())
 	if err != nil {
 		return err
+	}
+	// The public columns neither encoded nor kept are not decoded at all.
+	if cols := lab.PublicColumns(); cols != nil {
+		if err := pub.Select(cols); err != nil {
+			return fmt.Errorf("--public: %w", err)
+		}
+		if err := lab.UsePublic(pub.Schema()); err != nil {
+			return err
+		}
+	} else if err := pub.Select(nil); err != nil {
+		return fmt.Errorf("--public: %w", err)
 	}
 	var rep *label.Report
 	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {

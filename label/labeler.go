@@ -159,6 +159,59 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	return l, nil
 }
 
+// PublicColumns returns the public columns a Run reads (the features and
+// the kept columns), in the public schema's order, or nil when it reads
+// them all.
+func (l *Labeler) PublicColumns() []string {
+	used := make([]bool, l.public.NumFields())
+	for _, i := range l.keep {
+		used[i] = true
+	}
+	for _, name := range l.features {
+		_, i, err := fieldByName(l.public, name)
+		if err != nil {
+			return nil // New has checked them: not reached
+		}
+		used[i] = true
+	}
+	var cols []string
+	for i, u := range used {
+		if u {
+			cols = append(cols, l.public.Field(i).Name)
+		}
+	}
+	if len(cols) == len(used) {
+		return nil
+	}
+	return cols
+}
+
+// UsePublic makes Run read public batches of schema public, the public
+// schema New was given narrowed to PublicColumns (the reader leaves the
+// other columns out).
+func (l *Labeler) UsePublic(public *arrow.Schema) error {
+	keep := make([]int, len(l.keep))
+	for j, i := range l.keep {
+		_, k, err := fieldByName(public, l.public.Field(i).Name)
+		if err != nil {
+			return invalid("%s: column %q: %v", l.cfg.pub(), l.public.Field(i).Name, err)
+		}
+		keep[j] = k
+	}
+	for _, name := range l.features {
+		f, _, err := fieldByName(public, name)
+		if err != nil {
+			return invalid("%s: feature column %q: %v", l.cfg.pub(), name, err)
+		}
+		old, _, _ := fieldByName(l.public, name)
+		if !arrow.TypeEqual(f.Type, old.Type) {
+			return invalid("%s: feature column %q: type %s, was %s", l.cfg.pub(), name, f.Type, old.Type)
+		}
+	}
+	l.public, l.keep = public, keep
+	return nil
+}
+
 // validate checks and completes the parameters common to New and
 // NewAggregate.
 func validate(cfg *Config) error {

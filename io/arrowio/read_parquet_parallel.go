@@ -92,6 +92,7 @@ type parallelParquet struct {
 	stop   bool
 
 	failAt atomic.Int64 // lowest task that failed, or len(tasks)
+	start  func()       // starts the workers; nil once they are started
 	done   chan struct{}
 	wg     sync.WaitGroup
 	closed bool
@@ -115,8 +116,8 @@ func workerCount(opt, rowGroups int) int {
 	return max(1, min(w, rowGroups))
 }
 
-// newParallelParquet starts workers goroutines decoding the row groups of
-// f (already validated by pf, the single-threaded reader's file.Reader).
+// newParallelParquet starts workers goroutines (at the first next, with
+// opts.SelectLater) decoding the row groups of f (already validated by pf, the single-threaded reader's file.Reader).
 func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow.Schema, leaves []int, workers int, opts ReadOptions) (*parallelParquet, error) {
 	n := pf.NumRowGroups()
 	p := &parallelParquet{
@@ -216,15 +217,28 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	if opts.TempDir != "" {
 		p.spill.dir = opts.TempDir
 	}
-	p.wg.Add(workers)
-	for w, fr := range frs {
-		var pd *plainDecoder
-		if p.plainLeaves != nil {
-			pd = &plainDecoder{r: f, size: size}
+	p.start = func() {
+		p.wg.Add(workers)
+		for w, fr := range frs {
+			var pd *plainDecoder
+			if p.plainLeaves != nil {
+				pd = &plainDecoder{r: f, size: size}
+			}
+			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size}, scopes[w])
 		}
-		go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size}, scopes[w])
+	}
+	if !opts.SelectLater {
+		p.begin()
 	}
 	return p, nil
+}
+
+// begin starts the workers, once.
+func (p *parallelParquet) begin() {
+	if p.start != nil {
+		p.start()
+		p.start = nil
+	}
 }
 
 // makeTasks cuts the file into tasks: a row group decoded whole (column by
@@ -557,6 +571,7 @@ func (p *parallelParquet) outSchema() *arrow.Schema { return p.out }
 func (p *parallelParquet) numRows() int64           { return p.total }
 
 func (p *parallelParquet) next() (arrow.Record, error) {
+	p.begin()
 	for p.cur < len(p.slots) {
 		if rec, ok := <-p.slots[p.cur]; ok {
 			return rec, nil

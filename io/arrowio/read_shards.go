@@ -60,7 +60,7 @@ func openShards(path string, shards []Shard, opts ReadOptions) (r *Reader, err e
 		}
 	}
 	s := &shardSource{name: path, shards: shards, opts: child, total: 0}
-	r = &Reader{name: path, batch: int64(opts.BatchSize), src: s}
+	r = &Reader{name: path, path: path, opts: opts, batch: int64(opts.BatchSize), src: s}
 	defer func() {
 		if err != nil {
 			r.Close()

@@ -43,6 +43,10 @@ type ReadOptions struct {
 	// decoded pages of a Parquet row group too large to hold are spilled
 	// (an unlinked file, see parquet_spill.go); "" means os.TempDir().
 	TempDir string
+	// SelectLater opens the input without reading ahead of the first
+	// Read, so that Reader.Select can still narrow the columns read: a
+	// Parquet file decodes only the columns it keeps.
+	SelectLater bool
 	// NoSpill keeps the decoded pages of a large Parquet row group in
 	// memory (or streamed) instead of spilling them to a temporary file:
 	// for sensitive data, so that its decoded values are never written
@@ -87,6 +91,9 @@ type source interface {
 // is not safe for concurrent use.
 type Reader struct {
 	name   string // the path, or "stdin" for "-"
+	path   string // the path as given to Open
+	opts   ReadOptions
+	read1  bool // Read has been called
 	format Format
 	src    source
 	out    *arrow.Schema // schema after projection
@@ -145,7 +152,7 @@ func openOne(path string, opts ReadOptions) (r *Reader, err error) {
 	if err := checkColumnList(path, opts.Columns); err != nil {
 		return nil, err
 	}
-	r = &Reader{name: path, batch: int64(opts.BatchSize)}
+	r = &Reader{name: path, path: path, opts: opts, batch: int64(opts.BatchSize)}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -332,6 +339,40 @@ func (r *Reader) guard(what string, fn func() error) (err error) {
 // input's schema metadata, where the format keeps one.
 func (r *Reader) Schema() *arrow.Schema { return r.out }
 
+// Select narrows the columns the Reader returns to cols (top-level names,
+// in this order; ReadOptions.Columns' rules), or keeps them all for nil. It
+// may be called before the first Read only. A Parquet input opened with
+// SelectLater is opened again onto the columns kept, so that the others
+// are never decoded; any other input is projected as it is read.
+func (r *Reader) Select(cols []string) error {
+	if r.read1 {
+		return fmt.Errorf("%s: columns selected after the first read", r.name)
+	}
+	if len(cols) > 0 && r.opts.SelectLater && r.format == FormatParquet && r.path != "-" {
+		opts := r.opts
+		opts.Columns, opts.SelectLater = cols, false
+		nr, err := Open(r.path, opts)
+		if err != nil {
+			return err
+		}
+		r.Close()
+		*r = *nr
+		return nil
+	}
+	if len(cols) > 0 {
+		if err := checkColumnList(r.name, cols); err != nil {
+			return err
+		}
+		if err := r.project(cols); err != nil {
+			return err
+		}
+	}
+	if b, ok := r.src.(interface{ begin() }); ok {
+		b.begin()
+	}
+	return nil
+}
+
 // Format returns the input's format.
 func (r *Reader) Format() Format { return r.format }
 
@@ -369,6 +410,7 @@ func (r *Reader) NumRows() int64 { return r.nrows }
 // returns io.EOF. Errors name the input and wrap ErrFormat when its bytes
 // are corrupt; after an error every later Read returns the same error.
 func (r *Reader) Read() (arrow.Record, error) {
+	r.read1 = true
 	if r.err != nil {
 		return nil, r.err
 	}
