@@ -20,15 +20,16 @@ import (
 //
 // pqarrow decodes the repetition and definition levels of each of the
 // column's values one by one and builds the list from them; for a million
-// rows of 384 values that is most of the read. Embeddings have the trivial
-// shape: no null list, no empty list, no null element, so every
+// rows of 384 values that is most of the read. Embeddings mostly have the
+// trivial shape: no null list, no empty list, no null element, so every
 // definition level is the maximum and the repetition levels only say where
 // each row starts. listColumn checks that much of the levels (a run of
 // equal levels at a time) and decodes the values straight into the Arrow
-// child buffer, as plainColumn does for a flat column. Anything else (a
-// null or an empty list anywhere in the chunk, a fixed-size list row of
-// the wrong length, more than one level of nesting) gives up, and the
-// chunk is decoded by pqarrow as before.
+// child buffer, as plainColumn does for a flat column; a page with null or
+// empty lists or null elements is mapped a run of levels at a time
+// (parquet_list_nulls.go). Anything else (a fixed-size list row of the
+// wrong length, more than one level of nesting) gives up, and the chunk is
+// decoded by pqarrow as before.
 
 // maxListBytes bounds the decoded values of a list chunk the fast path
 // decodes (a column chunk is decoded whole; a variable for the tests). A
@@ -94,6 +95,19 @@ type listChunk struct {
 	nrows   int64   // rows started so far
 	lists   int64   // rows of the chunk
 	cont    bool    // it may start inside a row (a page of a listCursor)
+
+	// With nullable set, null and empty lists and null elements are read
+	// (parquet_list_nulls.go): plainChunk's rows and row count child
+	// slots, entries and nvals level entries.
+	nullable bool
+	shape    listShape
+	entries  int64  // level entries read
+	nvals    int64  // level entries of the chunk
+	slot     int64  // the next child slot, in a page being walked
+	rowValid []byte // the rows' validity, made at the first null row
+	nullRows int64
+	slotRow  bool  // the row started last has child slots
+	rowDef   int16 // else the definition level of its entries
 }
 
 // listColumn decodes the list column chunk leaf of row group rg (rows
@@ -115,14 +129,17 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 		return nil, false
 	}
 	nvals := cc.NumValues()
+	shape, nullable := listShapeOf(d)
+	slots := nvals // the child's slots, at most
 	var width int64
 	if ft, ok := dt.(*arrow.FixedSizeListType); ok {
 		width = int64(ft.Len())
-		if rows > math.MaxInt32/width || nvals != rows*width {
+		if rows > math.MaxInt32/width || nvals != rows*width && !(nullable && nvals < rows*width) {
 			return nil, false
 		}
+		slots = rows * width // a null row may have one entry, and width slots
 	}
-	if nvals < rows || nvals > math.MaxInt32 || nvals > maxListBytes/int64(w) {
+	if nvals < rows || slots > math.MaxInt32 || slots > maxListBytes/int64(w) {
 		return nil, false
 	}
 	codec, ok := streamCodec(cc)
@@ -151,12 +168,15 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 
 	values := memory.NewResizableBuffer(mem)
 	defer values.Release()
-	values.Resize(int(nvals) * w)
+	values.Resize(int(slots) * w)
 	lc := listChunk{
-		plainChunk: plainChunk{buf: buf, codec: codec, codecID: cc.Compression(), w: w, rows: nvals, values: values.Bytes()},
+		plainChunk: plainChunk{buf: buf, codec: codec, codecID: cc.Compression(), w: w, rows: slots, values: values.Bytes()},
 		maxDef:     d.MaxDefinitionLevel(),
 		width:      width,
 		lists:      rows,
+		nullable:   nullable,
+		shape:      shape,
+		nvals:      nvals,
 	}
 	var offsets *memory.Buffer
 	if width == 0 {
@@ -168,17 +188,25 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	if buf != nil && !lc.decode(pd) || buf == nil && !lc.decodeAt(pd, off, n) {
 		return nil, false
 	}
+	nslots := lc.row
 	if lc.offsets != nil {
-		lc.offsets[rows] = int32(nvals)
+		lc.offsets[rows] = int32(nslots)
+	}
+	var childValid, rowValid *memory.Buffer
+	if lc.valid != nil && lc.plainChunk.nulls > 0 {
+		childValid = memory.NewBufferBytes(lc.valid)
+	}
+	if lc.rowValid != nil {
+		rowValid = memory.NewBufferBytes(lc.rowValid)
 	}
 	elem := listElem(dt)
-	child := array.NewData(elem, int(nvals), []*memory.Buffer{nil, values}, nil, 0, 0)
+	child := array.NewData(elem, int(nslots), []*memory.Buffer{childValid, values}, nil, int(lc.plainChunk.nulls), 0)
 	defer child.Release()
 	var data *array.Data
 	if width > 0 {
-		data = array.NewData(dt, int(rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+		data = array.NewData(dt, int(rows), []*memory.Buffer{rowValid}, []arrow.ArrayData{child}, int(lc.nullRows), 0)
 	} else {
-		data = array.NewData(dt, int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child}, 0, 0)
+		data = array.NewData(dt, int(rows), []*memory.Buffer{rowValid, offsets}, []arrow.ArrayData{child}, int(lc.nullRows), 0)
 	}
 	defer data.Release()
 	plainColumns.Add(1)
@@ -188,8 +216,19 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 // decode decodes every page of the chunk, which must hold exactly the
 // chunk's values in data pages, in lc.lists rows.
 func (lc *listChunk) decode(pd *plainDecoder) bool {
+	return lc.plainChunk.decodePages(pd, lc.pageV1, lc.pageV2) && lc.done()
+}
+
+// done reports whether the chunk's pages held exactly its values and rows.
+func (lc *listChunk) done() bool {
 	c := &lc.plainChunk
-	return c.decodePages(pd, lc.pageV1, lc.pageV2) && c.row == c.rows && lc.nrows == lc.lists
+	if lc.nrows != lc.lists {
+		return false
+	}
+	if !lc.nullable {
+		return c.row == c.rows
+	}
+	return lc.entries == lc.nvals && (lc.width == 0 || c.row == lc.lists*lc.width)
 }
 
 // decodeAt decodes the pages of the chunk at off (n bytes) as decode
@@ -220,7 +259,7 @@ func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 			return false
 		}
 	}
-	return c.row == c.rows && lc.nrows == lc.lists
+	return lc.done()
 }
 
 // readPage reads the n bytes of a page body at byte at of the file into
@@ -245,7 +284,7 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 	if h.defEnc != encodingRLE || h.repEnc != encodingRLE {
 		return false
 	}
-	n, ok := c.pageRows(h.numValues)
+	n, ok := lc.pageEntries(h.numValues)
 	if !ok {
 		return false
 	}
@@ -257,13 +296,28 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 	pageStreams.Add(1)
 	w := int64(c.w)
 	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
-	if !ok || left != n*w || !lc.levels(rep, def, n) {
+	if !ok {
 		return false
 	}
-	if _, err := io.ReadFull(ps.dec, c.values[c.row*w:(c.row+n)*w]); err != nil || !ps.finish() {
+	slots, present, ok := lc.pageLevels(rep, def, n)
+	if !ok || left != present*w {
 		return false
 	}
-	c.row += n
+	if present != slots {
+		// Values to scatter among null slots: through the scratch buffer.
+		if int64(cap(pd.scratch)) < left {
+			pd.scratch = make([]byte, left)
+		}
+		vals := pd.scratch[:left]
+		if _, err := io.ReadFull(ps.dec, vals); err != nil || !ps.finish() {
+			return false
+		}
+		return c.scatter(vals, slots, present)
+	}
+	if _, err := io.ReadFull(ps.dec, c.values[c.row*w:(c.row+slots)*w]); err != nil || !ps.finish() {
+		return false
+	}
+	c.row += slots
 	return true
 }
 
@@ -301,7 +355,7 @@ func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.defEnc != encodingRLE || h.repEnc != encodingRLE {
 		return false
 	}
-	n, ok := c.pageRows(h.numValues)
+	n, ok := lc.pageEntries(h.numValues)
 	if !ok {
 		return false
 	}
@@ -320,51 +374,54 @@ func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		}
 		*lv, page = page[4:4+int(ln)], page[4+int(ln):]
 	}
-	if !lc.levels(rep, def, n) {
+	slots, present, ok := lc.pageLevels(rep, def, n)
+	if !ok {
 		return false
 	}
-	return lc.values(pd, h, page, n)
+	return lc.values(pd, h, page, slots, present)
 }
 
 // pageV2 decodes a DATA_PAGE_V2: the repetition and definition levels
 // come first, uncompressed, then the values, compressed if is_compressed.
 func (lc *listChunk) pageV2(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	c := &lc.plainChunk
-	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numNulls != 0 || h.repLen < 0 || h.defLen < 0 || h.numRows < 0 {
+	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.numNulls != 0 && !lc.nullable || h.numNulls < 0 || h.repLen < 0 || h.defLen < 0 || h.numRows < 0 {
 		return false
 	}
-	n, ok := c.pageRows(h.numValues)
+	n, ok := lc.pageEntries(h.numValues)
 	if !ok || int64(h.repLen)+int64(h.defLen) > int64(len(body)) || int64(h.repLen)+int64(h.defLen) > int64(h.usize) {
 		return false
 	}
 	rep, def, rest := body[:h.repLen], body[h.repLen:h.repLen+h.defLen], body[h.repLen+h.defLen:]
 	before := lc.nrows
-	if !lc.levels(rep, def, n) || lc.nrows-before != int64(h.numRows) {
+	slots, present, ok := lc.pageLevels(rep, def, n)
+	if !ok || lc.nrows-before != int64(h.numRows) || n-present != int64(h.numNulls) {
 		return false
 	}
 	vsize := int(h.usize - h.repLen - h.defLen)
 	defer c.v2Codec(h)()
-	if h.enc == encodingPlain {
+	if h.enc == encodingPlain && present == slots {
 		// The values go straight into place.
-		return c.inflateInPlace(rest, vsize, n)
+		return c.inflateInPlace(rest, vsize, slots)
 	}
 	page, ok := c.inflateScratch(pd, rest, vsize)
 	if !ok {
 		return false
 	}
-	return lc.values(pd, h, page, n)
+	return lc.values(pd, h, page, slots, present)
 }
 
-// values decodes the n values of a page (no nulls) into place.
-func (lc *listChunk) values(pd *plainDecoder, h *pageHeader, page []byte, n int64) bool {
+// values decodes the nn values of a page into its n child slots from
+// c.row on (their validity set).
+func (lc *listChunk) values(pd *plainDecoder, h *pageHeader, page []byte, n, nn int64) bool {
 	c := &lc.plainChunk
 	switch {
 	case dictEncoded(h.enc):
-		return c.dictValues(pd, page, n, n)
+		return c.dictValues(pd, page, n, nn)
 	case h.enc == encodingBSS:
-		return c.splitValues(pd, page, n, n)
+		return c.splitValues(pd, page, n, nn)
 	}
-	return c.scatter(page, n, n)
+	return c.scatter(page, n, nn)
 }
 
 // levels checks the n levels of a page: every definition level the
@@ -472,7 +529,12 @@ func (lc *listChunk) rowStarts(b []byte, n int64) bool {
 
 // start records that a row starts at value v.
 func (lc *listChunk) start(v int64) bool {
-	if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 && !lc.cont || lc.nrows >= lc.lists {
+	if lc.nullable {
+		// Rows may be empty: their starts only never go back.
+		if lc.nrows >= lc.lists || lc.nrows == 0 && v != 0 || lc.width == 0 && lc.nrows > 0 && v < int64(lc.offsets[lc.nrows-1]) {
+			return false
+		}
+	} else if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 && !lc.cont || lc.nrows >= lc.lists {
 		return false
 	}
 	if lc.width > 0 {

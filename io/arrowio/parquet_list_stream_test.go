@@ -114,7 +114,7 @@ func TestListCursor(t *testing.T) {
 			if tc.pf.rows > 0 {
 				path = filepath.Join(dir, "c"+strconv.Itoa(i)+".parquet")
 				writeListFile(t, path, tc.pf)
-				tc.cursor, tc.other = listFastCols, listSlowCols
+				tc.cursor, tc.other = listTrivialCols, listNullCols
 			}
 			if tc.spans {
 				path = filepath.Join(dir, "s"+strconv.Itoa(i)+".parquet")

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -16,15 +18,15 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// listSchema has the list columns of the list fast path's tests:
-// listFastCols have the trivial shape (fast), listSlowCols a null list, a
-// null element or an empty list somewhere (pqarrow).
+// listSchema has the list columns of the list fast path's tests: the
+// trivial shape, and a null list, a null element or an empty list
+// somewhere (listNullCols).
 var listSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "f32", Type: arrow.FixedSizeListOf(5, arrow.PrimitiveTypes.Float32), Nullable: true},
 	{Name: "l32req", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)}, // a REQUIRED list
 	// Arrow v15's writer writes the elements of a REQUIRED fixed-size
-	// list as nulls (definition level 1 of 2): pqarrow reads them so, and
-	// the fast path leaves such a chunk to it.
+	// list as nulls (definition level 1 of 2): pqarrow and the fast path
+	// read them so.
 	{Name: "f32req", Type: arrow.FixedSizeListOf(5, arrow.PrimitiveTypes.Float32)},
 	{Name: "f64", Type: arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float64), Nullable: true},
 	{Name: "l32", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32), Nullable: true},
@@ -34,8 +36,11 @@ var listSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 var (
-	listFastCols = []string{"f32", "l32req", "f64", "l32"}
-	listSlowCols = []string{"f32req", "nullList", "nullElem", "empty"}
+	listTrivialCols = []string{"f32", "l32req", "f64", "l32"}
+	listNullCols    = []string{"f32req", "nullList", "nullElem", "empty"}
+	listFastCols    = append(append([]string{}, listTrivialCols...), listNullCols...)
+	// The DuckDB fixtures' list columns: n32 has DuckDB's null lists.
+	duckdbListCols = []string{"e32", "e64", "l32", "n32", "ne32", "em32"}
 )
 
 // listRecord returns rows start… of listSchema; element j of row i is
@@ -119,8 +124,8 @@ func writeListFile(t testing.TB, path string, pf plainFile) {
 // lists of float32 and float64, OPTIONAL and REQUIRED, every codec, both
 // data page versions, dictionaries, small pages, row groups streamed in
 // segments), DuckDB (FLOAT[8], DOUBLE[8], FLOAT[]: Parquet LISTs, read as
-// lists) and Polars (Array(Float32, 8)), and that it takes exactly the
-// columns without a null list, a null element or an empty list.
+// lists, with null lists, null elements and empty lists) and Polars
+// (Array(Float32, 8)), and that it takes every one of those columns.
 func TestParquetListFastPath(t *testing.T) {
 	dir := t.TempDir()
 	writers := "testdata/writers/"
@@ -141,18 +146,18 @@ func TestParquetListFastPath(t *testing.T) {
 		{name: "pqarrow/snappy/v1/dictionary", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy, dictionary: true}},
 		{name: "pqarrow/none/v2/dictionary/small-pages", pf: plainFile{rows: 2000, rgRows: 1000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, smallPages: true}},
 		{name: "pqarrow/snappy/v1/streamed", pf: plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Snappy}, stream: true},
-		{name: "duckdb/snappy/v1/dictionary", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"ne32", "em32"}},
-		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"ne32", "em32"}},
-		{name: "duckdb/streamed", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"ne32", "em32"}, stream: true},
+		{name: "duckdb/snappy/v1/dictionary", path: writers + "duckdb_emb.parquet", fast: duckdbListCols},
+		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", fast: duckdbListCols},
+		{name: "duckdb/streamed", path: writers + "duckdb_emb.parquet", fast: duckdbListCols, stream: true},
 		{name: "pqarrow/snappy/v1/by-page", pf: plainFile{rows: 4000, rgRows: 2000, codec: compress.Codecs.Snappy}, byPage: true},
 		{name: "pqarrow/none/v1/small-pages/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed, smallPages: true}, byPage: true},
 		{name: "pqarrow/gzip/v1/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Gzip}, byPage: true},
 		{name: "pqarrow/zstd/v2/dictionary/by-page", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true, dictionary: true}, byPage: true},
 		{name: "pqarrow/snappy/v1/streamed/by-page", pf: plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Snappy}, stream: true, byPage: true},
-		{name: "duckdb/snappy/v1/by-page", path: writers + "duckdb_emb.parquet", fast: []string{"e32", "e64", "l32"}, slow: []string{"ne32", "em32"}, byPage: true},
+		{name: "duckdb/snappy/v1/by-page", path: writers + "duckdb_emb.parquet", fast: duckdbListCols, byPage: true},
 		{name: "polars/none/v1/by-page", path: writers + "polars_emb.parquet", fast: []string{"e32"}, byPage: true},
 		{name: "polars/none/v1", path: writers + "polars_emb.parquet", fast: []string{"e32"}},
-		{name: "duckdb/null element", path: writers + "duckdb_types.parquet", slow: []string{"emb"}},
+		{name: "duckdb/null element", path: writers + "duckdb_types.parquet", fast: []string{"emb"}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +165,7 @@ func TestParquetListFastPath(t *testing.T) {
 			if tc.pf.rows > 0 {
 				path = filepath.Join(dir, "l"+strconv.Itoa(i)+".parquet")
 				writeListFile(t, path, tc.pf)
-				tc.fast, tc.slow = listFastCols, listSlowCols
+				tc.fast = listFastCols
 			}
 			if tc.byPage {
 				defer func(b int64, h int32) { listWholeBytes, hugePageBytes = b, h }(listWholeBytes, hugePageBytes)
@@ -212,7 +217,7 @@ func TestParquetListFastPath(t *testing.T) {
 				// a record of the table: Arrow v15's writer writes a
 				// fixed-size list sliced mid-record with the wrong values
 				// (both readers then read them alike).
-				if fast && tc.pf.rows > 0 && tc.pf.rgRows%1000 == 0 {
+				if fast && tc.pf.rows > 0 && tc.pf.rgRows%1000 == 0 && c != "f32req" {
 					ref := listRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
 					col := ref.Column(listSchema.FieldIndices(c)[0])
 					refRec := array.NewRecord(got[0].Schema(), []arrow.Array{col}, ref.NumRows())
@@ -278,13 +283,23 @@ func listChunk0(t testing.TB, path, c string) ([]byte, int64, int16) {
 
 // decodeListChunk decodes chunk as an uncompressed chunk of lists rows
 // and nvals values of w bytes (fixed-size lists of width, or lists when
-// 0); byPage reads it as a file, a page at a time (decodeAt).
-func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int16, byPage bool) (*listChunk, bool) {
+// 0); byPage reads it as a file, a page at a time (decodeAt). With shape
+// given, null and empty lists and null elements are read (as listColumn
+// reads them).
+func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int16, byPage bool, shape *listShape) (*listChunk, bool) {
+	slots := nvals
+	if shape != nil && width > 0 {
+		slots = lists * int64(width)
+	}
 	lc := &listChunk{
-		plainChunk: plainChunk{buf: chunk, w: w, rows: nvals, values: make([]byte, nvals*int64(w))},
+		plainChunk: plainChunk{buf: chunk, w: w, rows: slots, values: make([]byte, slots*int64(w))},
 		maxDef:     maxDef,
 		width:      int64(width),
 		lists:      lists,
+		nvals:      nvals,
+	}
+	if shape != nil {
+		lc.nullable, lc.shape = true, *shape
 	}
 	if width == 0 {
 		lc.offsets = make([]int32, lists+1)
@@ -302,9 +317,12 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 // the rows asked for, each starting after the previous one (a fixed-size
 // list's at multiples of its width). The seeds are real chunks, which it
 // accepts: pqarrow's (v1 and v2, PLAIN and dictionary, fixed-size and
-// variable lists) and Polars'; and one with null lists, which it refuses.
-// Half the inputs are read as a file, a page at a time, large pages
-// streamed (decodeAt).
+// variable lists) and Polars'; and ones with null lists, null elements
+// and empty lists, which it refuses unless it reads nulls (half the
+// inputs, as an optional list of optional elements): then every level
+// entry is read, rows start in order and never inside another's slots,
+// and the validity bitmaps count the nulls. Half the inputs are read as
+// a file, a page at a time, large pages streamed (decodeAt).
 func FuzzListChunk(f *testing.F) {
 	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
 	hugePageBytes = 512 // pages read by pages are streamed
@@ -317,12 +335,19 @@ func FuzzListChunk(f *testing.F) {
 		}
 		nvals := listValues(f, path, c)
 		for _, byPage := range []bool{false, true} {
-			if _, ok := decodeListChunk(chunk, rows, nvals, width, w, def, byPage); ok != accept {
+			if _, ok := decodeListChunk(chunk, rows, nvals, width, w, def, byPage, nil); ok != accept {
 				f.Fatalf("%s, column %s, by page %v: seed accepted %v, want %v", path, c, byPage, ok, accept)
 			}
+			if def == 3 {
+				if _, ok := decodeListChunk(chunk, rows, nvals, width, w, def, byPage, &fuzzShape); !ok {
+					f.Fatalf("%s, column %s, by page %v: seed refused reading nulls", path, c, byPage)
+				}
+			}
 		}
-		f.Add(chunk, uint16(rows), uint32(nvals), uint8(width), w8, uint8(def))
-		f.Add(chunk, uint16(rows)|0x8000, uint32(nvals), uint8(width), w8, uint8(def))
+		for _, nulls := range []uint8{0, 0x80} {
+			f.Add(chunk, uint16(rows), uint32(nvals), uint8(width), w8, uint8(def)|nulls)
+			f.Add(chunk, uint16(rows)|0x8000, uint32(nvals), uint8(width), w8, uint8(def)|nulls)
+		}
 	}
 	for i, pf := range []plainFile{{}, {v2: true}, {dictionary: true}, {v2: true, dictionary: true}} {
 		pf.rows, pf.rgRows, pf.codec, pf.smallPages = 200, 200, compress.Codecs.Uncompressed, true
@@ -332,11 +357,18 @@ func FuzzListChunk(f *testing.F) {
 		add(path, "f64", 3, true, true)
 		add(path, "l32", 0, false, true)
 		add(path, "nullList", 0, false, false)
+		add(path, "empty", 0, true, false)
+		add(path, "nullElem", 5, false, false)
 	}
 	add("testdata/writers/polars_emb.parquet", "e32", 8, false, true)
 	f.Fuzz(func(t *testing.T, chunk []byte, rows uint16, values uint32, width uint8, w8 bool, maxDef uint8) {
+		nulls := maxDef&0x80 != 0
+		maxDef &^= 0x80
 		lists, nvals := int64(rows%2048), int64(values%(1<<16))
-		if lists == 0 || maxDef < 1 || maxDef > 3 || width > 0 && nvals != lists*int64(width) || nvals < lists {
+		if lists == 0 || maxDef < 1 || maxDef > 3 || width > 0 && nvals != lists*int64(width) && !nulls || nvals < lists {
+			return
+		}
+		if nulls && (maxDef != 3 || width > 0 && nvals > lists*int64(width)) {
 			return
 		}
 		w := 4
@@ -344,8 +376,16 @@ func FuzzListChunk(f *testing.F) {
 			w = 8
 		}
 		byPage := rows&0x8000 != 0 // (rows are below 2,048)
-		lc, ok := decodeListChunk(chunk, lists, nvals, int(width), w, int16(maxDef), byPage)
+		var shape *listShape
+		if nulls {
+			shape = &fuzzShape
+		}
+		lc, ok := decodeListChunk(chunk, lists, nvals, int(width), w, int16(maxDef), byPage, shape)
 		if !ok {
+			return
+		}
+		if nulls {
+			checkNullableChunk(t, lc)
 			return
 		}
 		if lc.row != nvals || lc.nrows != lists {
@@ -360,6 +400,45 @@ func FuzzListChunk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzShape is an optional list of optional elements, as Arrow, DuckDB
+// and Polars write a nullable list column.
+var fuzzShape = listShape{defList: 1, defSlot: 2, maxDef: 3}
+
+// checkNullableChunk checks a chunk read with nulls: every level entry
+// read, every row started, in order, the null rows and slots counted by
+// the validity bitmaps, a fixed-size list's rows each its width of slots.
+func checkNullableChunk(t *testing.T, lc *listChunk) {
+	t.Helper()
+	if lc.entries != lc.nvals || lc.nrows != lc.lists || lc.row > lc.rows {
+		t.Fatalf("accepted: %d entries of %d, %d rows of %d, %d slots of at most %d", lc.entries, lc.nvals, lc.nrows, lc.lists, lc.row, lc.rows)
+	}
+	if lc.width > 0 && lc.row != lc.lists*lc.width {
+		t.Fatalf("accepted: %d slots for %d rows of %d", lc.row, lc.lists, lc.width)
+	}
+	if lc.offsets != nil {
+		lc.offsets[lc.lists] = int32(lc.row)
+		for i := range lc.lists {
+			if lc.offsets[i] > lc.offsets[i+1] || i == 0 && lc.offsets[0] != 0 {
+				t.Fatalf("row %d starts at %d, the next at %d", i, lc.offsets[i], lc.offsets[i+1])
+			}
+		}
+	}
+	nullRows := int64(0)
+	if lc.rowValid != nil {
+		nullRows = lc.lists - int64(bitutil.CountSetBits(lc.rowValid, 0, int(lc.lists)))
+	}
+	if nullRows != lc.nullRows {
+		t.Fatalf("%d null rows counted, %d in the bitmap", lc.nullRows, nullRows)
+	}
+	nullSlots := int64(0)
+	if lc.valid != nil {
+		nullSlots = lc.row - int64(bitutil.CountSetBits(lc.valid, 0, int(lc.row)))
+	}
+	if nullSlots != lc.plainChunk.nulls {
+		t.Fatalf("%d null slots counted, %d in the bitmap", lc.plainChunk.nulls, nullSlots)
+	}
 }
 
 // listValues is the number of values (levels) of list column c's chunk in
@@ -550,12 +629,14 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	writeListFile(t, path, plainFile{rows: rows, rgRows: 2000, codec: compress.Codecs.Snappy})
 	ref := listRecord(memory.NewGoAllocator(), 0, rows)
 	defer ref.Release()
-	refSchema, refRecs := projectRecords([]arrow.Record{ref}, listFastCols)
+	// (f32req: Arrow's writer writes its elements as nulls.)
+	cols := slices.DeleteFunc(slices.Clone(listFastCols), func(c string) bool { return c == "f32req" })
+	refSchema, refRecs := projectRecords([]arrow.Record{ref}, cols)
 	defer releaseAll(refRecs)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	recycled, fb := recycledBuffers.Load(), streamFallbacks.Load()
-	r, err := Open(path, ReadOptions{Allocator: mem, Columns: listFastCols, BatchSize: 700})
+	r, err := Open(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
 	if err != nil {
 		t.Fatal(err)
 	}
