@@ -27,6 +27,10 @@ const (
 	// KindVector is a column of fixed- or variable-size lists of numbers
 	// (an embedding): each element is a numeric feature of its own.
 	KindVector Kind = "vector"
+	// KindListMissing is the one missing-indicator column of a list column
+	// (after its elements): 1 for a row whose list is null, shorter than
+	// the encoded width, or holds a null or NaN element.
+	KindListMissing Kind = "list-missing"
 )
 
 // MaxVectorWidth is the most elements a list column may be encoded with.
@@ -52,9 +56,12 @@ type Feature struct {
 	Name string `json:"name"`
 	Kind Kind   `json:"kind"`
 	// Column and Elem, for an element of a list column: the column's name
-	// and the element's index (Name is then "column[elem]", Kind numeric).
-	Column string `json:"column,omitempty"`
-	Elem   int    `json:"elem,omitempty"`
+	// and the element's index (Name is then "column[elem]", Kind numeric);
+	// for its missing indicator, Elem is −1 and ListWidth the elements
+	// encoded (Name "column=<missing>", Kind list-missing).
+	Column    string `json:"column,omitempty"`
+	Elem      int    `json:"elem,omitempty"`
+	ListWidth int    `json:"list_width,omitempty"`
 	// Type is the Arrow type the encoder was fitted on (for error messages).
 	Type string `json:"type"`
 	// Offset is the index of the feature's first encoded column; Width the
@@ -91,11 +98,13 @@ type Feature struct {
 //     by value), then an "other" column and a "missing" column (null);
 //   - bool: 0/1, then a missing-indicator column (null → 0, indicator 1);
 //   - list of numbers (fixed_size_list, list, large_list; an embedding):
-//     each element i is the numeric feature "col[i]", encoded as above; a
-//     null list makes all its elements missing. A fixed_size_list has the
-//     width its type says; a list the longest length in the fitting sample
-//     (elements past a shorter list's end are missing, past the width are
-//     ignored).
+//     each element i is the numeric feature "col[i]", encoded as above but
+//     with no missing indicator of its own: a missing element (a null list,
+//     a null or NaN element, past a shorter list's end) becomes its mean
+//     (0), and when the fitting sample had any, one indicator column
+//     "col=<missing>" follows the elements, 1 for such a row. A
+//     fixed_size_list has the width its type says; a list the longest
+//     length in the fitting sample (elements past the width are ignored).
 //
 // Numbers in other units: date32/date64 are days since 1970-01-01,
 // timestamps seconds since the Unix epoch (UTC, whatever the unit and
@@ -148,6 +157,8 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		for j := 0; j < width; j++ {
 			enc.Columns = append(enc.Columns, Feature{Name: fmt.Sprintf("%s[%d]", name, j), Kind: KindNumeric, Type: typ.String(), Column: name, Elem: j})
 		}
+		// Kept below if the sample had a missing element.
+		enc.Columns = append(enc.Columns, Feature{Name: name + "=<missing>", Kind: KindListMissing, Type: typ.String(), Column: name, Elem: -1, ListWidth: width})
 	}
 
 	// Gather statistics over the sample.
@@ -169,6 +180,9 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 				continue
 			}
 			f := &enc.Columns[i]
+			if f.Kind == KindListMissing {
+				continue // from its elements' statistics
+			}
 			col, err := column(rec, f)
 			if err != nil {
 				return nil, fmt.Errorf("learners: fitting batch %d: %w", bi, err)
@@ -187,6 +201,26 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		}
 	}
 
+	// A list's indicator stays if one of its elements was missing.
+	kept := enc.Columns[:0]
+	keptStats := stats[:0]
+	listMissing := false
+	for i, f := range enc.Columns {
+		switch {
+		case f.Kind == KindListMissing:
+			if !listMissing {
+				continue
+			}
+		case f.Column != "" && f.Elem == 0:
+			listMissing = stats[i].missing > 0
+		case f.Column != "":
+			listMissing = listMissing || stats[i].missing > 0
+		}
+		kept = append(kept, f)
+		keptStats = append(keptStats, stats[i])
+	}
+	enc.Columns, stats = kept, keptStats
+
 	off := 0
 	for i := range enc.Columns {
 		f := &enc.Columns[i]
@@ -202,11 +236,13 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 			if !(f.Std > 0) || math.IsInf(f.Std, 0) {
 				f.Std = 1
 			}
-			f.Missing = s.missing > 0
+			f.Missing = s.missing > 0 && f.Column == "" // a list's: its indicator
 			f.Width = 1
 			if f.Missing {
 				f.Width = 2
 			}
+		case KindListMissing:
+			f.Width = 1
 		case KindString:
 			vals := make([]string, 0, len(s.counts))
 			for v := range s.counts {
@@ -541,7 +577,7 @@ func (e *Encoder) Features() []string {
 	for _, f := range e.Columns {
 		name := f.Name
 		if f.Column != "" {
-			if f.Elem > 0 {
+			if f.Elem != 0 {
 				continue
 			}
 			name = f.Column
@@ -570,6 +606,8 @@ func (e *Encoder) FeatureNames() []string {
 			out = append(out, f.Name+"=<other>", f.Name+"=<missing>")
 		case KindBool:
 			out = append(out, f.Name, f.Name+"=<missing>")
+		case KindListMissing:
+			out = append(out, f.Name)
 		}
 	}
 	return out
@@ -701,9 +739,12 @@ func (p *Prepared) encode(lo int, t tile) {
 	for i := 0; i < len(p.e.Columns); i++ {
 		f, col := &p.e.Columns[i], p.cols[i]
 		if f.Column != "" {
+			if f.Kind == KindListMissing {
+				encodeListMissing(col, lo, f, t)
+				continue
+			}
 			// A run of list elements (made by Prepare) is encoded in one
-			// sweep of each row when it holds no null; the loop then goes
-			// on after it.
+			// sweep of each row; the loop then goes on after it.
 			if p.lists != nil && p.lists[i] != nil {
 				n := len(p.lists[i].off)
 				if encodeList(col, lo, p.e.Columns[i:i+n], p.lists[i], t) {

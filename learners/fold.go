@@ -45,13 +45,15 @@ type FoldedEnsemble struct {
 	e   *Ensemble
 	enc *Encoder
 	lin *kernel.Linear
+	dim int // the list elements voted on in place
 }
 
 // Fold returns the ensemble with enc's standardisation folded into its
 // weights, for voting on raw rows (see Prepared.Raw), or nil when that is
 // not possible: the teachers are not stacked, or enc's encoded columns are
-// not exactly the elements of one list column, each without a
-// missing-indicator column, with a finite mean within maxFoldedMean
+// not exactly the elements of one list column (and the list's missing
+// indicator), each without a missing-indicator column of its own, with a
+// finite mean within maxFoldedMean
 // standard deviations of 0 and a standard deviation that folds into finite
 // float32 weights and biases.
 //
@@ -63,11 +65,21 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	if e.linear == nil || enc == nil {
 		return nil
 	}
-	dim := enc.Width
-	if dim != e.linear.Dim() || len(enc.Columns) != dim || enc.Columns[0].Offset != 0 || listRun(enc.Columns) != dim {
+	// The teachers' dim columns are the run of list elements, or the run
+	// and its missing indicator: a row voted on in place has none missing
+	// (its indicator is 0), and the folded teachers leave it out.
+	full := enc.Width
+	dim := listRun(enc.Columns)
+	if full != e.linear.Dim() || len(enc.Columns) != full || enc.Columns[0].Offset != 0 || dim == 0 {
 		return nil
 	}
-	for i := range enc.Columns {
+	if dim != full {
+		ind := &enc.Columns[dim]
+		if dim != full-1 || ind.Kind != KindListMissing || ind.Column != enc.Columns[0].Column || ind.Offset != dim || ind.ListWidth != dim {
+			return nil
+		}
+	}
+	for i := range enc.Columns[:dim] {
 		f := &enc.Columns[i]
 		if f.Kind != KindNumeric || f.Width != 1 || !finite(f.Mean) || !finite(f.Std) || f.Std <= 0 ||
 			math.Abs(f.Mean) > maxFoldedMean*f.Std {
@@ -81,7 +93,7 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 		wt, bt := m.(LinearModel).Linear() // NewEnsemble stacked them: all linear
 		w0 := wt[:dim]
 		for c := 1; c < classes; c++ {
-			wc := wt[c*dim : (c+1)*dim]
+			wc := wt[c*full : c*full+dim]
 			out := w[(t*classes+c)*dim : (t*classes+c+1)*dim]
 			bias := float64(bt[c]) - float64(bt[0])
 			for j := range out {
@@ -103,7 +115,7 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	if err != nil {
 		return nil
 	}
-	return &FoldedEnsemble{e: e, enc: enc, lin: lin}
+	return &FoldedEnsemble{e: e, enc: enc, lin: lin, dim: dim}
 }
 
 // Ensemble returns the ensemble that was folded.
@@ -148,7 +160,7 @@ func (p *Prepared) Raw(fs []*FoldedEnsemble) *RawBatch {
 	if !ok {
 		return nil
 	}
-	dim := p.e.Width
+	dim := fs[0].dim
 	fixed := false
 	if fl, ok := list.(*array.FixedSizeList); ok {
 		fixed = fl.DataType().(*arrow.FixedSizeListType).Len() == int32(dim)

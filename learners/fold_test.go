@@ -241,7 +241,10 @@ func TestFoldedVotesMatchEncoded(t *testing.T) {
 // element, a null row and a row of another length are encoded and voted
 // on by the teachers themselves, giving exactly today's votes, while the
 // clean rows of the same batch are voted on in place; a batch of such rows
-// only gives exactly today's votes on every row.
+// only gives exactly today's votes on every row. The same with the encoder
+// fitted on the batch itself, which then has the list's missing indicator
+// (but for the infinities, which are not missing): the rows voted on in
+// place are those whose indicator is 0.
 func TestFoldedFallsBack(t *testing.T) {
 	const dim = 24
 	f32 := arrow.PrimitiveTypes.Float32
@@ -280,18 +283,52 @@ func TestFoldedFallsBack(t *testing.T) {
 		{"every row -Inf", arrow.ListOf(f32), every(-inf), nil, func(int) bool { return true }},
 	}
 	for ti, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		for _, onBatch := range []bool{false, true} {
+			if onBatch && tc.width != nil && tc.name == "short, long and empty lists" {
+				continue // fitted on them, the width would be their longest
+			}
+			t.Run(tc.name+map[bool]string{true: "/fitted on the batch"}[onBatch], func(t *testing.T) {
+				fallsBack(t, tc.typ, dim, uint64(ti), onBatch, tc.special, tc.width, tc.bad)
+			})
+		}
+	}
+}
+
+// fallsBack is one case of TestFoldedFallsBack.
+func fallsBack(t *testing.T, typ arrow.DataType, dim int, seed uint64, onBatch bool, special func(r, j int) (float64, bool, bool), width func(r int) int, isBad func(r int) bool) {
+	{
+		{
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			rng := rand.New(rand.NewPCG(21, uint64(ti)))
-			fit := embeddingRows(mem, tc.typ, rng, 300, dim, 0.5, 2, nil, nil)
+			rng := rand.New(rand.NewPCG(21, seed))
+			fit := embeddingRows(mem, typ, rng, 300, dim, 0.5, 2, nil, nil)
 			defer fit.Release()
+			rec := embeddingRows(mem, typ, rng, 500, dim, 0.5, 2, special, width)
+			defer rec.Release()
+			if special == nil && width == nil { // null rows whose values are there
+				nulled := withNullRows(mem, rec, isBad)
+				defer nulled.Release()
+				rec = nulled
+			}
+			if onBatch {
+				fit = rec
+			}
 			enc, err := FitEncoder(fit.Schema(), []string{"c"}, []arrow.Record{fit}, EncoderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			if onBatch {
+				a := fit.Column(0).(listArray)
+				missing := false
+				for r := 0; r < a.Len(); r++ {
+					missing = missing || listMissingAt(a, a.ListValues(), r, dim)
+				}
+				if want := map[bool]int{false: dim, true: dim + 1}[missing]; enc.Dim() != want {
+					t.Fatalf("fitted on the batch (a missing element: %v): dim %d, want %d", missing, enc.Dim(), want)
+				}
+			}
 			const classes = 3
-			models := randomTeachers(rng, 37, classes, dim)
+			models := randomTeachers(rng, 37, classes, enc.Dim())
 			e, err := NewEnsemble(models, classes)
 			if err != nil {
 				t.Fatal(err)
@@ -299,13 +336,6 @@ func TestFoldedFallsBack(t *testing.T) {
 			f := e.Fold(enc)
 			if f == nil {
 				t.Fatal("Fold refused")
-			}
-			rec := embeddingRows(mem, tc.typ, rng, 500, dim, 0.5, 2, tc.special, tc.width)
-			defer rec.Release()
-			if tc.special == nil && tc.width == nil { // null rows whose values are there
-				nulled := withNullRows(mem, rec, tc.bad)
-				defer nulled.Release()
-				rec = nulled
 			}
 			const lo = 3 // a slice: row r of it is row r+lo of rec
 			part := rec.NewSlice(lo, rec.NumRows()-2)
@@ -320,7 +350,7 @@ func TestFoldedFallsBack(t *testing.T) {
 			}
 			n := p.Rows()
 			want := encodedVotes(t, p, e)
-			bad := func(r int) bool { return tc.bad(r + lo) }
+			bad := func(r int) bool { return isBad(r + lo) }
 			// A marker whose folded teachers all vote for class 2 shows
 			// which path each row took: the teachers themselves never
 			// all do (the last one always votes 1).
@@ -333,12 +363,12 @@ func TestFoldedFallsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			marker := &FoldedEnsemble{e: e, enc: enc, lin: lin}
+			marker := &FoldedEnsemble{e: e, enc: enc, lin: lin, dim: dim}
 			// In tiles, as voteTiles calls it, and in one call.
 			for _, tile := range []int{n, 17} {
 				got := make([]int32, n*classes)
 				marked := make([]int32, n*classes)
-				scratch := make([]float32, dim*tile)
+				scratch := make([]float32, enc.Dim()*tile)
 				rb := p.Raw([]*FoldedEnsemble{f, marker})
 				for s := 0; s < n; s += tile {
 					h := min(n, s+tile)
@@ -352,8 +382,19 @@ func TestFoldedFallsBack(t *testing.T) {
 					}
 				}
 			}
-		})
+		}
 	}
+}
+
+// newEnsembleMust returns a stacked ensemble of 4 random linear teachers
+// of 2 classes on dim features.
+func newEnsembleMust(t *testing.T, rng *rand.Rand, dim int) *Ensemble {
+	t.Helper()
+	e, err := NewEnsemble(randomTeachers(rng, 4, 2, dim), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // withNullRows returns rec with the rows null marks null in its validity
@@ -403,17 +444,33 @@ func TestFoldRefuses(t *testing.T) {
 		t.Fatal("Fold refused a foldable ensemble: the cases below prove nothing")
 	}
 
-	withNaN := embeddingRows(mem, arrow.FixedSizeListOf(dim, f32), rng, 100, dim, 0, 1,
-		func(r, j int) (float64, bool, bool) { return math.NaN(), true, r == 3 && j == 2 }, nil)
-	defer withNaN.Release()
-	missing, err := FitEncoder(withNaN.Schema(), []string{"c"}, []arrow.Record{withNaN}, EncoderOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// An element with a missing indicator of its own (as encoders stored
+	// by earlier versions have them).
+	missing := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim + 1}
+	missing.Columns[2].Missing, missing.Columns[2].Width = true, 2
+	for i := 3; i < dim; i++ {
+		missing.Columns[i].Offset++
 	}
 	wide, err := NewEnsemble(randomTeachers(rng, 4, 2, missing.Dim()), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A list's indicator that is not the run's.
+	withNaN := embeddingRows(mem, arrow.FixedSizeListOf(dim, f32), rng, 100, dim, 0, 1,
+		func(r, j int) (float64, bool, bool) { return math.NaN(), true, r == 3 && j == 2 }, nil)
+	defer withNaN.Release()
+	listMissing, err := FitEncoder(withNaN.Schema(), []string{"c"}, []arrow.Record{withNaN}, EncoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listMissing.Dim() != dim+1 || listMissing.Columns[dim].Kind != KindListMissing {
+		t.Fatalf("fitted with a NaN: features %q", listMissing.FeatureNames())
+	}
+	if newEnsembleMust(t, rng, dim+1).Fold(listMissing) == nil {
+		t.Fatal("Fold refused a list with its missing indicator")
+	}
+	otherList := &Encoder{Columns: slices.Clone(listMissing.Columns), Width: dim + 1}
+	otherList.Columns[dim].Column = "d"
 
 	mixed := &Encoder{Columns: slices.Clone(enc.Columns), Width: dim + 1}
 	mixed.Columns = append(mixed.Columns, Feature{Name: "age", Kind: KindNumeric, Offset: dim, Width: 1, Std: 1})
@@ -451,7 +508,8 @@ func TestFoldRefuses(t *testing.T) {
 		enc  *Encoder
 	}{
 		{"a teacher is not linear", treeEns, enc},
-		{"a missing-indicator column", wide, missing},
+		{"an element's missing-indicator column", wide, missing},
+		{"another list's missing indicator", newEnsembleMust(t, rng, dim+1), otherList},
 		{"a feature besides the list", mixedEns, mixed},
 		{"a standard deviation of 1e-40", stacked, tiny},
 		{"a mean 1024.5 standard deviations from 0", stacked, farMean},

@@ -153,12 +153,12 @@ func listRun(fs []Feature) int {
 
 // encodeList encodes the elements fs (a listRun) of rows lo… of list
 // column col into t, as encodeElem does one element at a time, if the
-// rows and their values hold no null; it returns false, having written
+// list's values are float32 or float64; it returns false, having written
 // nothing, otherwise. Each row's values are contiguous: it reads them in
 // one sweep. ls is fs's listScale (nil: it is made here).
 func encodeList(col arrow.Array, lo int, fs []Feature, ls *listScale, t tile) bool {
 	a, ok := col.(listArray)
-	if !ok || a.NullN() > 0 || a.ListValues().NullN() > 0 {
+	if !ok {
 		return false
 	}
 	if ls == nil {
@@ -196,7 +196,13 @@ func newListScale(fs []Feature) *listScale {
 
 func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Feature, ls *listScale, t tile) {
 	cs := t.cs
+	listNulls := a.NullN() > 0
+	values := a.ListValues()
+	valNulls := values.NullN() > 0
 	for r := 0; r < t.rows; r++ {
+		if listNulls && a.IsNull(lo+r) {
+			continue // every element is missing (0)
+		}
 		s, e := a.ValueOffsets(lo + r)
 		e = min(e, s+int64(len(fs)), int64(len(vals)))
 		if s >= e {
@@ -206,6 +212,9 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 		mean, std, inv, at := ls.mean[:len(row)], ls.std[:len(row)], ls.inv[:len(row)], ls.off[:len(row)]
 		off := r * t.rs
 		for j, x := range row {
+			if valNulls && values.IsNull(int(s)+j) {
+				continue // the mean encodes as 0
+			}
 			v := float64(x)
 			// (*Feature).scale, inlined: v−v is 0 for every finite v
 			// and NaN for NaN and ±Inf.
@@ -222,6 +231,59 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 			t.d[at[j]*cs+off] = scaled(v, mean[j], std[j], inv[j])
 		}
 	}
+}
+
+// encodeListMissing writes the missing indicator f of a list column (see
+// KindListMissing) for rows lo… of col into t.
+func encodeListMissing(col arrow.Array, lo int, f *Feature, t tile) {
+	a := col.(listArray)
+	values := a.ListValues()
+	for r := 0; r < t.rows; r++ {
+		if listMissingAt(a, values, lo+r, f.ListWidth) {
+			t.d[t.at(r, f.Offset)] = 1
+		}
+	}
+}
+
+// listMissingAt reports whether row r of a is missing an element of the
+// width encoded: a null list, a shorter one, a null or NaN element.
+func listMissingAt(a listArray, values arrow.Array, r, width int) bool {
+	if a.IsNull(r) {
+		return true
+	}
+	s, e := a.ValueOffsets(r)
+	e = min(e, s+int64(width))
+	if e-s < int64(width) || e > int64(values.Len()) {
+		return true
+	}
+	if values.NullN() > 0 {
+		for i := s; i < e; i++ {
+			if values.IsNull(int(i)) {
+				return true
+			}
+		}
+	}
+	switch v := values.(type) {
+	case *array.Float32:
+		for _, x := range v.Float32Values()[s:e] {
+			if x != x {
+				return true
+			}
+		}
+	case *array.Float64:
+		for _, x := range v.Float64Values()[s:e] {
+			if x != x {
+				return true
+			}
+		}
+	default:
+		for i := s; i < e; i++ {
+			if x, ok := numericAt(values, int(i)); !ok || x != x {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // elemRun returns the number of leading features of fs that are elements

@@ -14,9 +14,8 @@ import (
 
 // TestEncodeListMatchesElements: a list column encoded a row at a time
 // (encodeList) gives exactly the bits encodeElem gives an element at a
-// time, into row-major and column-major tiles, with NaN, ±Inf and short
-// or empty lists among the encoded rows; with a null anywhere it leaves
-// the column to encodeElem.
+// time, into row-major and column-major tiles, with NaN, ±Inf, short or
+// empty lists, null lists and null elements among the encoded rows.
 func TestEncodeListMatchesElements(t *testing.T) {
 	const width = 37
 	f32, f64 := arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64
@@ -26,12 +25,15 @@ func TestEncodeListMatchesElements(t *testing.T) {
 		ragged    bool // some rows short, one empty
 		nullElem  bool // a null element in the encoded batch
 		fastTaken bool
+		nullLists bool // null lists in the encoded batch
 	}{
-		{"fixed_size_list float32", arrow.FixedSizeListOf(width, f32), false, false, true},
-		{"fixed_size_list float64", arrow.FixedSizeListOf(width, f64), false, false, true},
-		{"list float32, short and empty lists", arrow.ListOf(f32), true, false, true},
-		{"large_list float64", arrow.LargeListOf(f64), false, false, true},
-		{"fixed_size_list float32, a null element", arrow.FixedSizeListOf(width, f32), false, true, false},
+		{"fixed_size_list float32", arrow.FixedSizeListOf(width, f32), false, false, true, false},
+		{"fixed_size_list float64", arrow.FixedSizeListOf(width, f64), false, false, true, false},
+		{"list float32, short and empty lists", arrow.ListOf(f32), true, false, true, false},
+		{"large_list float64", arrow.LargeListOf(f64), false, false, true, false},
+		{"fixed_size_list float32, a null element", arrow.FixedSizeListOf(width, f32), false, true, true, false},
+		{"list float32, null lists", arrow.ListOf(f32), true, true, true, true},
+		{"fixed_size_list float64, null lists", arrow.FixedSizeListOf(width, f64), false, false, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +44,10 @@ func TestEncodeListMatchesElements(t *testing.T) {
 				return oneColumn(mem, tc.typ, func(b array.Builder) {
 					lb := b.(array.ListLikeBuilder)
 					for r := 0; r < rows; r++ {
+						if tc.nullLists && specials && r%9 == 4 {
+							lb.AppendNull()
+							continue
+						}
 						lb.Append(true)
 						n := width
 						if tc.ragged && specials && r%4 == 1 {

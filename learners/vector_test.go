@@ -134,7 +134,9 @@ func TestEncoderStringTypes(t *testing.T) {
 
 // TestEncoderVectors: each element of a list of numbers is a feature
 // "c[i]"; a null list or element, or one past a short list's end, is
-// missing; a variable-size list takes the longest length of the sample.
+// missing: its mean (0), and 1 in the list's one indicator column
+// "c=<missing>"; a variable-size list takes the longest length of the
+// sample; a sample with nothing missing gets no indicator.
 func TestEncoderVectors(t *testing.T) {
 	fsl := func(elem arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(3, elem) }
 	// rows: [1 2 3], [3 null 5], null, [2 4 4]: element 0 has values 1 3 2,
@@ -197,7 +199,7 @@ func TestEncoderVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"c[0]", "c[0]=<missing>", "c[1]", "c[1]=<missing>", "c[2]", "c[2]=<missing>"}
+			want := []string{"c[0]", "c[1]", "c[2]", "c=<missing>"}
 			if got := enc.FeatureNames(); !slices.Equal(got, want) {
 				t.Fatalf("feature names %q, want %q", got, want)
 			}
@@ -211,14 +213,33 @@ func TestEncoderVectors(t *testing.T) {
 			if err := enc.Encode(rec, x); err != nil {
 				t.Fatal(err)
 			}
-			// Element 0: mean 2, std sqrt(2/3); element 1: mean 3, std 1.
+			// Element 0: mean 2, std sqrt(2/3); element 1: mean 3, std 1;
+			// rows 1 (a null element, or short) and 2 (null) are missing.
 			s0 := float32(1 / math.Sqrt(2.0/3))
-			if x.Rows != 4 || x.Data[0*x.Cols+0] != -s0 || x.Data[1*x.Cols+0] != s0 || x.Data[2*x.Cols+1] != 1 || x.Data[2*x.Cols+3] != 1 ||
-				x.Data[1*x.Cols+3] != 1 || x.Data[0*x.Cols+2] != -1 || x.Data[3*x.Cols+2] != 1 {
+			at := func(r, c int) float32 { return x.Data[r*x.Cols+c] }
+			if x.Rows != 4 || x.Cols != 4 || at(0, 0) != -s0 || at(1, 0) != s0 || at(0, 1) != -1 || at(3, 1) != 1 || at(1, 1) != 0 ||
+				at(0, 3) != 0 || at(1, 3) != 1 || at(2, 3) != 1 || at(3, 3) != 0 || at(2, 0) != 0 || at(2, 1) != 0 || at(2, 2) != 0 {
 				t.Fatalf("encoded rows %v", x.Data)
 			}
 			if err := enc.CheckSchema(rec.Schema()); err != nil {
 				t.Fatal(err)
+			}
+			// Fitted on rows 0 and 3 alone: no indicator, and row 2 (null)
+			// then encodes as the means.
+			clean := rec.NewSlice(3, 4)
+			defer clean.Release()
+			enc2, err := FitEncoder(rec.Schema(), []string{"c"}, []arrow.Record{clean}, EncoderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := enc2.FeatureNames(); !slices.Equal(got, []string{"c[0]", "c[1]", "c[2]"}) {
+				t.Fatalf("fitted without a missing element: feature names %q", got)
+			}
+			if err := enc2.Encode(rec, x); err != nil {
+				t.Fatal(err)
+			}
+			if x.Cols != 3 || x.Data[2*3] != 0 || x.Data[2*3+1] != 0 || x.Data[2*3+2] != 0 {
+				t.Fatalf("encoded rows %v", x.Data)
 			}
 		})
 	}
