@@ -166,8 +166,9 @@ func fuzzBounds(f *testing.F) {
 // FuzzReadParquetStreamed is FuzzReadParquet with row groups of more than
 // 64 rows streamed in segments of 64 and list chunks of any size decoded a
 // segment at a time (listCursor); its seeds add Polars' list file and one
-// whose rows span pages, and DuckDB's (null lists written its way, null
-// elements, empty lists).
+// whose rows span pages (one with null and empty lists and null
+// elements), and DuckDB's (null lists written its way, null elements,
+// empty lists).
 func FuzzReadParquetStreamed(f *testing.F) {
 	addSeeds(f, FormatParquet)
 	for _, p := range []string{"testdata/writers/polars_emb.parquet", "testdata/writers/duckdb_emb.parquet"} {
@@ -181,6 +182,11 @@ func FuzzReadParquetStreamed(f *testing.F) {
 	writeSpanningList(f, spanning, 300, compress.Codecs.Snappy)
 	b, err := os.ReadFile(spanning)
 	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	writeSpanningNullList(f, spanning, 300, compress.Codecs.Snappy)
+	if b, err = os.ReadFile(spanning); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)

@@ -531,7 +531,7 @@ func (lc *listChunk) rowStarts(b []byte, n int64) bool {
 func (lc *listChunk) start(v int64) bool {
 	if lc.nullable {
 		// Rows may be empty: their starts only never go back.
-		if lc.nrows >= lc.lists || lc.nrows == 0 && v != 0 || lc.width == 0 && lc.nrows > 0 && v < int64(lc.offsets[lc.nrows-1]) {
+		if lc.nrows >= lc.lists || lc.nrows == 0 && v != 0 && !lc.cont || lc.width == 0 && lc.nrows > 0 && v < int64(lc.offsets[lc.nrows-1]) {
 			return false
 		}
 	} else if v == 0 && lc.nrows != 0 || v > 0 && lc.nrows == 0 && !lc.cont || lc.nrows >= lc.lists {

@@ -148,7 +148,7 @@ func (lc *listChunk) pageLevels(rep, def []byte, n int64) (slots, present int64,
 	if lc.nullable && !allLevels(def, n, bits.Len16(uint16(lc.maxDef)), uint64(lc.maxDef)) {
 		return lc.walk(rep, def, n)
 	}
-	if lc.nullable && lc.nrows > 0 && !lc.slotRow {
+	if lc.nullable && (lc.nrows > 0 || lc.cont) && !lc.slotRow {
 		// A value may not go on with a null or empty list.
 		rr := levelRuns{b: rep, bw: 1}
 		if r, _, ok := rr.take(1); !ok || r != 0 {
@@ -240,8 +240,8 @@ func (lc *listChunk) entry(d int16, starts bool) bool {
 	c := &lc.plainChunk
 	sh := lc.shape
 	if !starts {
-		if lc.nrows == 0 {
-			return false
+		if lc.nrows == 0 && !lc.cont {
+			return false // the chunk starts inside a row
 		}
 		if lc.slotRow {
 			if d < sh.defSlot || lc.slot >= c.rows {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
@@ -21,11 +22,13 @@ import (
 // levels first and its values read straight into the segment's buffer;
 // any other page (a dictionary, DATA_PAGE_V2, BYTE_STREAM_SPLIT, a small
 // page) is decoded whole, as listColumn does, and its values copied out.
-// A row may span pages. The cursor takes the shapes listColumn takes (no
-// null or empty list, no null element, one level of nesting), in a chunk
-// whose statistics say it has no null and whose pages are all ones it
-// decodes; another chunk is decoded whole, as before. A page that does not
-// decode after that is corrupt: the read fails.
+// A row may span pages. The cursor takes the shapes listColumn takes (one
+// level of nesting; null and empty lists and null elements of a
+// variable-size list, whose segments then carry validity bitmaps; a
+// fixed-size list only in a chunk whose statistics say it has no null), in
+// a chunk whose pages are all ones it decodes; another chunk is decoded
+// whole, as before. A page that does not decode after that is corrupt: the
+// read fails.
 
 // listCursors counts the list chunks decoded a segment at a time, and
 // listSpans their pages that start inside a row (tests).
@@ -85,19 +88,23 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	if nvals < s.rows || nvals*int64(w) <= listStreamBytes {
 		return nil
 	}
-	// A null or empty list or a null element would be found only on its
-	// page, after the segments before it were handed out: the chunk's
-	// statistics must say there is none (a leaf's null count counts all
-	// three), or it is decoded whole, which can still leave it to pqarrow.
-	if st, err := cc.Statistics(); err != nil || st == nil || !st.HasNullCount() || st.NullCount() != 0 {
-		return nil
-	}
+	// A variable-size list's null and empty lists and null elements are
+	// read (parquet_list_nulls.go). A fixed-size list's null row, which
+	// takes its width of slots, would be found only on its page, after the
+	// segments before it were handed out: the chunk's statistics must say
+	// there is none (a leaf's null count counts all three), or it is
+	// decoded whole.
+	shape, nullable := listShapeOf(d)
 	var width int64
 	if ft, ok := dt.(*arrow.FixedSizeListType); ok {
 		width = int64(ft.Len())
 		if s.rows > math.MaxInt64/width || nvals != s.rows*width {
 			return nil
 		}
+		if st, err := cc.Statistics(); err != nil || st == nil || !st.HasNullCount() || st.NullCount() != 0 {
+			return nil
+		}
+		nullable = false
 	}
 	codec, ok := streamCodec(cc)
 	if !ok {
@@ -144,6 +151,8 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 			plainChunk: plainChunk{codec: codec, codecID: cc.Compression(), w: w, dictN: -1},
 			maxDef:     d.MaxDefinitionLevel(),
 			cont:       true,
+			nullable:   nullable,
+			shape:      shape,
 		},
 		dt: dt, w: int64(w), pos: off, end: off + n, total: s.rows,
 		width: width, perRow: (nvals + s.rows - 1) / s.rows,
@@ -176,6 +185,10 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 		offs = arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	}
 	var nv int64 // values written
+	// The segment's validity bitmaps, of its rows and of its values, made
+	// at the first null.
+	var rowValid, valValid []byte
+	var rowNulls, valNulls int
 	// put appends the page's values [lr.at, to) to values.
 	put := func(to int64) bool {
 		k := to - lr.at
@@ -187,6 +200,22 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 		}
 		if need := (nv + k) * lr.w; need > int64(values.Len()) {
 			values.ResizeNoShrink(int(max(need, int64(values.Len())*2)))
+		}
+		if pv := lr.lc.plainChunk.valid; pv != nil || valValid != nil {
+			if need := int(bitutil.BytesForBits(nv + k)); need > len(valValid) {
+				grown := make([]byte, max(need, 2*len(valValid)))
+				copy(grown, valValid)
+				if valValid == nil {
+					bitutil.SetBitsTo(grown, 0, nv, true)
+				}
+				valValid = grown
+			}
+			if pv != nil {
+				bitutil.CopyBitmap(pv, int(lr.at), int(k), valValid, int(nv))
+				valNulls += int(k) - bitutil.CountSetBits(pv, int(lr.at), int(k))
+			} else {
+				bitutil.SetBitsTo(valValid, nv, k, true)
+			}
 		}
 		dst := values.Bytes()[nv*lr.w : (nv+k)*lr.w]
 		if lr.ps != nil {
@@ -202,7 +231,7 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 	}
 	var done int64 // rows started in this segment
 	for done < rows || lr.inRow {
-		if lr.at == lr.n { // the page is done: open the next one
+		if lr.at == lr.n && lr.si == len(lr.starts) { // the page is done: open the next one
 			if !lr.finishPage() {
 				return nil, false
 			}
@@ -226,7 +255,7 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 			if !put(end) {
 				return nil, false
 			}
-			lr.inRow = lr.at == lr.n
+			lr.inRow = lr.at == lr.n && lr.si == len(lr.starts)
 			continue
 		}
 		// At a row start: take as many of the page's rows as the
@@ -241,6 +270,18 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 				offs[done+j] = int32(nv + int64(lr.starts[lr.si+int(j)]) - first)
 			}
 		}
+		if pv := lr.lc.rowValid; pv != nil || rowValid != nil {
+			if rowValid == nil {
+				rowValid = make([]byte, bitutil.BytesForBits(rows))
+				bitutil.SetBitsTo(rowValid, 0, done, true)
+			}
+			if pv != nil {
+				bitutil.CopyBitmap(pv, lr.si, int(k), rowValid, int(done))
+				rowNulls += int(k) - bitutil.CountSetBits(pv, lr.si, int(k))
+			} else {
+				bitutil.SetBitsTo(rowValid, done, k, true)
+			}
+		}
 		to := lr.n
 		if lr.si+int(k) < len(lr.starts) {
 			to = int64(lr.starts[lr.si+int(k)])
@@ -250,7 +291,7 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 		}
 		lr.si += int(k)
 		done += k
-		lr.inRow = lr.at == lr.n
+		lr.inRow = lr.at == lr.n && lr.si == len(lr.starts)
 	}
 	if lr.width > 0 && nv != rows*lr.width {
 		return nil, false
@@ -258,20 +299,28 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 	if offs != nil {
 		offs[rows] = int32(nv)
 		for i := range rows {
-			if offs[i+1] <= offs[i] { // empty lists are not this path's
+			// (An empty list, or a null one, takes no slot.)
+			if offs[i+1] < offs[i] || offs[i+1] == offs[i] && !lr.lc.nullable {
 				return nil, false
 			}
 		}
 	}
 	values.ResizeNoShrink(int(nv * lr.w))
 	lr.rows += rows
-	child := array.NewData(listElem(lr.dt), int(nv), []*memory.Buffer{nil, values}, nil, 0, 0)
+	var vb, rb *memory.Buffer
+	if valNulls > 0 {
+		vb = memory.NewBufferBytes(valValid)
+	}
+	if rowNulls > 0 {
+		rb = memory.NewBufferBytes(rowValid)
+	}
+	child := array.NewData(listElem(lr.dt), int(nv), []*memory.Buffer{vb, values}, nil, valNulls, 0)
 	defer child.Release()
 	var data *array.Data
 	if lr.width > 0 {
-		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb}, []arrow.ArrayData{child}, rowNulls, 0)
 	} else {
-		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{nil, offsets}, []arrow.ArrayData{child}, 0, 0)
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb, offsets}, []arrow.ArrayData{child}, rowNulls, 0)
 	}
 	defer data.Release()
 	return array.MakeFromData(data), true
@@ -317,6 +366,10 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			}
 			lr.lc.offsets, lr.lc.lists, lr.lc.width = lr.starts[:n+1], n+1, 0
 			c.rows = n
+			// The page's nulls (a variable-size list's: slots never
+			// outnumber entries).
+			lr.lc.entries, lr.lc.nvals, lr.lc.rowValid, lr.lc.nullRows = 0, n, nil, 0
+			c.valid, c.nulls = nil, 0
 		}
 		if h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID) {
 			if !lr.openStream(pd, h, at, n) {
@@ -342,11 +395,11 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 				c.dict = append([]byte(nil), c.dict...)
 				continue
 			}
-			if c.row != n {
+			if c.row != n && !(lr.lc.nullable && lr.lc.entries == n) {
 				return false
 			}
 		}
-		lr.n, lr.at = n, 0
+		lr.n, lr.at = c.row, 0 // the page's slots
 		lr.starts, lr.si = lr.starts[:lr.lc.nrows], 0
 		if !lr.inRow && (lr.lc.nrows == 0 || lr.starts[0] != 0) {
 			return false // the page goes on a row that ended
@@ -376,10 +429,35 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 	}
 	pageStreams.Add(1)
 	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
-	if !ok || left != n*lr.w || !lr.lc.levels(rep, def, n) {
+	if !ok {
 		ps.close()
 		return false
 	}
+	if lr.lc.nullable {
+		lr.lc.entries = n
+	}
+	slots, present, ok := lr.lc.pageLevels(rep, def, n)
+	if !ok || left != present*lr.w {
+		ps.close()
+		return false
+	}
+	if present != slots {
+		// Values to scatter among null slots: read out into buf.
+		defer ps.close()
+		if int64(cap(pd.scratch)) < left {
+			pd.scratch = make([]byte, left)
+		}
+		vals := pd.scratch[:left]
+		if _, err := io.ReadFull(ps.dec, vals); err != nil || !ps.finish() {
+			return false
+		}
+		if int64(cap(lr.buf)) < slots*lr.w {
+			lr.buf = make([]byte, slots*lr.w)
+		}
+		c.values, c.row = lr.buf[:slots*lr.w], 0
+		return c.scatter(vals, slots, present)
+	}
+	c.row = slots // the values stay in the stream
 	lr.ps = ps
 	return true
 }
