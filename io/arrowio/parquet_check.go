@@ -36,6 +36,20 @@ import (
 // depend on the pages read earlier); of an uncompressed DATA_PAGE_V2 it
 // reads the uncompressed size, off the end of the page.
 
+// And Arrow's reader builds a list row from all of its level entries at
+// once, sizing its buffers by them (some 16 bytes an entry): a page of a
+// few bytes declaring one row of 2^31 entries (an RLE run) made it ask for
+// 34 GB, which FuzzReadParquetStreamed found as a crash. So a data page may
+// not declare more values than its chunk has left, and a chunk of a nested
+// column that Arrow decodes may have at most maxNestedValues level entries
+// (pate's own list path, which takes float lists up to 4 GiB of values or
+// by segments, does not go through this check). A variable for the tests.
+var maxNestedValues int64 = 1 << 27
+
+// errNestedTooLarge marks a nested chunk of more than maxNestedValues
+// entries.
+var errNestedTooLarge = errors.New("too many values for Arrow's reader")
+
 // maxPageHeaderWindow is the most a header check reads for one page header
 // (Arrow's own limit on a page header's size).
 const maxPageHeaderWindow = 16 << 20
@@ -72,6 +86,9 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		return nil // Arrow refuses a chunk outside the file with its own error
 	}
 	want := cc.NumValues()
+	if want > maxNestedValues && md.Schema.Column(leaf).MaxRepetitionLevel() > 0 {
+		return fmt.Errorf("%w: a nested column chunk of %d values, more than the %d pate decodes outside its list path (a list of float32 or float64 at most one level deep)", errNestedTooLarge, want, maxNestedValues)
+	}
 	var seen int64
 	for pos := start; pos < end && seen < want; {
 		h, n, err := hc.header(pos, end)
@@ -91,6 +108,9 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 			}
 		}
 		if h.v1 || h.v2 {
+			if int64(h.numValues) > want-seen {
+				return fmt.Errorf("%w at byte %d: a page of %d values, its chunk has %d left", errPageHeader, pos, h.numValues, want-seen)
+			}
 			seen += int64(h.numValues)
 		}
 		pos += int64(n) + int64(h.csize)

@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
 )
 
 // TestHostilePageHeader reads the 473-byte file FuzzReadParquet found, whose
@@ -190,4 +192,72 @@ func TestStoredPageSize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNestedValuesBounded: Arrow's reader sizes a list row by its level
+// entries, so a page declaring more values than its chunk has left (a
+// fuzzed file declared one row of 2^31 and the process asked for 34 GB)
+// is refused as corrupt, and a nested chunk of more than maxNestedValues
+// entries is refused, naming the column, before Arrow decodes it; pate's
+// own list path still reads such a chunk.
+func TestNestedValuesBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n.parquet")
+	writeSpanningNullList(t, path, 300, compress.Codecs.Uncompressed)
+	t.Run("chunk bound", func(t *testing.T) {
+		defer func(n int64) { maxNestedValues = n }(maxNestedValues)
+		maxNestedValues = 100
+		recs, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"n32"})
+		releaseAll(recs)
+		if !errors.Is(err, errNestedTooLarge) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "n32"`) {
+			t.Errorf("Arrow's path: got %v, want the nested bound naming the column", err)
+		}
+		recs, err, n := readParquetWith(t, path, true, memory.NewGoAllocator(), []string{"n32"})
+		releaseAll(recs)
+		if err != nil || n == 0 {
+			t.Errorf("the list path: %v, %d chunks", err, n)
+		}
+	})
+	t.Run("page past its chunk", func(t *testing.T) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+		pf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The last data page's num_values, the first field of its
+		// data_page_header (field 5, a struct), made 63: one byte.
+		var last int64 = -1
+		var lastH pageHeader
+		for pos := cc.DataPageOffset(); pos < cc.DataPageOffset()+cc.TotalCompressedSize(); {
+			var h pageHeader
+			n, ok := h.parse(data[pos:])
+			if !ok {
+				t.Fatal("page header does not parse")
+			}
+			last, lastH = pos, h
+			pos += int64(n) + int64(h.csize)
+		}
+		hdr := data[last:]
+		at := bytes.Index(hdr[:32], []byte{0x2c, 0x15}) // field 5 struct, field 1 i32
+		if at < 0 || lastH.numValues >= 63 || hdr[at+2] != byte(lastH.numValues<<1) {
+			t.Fatalf("unexpected header % x (%d values)", hdr[:16], lastH.numValues)
+		}
+		hdr[at+2] = 63 << 1
+		bad := filepath.Join(t.TempDir(), "bad.parquet")
+		if err := os.WriteFile(bad, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err, _ := readParquetWith(t, bad, false, memory.NewGoAllocator(), []string{"n32"})
+		releaseAll(recs)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "its chunk has") {
+			t.Errorf("got %v, want the page refused", err)
+		}
+	})
 }

@@ -413,7 +413,9 @@ func (p *parallelParquet) decodeLockstep(fr *pqarrow.FileReader, rg, t int, hc *
 func (p *parallelParquet) checkHeaders(hc *headerChecker, rg, k int) error {
 	defer hc.trim()
 	for _, leaf := range p.fieldLeaves[k] {
-		if err := hc.chunk(p.md, rg, leaf); err != nil {
+		if err := hc.chunk(p.md, rg, leaf); errors.Is(err, errNestedTooLarge) {
+			return fmt.Errorf("%s: parquet row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, err, ErrFormat)
+		} else if err != nil {
 			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
 		}
 	}
