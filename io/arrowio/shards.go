@@ -41,8 +41,10 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 //     except those whose name (or a folder's name on the way) starts with
 //     "." or "_" (such as _SUCCESS, _delta_log, .crc files);
 //   - a path that does not exist but holds a glob metacharacter (*, ?, [)
-//     is a pattern (filepath.Match syntax), expanded by pate: every
-//     matching file, and every file inside a matching directory.
+//     is a pattern (filepath.Match syntax, plus a path element "**" for
+//     any number of folders, as DuckDB, Polars and Spark read it),
+//     expanded by pate: every matching file, and every file inside a
+//     matching directory; hidden names are skipped as in a directory.
 //
 // Folders named key=value between the directory (or the last folder of
 // the pattern without metacharacters) and a file are its hive partition
@@ -71,7 +73,7 @@ func hasMeta(path string) bool { return strings.ContainsAny(path, `*?[`) }
 
 // globShards expands the pattern.
 func globShards(pattern string) ([]Shard, error) {
-	matches, err := filepath.Glob(pattern)
+	matches, err := glob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("%s: bad pattern: %w", pattern, err)
 	}
@@ -105,6 +107,90 @@ func globShards(pattern string) ([]Shard, error) {
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Path, b.Path) })
 	shards = slices.CompactFunc(shards, func(a, b Shard) bool { return a.Path == b.Path })
 	return shards, checkKeys(pattern, shards)
+}
+
+// glob is filepath.Glob with "**" as a whole path element matching any
+// number of folders (none included). Hidden names below the pattern's
+// fixed part are not matched by "**".
+func glob(pattern string) ([]string, error) {
+	segs := strings.Split(pattern, string(filepath.Separator))
+	deep := false
+	for _, s := range segs {
+		if strings.Contains(s, "**") {
+			if s != "**" {
+				return nil, fmt.Errorf("%w: ** must be a whole path element (dir/**/*.parquet)", filepath.ErrBadPattern)
+			}
+			deep = true
+		} else if _, err := filepath.Match(s, ""); err != nil {
+			return nil, err
+		}
+	}
+	if !deep {
+		return filepath.Glob(pattern)
+	}
+	i := 0
+	for i < len(segs) && !hasMeta(segs[i]) {
+		i++
+	}
+	root := strings.Join(segs[:i], string(filepath.Separator))
+	if root == "" && i > 0 {
+		root = string(filepath.Separator) // an absolute pattern from /
+	}
+	walkRoot := root
+	if walkRoot == "" {
+		walkRoot = "."
+	}
+	var out []string
+	err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == walkRoot && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll // no match
+			}
+			return err
+		}
+		if p == walkRoot {
+			return nil
+		}
+		if hidden(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(walkRoot, p)
+		if err != nil {
+			return err
+		}
+		if matchElems(segs[i:], strings.Split(rel, string(filepath.Separator))) {
+			if root == "" {
+				p = rel
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// matchElems matches path elements against pattern elements, "**" taking
+// any number of them.
+func matchElems(pat, path []string) bool {
+	if len(pat) == 0 {
+		return len(path) == 0
+	}
+	if pat[0] == "**" {
+		for k := 0; k <= len(path); k++ {
+			if matchElems(pat[1:], path[k:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(path) == 0 {
+		return false
+	}
+	ok, _ := filepath.Match(pat[0], path[0])
+	return ok && matchElems(pat[1:], path[1:])
 }
 
 // walkShards lists the files inside dir, with their hive keys below base.

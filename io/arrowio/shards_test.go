@@ -298,7 +298,8 @@ func TestShardsOneAtATime(t *testing.T) {
 // TestListShards: what a path names.
 func TestListShards(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"b/y=2/1.csv", "b/y=1/2.csv", "b/y=1/1.csv", "b/_tmp/x.csv", "b/.hidden/x.csv", "a.csv", "c.csv.gz"} {
+	for _, f := range []string{"b/y=2/1.csv", "b/y=1/2.csv", "b/y=1/1.csv", "b/_tmp/x.csv", "b/.hidden/x.csv", "a.csv", "c.csv.gz",
+		"d/y=1/m=2/1.parquet", "d/y=1/m=3/1.parquet", "d/y=1/m=3/_SUCCESS", "d/y=2/m=1/2.parquet", "d/y=2/m=1/x.crc"} {
 		p := filepath.Join(dir, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -316,6 +317,12 @@ func TestListShards(t *testing.T) {
 		{"*.csv*", []string{"a.csv", "c.csv.gz"}},
 		{"b/y=*/1.csv", []string{"b/y=1/1.csv y=1", "b/y=2/1.csv y=2"}},
 		{"b/y=[2]", []string{"b/y=2/1.csv y=2"}},
+		// "**": any number of folders, none included.
+		{"d/**/*.parquet", []string{"d/y=1/m=2/1.parquet y=1 m=2", "d/y=1/m=3/1.parquet y=1 m=3", "d/y=2/m=1/2.parquet y=2 m=1"}},
+		{"**/1.csv", []string{"b/y=1/1.csv y=1", "b/y=2/1.csv y=2"}},
+		{"d/**/m=3/*", []string{"d/y=1/m=3/1.parquet y=1 m=3"}},
+		{"b/**/y=2/1.csv", []string{"b/y=2/1.csv y=2"}},
+		{"d/y=2/**", []string{"d/y=2/m=1/2.parquet m=1", "d/y=2/m=1/x.crc m=1"}}, // keys below the fixed part
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
