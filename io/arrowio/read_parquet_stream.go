@@ -439,7 +439,7 @@ func (p *parallelParquet) segmentColumns(s *rgStream, seg int, pd *plainDecoder)
 			helpedColumns.Add(1)
 		}
 		s.mu.Unlock()
-		col, err := p.segmentColumn(s, k, kseg, pd)
+		col, err := p.segmentColumnSafe(s, k, kseg, pd)
 		s.mu.Lock()
 		cs := s.cols[k]
 		cs.busy = false
@@ -475,6 +475,19 @@ func (s *rgStream) segCols(seg int) []arrow.Array {
 func (s *rgStream) dropSegCols(seg int) {
 	delete(s.done, seg)
 	delete(s.segErr, seg)
+}
+
+// segmentColumnSafe is segmentColumn with a decoder's panic (Arrow's
+// snappy decoder panics on a corrupt block) turned into an error: it runs
+// with s.mu unlocked, and a panic unwinding through segmentColumns would
+// unlock it again, which is fatal, not recoverable.
+func (p *parallelParquet) segmentColumnSafe(s *rgStream, k, seg int, pd *plainDecoder) (col arrow.Array, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			col, err = nil, fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %v: %w", p.name, s.rg, p.sc.Field(k).Name, v, ErrFormat)
+		}
+	}()
+	return p.segmentColumn(s, k, seg, pd)
 }
 
 // segmentColumn decodes field k's rows of segment seg; the caller has
