@@ -1,6 +1,8 @@
 package label
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -59,5 +61,34 @@ func TestCategoricalAndViewLabels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnsupportedLabelTypes: a label column of another type is refused
+// naming the column and its type; a float one (a class number as pandas
+// or JavaScript store it) also says how to cast it.
+func TestUnsupportedLabelTypes(t *testing.T) {
+	for _, tc := range []struct {
+		typ  arrow.DataType
+		want []string
+	}{
+		{arrow.PrimitiveTypes.Float64, []string{`label column "y" has type float64`, "Polars pl.col(\"y\").cast(pl.Int64)", "y::INTEGER"}},
+		{arrow.PrimitiveTypes.Float32, []string{`label column "y" has type float32`, "cast the column to an integer"}},
+		{arrow.FixedWidthTypes.Date32, []string{`label column "y" has type date32`}},
+	} {
+		sens := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}, {Name: "y", Type: tc.typ}}, nil)
+		pub := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+		_, err := New(Config{Label: "y", Teachers: 2, Epsilon: 1, Delta: 1e-5, BatchSize: 10}, sens, pub)
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("%s: error %v, want ErrInvalidInput", tc.typ, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.typ, err, w)
+			}
+		}
+		if !arrow.IsFloating(tc.typ.ID()) && strings.Contains(err.Error(), "cast") {
+			t.Errorf("%s: %q suggests a cast", tc.typ, err)
+		}
 	}
 }

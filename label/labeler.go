@@ -78,7 +78,13 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 			return nil, invalid("%s: label column %q has type %s, but its declared type is %s (--label-type)", cfg.sens(), name, lf.Type, cfg.LabelType)
 		}
 		if !labelTypeSupported(lf.Type) {
-			return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans", cfg.sens(), name, lf.Type)
+			way := ""
+			if arrow.IsFloating(lf.Type.ID()) {
+				// pandas makes an integer column with a missing value
+				// float; JavaScript numbers are float64.
+				way = fmt.Sprintf(" (a class number stored as a float: cast the column to an integer where the file is written, e.g. DuckDB %s::INTEGER, Polars pl.col(%q).cast(pl.Int64), pandas .astype(\"Int64\"))", name, name)
+			}
+			return nil, invalid("%s: label column %q has type %s; labels must be integers, strings or booleans%s", cfg.sens(), name, lf.Type, way)
 		}
 		l.labelFields = append(l.labelFields, lf)
 	}

@@ -34,6 +34,13 @@ import (
 // listSpans their pages that start inside a row (tests).
 var listCursors, listSpans atomic.Int64
 
+// maxCursorPage bounds a page's level entries times the value width on
+// the cursor, which sizes its page buffer by them before it reads the
+// page: a page of a few bytes may declare 2^31 null elements (an RLE
+// run). DuckDB's pages are 100 MB; a chunk with a larger one is decoded
+// whole, within maxListBytes.
+const maxCursorPage = 1 << 30
+
 // listStreamBytes is the decoded size of a list chunk from which a
 // streamed row group decodes it a segment at a time (a variable for the
 // tests).
@@ -130,7 +137,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 		switch {
 		case h.typ == pageDictionary && h.dict && !h.v1 && !h.v2 && page == 0:
 		case h.typ == pageData && h.v1 && !h.v2, h.typ == pageDataV2 && h.v2 && !h.v1:
-			if h.numValues <= 0 || int64(h.numValues) > nvals-seen {
+			if h.numValues <= 0 || int64(h.numValues) > nvals-seen || int64(h.numValues)*int64(w) > maxCursorPage {
 				return nil
 			}
 			seen += int64(h.numValues)
@@ -358,7 +365,7 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 		// if the page were a chunk of its own (that may start in a row).
 		lr.lc.row, lr.lc.nrows = 0, 0
 		if h.typ == pageData || h.typ == pageDataV2 {
-			if n <= 0 || n > math.MaxInt32 {
+			if n <= 0 || n > math.MaxInt32 || n*lr.w > maxCursorPage {
 				return false
 			}
 			if int64(cap(lr.starts)) < n+1 {
