@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
 
 // The fast path for flat fixed-width PLAIN and dictionary-encoded columns.
@@ -344,49 +346,8 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 	return dst, true
 }
 
-// zstdContentSize returns the content size in the header of the zstd frame
-// that begins b; ok is false if b does not begin with a frame header that
-// states it (RFC 8878, section 3.1.1.1).
-func zstdContentSize(b []byte) (uint64, bool) {
-	if len(b) < 5 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
-		return 0, false
-	}
-	fhd := b[4]
-	single := fhd&0x20 != 0
-	if fhd&0x08 != 0 { // reserved bit
-		return 0, false
-	}
-	pos := 5
-	if !single {
-		pos++ // window descriptor
-	}
-	pos += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
-	var n int
-	switch fhd >> 6 {
-	case 0:
-		if !single {
-			return 0, false // size not stated
-		}
-		n = 1
-	case 1:
-		n = 2
-	case 2:
-		n = 4
-	case 3:
-		n = 8
-	}
-	if len(b) < pos+n {
-		return 0, false
-	}
-	var v uint64
-	for i := n - 1; i >= 0; i-- {
-		v = v<<8 | uint64(b[pos+i])
-	}
-	if n == 2 {
-		v += 256
-	}
-	return v, true
-}
+// zstdContentSize is fastcodec.ZstdContentSize.
+func zstdContentSize(b []byte) (uint64, bool) { return fastcodec.ZstdContentSize(b) }
 
 // inflateInPlace decompresses src, the size bytes of n PLAIN values with
 // no nulls, straight into c.values at row c.row, and moves c.row past them.

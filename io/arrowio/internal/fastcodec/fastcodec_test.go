@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -95,10 +96,11 @@ func TestWrapDecode(t *testing.T) {
 	zl := zlibStream(t, page)
 
 	const (
-		same   = iota // the wrapped codec returns what Arrow's returns, or both panic
-		cPage         // same, the page itself, and the C decoder alone decodes it
-		panics        // both panic
-		zlibOK        // the page (Arrow's Go codec panics)
+		same    = iota // the wrapped codec returns what Arrow's returns, or both panic
+		cPage          // same, the page itself, and the C decoder alone decodes it
+		panics         // both panic
+		zlibOK         // the page (Arrow's Go codec panics)
+		refused        // the wrapped codec panics: the block states more than the page
 	)
 	tests := []struct {
 		name      string
@@ -134,7 +136,7 @@ func TestWrapDecode(t *testing.T) {
 		{"zstd, empty page", compress.Codecs.Zstd, zs.Encode(nil, nil), 0, 0, same, true},
 		{"zstd, empty page, nil dst", compress.Codecs.Zstd, zs.Encode(nil, nil), 0, -1, same, true},
 		{"zstd, spare capacity", compress.Codecs.Zstd, cliZs, n, 2 * n, same, false},
-		{"zstd, page longer than dst", compress.Codecs.Zstd, cliZs, n - 1, n - 1, same, false},
+		{"zstd, page longer than dst", compress.Codecs.Zstd, cliZs, n - 1, n - 1, refused, false},
 		{"zstd, page shorter than dst", compress.Codecs.Zstd, cliZs, n + 1, n + 1, same, false},
 		{"zstd, truncated", compress.Codecs.Zstd, cliZs[:len(cliZs)-10], n, n, panics, false},
 		{"zstd, corrupt body", compress.Codecs.Zstd, flip(cliZs, len(cliZs)/2), n, n, same, false},
@@ -164,6 +166,11 @@ func TestWrapDecode(t *testing.T) {
 			case panics:
 				if gotPanic == nil || wantPanic == nil {
 					t.Fatalf("corrupt page decoded: wrapped panic %v, Arrow's %v", gotPanic, wantPanic)
+				}
+				return
+			case refused:
+				if gotPanic == nil {
+					t.Fatalf("a block longer than its page decoded (%d bytes)", len(got))
 				}
 				return
 			case cPage:
@@ -204,10 +211,45 @@ func cDecodes(id compress.Compression, n int, src, page []byte) bool {
 	return false
 }
 
-// TestWrapKeepsOthers: codecs without a C decoder, and every method but
-// Decode, stay Arrow's.
+// TestWrapRefusesLongBlocks: a zstd frame or a snappy block that states
+// more bytes than its page (here 34 GB, as a fuzzed file's did: Arrow's Go
+// decoders allocate what is stated before decoding, and the process died)
+// is refused with a panic, as Arrow's codecs refuse corrupt input, with
+// nothing large allocated.
+func TestWrapRefusesLongBlocks(t *testing.T) {
+	const stated = 34766585856
+	// A single-segment zstd frame header stating an 8-byte content size,
+	// then a raw block header.
+	frame := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	frame = append(frame, 0xe0) // FHD: 8-byte content size, single segment
+	frame = binary.LittleEndian.AppendUint64(frame, stated)
+	frame = append(frame, 0x01, 0x00, 0x00, 'x')
+	block := binary.AppendUvarint(nil, stated)
+	block = append(block, 0x00, 'x')
+	for _, tc := range []struct {
+		id  compress.Compression
+		src []byte
+	}{{compress.Codecs.Zstd, frame}, {compress.Codecs.Snappy, block}} {
+		if m, ok := ZstdContentSize(frame); !ok || m != stated {
+			t.Fatalf("frame header states %d (%v)", m, ok)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, p := decode(Wrap(tc.id, arrowCodec(t, tc.id)), 95, 95, tc.src)
+		runtime.ReadMemStats(&after)
+		if p == nil {
+			t.Errorf("%v: a block stating %d bytes decoded into a page of 95", tc.id, stated)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+			t.Errorf("%v: refusing it allocated %d MB", tc.id, d>>20)
+		}
+	}
+}
+
+// TestWrapKeepsOthers: codecs without a C decoder (but snappy's, wrapped
+// for its length check), and every method but Decode, stay Arrow's.
 func TestWrapKeepsOthers(t *testing.T) {
-	for _, id := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
+	for _, id := range []compress.Compression{compress.Codecs.Uncompressed} {
 		c := arrowCodec(t, id)
 		if Wrap(id, c) != c {
 			t.Errorf("%v: wrapped", id)
