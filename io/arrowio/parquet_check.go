@@ -37,13 +37,13 @@ import (
 // reads the uncompressed size, off the end of the page.
 
 // And Arrow's reader builds a list row from all of its level entries at
-// once, sizing its buffers by them (some 16 bytes an entry): a page of a
-// few bytes declaring one row of 2^31 entries (an RLE run) made it ask for
-// 34 GB, which FuzzReadParquetStreamed found as a crash. So a data page may
-// not declare more values than its chunk has left, and a chunk of a nested
-// column that Arrow decodes may have at most maxNestedValues level entries
-// (pate's own list path, which takes float lists up to 4 GiB of values or
-// by segments, does not go through this check). A variable for the tests.
+// once, sizing its buffers by them (some 16 bytes an entry), and a page of
+// a few bytes may declare one row of 2^31 entries (an RLE run). So a data
+// page may not declare more values than its chunk has left, and a chunk
+// of a nested column that Arrow decodes may have at most maxNestedValues
+// level entries (pate's own list path, which takes float lists up to
+// 4 GiB of values or by segments, does not go through this check). A
+// variable for the tests.
 var maxNestedValues int64 = 1 << 27
 
 // errNestedTooLarge marks a nested chunk of more than maxNestedValues
