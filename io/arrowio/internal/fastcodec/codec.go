@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Wrap returns a codec that decodes id's blocks with the C decoder where
@@ -108,7 +110,57 @@ func (c zstdCodec) Decode(dst, src []byte) []byte {
 	if m, ok := ZstdContentSize(src); ok && m > uint64(len(dst)) {
 		panic(fmt.Errorf("zstd frame of %d bytes in a page of %d", m, len(dst)))
 	}
-	return c.Codec.Decode(dst, src)
+	return decodeZstd(dst, src)
+}
+
+// maxZstdWindow bounds the window of a zstd frame the Go decoder takes
+// (Parquet writers use a few MB at most).
+const maxZstdWindow = 64 << 20
+
+var goZstdPool sync.Pool // of *zstd.Decoder
+
+// decodeZstd decodes the frames of src into dst with a streaming decoder,
+// as Arrow's codec would with DecodeAll but never past len(dst): a frame
+// that does not state its size may still decode to far more than its
+// page (a block of one repeated byte is 128 KB from 4 bytes). Frames
+// shorter than the page give the bytes they hold, as Arrow's codec does;
+// longer ones, and corrupt ones, panic.
+func decodeZstd(dst, src []byte) []byte {
+	d, _ := goZstdPool.Get().(*zstd.Decoder)
+	if d == nil {
+		var err error
+		d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow))
+		if err != nil {
+			panic(err)
+		}
+	}
+	if err := d.Reset(bytes.NewReader(src)); err != nil {
+		d.Close()
+		panic(err)
+	}
+	n := 0
+	for n < len(dst) {
+		k, err := d.Read(dst[n:])
+		n += k
+		if err == io.EOF { // the frames end before the page: what they hold
+			goZstdPool.Put(d)
+			return dst[:n]
+		}
+		if err != nil {
+			d.Close()
+			panic(err)
+		}
+	}
+	var one [1]byte
+	if k, err := d.Read(one[:]); k > 0 || err != io.EOF {
+		d.Close()
+		if err != nil && err != io.EOF {
+			panic(err)
+		}
+		panic(fmt.Errorf("zstd frames longer than their page of %d bytes", len(dst)))
+	}
+	goZstdPool.Put(d)
+	return dst
 }
 
 // snappyCodec: Arrow's Go codec (golang/snappy) allocates the length a

@@ -213,9 +213,10 @@ func cDecodes(id compress.Compression, n int, src, page []byte) bool {
 
 // TestWrapRefusesLongBlocks: a zstd frame or a snappy block that states
 // more bytes than its page (here 34 GB, as a fuzzed file's did: Arrow's Go
-// decoders allocate what is stated before decoding, and the process died)
-// is refused with a panic, as Arrow's codecs refuse corrupt input, with
-// nothing large allocated.
+// decoders allocate what is stated before decoding, and the process died),
+// and zstd frames that state nothing but decode to far more than their
+// page, are refused with a panic, as Arrow's codecs refuse corrupt input,
+// with nothing large allocated.
 func TestWrapRefusesLongBlocks(t *testing.T) {
 	const stated = 34766585856
 	// A single-segment zstd frame header stating an 8-byte content size,
@@ -226,10 +227,21 @@ func TestWrapRefusesLongBlocks(t *testing.T) {
 	frame = append(frame, 0x01, 0x00, 0x00, 'x')
 	block := binary.AppendUvarint(nil, stated)
 	block = append(block, 0x00, 'x')
+	// A frame that does not state its size, of 1,000 blocks of one
+	// repeated byte (128 KB each from 4 bytes): 128 MB from 4 KB.
+	bomb := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	bomb = append(bomb, 0x00, 0x50) // FHD: no size stated; a 1 MB window
+	for i := range 1000 {
+		h := uint32(128<<10)<<3 | 1<<1 // an RLE block of 128 KB
+		if i == 999 {
+			h |= 1 // the last
+		}
+		bomb = append(bomb, byte(h), byte(h>>8), byte(h>>16), 'x')
+	}
 	for _, tc := range []struct {
 		id  compress.Compression
 		src []byte
-	}{{compress.Codecs.Zstd, frame}, {compress.Codecs.Snappy, block}} {
+	}{{compress.Codecs.Zstd, frame}, {compress.Codecs.Snappy, block}, {compress.Codecs.Zstd, bomb}} {
 		if m, ok := ZstdContentSize(frame); !ok || m != stated {
 			t.Fatalf("frame header states %d (%v)", m, ok)
 		}
