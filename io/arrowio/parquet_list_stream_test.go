@@ -23,18 +23,6 @@ import (
 // of 7 levels and pages of 64 bytes, which break pages inside rows (the
 // Arrow writer does not).
 func writeSpanningList(t testing.TB, path string, rows int, codec compress.Compression) {
-	elem, err := schema.NewPrimitiveNode("element", parquet.Repetitions.Required, parquet.Types.Float, -1, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := schema.ListOfWithName("l32", elem, parquet.Repetitions.Required, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{list}, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vals []float32
 	var def, rep []int16
 	for i := range rows {
@@ -44,31 +32,7 @@ func writeSpanningList(t testing.TB, path string, rows int, codec compress.Compr
 			rep = append(rep, min(int16(j), 1))
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	props := parquet.NewWriterProperties(parquet.WithDataPageSize(64), parquet.WithBatchSize(7),
-		parquet.WithDictionaryDefault(false), parquet.WithCompression(codec), parquet.WithStats(true))
-	w := file.NewParquetWriter(f, root, file.WithWriterProps(props))
-	rg := w.AppendRowGroup()
-	cw, err := rg.NextColumn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cw.(*file.Float32ColumnChunkWriter).WriteBatch(vals, def, rep); err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rg.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLevels(t, path, "l32", parquet.Repetitions.Required, codec, vals, def, rep)
 }
 
 // spanningNullRow is row i of writeSpanningNullList: null, its values
@@ -93,18 +57,6 @@ func spanningNullRow(i int) (null bool, vals []float64) {
 // does, pages breaking inside rows: null lists (one level entry, or six
 // as DuckDB writes a NULL FLOAT[6]), empty lists and null elements.
 func writeSpanningNullList(t testing.TB, path string, rows int, codec compress.Compression) {
-	elem, err := schema.NewPrimitiveNode("element", parquet.Repetitions.Optional, parquet.Types.Float, -1, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := schema.ListOfWithName("n32", elem, parquet.Repetitions.Optional, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{list}, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vals []float32
 	var def, rep []int16
 	for i := range rows {
@@ -128,6 +80,25 @@ func writeSpanningNullList(t testing.TB, path string, rows int, codec compress.C
 			def = append(def, 3)
 			vals = append(vals, float32(v))
 		}
+	}
+	writeLevels(t, path, "n32", parquet.Repetitions.Optional, codec, vals, def, rep)
+}
+
+// writeLevels writes one list<float32> column name (the list and its
+// element of repetition r) of the given values and levels through the
+// low-level column writer, in batches of 7 levels and pages of 64 bytes.
+func writeLevels(t testing.TB, path, name string, r parquet.Repetition, codec compress.Compression, vals []float32, def, rep []int16) {
+	elem, err := schema.NewPrimitiveNode("element", r, parquet.Types.Float, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := schema.ListOfWithName(name, elem, r, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{list}, -1)
+	if err != nil {
+		t.Fatal(err)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -154,6 +125,29 @@ func writeSpanningNullList(t testing.TB, path string, rows int, codec compress.C
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkSpanningNullRows checks the list a, rows first… of
+// writeSpanningNullList's file, against spanningNullRow and returns the
+// row after them.
+func checkSpanningNullRows(t *testing.T, name string, a arrow.Array, first int) int {
+	t.Helper()
+	l := a.(*array.List)
+	v := l.ListValues().(*array.Float32)
+	row := first
+	for i := 0; i < l.Len(); i, row = i+1, row+1 {
+		null, want := spanningNullRow(row)
+		s, e := l.ValueOffsets(i)
+		if l.IsNull(i) != null || !null && int(e-s) != len(want) {
+			t.Fatalf("%s: row %d: null %v with %d values, want null %v with %d", name, row, l.IsNull(i), e-s, null, len(want))
+		}
+		for j, x := range want {
+			if math.IsNaN(x) != v.IsNull(int(s)+j) || !math.IsNaN(x) && float64(v.Value(int(s)+j)) != x {
+				t.Fatalf("%s: row %d element %d: %v (null %v), want %v", name, row, j, v.Value(int(s)+j), v.IsNull(int(s)+j), x)
+			}
+		}
+	}
+	return row
 }
 
 // TestListNullsSpanningPages reads writeSpanningNullList's file (rows
@@ -192,20 +186,7 @@ func TestListNullsSpanningPages(t *testing.T) {
 			}
 			row := 0
 			for _, rec := range got {
-				l := rec.Column(0).(*array.List)
-				v := l.ListValues().(*array.Float32)
-				for i := 0; i < l.Len(); i, row = i+1, row+1 {
-					null, want := spanningNullRow(row)
-					s, e := l.ValueOffsets(i)
-					if l.IsNull(i) != null || !null && int(e-s) != len(want) {
-						t.Fatalf("%s: row %d: null %v with %d values, want null %v with %d", name, row, l.IsNull(i), e-s, null, len(want))
-					}
-					for j, x := range want {
-						if math.IsNaN(x) != v.IsNull(int(s)+j) || !math.IsNaN(x) && float64(v.Value(int(s)+j)) != x {
-							t.Fatalf("%s: row %d element %d: %v (null %v), want %v", name, row, j, v.Value(int(s)+j), v.IsNull(int(s)+j), x)
-						}
-					}
-				}
+				row = checkSpanningNullRows(t, name, rec.Column(0), row)
 			}
 			releaseAll(got)
 			mem.AssertSize(t, 0)
@@ -260,20 +241,7 @@ func TestListCursorFewRows(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: rows %d..%d do not decode", codec, row, row+int(k))
 			}
-			l := a.(*array.List)
-			v := l.ListValues().(*array.Float32)
-			for i := 0; i < l.Len(); i, row = i+1, row+1 {
-				null, want := spanningNullRow(row)
-				s, e := l.ValueOffsets(i)
-				if l.IsNull(i) != null || !null && int(e-s) != len(want) {
-					t.Fatalf("%s: row %d: null %v with %d values, want null %v with %d", codec, row, l.IsNull(i), e-s, null, len(want))
-				}
-				for j, x := range want {
-					if math.IsNaN(x) != v.IsNull(int(s)+j) || !math.IsNaN(x) && float64(v.Value(int(s)+j)) != x {
-						t.Fatalf("%s: row %d element %d: %v, want %v", codec, row, j, v.Value(int(s)+j), x)
-					}
-				}
-			}
+			row = checkSpanningNullRows(t, codec.String(), a, row)
 			a.Release()
 		}
 		lr.close()
