@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
-	"math/bits"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -422,13 +421,6 @@ func (lc *listChunk) values(pd *plainDecoder, h *pageHeader, page []byte, n, nn 
 		return c.splitValues(pd, page, n, nn)
 	}
 	return c.scatter(page, n, nn)
-}
-
-// levels checks the n levels of a page: every definition level the
-// maximum (no null or empty list, no null element), and records the rows
-// the repetition levels start (level 0).
-func (lc *listChunk) levels(rep, def []byte, n int64) bool {
-	return allLevels(def, n, bits.Len16(uint16(lc.maxDef)), uint64(lc.maxDef)) && lc.rowStarts(rep, n)
 }
 
 // allLevels reports whether the n levels of bit width bw in b (the

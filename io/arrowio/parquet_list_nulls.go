@@ -144,10 +144,16 @@ func (r *levelRuns) at(i int64) uint64 {
 }
 
 // pageLevels checks the n level entries of a page and maps them to the
-// list (see levels and walk), returning the page's child slots and values.
+// list, returning the page's child slots and values: a page whose
+// definition levels are all the maximum (no null or empty list, no null
+// element) has its row starts recorded from the repetition levels; any
+// other is walked (walk), or refused unless the chunk reads nulls.
 func (lc *listChunk) pageLevels(rep, def []byte, n int64) (slots, present int64, ok bool) {
-	if lc.nullable && !allLevels(def, n, bits.Len16(uint16(lc.maxDef)), uint64(lc.maxDef)) {
-		return lc.walk(rep, def, n)
+	if !allLevels(def, n, bits.Len16(uint16(lc.maxDef)), uint64(lc.maxDef)) {
+		if lc.nullable {
+			return lc.walk(rep, def, n)
+		}
+		return 0, 0, false
 	}
 	if lc.nullable && (lc.nrows > 0 || lc.cont) && !lc.slotRow {
 		// A value may not go on with a null or empty list.
@@ -157,7 +163,7 @@ func (lc *listChunk) pageLevels(rep, def []byte, n int64) (slots, present int64,
 		}
 	}
 	before := lc.nrows
-	if !lc.levels(rep, def, n) {
+	if !lc.rowStarts(rep, n) { // (the definition levels are checked above)
 		return 0, 0, false
 	}
 	if lc.plainChunk.valid != nil {
