@@ -328,7 +328,7 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 			return nil, false
 		}
 	case compress.Codecs.Zstd:
-		if m, ok := zstdContentSize(src); ok && m != uint64(size) {
+		if m, ok := fastcodec.ZstdContentSize(src); ok && m != uint64(size) {
 			return nil, false
 		}
 	}
@@ -345,9 +345,6 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 	}
 	return dst, true
 }
-
-// zstdContentSize is fastcodec.ZstdContentSize.
-func zstdContentSize(b []byte) (uint64, bool) { return fastcodec.ZstdContentSize(b) }
 
 // inflateInPlace decompresses src, the size bytes of n PLAIN values with
 // no nulls, straight into c.values at row c.row, and moves c.row past them.

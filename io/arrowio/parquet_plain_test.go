@@ -557,39 +557,6 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 	mem.AssertSize(t, 0)
 }
 
-// TestZstdContentSize checks the frame header parser against frames the
-// codec writes, and that it refuses what is no frame header.
-func TestZstdContentSize(t *testing.T) {
-	codec, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []int{0, 1, 255, 256, 300, 65535, 65536 + 256, 1 << 20} {
-		src := make([]byte, n)
-		for i := range src {
-			src[i] = byte(i * i >> 3)
-		}
-		frame := codec.Encode(nil, src)
-		got, ok := zstdContentSize(frame)
-		if ok && got != uint64(n) {
-			t.Errorf("%d bytes: header says %d", n, got)
-		}
-		if !ok && n >= 256 {
-			t.Errorf("%d bytes: no content size found", n)
-		}
-		for cut := range min(len(frame), 12) {
-			if got, ok := zstdContentSize(frame[:cut]); ok && got != uint64(n) {
-				t.Errorf("%d bytes cut to %d: header says %d", n, cut, got)
-			}
-		}
-	}
-	for _, b := range [][]byte{nil, {0x28, 0xb5, 0x2f}, {1, 2, 3, 4, 5, 6, 7, 8}, {0x28, 0xb5, 0x2f, 0xfd, 0x08, 0, 0, 0}} {
-		if _, ok := zstdContentSize(b); ok {
-			t.Errorf("% x: content size found in no frame header", b)
-		}
-	}
-}
-
 // TestPageHeaderParse checks the Thrift page header reader on a header
 // pqarrow writes, its truncations, and nesting and lengths meant to
 // exhaust it.

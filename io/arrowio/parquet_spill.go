@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
 
 // A streamed row group holds, between its segments, some state for every
@@ -165,7 +167,7 @@ func zstdWindow(b []byte) (int64, bool) {
 		base := int64(1) << (10 + wd>>3)
 		return base + base/8*int64(wd&7), true
 	}
-	n, ok := zstdContentSize(b)
+	n, ok := fastcodec.ZstdContentSize(b)
 	return int64(min(n, uint64(maxStreamPage))), ok
 }
 
