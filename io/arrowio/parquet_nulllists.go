@@ -32,29 +32,31 @@ var errNullListSlots = fmt.Errorf("a list column whose null rows are written wit
 // errNullListSlots if they do not come out right or a nested list has
 // them. The caller releases a and owns the result.
 func repairNullLists(a arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+	var l array.ListLike
 	switch c := a.(type) {
 	case *array.List:
-		if !nullSlots(c) {
-			break
-		}
-		if err := checkNullLists(c.ListValues()); err != nil {
-			return nil, err
-		}
-		return repairOffsets(c, c.Offsets(), mem)
+		l = c
 	case *array.LargeList:
-		if !nullSlots(c) {
-			break
-		}
-		if err := checkNullLists(c.ListValues()); err != nil {
+		l = c
+	default:
+		if err := checkNullLists(a); err != nil {
 			return nil, err
 		}
-		return repairOffsets(c, c.Offsets(), mem)
+		a.Retain()
+		return a, nil
 	}
-	if err := checkNullLists(a); err != nil {
+	if err := checkNullLists(l.ListValues()); err != nil {
 		return nil, err
 	}
-	a.Retain()
-	return a, nil
+	if !nullSlots(l) {
+		a.Retain()
+		return a, nil
+	}
+	if c, ok := a.(*array.List); ok {
+		return repairOffsets(c, c.Offsets(), mem)
+	}
+	c := a.(*array.LargeList)
+	return repairOffsets(c, c.Offsets(), mem)
 }
 
 // repairOffsets rebuilds l with its null rows' slots taken out: each other
