@@ -350,34 +350,45 @@ func streamLevels(dec io.Reader, n, usize int64) (rep, def []byte, left int64, o
 // with the repetition levels, then the definition levels (each RLE with a
 // 4-byte length prefix), then the values.
 func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
-	c := &lc.plainChunk
+	n, ok := lc.v1Entries(h)
+	if !ok {
+		return false
+	}
+	page, ok := lc.inflateScratch(pd, body, int(h.usize))
+	if !ok {
+		return false
+	}
+	vals, slots, present, ok := lc.v1Levels(page, n)
+	if !ok {
+		return false
+	}
+	return lc.values(pd, h, vals, slots, present)
+}
+
+// v1Entries checks a DATA_PAGE's encodings and returns its level entries.
+func (lc *listChunk) v1Entries(h *pageHeader) (int64, bool) {
 	if h.enc != encodingPlain && h.enc != encodingBSS && !dictEncoded(h.enc) || h.defEnc != encodingRLE || h.repEnc != encodingRLE {
-		return false
+		return 0, false
 	}
-	n, ok := lc.pageEntries(h.numValues)
-	if !ok {
-		return false
-	}
-	page, ok := c.inflateScratch(pd, body, int(h.usize))
-	if !ok {
-		return false
-	}
+	return lc.pageEntries(h.numValues)
+}
+
+// v1Levels reads the levels of a decompressed DATA_PAGE of n entries and
+// returns its values' bytes, its slots and the values present.
+func (lc *listChunk) v1Levels(page []byte, n int64) (vals []byte, slots, present int64, ok bool) {
 	var rep, def []byte
 	for _, lv := range []*[]byte{&rep, &def} {
 		if len(page) < 4 {
-			return false
+			return nil, 0, 0, false
 		}
 		ln := binary.LittleEndian.Uint32(page)
 		if uint64(ln) > uint64(len(page)-4) {
-			return false
+			return nil, 0, 0, false
 		}
 		*lv, page = page[4:4+int(ln)], page[4+int(ln):]
 	}
-	slots, present, ok := lc.pageLevels(rep, def, n)
-	if !ok {
-		return false
-	}
-	return lc.values(pd, h, page, slots, present)
+	slots, present, ok = lc.pageLevels(rep, def, n)
+	return page, slots, present, ok
 }
 
 // pageV2 decodes a DATA_PAGE_V2: the repetition and definition levels

@@ -56,18 +56,29 @@ type listCursor struct {
 
 	// The open page: its values (n), the next one to hand out (at), the
 	// row starts in it (page-relative, from starts[si] on) and where its
-	// values are: decoded in buf, or still in the stream ps.
+	// values are: in vals (decoded in buf, or the decompressed page held),
+	// or still in the stream ps.
 	n, at  int64
 	starts []int32
 	si     int
+	vals   []byte
 	buf    []byte
 	ps     *pageStream
-	page   int   // pages opened
-	rows   int64 // rows handed out
-	total  int64 // rows of the chunk
-	width  int64 // of a fixed-size list, 0 for a list
-	perRow int64 // values a row, rounded up: a segment's first guess
-	inRow  bool  // the values at at go on the last row handed out
+	held   *aheadPage
+	// Pages read ahead (parquet_list_ahead.go): being decompressed, in
+	// file order from ahead[0] (at pos, when the cursor gets there) to
+	// scan; their decoded bytes; spare buffers.
+	ahead      []*aheadPage
+	scan       int64
+	ahc        headerChecker
+	aheadBytes int64
+	spare      [][]byte
+	page       int   // pages opened
+	rows       int64 // rows handed out
+	total      int64 // rows of the chunk
+	width      int64 // of a fixed-size list, 0 for a list
+	perRow     int64 // values a row, rounded up: a segment's first guess
+	inRow      bool  // the values at at go on the last row handed out
 }
 
 // newListCursor checks field k's list chunk in s's row group and returns
@@ -166,12 +177,14 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	}
 }
 
-// close gives back the open page's stream.
+// close gives back the open page's stream and waits for the pages read
+// ahead.
 func (lr *listCursor) close() {
 	if lr.ps != nil {
 		lr.ps.close()
 		lr.ps = nil
 	}
+	lr.stopAhead()
 }
 
 // next decodes the next rows rows into a new array (buffers from mem).
@@ -230,7 +243,7 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 				return false
 			}
 		} else {
-			copy(dst, lr.buf[lr.at*lr.w:to*lr.w])
+			copy(dst, lr.vals[lr.at*lr.w:to*lr.w])
 		}
 		nv += k
 		lr.at = to
@@ -334,13 +347,19 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 }
 
 // finishPage checks that a streamed page's values ended with it and closes
-// its stream.
+// its stream, or gives back the buffers of a page read ahead.
 func (lr *listCursor) finishPage() bool {
+	if lr.held != nil {
+		lr.recycle(lr.held)
+		lr.held = nil
+	}
+	lr.vals = nil
 	if lr.ps == nil {
 		return true
 	}
 	ok := lr.ps.finish()
-	lr.close()
+	lr.ps.close()
+	lr.ps = nil
 	return ok
 }
 
@@ -351,13 +370,23 @@ func (lr *listCursor) finishPage() bool {
 func (lr *listCursor) openPage(pd *plainDecoder) bool {
 	c := &lr.lc.plainChunk
 	for lr.pos < lr.end {
-		lr.hc.r, lr.hc.size = pd.r, pd.size
-		h, hl, err := lr.hc.header(lr.pos, lr.end)
-		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.pos-int64(hl) {
-			return false
+		var h *pageHeader
+		var at int64
+		a := lr.takeAhead(pd)
+		if a != nil {
+			h, at, lr.pos = &a.h, a.at, a.next
+			lr.held = a
+		} else {
+			lr.hc.r, lr.hc.size = pd.r, pd.size
+			var hl int
+			var err error
+			h, hl, err = lr.hc.header(lr.pos, lr.end)
+			if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.pos-int64(hl) {
+				return false
+			}
+			at = lr.pos + int64(hl)
+			lr.pos = at + int64(h.csize)
 		}
-		at := lr.pos + int64(hl)
-		lr.pos = at + int64(h.csize)
 		page := lr.page
 		lr.page++
 		n := int64(h.numValues)
@@ -378,11 +407,19 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			lr.lc.entries, lr.lc.nvals, lr.lc.rowValid, lr.lc.nullRows = 0, n, nil, 0
 			c.valid, c.nulls = nil, 0
 		}
-		if h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID) {
+		switch {
+		case a != nil:
+			if !a.ok || !lr.decodeAhead(pd, h, a.page) {
+				return false
+			}
+			if c.row != n && !(lr.lc.nullable && lr.lc.entries == n) {
+				return false
+			}
+		case h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID):
 			if !lr.openStream(pd, h, at, n) {
 				return false
 			}
-		} else {
+		default:
 			body, ok := pd.readPage(at, h.csize)
 			if !ok {
 				return false
@@ -405,6 +442,7 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			if c.row != n && !(lr.lc.nullable && lr.lc.entries == n) {
 				return false
 			}
+			lr.vals = c.values
 		}
 		lr.n, lr.at = c.row, 0 // the page's slots
 		lr.starts, lr.si = lr.starts[:lr.lc.nrows], 0
@@ -462,7 +500,11 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 			lr.buf = make([]byte, slots*lr.w)
 		}
 		c.values, c.row = lr.buf[:slots*lr.w], 0
-		return c.scatter(vals, slots, present)
+		if !c.scatter(vals, slots, present) {
+			return false
+		}
+		lr.vals = c.values
+		return true
 	}
 	c.row = slots // the values stay in the stream
 	lr.ps = ps

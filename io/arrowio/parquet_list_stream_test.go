@@ -171,7 +171,7 @@ func TestListNullsSpanningPages(t *testing.T) {
 			if mode == "cursor, streamed pages" {
 				hugePageBytes = 16
 			}
-			before, spans := listCursors.Load(), listSpans.Load()
+			before, spans, ahead := listCursors.Load(), listSpans.Load(), aheadPagesRead.Load()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			got, err, n := readParquetWith(t, path, true, mem, []string{"n32"})
 			listStreamBytes, maxColumnwiseRows, segmentRows, hugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
@@ -183,6 +183,9 @@ func TestListNullsSpanningPages(t *testing.T) {
 			}
 			if mode != "whole" && listSpans.Load() == spans {
 				t.Errorf("%s: no row spanned pages", name)
+			}
+			if mode == "cursor" && codec != compress.Codecs.Uncompressed && aheadPagesRead.Load() == ahead {
+				t.Errorf("%s: no page was decompressed ahead of the cursor", name)
 			}
 			row := 0
 			for _, rec := range got {
@@ -270,19 +273,20 @@ func TestListCursor(t *testing.T) {
 		huge   bool                 // PLAIN v1 pages over 1 KB are streamed
 		spans  bool                 // rows of a variable-size list span pages
 		span   compress.Compression // (with spans) the file is writeSpanningList's
+		ahead  bool                 // the cursor's pages are decompressed ahead of it
 	}{
 		{name: "spanning/none/v1", cursor: []string{"l32"}, spans: true, span: compress.Codecs.Uncompressed},
-		{name: "spanning/snappy/v1", cursor: []string{"l32"}, spans: true, span: compress.Codecs.Snappy},
+		{name: "spanning/snappy/v1", cursor: []string{"l32"}, spans: true, span: compress.Codecs.Snappy, ahead: true},
 		{name: "pqarrow/none/v1", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed}},
 		{name: "pqarrow/snappy/v1/huge-pages", pf: plainFile{rows: 4000, rgRows: 2000, codec: compress.Codecs.Snappy}, huge: true},
 		{name: "pqarrow/none/v1/small-pages", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed, smallPages: true}},
 		{name: "pqarrow/gzip/v1/huge-pages", pf: plainFile{rows: 2500, rgRows: 2500, codec: compress.Codecs.Gzip}, huge: true},
 		{name: "pqarrow/zstd/v2", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true}},
 		{name: "pqarrow/gzip/v2/small-pages", pf: plainFile{rows: 2000, rgRows: 2000, codec: compress.Codecs.Gzip, v2: true, smallPages: true}},
-		{name: "pqarrow/snappy/v1/small-pages", pf: plainFile{rows: 2500, rgRows: 1200, codec: compress.Codecs.Snappy, smallPages: true}},
-		{name: "pqarrow/snappy/v1/dictionary", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy, dictionary: true}},
+		{name: "pqarrow/snappy/v1/small-pages", pf: plainFile{rows: 2500, rgRows: 1200, codec: compress.Codecs.Snappy, smallPages: true}, ahead: true},
+		{name: "pqarrow/snappy/v1/dictionary", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy, dictionary: true}, ahead: true},
 		{name: "pqarrow/none/v2/dictionary/small-pages", pf: plainFile{rows: 2000, rgRows: 1000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, smallPages: true}},
-		{name: "duckdb/snappy/v1/dictionary", path: writers + "duckdb_emb.parquet", cursor: duckdbListCols},
+		{name: "duckdb/snappy/v1/dictionary", path: writers + "duckdb_emb.parquet", cursor: duckdbListCols, ahead: true},
 		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", cursor: duckdbListCols},
 		{name: "polars/none/v1/huge-pages", path: writers + "polars_emb.parquet", cursor: []string{"e32"}, huge: true},
 	}
@@ -317,7 +321,7 @@ func TestListCursor(t *testing.T) {
 					hugePageBytes = 1024
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				before, streamed, spans := listCursors.Load(), pageStreams.Load(), listSpans.Load()
+				before, streamed, spans, ahead := listCursors.Load(), pageStreams.Load(), listSpans.Load(), aheadPagesRead.Load()
 				got, err, _ := readParquetWith(t, path, true, mem, []string{c})
 				listStreamBytes, maxColumnwiseRows, segmentRows = 256<<20, 1<<18, 64<<10
 				hugePageBytes = 8 << 20
@@ -329,6 +333,9 @@ func TestListCursor(t *testing.T) {
 				}
 				if cursor && tc.spans && (c == "l32" || c == "l32req") && listSpans.Load() == spans {
 					t.Errorf("%s: no row spanned pages", c)
+				}
+				if cursor && tc.ahead && aheadPagesRead.Load() == ahead {
+					t.Errorf("%s: no page was decompressed ahead of the cursor", c)
 				}
 				if cursor && tc.huge && !tc.pf.v2 && pageStreams.Load() == streamed {
 					t.Errorf("%s: no page was streamed", c)
