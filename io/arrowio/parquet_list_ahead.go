@@ -92,7 +92,8 @@ func inflateAhead(a *aheadPage, pc plainChunk, r io.ReaderAt) {
 }
 
 // takeAhead returns the page at lr.pos if it was read ahead, once it is
-// decompressed, and reads further ahead; nil if it was not read ahead.
+// decompressed, moves lr.pos past it and reads further ahead; nil if it
+// was not read ahead.
 func (lr *listCursor) takeAhead(pd *plainDecoder) *aheadPage {
 	lr.readAhead(pd)
 	if len(lr.ahead) == 0 || lr.ahead[0].pos != lr.pos {
@@ -101,8 +102,9 @@ func (lr *listCursor) takeAhead(pd *plainDecoder) *aheadPage {
 	a := lr.ahead[0]
 	lr.ahead = lr.ahead[1:]
 	lr.aheadBytes -= int64(a.h.usize)
-	<-a.done
+	lr.pos = a.next
 	lr.readAhead(pd)
+	<-a.done
 	return a
 }
 

@@ -374,7 +374,7 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 		var at int64
 		a := lr.takeAhead(pd)
 		if a != nil {
-			h, at, lr.pos = &a.h, a.at, a.next
+			h, at = &a.h, a.at
 			lr.held = a
 		} else {
 			lr.hc.r, lr.hc.size = pd.r, pd.size

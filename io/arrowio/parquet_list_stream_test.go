@@ -238,6 +238,7 @@ func TestListCursorFewRows(t *testing.T) {
 			end: cc.DataPageOffset() + cc.TotalCompressedSize(), total: rows, perRow: 2,
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		ahead := aheadPagesRead.Load()
 		for row, k := 0, int64(1); row < rows; k = k%7 + 1 {
 			k = min(k, int64(rows-row))
 			a, ok := lr.next(pd, k, mem)
@@ -248,10 +249,31 @@ func TestListCursorFewRows(t *testing.T) {
 			a.Release()
 		}
 		lr.close()
+		// Each compressed page is decompressed ahead of the cursor, once.
+		if got, pages := aheadPagesRead.Load()-ahead, dataPages(t, pd, lr.end-cc.TotalCompressedSize(), lr.end); c != nil && got != pages {
+			t.Errorf("%s: %d pages decompressed ahead, want %d", codec, got, pages)
+		}
 		f.Close()
 		pf.Close()
 		mem.AssertSize(t, 0)
 	}
+}
+
+// dataPages counts the data pages of the chunk at [from, to).
+func dataPages(t *testing.T, pd *plainDecoder, from, to int64) int64 {
+	hc := headerChecker{r: pd.r, size: pd.size}
+	var n int64
+	for pos := from; pos < to; {
+		h, hl, err := hc.header(pos, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.typ == pageData || h.typ == pageDataV2 {
+			n++
+		}
+		pos += int64(hl) + int64(h.csize)
+	}
+	return n
 }
 
 // TestListCursor reads list columns of streamed row groups a segment at a
