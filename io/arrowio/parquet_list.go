@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -350,11 +352,22 @@ func streamLevels(dec io.Reader, n, usize int64) (rep, def []byte, left int64, o
 // with the repetition levels, then the definition levels (each RLE with a
 // 4-byte length prefix), then the values.
 func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
+	c := &lc.plainChunk
 	n, ok := lc.v1Entries(h)
 	if !ok {
 		return false
 	}
-	page, ok := lc.inflateScratch(pd, body, int(h.usize))
+	if h.enc == encodingPlain {
+		// With no null, the values are the last n*w bytes of the page.
+		page, ok := c.inflateBehind(pd, body, int(h.usize), int(int64(h.usize)-n*int64(c.w)))
+		if !ok {
+			return false
+		}
+		if page != nil {
+			return lc.behindV1(pd, page, n)
+		}
+	}
+	page, ok := c.inflateScratch(pd, body, int(h.usize))
 	if !ok {
 		return false
 	}
@@ -363,6 +376,37 @@ func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 		return false
 	}
 	return lc.values(pd, h, vals, slots, present)
+}
+
+// listPagesInPlace counts the list pages decompressed straight into place
+// (tests).
+var listPagesInPlace atomic.Int64
+
+// behindV1 decodes a PLAIN DATA_PAGE of n level entries that inflateBehind
+// decompressed into c.values: its levels, then its values, which are in
+// place when each entry is a value, or scattered among its null slots.
+func (lc *listChunk) behindV1(pd *plainDecoder, page []byte, n int64) bool {
+	c := &lc.plainChunk
+	at := int(c.row) * c.w
+	from := at - (len(page) - int(n)*c.w)
+	vals, slots, present, ok := lc.v1Levels(page, n)
+	if !ok {
+		c.putBehind(pd, from)
+		return false
+	}
+	if present == slots && int64(len(vals)) == slots*int64(c.w) {
+		if len(vals) > 0 && unsafe.SliceData(vals) != unsafe.SliceData(c.values[at:]) {
+			copy(c.values[at:], vals)
+		} else {
+			listPagesInPlace.Add(1)
+		}
+		c.putBehind(pd, from)
+		c.row += slots
+		return true
+	}
+	pd.scratch = append(pd.scratch[:0], vals...)
+	c.putBehind(pd, from)
+	return c.scatter(pd.scratch, slots, present)
 }
 
 // v1Entries checks a DATA_PAGE's encodings and returns its level entries.

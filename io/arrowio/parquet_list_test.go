@@ -137,12 +137,15 @@ func TestParquetListFastPath(t *testing.T) {
 		slow   []string  // columns it leaves to pqarrow
 		stream bool      // row groups streamed in segments
 		byPage bool      // chunks read a page at a time, large pages streamed
+		// Pages after a chunk's first are decompressed straight into
+		// place (columns without nulls).
+		inPlace bool
 	}{
 		{name: "pqarrow/none/v1", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed}},
 		{name: "pqarrow/snappy/v1", pf: plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy}},
 		{name: "pqarrow/zstd/v2", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true}},
 		{name: "pqarrow/gzip/v2/small-pages", pf: plainFile{rows: 2000, rgRows: 2000, codec: compress.Codecs.Gzip, v2: true, smallPages: true}},
-		{name: "pqarrow/snappy/v1/small-pages", pf: plainFile{rows: 2500, rgRows: 1200, codec: compress.Codecs.Snappy, smallPages: true}},
+		{name: "pqarrow/snappy/v1/small-pages", pf: plainFile{rows: 2500, rgRows: 1200, codec: compress.Codecs.Snappy, smallPages: true}, inPlace: true},
 		{name: "pqarrow/snappy/v1/dictionary", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Snappy, dictionary: true}},
 		{name: "pqarrow/none/v2/dictionary/small-pages", pf: plainFile{rows: 2000, rgRows: 1000, codec: compress.Codecs.Uncompressed, v2: true, dictionary: true, smallPages: true}},
 		{name: "pqarrow/snappy/v1/streamed", pf: plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Snappy}, stream: true},
@@ -198,7 +201,7 @@ func TestParquetListFastPath(t *testing.T) {
 				if n != 0 {
 					t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
 				}
-				fb := streamFallbacks.Load()
+				fb, placed := streamFallbacks.Load(), listPagesInPlace.Load()
 				got, err, n := readParquetWith(t, path, true, mem, []string{c})
 				if err != nil {
 					t.Fatalf("%s: fast path: %v", c, err)
@@ -230,6 +233,9 @@ func TestParquetListFastPath(t *testing.T) {
 				}
 				if !fast && n != 0 {
 					t.Errorf("%s: fast path decoded %d chunks of a column it must leave to pqarrow", c, n)
+				}
+				if tc.inPlace && (c == "l32req" || c == "f32") && listPagesInPlace.Load() == placed {
+					t.Errorf("%s: no page was decompressed in place", c)
 				}
 				if tc.stream && fast && streamFallbacks.Load() != fb {
 					t.Errorf("%s: a streamed row group's list went to pqarrow", c)
