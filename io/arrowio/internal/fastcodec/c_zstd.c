@@ -55,6 +55,18 @@ void *pate_zstds_new(int window_log_max) {
 	return d;
 }
 
+// pate_zstds_new_stable is pate_zstds_new for a decoder that writes a
+// frame straight into one output buffer, the same at every call
+// (ZSTD_d_stableOutBuffer): no window buffer, no copy out of it.
+void *pate_zstds_new_stable(int window_log_max) {
+	ZSTD_DCtx *d = pate_zstds_new(window_log_max);
+	if (d != NULL && ZSTD_isError(ZSTD_DCtx_setParameter(d, ZSTD_d_stableOutBuffer, 1))) {
+		ZSTD_freeDCtx(d);
+		return NULL;
+	}
+	return d;
+}
+
 void pate_zstds_reset(void *d) { ZSTD_DCtx_reset((ZSTD_DCtx *)d, ZSTD_reset_session_only); }
 
 // pate_zstds_read decodes from in[*in_pos:in_size] into out[*out_pos:out_size]

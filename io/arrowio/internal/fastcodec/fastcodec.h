@@ -17,6 +17,7 @@ int pate_zstd_decode(void *d, const void *src, size_t n, void *dst, size_t cap, 
 int pate_brotli_decode(const void *src, size_t n, void *dst, size_t cap, size_t *out);
 
 void *pate_zstds_new(int window_log_max);
+void *pate_zstds_new_stable(int window_log_max);
 void pate_zstds_reset(void *d);
 int pate_zstds_read(void *d, const void *in, size_t in_size, size_t *in_pos, void *out, size_t out_size, size_t *out_pos);
 void pate_zstds_free(void *d);

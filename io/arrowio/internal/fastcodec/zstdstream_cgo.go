@@ -112,3 +112,49 @@ func (z *ZstdReader) Close() error {
 	}
 	return nil
 }
+
+var zstdStablePool = cpool{
+	new: func() unsafe.Pointer { return C.pate_zstds_new_stable(ZstdStreamWindowLog) },
+	del: func(d unsafe.Pointer) { C.pate_zstds_free(d) },
+}
+
+// DecodeZstdInto decodes the zstd frames br holds into dst, which they
+// must fill exactly, reading br's buffer (no copy) and writing dst in
+// place: unlike a ZstdReader's, the decoder keeps no window buffer and
+// copies nothing out of one. ok is false without the C decoders or on a
+// corrupt or truncated stream, or one that does not decode to len(dst)
+// bytes; dst then holds anything.
+func DecodeZstdInto(br *bufio.Reader, dst []byte) bool {
+	if len(dst) == 0 {
+		return false
+	}
+	d := zstdStablePool.get()
+	if d == nil {
+		return false
+	}
+	defer func() {
+		C.pate_zstds_reset(d)
+		zstdStablePool.put(d)
+	}()
+	outPos := C.size_t(0)
+	for {
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err != nil {
+				return false
+			}
+		}
+		in, _ := br.Peek(br.Buffered())
+		inPos, was := C.size_t(0), outPos
+		rc := C.pate_zstds_read(d, ptr(in), C.size_t(len(in)), &inPos, ptr(dst), C.size_t(len(dst)), &outPos)
+		runtime.KeepAlive(in)
+		runtime.KeepAlive(dst)
+		if _, err := br.Discard(int(inPos)); err != nil || rc < 0 || inPos == 0 && outPos == was {
+			return false
+		}
+		if rc == 0 && int(outPos) == len(dst) {
+			// The last frame ended where dst does: nothing may follow.
+			_, err := br.Peek(1)
+			return err == io.EOF
+		}
+	}
+}

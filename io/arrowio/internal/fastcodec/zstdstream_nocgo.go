@@ -2,7 +2,10 @@
 
 package fastcodec
 
-import "io"
+import (
+	"bufio"
+	"io"
+)
 
 // ZstdStreamWindowLog is the largest window (1<<23, 8 MiB) a streamed
 // zstd frame may ask for.
@@ -18,3 +21,6 @@ func (*ZstdReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Close does nothing.
 func (*ZstdReader) Close() error { return nil }
+
+// DecodeZstdInto reports false: without cgo the caller streams the page.
+func DecodeZstdInto(br *bufio.Reader, dst []byte) bool { return false }

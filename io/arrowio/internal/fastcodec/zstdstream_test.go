@@ -1,6 +1,7 @@
 package fastcodec
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -93,6 +94,57 @@ func TestZstdReader(t *testing.T) {
 	}
 }
 
+// TestDecodeZstdInto decodes zstd pages straight into a buffer of their
+// decoded length, through bufio.Readers of several sizes: the bytes the
+// Go decoder gives for one frame (with and without its content size and
+// checksum), several, a skippable one; false for a truncated, corrupt,
+// trailing-bytes or too-large-window stream, and for a buffer longer or
+// shorter than the stream decodes to.
+func TestDecodeZstdInto(t *testing.T) {
+	if !Available {
+		t.Skip("no cgo: the page is streamed")
+	}
+	page := readFixture(t, "page.bin")
+	zs := arrowCodec(t, compress.Codecs.Zstd)
+	cli := readFixture(t, "page.bin.zst")
+	third := len(page) / 3
+	tests := []struct {
+		name string
+		src  []byte
+		n    int  // the buffer's length
+		ok   bool // and page[:n] decoded into it
+	}{
+		{"zstd -19", cli, len(page), true},
+		{"no checksum", readFixture(t, "page.nocheck.zst"), len(page), true},
+		{"Go frame", zs.Encode(nil, page), len(page), true},
+		{"no content size", bigWindowFrame(page, 20), len(page), true},
+		{"two frames", cat(zs.Encode(nil, page[:third]), zs.Encode(nil, page[third:])), len(page), true},
+		{"skippable frame", cat(skippable([]byte("meta")), cli), len(page), true},
+		{"window at the limit", bigWindowFrame(page, ZstdStreamWindowLog), len(page), true},
+		{"buffer too short", cli, len(page) - 1, false},
+		{"buffer too long", cli, len(page) + 1, false},
+		{"empty", zs.Encode(nil, nil), 0, false},
+		{"truncated", cli[:len(cli)-10], len(page), false},
+		{"corrupt", flip(cli, len(cli)/2), len(page), false},
+		{"trailing bytes", cat(cli, []byte("junk")), len(page), false},
+		{"window over the limit", bigWindowFrame(page, ZstdStreamWindowLog+4), len(page), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, size := range []int{16, 4096, 1 << 16} {
+				dst := make([]byte, tc.n)
+				ok := DecodeZstdInto(bufio.NewReaderSize(bytes.NewReader(tc.src), size), dst)
+				if ok != tc.ok {
+					t.Fatalf("buffer %d: ok %v, want %v", size, ok, tc.ok)
+				}
+				if ok && !bytes.Equal(dst, page[:tc.n]) {
+					t.Fatalf("buffer %d: decoded bytes differ", size)
+				}
+			}
+		})
+	}
+}
+
 // FuzzZstdReader streams arbitrary input through the C decoder: whatever
 // it reads without error, the Go decoder reads alike (where the Go
 // decoder reads it at all).
@@ -119,6 +171,37 @@ func FuzzZstdReader(f *testing.F) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("C stream read %d bytes, Go %d", len(got), len(want))
+		}
+	})
+}
+
+// FuzzDecodeZstdInto decodes arbitrary input into a buffer of the length
+// the Go decoder gives it: whatever decodes, decodes to the Go decoder's
+// bytes; a buffer one byte shorter never takes it.
+func FuzzDecodeZstdInto(f *testing.F) {
+	if !Available {
+		f.Skip("no cgo")
+	}
+	zs := arrowCodec(f, compress.Codecs.Zstd)
+	seedPages(f, func(p []byte) []byte { return zs.Encode(nil, p) })
+	f.Add(readFixture(f, "page.bin.zst"), uint16(100))
+	ref, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<24))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ref.Close()
+	f.Fuzz(func(t *testing.T, src []byte, size uint16) {
+		want, err := ref.DecodeAll(src, nil)
+		if err != nil || len(want) == 0 {
+			return
+		}
+		br := func() *bufio.Reader { return bufio.NewReaderSize(bytes.NewReader(src), int(size%4096)+16) }
+		got := make([]byte, len(want))
+		if DecodeZstdInto(br(), got) && !bytes.Equal(got, want) {
+			t.Fatalf("decoded %d bytes unlike the Go decoder", len(got))
+		}
+		if DecodeZstdInto(br(), got[:len(got)-1]) {
+			t.Fatalf("%d bytes decoded into %d", len(want), len(got)-1)
 		}
 	})
 }
