@@ -80,7 +80,7 @@ type plainDecoder struct {
 	dict    []byte   // the decoded dictionary of the chunk, reused
 	idx     []uint32 // a page's dictionary indices, reused
 	split   []byte   // a BYTE_STREAM_SPLIT page's joined values, reused
-	behind  []byte   // the values a page is decompressed over (inflateBehind), reused
+	behind  []byte   // the values a page is decompressed over (placePage), reused
 }
 
 // plainLeaf returns the leaf column of the projected top-level field k if
@@ -370,33 +370,56 @@ func (c *plainChunk) inflateInPlace(src []byte, size int, n int64) bool {
 // required column's are, and were decompressed into scratch and copied out
 // (1.5 GB for a million FLOAT[384] rows in gen.go's file: 0.28 CPU-s).
 // When the rows before the page's are already in c.values (a chunk decoded
-// whole, after its first page), inflateBehind decompresses the page over
-// the last bytes of them instead, as many as the page's levels take if it
-// has no null (its size less its values'): its values then land in place.
-// The bytes written over are kept in pd.behind and put back (putBehind)
-// once the levels are read and the values placed.
+// whole, after its first page), the page is now decompressed over the last
+// bytes of them, as many as its levels take if it has no null (its size
+// less its values'): its values then land in place. The bytes written
+// over are kept in pd.behind and put back (putBehind) once the levels are
+// read and the values placed. With no room behind (a chunk's first page),
+// the page is decompressed where its values go and they are moved back by
+// its levels' length: a copy, but no scratch buffer as large as the page.
 
-// inflateBehind decompresses src (size bytes inflated) into c.values, lead
-// bytes before row c.row, and returns it; nil (and true) when there is no
-// room there or no codec: the caller then inflates the page into scratch.
-// A page that does not decompress has its bytes put back.
-func (c *plainChunk) inflateBehind(pd *plainDecoder, src []byte, size, lead int) ([]byte, bool) {
+// placePage returns where in c.values a page of size bytes, lead of them
+// before its values, is decompressed (from), and keeps the bytes before
+// row c.row it covers; ok is false when it does not fit or has no levels.
+func (c *plainChunk) placePage(pd *plainDecoder, size, lead int) (from int, ok bool) {
 	at := int(c.row) * c.w
-	from := at - lead
-	if c.codec == nil || lead <= 0 || from < 0 || size < lead || size > len(c.values)-from {
-		return nil, true
+	if lead <= 0 || size < lead || at > len(c.values) {
+		return 0, false
+	}
+	from = at - lead
+	if from < 0 {
+		from = at
+	}
+	if size > len(c.values)-from {
+		return 0, false
 	}
 	pd.behind = append(pd.behind[:0], c.values[from:at]...)
-	page, ok := c.inflate(c.values[from:from+size:from+size], src, size)
-	if !ok {
-		c.putBehind(pd, from)
-		return nil, false
-	}
-	return page, true
+	return from, true
 }
 
-// putBehind puts back the bytes inflateBehind wrote over, from byte from
-// of c.values.
+// inflatePlaced decompresses src (size bytes inflated, lead of them
+// levels if it has no null) into c.values where placePage puts it and
+// returns it and where it starts; nil (and true) when there is no room or
+// no codec: the caller then inflates the page into scratch. A page that
+// does not decompress has its bytes put back.
+func (c *plainChunk) inflatePlaced(pd *plainDecoder, src []byte, size, lead int) (page []byte, from int, ok bool) {
+	if c.codec == nil {
+		return nil, 0, true
+	}
+	from, ok = c.placePage(pd, size, lead)
+	if !ok {
+		return nil, 0, true
+	}
+	page, ok = c.inflate(c.values[from:from+size:from+size], src, size)
+	if !ok {
+		c.putBehind(pd, from)
+		return nil, 0, false
+	}
+	return page, from, true
+}
+
+// putBehind puts back the bytes placePage kept, from byte from of
+// c.values.
 func (c *plainChunk) putBehind(pd *plainDecoder, from int) {
 	copy(c.values[from:], pd.behind)
 }
