@@ -115,17 +115,20 @@ func (lr *listCursor) spareBuf(n int) []byte {
 		if cap(b) >= n {
 			lr.spare[i] = lr.spare[len(lr.spare)-1]
 			lr.spare = lr.spare[:len(lr.spare)-1]
+			lr.spareBytes -= int64(cap(b))
 			return b[:n]
 		}
 	}
 	return make([]byte, n)
 }
 
-// recycle keeps a page's buffers for the pages after it.
+// recycle keeps a page's buffers for the pages after it, aheadBytes of
+// them at most.
 func (lr *listCursor) recycle(a *aheadPage) {
 	for _, b := range [][]byte{a.body, a.page} {
-		if cap(b) > 0 && len(lr.spare) < 2*aheadPages+2 {
+		if cap(b) > 0 && lr.spareBytes+int64(cap(b)) <= aheadBytes {
 			lr.spare = append(lr.spare, b[:0])
+			lr.spareBytes += int64(cap(b))
 		}
 	}
 	a.body, a.page = nil, nil
@@ -136,7 +139,7 @@ func (lr *listCursor) stopAhead() {
 	for _, a := range lr.ahead {
 		<-a.done
 	}
-	lr.ahead, lr.aheadBytes, lr.spare = nil, 0, nil
+	lr.ahead, lr.aheadBytes, lr.spare, lr.spareBytes = nil, 0, nil, 0
 	lr.held = nil
 }
 

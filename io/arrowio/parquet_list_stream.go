@@ -67,12 +67,13 @@ type listCursor struct {
 	held   *aheadPage
 	// Pages read ahead (parquet_list_ahead.go): being decompressed, in
 	// file order from ahead[0] (at pos, when the cursor gets there) to
-	// scan; their decoded bytes; spare buffers.
+	// scan; their decoded bytes; spare buffers, and their bytes.
 	ahead      []*aheadPage
 	scan       int64
 	ahc        headerChecker
 	aheadBytes int64
 	spare      [][]byte
+	spareBytes int64
 	page       int   // pages opened
 	rows       int64 // rows handed out
 	total      int64 // rows of the chunk
