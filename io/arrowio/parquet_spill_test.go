@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -284,9 +285,9 @@ func TestParquetSpillReadError(t *testing.T) {
 	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd})
 	streamSmall(t, 1000)
 	sdir := spillSmall(t, 0, 0, true)
-	var spill string
+	var spillName atomic.Value // the workers read the spill file at once
 	testHookSpillRead = func(name string) error {
-		spill = name
+		spillName.Store(name)
 		return &os.PathError{Op: "read", Path: name, Err: syscall.EIO}
 	}
 	defer func() { testHookSpillRead = nil }()
@@ -303,6 +304,7 @@ func TestParquetSpillReadError(t *testing.T) {
 		t.Fatal("the failed reads of the spill file were not reported")
 	}
 	msg := err.Error()
+	spill, _ := spillName.Load().(string)
 	if spill == "" || strings.Contains(msg, filepath.Base(spill)) || strings.Contains(msg, sdir) || strings.Contains(msg, "pate-spill") {
 		t.Errorf("error names the temporary file (%q): %s", spill, msg)
 	}
