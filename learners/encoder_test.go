@@ -529,3 +529,41 @@ func BenchmarkFitEncoderEmbedding(b *testing.B) {
 	}
 	b.ReportMetric(rows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkEncodeEmbeddingRows encodes 100,000 rows of one
+// fixed_size_list<float32>[384] column, 400 rows at a time (a teacher's
+// rows of the sensitive data in the embedding speed workload).
+func BenchmarkEncodeEmbeddingRows(b *testing.B) {
+	const rows, dim = 100_000, 384
+	mem := memory.NewGoAllocator()
+	lb := array.NewFixedSizeListBuilder(mem, dim, arrow.PrimitiveTypes.Float32)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range rows {
+		lb.Append(true)
+		for range dim {
+			vb.Append(float32(r.NormFloat64()))
+		}
+	}
+	col := lb.NewArray()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(sc, []arrow.Array{col}, rows)
+	defer rec.Release()
+	enc, err := FitEncoder(sc, []string{"emb"}, []arrow.Record{rec}, EncoderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := enc.Prepare(rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m Matrix
+	b.SetBytes(rows * dim * 4)
+	for b.Loop() {
+		for lo := 0; lo < rows; lo += 400 {
+			p.EncodeRows(lo, lo+400, &m)
+		}
+	}
+}

@@ -184,12 +184,14 @@ func encodeList(col arrow.Array, lo int, fs []Feature, ls *listScale, t tile) bo
 type listScale struct {
 	mean, std, inv []float64
 	off            []int
+	run            bool // off[j] is off[0]+j: the elements are adjacent in a row
 }
 
 func newListScale(fs []Feature) *listScale {
-	ls := &listScale{mean: make([]float64, len(fs)), std: make([]float64, len(fs)), inv: make([]float64, len(fs)), off: make([]int, len(fs))}
+	ls := &listScale{mean: make([]float64, len(fs)), std: make([]float64, len(fs)), inv: make([]float64, len(fs)), off: make([]int, len(fs)), run: true}
 	for j := range fs {
 		ls.mean[j], ls.std[j], ls.inv[j], ls.off[j] = fs[j].Mean, fs[j].Std, 1/fs[j].Std, fs[j].Offset
+		ls.run = ls.run && fs[j].Offset == fs[0].Offset+j
 	}
 	return ls
 }
@@ -211,6 +213,13 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 		row := vals[s:e]
 		mean, std, inv, at := ls.mean[:len(row)], ls.std[:len(row)], ls.inv[:len(row)], ls.off[:len(row)]
 		off := r * t.rs
+		if ls.run && cs == 1 && !valNulls {
+			// A row-major tile and adjacent elements (an embedding's
+			// rows, encoded for a teacher): the row's run is one slice
+			// of the tile, written in order.
+			encodeRun(row, t.d[off+at[0]:off+at[0]+len(row)], mean, std, inv, fs)
+			continue
+		}
 		for j, x := range row {
 			if valNulls && values.IsNull(int(s)+j) {
 				continue // the mean encodes as 0
@@ -230,6 +239,28 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 			}
 			t.d[at[j]*cs+off] = scaled(v, mean[j], std[j], inv[j])
 		}
+	}
+}
+
+// encodeRun is encodeListOf's loop for one row whose elements go to the
+// adjacent values of dst, none null: the same values, written in order
+// with no offset table.
+func encodeRun[T float32 | float64](row []T, dst []float32, mean, std, inv []float64, fs []Feature) {
+	dst = dst[:len(row)]
+	mean, std, inv = mean[:len(row)], std[:len(row)], inv[:len(row)]
+	for j, x := range row {
+		v := float64(x)
+		if v-v != 0 { // NaN or ±Inf, as (*Feature).scale takes them
+			switch {
+			case v != v:
+				continue // the mean encodes as 0
+			case v > 0:
+				v = fs[j].Max
+			default:
+				v = fs[j].Min
+			}
+		}
+		dst[j] = scaled(v, mean[j], std[j], inv[j])
 	}
 }
 
