@@ -228,13 +228,9 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 			// (*Feature).scale, inlined: v−v is 0 for every finite v
 			// and NaN for NaN and ±Inf.
 			if v-v != 0 {
-				switch {
-				case v != v:
+				var ok bool
+				if v, ok = notFinite(v, &fs[j]); !ok {
 					continue // the mean encodes as 0
-				case v > 0:
-					v = fs[j].Max
-				default:
-					v = fs[j].Min
 				}
 			}
 			t.d[at[j]*cs+off] = scaled(v, mean[j], std[j], inv[j])
@@ -250,17 +246,27 @@ func encodeRun[T float32 | float64](row []T, dst []float32, mean, std, inv []flo
 	mean, std, inv = mean[:len(row)], std[:len(row)], inv[:len(row)]
 	for j, x := range row {
 		v := float64(x)
-		if v-v != 0 { // NaN or ±Inf, as (*Feature).scale takes them
-			switch {
-			case v != v:
+		if v-v != 0 {
+			var ok bool
+			if v, ok = notFinite(v, &fs[j]); !ok {
 				continue // the mean encodes as 0
-			case v > 0:
-				v = fs[j].Max
-			default:
-				v = fs[j].Min
 			}
 		}
 		dst[j] = scaled(v, mean[j], std[j], inv[j])
+	}
+}
+
+// notFinite returns what (*Feature).scale scales in place of a NaN or
+// infinite v: f's maximum for +Inf, its minimum for −Inf; false for NaN,
+// which encodes as the mean (0).
+func notFinite(v float64, f *Feature) (float64, bool) {
+	switch {
+	case v != v:
+		return 0, false
+	case v > 0:
+		return f.Max, true
+	default:
+		return f.Min, true
 	}
 }
 
