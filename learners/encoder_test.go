@@ -501,13 +501,10 @@ func TestAddNumBoundsAreMathMinMax(t *testing.T) {
 	}
 }
 
-// BenchmarkFitEncoderEmbedding fits the encoder on 100,000 rows of one
-// fixed_size_list<float32>[384] column (the public head of the embedding
-// speed workload).
-func BenchmarkFitEncoderEmbedding(b *testing.B) {
-	const rows, dim = 100_000, 384
-	mem := memory.NewGoAllocator()
-	lb := array.NewFixedSizeListBuilder(mem, dim, arrow.PrimitiveTypes.Float32)
+// embeddingRecord returns rows of one fixed_size_list<float32>[dim] column
+// emb of standard normal values (a fixed seed).
+func embeddingRecord(rows, dim int) arrow.Record {
+	lb := array.NewFixedSizeListBuilder(memory.NewGoAllocator(), int32(dim), arrow.PrimitiveTypes.Float32)
 	defer lb.Release()
 	vb := lb.ValueBuilder().(*array.Float32Builder)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -520,8 +517,17 @@ func BenchmarkFitEncoderEmbedding(b *testing.B) {
 	col := lb.NewArray()
 	defer col.Release()
 	sc := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(sc, []arrow.Array{col}, rows)
+	return array.NewRecord(sc, []arrow.Array{col}, int64(rows))
+}
+
+// BenchmarkFitEncoderEmbedding fits the encoder on 100,000 rows of one
+// fixed_size_list<float32>[384] column (the public head of the embedding
+// speed workload).
+func BenchmarkFitEncoderEmbedding(b *testing.B) {
+	const rows, dim = 100_000, 384
+	rec := embeddingRecord(rows, dim)
 	defer rec.Release()
+	sc := rec.Schema()
 	for b.Loop() {
 		if _, err := FitEncoder(sc, []string{"emb"}, []arrow.Record{rec}, EncoderOptions{}); err != nil {
 			b.Fatal(err)
@@ -535,22 +541,9 @@ func BenchmarkFitEncoderEmbedding(b *testing.B) {
 // rows of the sensitive data in the embedding speed workload).
 func BenchmarkEncodeEmbeddingRows(b *testing.B) {
 	const rows, dim = 100_000, 384
-	mem := memory.NewGoAllocator()
-	lb := array.NewFixedSizeListBuilder(mem, dim, arrow.PrimitiveTypes.Float32)
-	defer lb.Release()
-	vb := lb.ValueBuilder().(*array.Float32Builder)
-	r := rand.New(rand.NewPCG(3, 4))
-	for range rows {
-		lb.Append(true)
-		for range dim {
-			vb.Append(float32(r.NormFloat64()))
-		}
-	}
-	col := lb.NewArray()
-	defer col.Release()
-	sc := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(sc, []arrow.Array{col}, rows)
+	rec := embeddingRecord(rows, dim)
 	defer rec.Release()
+	sc := rec.Schema()
 	enc, err := FitEncoder(sc, []string{"emb"}, []arrow.Record{rec}, EncoderOptions{})
 	if err != nil {
 		b.Fatal(err)
