@@ -51,8 +51,8 @@ func (lr *listCursor) readAhead(pd *plainDecoder) {
 	if len(lr.ahead) == 0 {
 		lr.scan = lr.pos
 	}
+	lr.ahc.r, lr.ahc.size = pd.r, pd.size
 	for len(lr.ahead) < aheadPages && lr.scan < lr.end {
-		lr.ahc.r, lr.ahc.size = pd.r, pd.size
 		h, hl, err := lr.ahc.header(lr.scan, lr.end)
 		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.scan-int64(hl) {
 			return

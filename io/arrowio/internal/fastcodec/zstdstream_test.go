@@ -145,13 +145,9 @@ func TestDecodeZstdInto(t *testing.T) {
 	}
 }
 
-// FuzzZstdReader streams arbitrary input through the C decoder: whatever
-// it reads without error, the Go decoder reads alike (where the Go
-// decoder reads it at all).
-func FuzzZstdReader(f *testing.F) {
-	if !Available {
-		f.Skip("no cgo")
-	}
+// zstdStreamSeeds seeds a fuzz target of (zstd stream, uint16) with
+// zstd pages and returns the Go decoder its bytes are checked against.
+func zstdStreamSeeds(f *testing.F) *zstd.Decoder {
 	zs := arrowCodec(f, compress.Codecs.Zstd)
 	seedPages(f, func(p []byte) []byte { return zs.Encode(nil, p) })
 	f.Add(readFixture(f, "page.bin.zst"), uint16(100))
@@ -159,6 +155,17 @@ func FuzzZstdReader(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	return ref
+}
+
+// FuzzZstdReader streams arbitrary input through the C decoder: whatever
+// it reads without error, the Go decoder reads alike (where the Go
+// decoder reads it at all).
+func FuzzZstdReader(f *testing.F) {
+	if !Available {
+		f.Skip("no cgo")
+	}
+	ref := zstdStreamSeeds(f)
 	defer ref.Close()
 	f.Fuzz(func(t *testing.T, src []byte, step uint16) {
 		got, err := readZstdStream(src, int(step%4096)+1)
@@ -182,13 +189,7 @@ func FuzzDecodeZstdInto(f *testing.F) {
 	if !Available {
 		f.Skip("no cgo")
 	}
-	zs := arrowCodec(f, compress.Codecs.Zstd)
-	seedPages(f, func(p []byte) []byte { return zs.Encode(nil, p) })
-	f.Add(readFixture(f, "page.bin.zst"), uint16(100))
-	ref, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<24))
-	if err != nil {
-		f.Fatal(err)
-	}
+	ref := zstdStreamSeeds(f)
 	defer ref.Close()
 	f.Fuzz(func(t *testing.T, src []byte, size uint16) {
 		want, err := ref.DecodeAll(src, nil)
