@@ -176,3 +176,22 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnsplit joins a page of BYTE_STREAM_SPLIT values (DuckDB's
+// PARQUET_VERSION v2 floating-point encoding) of each width.
+func BenchmarkUnsplit(b *testing.B) {
+	const n = 1 << 17
+	for _, w := range []int{4, 8} {
+		b.Run("w="+strconv.Itoa(w), func(b *testing.B) {
+			src := make([]byte, n*w)
+			for i := range src {
+				src[i] = byte(i * 7)
+			}
+			dst := make([]byte, n*w)
+			b.SetBytes(int64(n * w))
+			for b.Loop() {
+				unsplit(dst, src, w)
+			}
+		})
+	}
+}

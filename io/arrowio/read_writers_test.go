@@ -169,7 +169,7 @@ func TestReadDuckDBPageV2Corrupt(t *testing.T) {
 func TestUnsplit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, w := range []int{4, 8, 2} {
-		for n := range 40 {
+		for n := range 70 {
 			src := make([]byte, n*w)
 			for i := range src {
 				src[i] = byte(rng.Uint32())
