@@ -30,6 +30,7 @@ const duck = {
   "duckdb-v2-gzip": "PARQUET_VERSION v2, COMPRESSION gzip",
   "duckdb-rg1m-v2": "ROW_GROUP_SIZE 1048576, PARQUET_VERSION v2", // BYTE_STREAM_SPLIT pages of 8 MB
   "duckdb-rg1m-lz4": "ROW_GROUP_SIZE 1048576, COMPRESSION lz4",
+  "duckdb-rg2k": "ROW_GROUP_SIZE 2048", // DuckDB's smallest row groups
 };
 // Polars writeParquet compression per layout (undefined: its default).
 const polars = {
@@ -38,6 +39,8 @@ const polars = {
   "polars-gzip": "gzip",
   "polars-lz4": "lz4",
   "polars-brotli": "brotli",
+  "polars-snappy": "snappy",
+  "polars-uncompressed": "uncompressed",
 };
 // Polars sinkParquet options per layout (a lazy scan written by the
 // streaming engine: the way to choose row groups and statistics).
@@ -46,6 +49,8 @@ const polarsSink = {
   "polars-rg1m": { compression: "snappy", rowGroupSize: 1048576 },
   "polars-nostats": { compression: "snappy", statistics: false },
   "polars-stats-full": { compression: "snappy", statistics: "full" },
+  "polars-page8k": { compression: "snappy", dataPagesizeLimit: 8192 }, // many small pages
+  "polars-rg10k": { compression: "snappy", rowGroupSize: 10000 },
 };
 const all = [...Object.keys(duck), ...Object.keys(polars), ...Object.keys(polarsSink)];
 

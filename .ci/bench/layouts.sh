@@ -10,7 +10,8 @@
 # pyarrow's defaults: dictionary encoding, or plain, in 1M-row groups; its
 # columns are REQUIRED, DuckDB's and Polars' OPTIONAL) and those of
 # layouts.mjs (DuckDB and Polars from npm: defaults, zstd, gzip, 1M-row and
-# 10k-row groups, PARQUET_VERSION v2, Polars' sinkParquet, statistics, ...).
+# 10k-row and 2k-row groups, PARQUET_VERSION v2, Polars' sinkParquet,
+# statistics, 8 KB pages, ...).
 # Targets: every layout <= 1.3x gen's time (gzip <= 2x) and <= 1.3x its
 # peak RSS. PATE_LAYOUT_ROWS=4000000 writes and times 4M-row files instead
 # (for the rule: peak RSS at 4M <= 1.10x that at 1M). Files go under
@@ -40,7 +41,8 @@ if [ ${#layouts[@]} -eq 0 ]; then
   layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
     duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
     duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
-    polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-lz4)
+    polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-lz4 duckdb-rg2k polars-snappy
+    polars-uncompressed polars-page8k polars-rg10k)
 fi
 mkdir -p "$dir/layouts"
 for l in "${layouts[@]}"; do

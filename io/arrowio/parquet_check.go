@@ -63,6 +63,11 @@ type headerChecker struct {
 	r    io.ReaderAt
 	size int64 // the file's size
 	buf  []byte
+	// The file's bytes from at on are in buf[:n]: a header that lies in
+	// what the last read brought in is parsed from there (pages smaller
+	// than the read window).
+	at int64
+	n  int
 }
 
 // chunk checks the page headers of column leaf of row group rg, up to the
@@ -144,18 +149,30 @@ func checkDictHeader(h *pageHeader, d *schema.Column) error {
 	return nil
 }
 
-// header parses the page header at pos, reading a window of 64 KB that
-// doubles while the header may run past it, up to maxPageHeaderWindow.
+// header parses the page header at pos, reading a window of 1 KB that
+// doubles while the header may run past it, up to maxPageHeaderWindow. A
+// header is rarely more than a few hundred bytes; a larger first window
+// copies the page bodies after it for nothing (with 8 KB pages, a 64 KB
+// window read the file over again).
 func (hc *headerChecker) header(pos, end int64) (*pageHeader, int, error) {
-	for window := int64(64 << 10); ; window *= 2 {
+	if lim := min(hc.at+int64(hc.n), end); hc.n > 0 && pos >= hc.at && pos < lim {
+		var h pageHeader
+		if hl, ok := h.parse(hc.buf[pos-hc.at : lim-hc.at]); ok {
+			return &h, hl, nil
+		}
+		// It may run past what was read: read from pos on.
+	}
+	for window := int64(1 << 10); ; window *= 2 {
 		n := min(window, end-pos)
 		if int64(cap(hc.buf)) < n {
 			hc.buf = make([]byte, n)
 		}
 		b := hc.buf[:n]
+		hc.n = 0
 		if m, err := hc.r.ReadAt(b, pos); m < len(b) {
 			return nil, 0, fmt.Errorf("reading a page header: %w", err)
 		}
+		hc.at, hc.n = pos, len(b)
 		var h pageHeader
 		if hl, ok := h.parse(b); ok {
 			return &h, hl, nil
@@ -169,6 +186,6 @@ func (hc *headerChecker) header(pos, end int64) (*pageHeader, int, error) {
 // trim drops a read buffer grown for an unusually large header.
 func (hc *headerChecker) trim() {
 	if cap(hc.buf) > 1<<20 {
-		hc.buf = nil
+		hc.buf, hc.n = nil, 0
 	}
 }
