@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
 )
 
 // TestHostilePageHeader reads the 473-byte file FuzzReadParquet found, whose
@@ -251,4 +252,80 @@ func TestNestedValuesBounded(t *testing.T) {
 			t.Errorf("got %v, want the page refused", err)
 		}
 	})
+}
+
+// countingReaderAt counts the reads made of an io.ReaderAt.
+type countingReaderAt struct {
+	r     *bytes.Reader
+	reads int
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
+}
+
+// TestSmallPagesShareReads walks the pages of files of small pages (512
+// bytes, pqarrow's smallest useful setting) as the streamed path does:
+// every header must parse as it does when read on its own, every page's
+// bytes must be the file's, and both must take fewer reads than pages:
+// headers share the 1 KB a header read brings in (two 512-byte pages a
+// read), page bodies a 256 KB window.
+func TestSmallPagesShareReads(t *testing.T) {
+	for _, pf := range []plainFile{
+		{rows: 20000, rgRows: 7000, codec: compress.Codecs.Snappy, smallPages: true},
+		{rows: 20000, rgRows: 20000, codec: compress.Codecs.Uncompressed, smallPages: true, v2: true},
+		{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd, smallPages: true, dictionary: true},
+	} {
+		path := filepath.Join(t.TempDir(), "small.parquet")
+		writePlainFile(t, path, pf)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := pr.MetaData()
+		pr.Close()
+		hr := &countingReaderAt{r: bytes.NewReader(raw)}
+		pr2 := &countingReaderAt{r: bytes.NewReader(raw)}
+		hc := headerChecker{r: hr, size: int64(len(raw))}
+		pd := plainDecoder{r: pr2, size: int64(len(raw))}
+		pages := 0
+		for rg := range len(md.RowGroups) {
+			for leaf := range md.Schema.NumColumns() {
+				cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := cc.DataPageOffset()
+				if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+					start = cc.DictionaryPageOffset()
+				}
+				end := start + cc.TotalCompressedSize()
+				for pos := start; pos < end; pages++ {
+					h, hl, err := hc.header(pos, end)
+					if err != nil {
+						t.Fatalf("%+v: row group %d leaf %d byte %d: %v", pf, rg, leaf, pos, err)
+					}
+					alone := headerChecker{r: bytes.NewReader(raw), size: int64(len(raw))}
+					want, wl, err := alone.header(pos, end)
+					if err != nil || wl != hl || *want != *h {
+						t.Fatalf("%+v: byte %d: header %+v (%d bytes), read alone %+v (%d bytes, %v)", pf, pos, *h, hl, want, wl, err)
+					}
+					size := hl + int(h.csize)
+					b, ok := pd.readPage(pos, size)
+					if !ok || !bytes.Equal(b, raw[pos:pos+int64(size)]) {
+						t.Fatalf("%+v: byte %d: readPage gave other bytes than the file's (ok %v)", pf, pos, ok)
+					}
+					pos += int64(size)
+				}
+			}
+		}
+		if pages < 200 || hr.reads > pages*3/4 || pr2.reads > pages/100 {
+			t.Errorf("%+v: %d pages took %d header reads and %d page reads; want many pages, few reads", pf, pages, hr.reads, pr2.reads)
+		}
+	}
 }

@@ -259,26 +259,12 @@ func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 			}
 			continue
 		}
-		body, ok := pd.readPage(at, h.csize)
+		body, ok := pd.readPage(at, int(h.csize))
 		if !ok || !c.decodePage(pd, h, body, page, lc.pageV1, lc.pageV2) {
 			return false
 		}
 	}
 	return lc.done()
-}
-
-// readPage reads the n bytes of a page body at byte at of the file into
-// the decoder's chunk buffer (reused; its bytes are the caller's until the
-// next read).
-func (pd *plainDecoder) readPage(at int64, n int32) ([]byte, bool) {
-	if int64(cap(pd.chunk)) < int64(n) {
-		pd.chunk = make([]byte, n)
-	}
-	body := pd.chunk[:n]
-	if m, err := pd.r.ReadAt(body, at); m != len(body) || (err != nil && err != io.EOF) {
-		return nil, false
-	}
-	return body, true
 }
 
 // streamV1 decodes the PLAIN DATA_PAGE h whose body is at byte at of the

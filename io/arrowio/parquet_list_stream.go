@@ -421,7 +421,7 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 				return false
 			}
 		default:
-			body, ok := pd.readPage(at, h.csize)
+			body, ok := pd.readPage(at, int(h.csize))
 			if !ok {
 				return false
 			}

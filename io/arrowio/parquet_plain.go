@@ -81,6 +81,53 @@ type plainDecoder struct {
 	idx     []uint32 // a page's dictionary indices, reused
 	split   []byte   // a BYTE_STREAM_SPLIT page's joined values, reused
 	behind  []byte   // the values a page is decompressed over (placePage), reused
+
+	// win holds the file's bytes from winAt on, winN of them: a streamed
+	// small page is read with the pages after it (readPage).
+	win   []byte
+	winAt int64
+	winN  int
+}
+
+// pageWindow is how much of the file readPage reads at once for pages
+// smaller than a quarter of it: with 8 KB pages (Polars'
+// dataPagesizeLimit), one read per page cost more than decoding them.
+const pageWindow = 256 << 10
+
+// readPage returns the file's size bytes from off on. A small page comes
+// from the worker's read window, which is refilled from off on when the
+// page is not in it; a larger one is read into pd.chunk. The bytes stay
+// valid until the next readPage.
+func (pd *plainDecoder) readPage(off int64, size int) ([]byte, bool) {
+	if size < 0 || off < 0 {
+		return nil, false
+	}
+	if size < pageWindow/4 {
+		if off >= pd.winAt && off+int64(size) <= pd.winAt+int64(pd.winN) {
+			return pd.win[off-pd.winAt:][:size], true
+		}
+		if pd.win == nil {
+			pd.win = make([]byte, pageWindow)
+		}
+		n := int(min(int64(pageWindow), pd.size-off))
+		pd.winN = 0
+		if n < size {
+			return nil, false
+		}
+		if m, err := pd.r.ReadAt(pd.win[:n], off); m != n || (err != nil && err != io.EOF) {
+			return nil, false
+		}
+		pd.winAt, pd.winN = off, n
+		return pd.win[:size], true
+	}
+	if cap(pd.chunk) < size {
+		pd.chunk = make([]byte, size)
+	}
+	buf := pd.chunk[:size]
+	if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
+		return nil, false
+	}
+	return buf, true
 }
 
 // plainLeaf returns the leaf column of the projected top-level field k if

@@ -3,7 +3,6 @@ package arrowio
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sync"
@@ -714,12 +713,8 @@ const maxLeftPool = 64 << 20
 // the page cannot be read or decoded.
 func (cs *colStream) decodePage(pd *plainDecoder, sp *streamPage, dst, dvalid []byte, nullable bool, at, room int64) (n int64, over, ok bool) {
 	w := cs.chunk.w
-	size := sp.hlen + int(sp.h.csize)
-	if cap(pd.chunk) < size {
-		pd.chunk = make([]byte, size)
-	}
-	buf := pd.chunk[:size]
-	if m, err := pd.r.ReadAt(buf, sp.off); m != len(buf) || (err != nil && err != io.EOF) {
+	buf, ok := pd.readPage(sp.off, sp.hlen+int(sp.h.csize))
+	if !ok {
 		return 0, false, false
 	}
 	body := buf[sp.hlen:]
