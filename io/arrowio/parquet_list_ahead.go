@@ -20,12 +20,44 @@ import (
 // before, and goes on after it. A header the read-ahead cannot read stops
 // it too: the cursor then reads it and fails as it did.
 
-// Bounds of a cursor's read-ahead: pages, and their decoded bytes.
+// Bounds of a cursor's read-ahead: pages, and their decoded bytes; and
+// of all the read-ahead of a reader's cursors (aheadShared).
 const (
 	aheadPages     = 4
 	aheadBytes     = 32 << 20
 	aheadPageBytes = 16 << 20
+	aheadShared    = 96 << 20
 )
+
+// aheadBudget bounds the buffers that the list cursors of one reader hold
+// for their read-ahead (pages being decompressed or read ahead, the page
+// open from one, spare buffers), aheadShared bytes in all: each cursor
+// may hold 64 MB, and a file with several embedding columns has a cursor
+// for each of them and each row group in flight. A cursor that finds the
+// budget spent reads no further ahead: it opens its pages itself, as a
+// cursor did before the read-ahead. A nil budget is unbounded (tests).
+type aheadBudget struct{ held atomic.Int64 }
+
+func (b *aheadBudget) reserve(n int64) bool {
+	if b == nil {
+		return true
+	}
+	for {
+		old := b.held.Load()
+		if old+n > aheadShared {
+			return false
+		}
+		if b.held.CompareAndSwap(old, old+n) {
+			return true
+		}
+	}
+}
+
+func (b *aheadBudget) release(n int64) {
+	if b != nil && n != 0 {
+		b.held.Add(-n)
+	}
+}
 
 // aheadPagesRead counts the pages decompressed ahead (tests).
 var aheadPagesRead atomic.Int64
@@ -37,6 +69,7 @@ type aheadPage struct {
 	h         pageHeader
 	body      []byte // the compressed page
 	page      []byte // its decompressed bytes, when ok
+	charged   int64  // the bytes of body and page taken from the budget
 	ok        bool
 	done      chan struct{}
 }
@@ -64,8 +97,14 @@ func (lr *listCursor) readAhead(pd *plainDecoder) {
 		}
 		a := &aheadPage{pos: lr.scan, at: lr.scan + int64(hl), h: *h, done: make(chan struct{})}
 		a.next = a.at + int64(h.csize)
-		a.body = lr.spareBuf(int(h.csize))
-		a.page = lr.spareBuf(int(h.usize))
+		var ok bool
+		if a.body, ok = lr.spareBuf(int(h.csize), &a.charged); !ok {
+			return
+		}
+		if a.page, ok = lr.spareBuf(int(h.usize), &a.charged); !ok {
+			lr.keepSpare(a.body) // with its charge
+			return
+		}
 		lr.scan = a.next
 		lr.ahead = append(lr.ahead, a)
 		lr.aheadBytes += int64(h.usize)
@@ -109,36 +148,55 @@ func (lr *listCursor) takeAhead(pd *plainDecoder) *aheadPage {
 }
 
 // spareBuf returns a buffer of n bytes, a spare one if one is large
-// enough.
-func (lr *listCursor) spareBuf(n int) []byte {
+// enough, else a new one if the budget has room for it; it adds the
+// buffer's bytes to *charged (a spare's were charged when it was kept).
+func (lr *listCursor) spareBuf(n int, charged *int64) ([]byte, bool) {
 	for i, b := range lr.spare {
 		if cap(b) >= n {
 			lr.spare[i] = lr.spare[len(lr.spare)-1]
 			lr.spare = lr.spare[:len(lr.spare)-1]
 			lr.spareBytes -= int64(cap(b))
-			return b[:n]
+			*charged += int64(cap(b))
+			return b[:n], true
 		}
 	}
-	return make([]byte, n)
+	if !lr.budget.reserve(int64(n)) {
+		return nil, false
+	}
+	*charged += int64(n)
+	return make([]byte, n), true
 }
 
-// recycle keeps a page's buffers for the pages after it, aheadBytes of
-// them at most.
+// recycle gives back a page's bytes and keeps its buffers for the pages
+// after it, aheadBytes of them at most, while the budget has room.
 func (lr *listCursor) recycle(a *aheadPage) {
+	lr.budget.release(a.charged)
+	a.charged = 0
 	for _, b := range [][]byte{a.body, a.page} {
-		if cap(b) > 0 && lr.spareBytes+int64(cap(b)) <= aheadBytes {
-			lr.spare = append(lr.spare, b[:0])
-			lr.spareBytes += int64(cap(b))
+		if cap(b) > 0 && lr.spareBytes+int64(cap(b)) <= aheadBytes && lr.budget.reserve(int64(cap(b))) {
+			lr.keepSpare(b)
 		}
 	}
 	a.body, a.page = nil, nil
 }
 
-// stopAhead waits for the pages read ahead and drops them.
+// keepSpare adds b, whose bytes are charged, to the spare buffers.
+func (lr *listCursor) keepSpare(b []byte) {
+	lr.spare = append(lr.spare, b[:0])
+	lr.spareBytes += int64(cap(b))
+}
+
+// stopAhead waits for the pages read ahead and drops them, the page held
+// and the spare buffers, and gives their bytes back.
 func (lr *listCursor) stopAhead() {
 	for _, a := range lr.ahead {
 		<-a.done
+		lr.budget.release(a.charged)
 	}
+	if lr.held != nil {
+		lr.budget.release(lr.held.charged)
+	}
+	lr.budget.release(lr.spareBytes)
 	lr.ahead, lr.aheadBytes, lr.spare, lr.spareBytes = nil, 0, nil, 0
 	lr.held = nil
 }

@@ -74,12 +74,13 @@ type listCursor struct {
 	aheadBytes int64
 	spare      [][]byte
 	spareBytes int64
-	page       int   // pages opened
-	rows       int64 // rows handed out
-	total      int64 // rows of the chunk
-	width      int64 // of a fixed-size list, 0 for a list
-	perRow     int64 // values a row, rounded up: a segment's first guess
-	inRow      bool  // the values at at go on the last row handed out
+	budget     *aheadBudget // the reader's, shared by its cursors
+	page       int          // pages opened
+	rows       int64        // rows handed out
+	total      int64        // rows of the chunk
+	width      int64        // of a fixed-size list, 0 for a list
+	perRow     int64        // values a row, rounded up: a segment's first guess
+	inRow      bool         // the values at at go on the last row handed out
 }
 
 // newListCursor checks field k's list chunk in s's row group and returns
@@ -174,7 +175,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 			shape:      shape,
 		},
 		dt: dt, w: int64(w), pos: off, end: off + n, total: s.rows,
-		width: width, perRow: (nvals + s.rows - 1) / s.rows,
+		width: width, perRow: (nvals + s.rows - 1) / s.rows, budget: p.ahead,
 	}
 }
 

@@ -202,10 +202,17 @@ func TestListNullsSpanningPages(t *testing.T) {
 
 // TestListCursorFewRows takes writeSpanningNullList's rows from a cursor
 // 1 to 7 at a time, so that segments end at every kind of row (null ones
-// with no slot at a page's end among them), and checks every row.
+// with no slot at a page's end among them), and checks every row: with a
+// read-ahead budget of its own, and with the reader's budget spent by
+// other cursors (no page is then read ahead). Either way the cursor gives
+// back every byte it took from the budget.
 func TestListCursorFewRows(t *testing.T) {
 	const rows = 3000
-	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
+	for _, tc := range []struct {
+		codec compress.Compression
+		spent bool
+	}{{compress.Codecs.Uncompressed, false}, {compress.Codecs.Snappy, false}, {compress.Codecs.Snappy, true}} {
+		codec := tc.codec
 		path := filepath.Join(t.TempDir(), "n.parquet")
 		writeSpanningNullList(t, path, rows, codec)
 		pf, err := file.OpenParquetFile(path, false)
@@ -236,6 +243,12 @@ func TestListCursorFewRows(t *testing.T) {
 				maxDef: 3, cont: true, nullable: true, shape: shape},
 			dt: arrow.ListOf(arrow.PrimitiveTypes.Float32), w: 4, pos: cc.DataPageOffset(),
 			end: cc.DataPageOffset() + cc.TotalCompressedSize(), total: rows, perRow: 2,
+			budget: &aheadBudget{},
+		}
+		var before int64
+		if tc.spent {
+			before = aheadShared
+			lr.budget.held.Store(before)
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ahead := aheadPagesRead.Load()
@@ -249,9 +262,17 @@ func TestListCursorFewRows(t *testing.T) {
 			a.Release()
 		}
 		lr.close()
-		// Each compressed page is decompressed ahead of the cursor, once.
-		if got, pages := aheadPagesRead.Load()-ahead, dataPages(t, pd, lr.end-cc.TotalCompressedSize(), lr.end); c != nil && got != pages {
-			t.Errorf("%s: %d pages decompressed ahead, want %d", codec, got, pages)
+		// Each compressed page is decompressed ahead of the cursor, once,
+		// unless the budget is spent.
+		want := dataPages(t, pd, lr.end-cc.TotalCompressedSize(), lr.end)
+		if c == nil || tc.spent {
+			want = 0
+		}
+		if got := aheadPagesRead.Load() - ahead; got != want {
+			t.Errorf("%s (budget spent %v): %d pages decompressed ahead, want %d", codec, tc.spent, got, want)
+		}
+		if held := lr.budget.held.Load(); held != before {
+			t.Errorf("%s (budget spent %v): the budget holds %d bytes after close, want %d", codec, tc.spent, held, before)
 		}
 		f.Close()
 		pf.Close()
