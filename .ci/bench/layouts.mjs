@@ -5,11 +5,13 @@
 //	node layouts.mjs SRC OUTDIR [layout...]
 //
 // writes OUTDIR/LAYOUT.parquet for each layout (all when none is named) and
-// prints each file's row groups. Needs @duckdb/node-api, nodejs-polars and
-// nodejs-polars-linux-x64-gnu (layouts.sh installs them).
+// prints each file's row groups. Needs @duckdb/node-api, nodejs-polars,
+// nodejs-polars-linux-x64-gnu and parquet-wasm (the Rust writer, arrow-rs,
+// compiled to WebAssembly); layouts.sh installs them.
 import { DuckDBInstance } from "@duckdb/node-api";
 import pl from "nodejs-polars";
-import { existsSync, renameSync } from "node:fs";
+import * as pw from "parquet-wasm";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 
 // DuckDB COPY options per layout; DuckDB columns are OPTIONAL (nullable).
 const duck = {
@@ -52,7 +54,16 @@ const polarsSink = {
   "polars-page8k": { compression: "snappy", dataPagesizeLimit: 8192 }, // many small pages
   "polars-rg10k": { compression: "snappy", rowGroupSize: 10000 },
 };
-const all = [...Object.keys(duck), ...Object.keys(polars), ...Object.keys(polarsSink)];
+// arrow-rs (parquet-wasm) writer properties per layout: its defaults are
+// one 1M-row group, DATA_PAGE v1, dictionaries that fall back to PLAIN,
+// no compression.
+const arrowrs = {
+  "arrowrs-default": (b) => b,
+  "arrowrs-v2": (b) => b.setWriterVersion(pw.WriterVersion.V2),
+  "arrowrs-zstd": (b) => b.setCompression(pw.Compression.ZSTD),
+  "arrowrs-lz4": (b) => b.setCompression(pw.Compression.LZ4), // Hadoop-framed
+};
+const all = [...Object.keys(duck), ...Object.keys(polars), ...Object.keys(polarsSink), ...Object.keys(arrowrs)];
 
 const [src, out, ...want] = process.argv.slice(2);
 if (!src || !out) {
@@ -76,6 +87,9 @@ for (const name of names) {
     else df.writeParquet(tmp); // its default options
   } else if (name in polarsSink) {
     await pl.scanParquet(src).sinkParquet(tmp, { ...polarsSink[name] }).collect();
+  } else if (name in arrowrs) {
+    const t = pw.readParquet(new Uint8Array(readFileSync(src)));
+    writeFileSync(tmp, pw.writeParquet(t, arrowrs[name](new pw.WriterPropertiesBuilder()).build()));
   } else {
     // gen-* layouts are gen.go's own, written by layouts.sh.
     console.error(`unknown layout ${name}; have ${all.join(" ")} and gen.go's gen-*`);

@@ -11,7 +11,8 @@
 # columns are REQUIRED, DuckDB's and Polars' OPTIONAL) and those of
 # layouts.mjs (DuckDB and Polars from npm: defaults, zstd, gzip, 1M-row and
 # 10k-row and 2k-row groups, PARQUET_VERSION v2, Polars' sinkParquet,
-# statistics, 8 KB pages, ...).
+# statistics, 8 KB pages, ...; and the Rust writer, arrow-rs, through
+# parquet-wasm: its defaults, v2 pages, zstd, LZ4).
 # Targets: every layout <= 1.3x gen's time (gzip <= 2x) and <= 1.3x its
 # peak RSS. PATE_LAYOUT_ROWS=4000000 writes and times 4M-row files instead
 # (for the rule: peak RSS at 4M <= 1.10x that at 1M). Files go under
@@ -30,10 +31,11 @@ mkdir -p "$dir" "$js"
 if [ ! -f "$dir/public.parquet" ]; then
   go run .ci/bench/gen.go -dir "$dir" -private 100000 -public "$rows" -features 64 -classes 2
 fi
-if [ ! -d "$js/node_modules/nodejs-polars" ] || [ ! -d "$js/node_modules/@duckdb/node-api" ]; then
+if [ ! -d "$js/node_modules/nodejs-polars" ] || [ ! -d "$js/node_modules/@duckdb/node-api" ] ||
+  [ ! -d "$js/node_modules/parquet-wasm" ]; then
   # Pinned versions: a new release must not change what is measured.
   npm install --prefix "$js" --no-audit --no-fund --no-package-lock --loglevel=error \
-    @duckdb/node-api@1.5.6-r.1 nodejs-polars@0.26.1 nodejs-polars-linux-x64-gnu@0.26.1 >/dev/null
+    @duckdb/node-api@1.5.6-r.1 nodejs-polars@0.26.1 nodejs-polars-linux-x64-gnu@0.26.1 parquet-wasm@0.8.0 >/dev/null
 fi
 cp .ci/bench/layouts.mjs "$js/"
 layouts=("$@")
@@ -42,7 +44,7 @@ if [ ${#layouts[@]} -eq 0 ]; then
     duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
     duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
     polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-lz4 duckdb-rg2k polars-snappy
-    polars-uncompressed polars-page8k polars-rg10k)
+    polars-uncompressed polars-page8k polars-rg10k arrowrs-default arrowrs-v2 arrowrs-zstd arrowrs-lz4)
 fi
 mkdir -p "$dir/layouts"
 for l in "${layouts[@]}"; do
