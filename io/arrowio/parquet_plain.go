@@ -608,7 +608,7 @@ func (c *plainChunk) splitValues(pd *plainDecoder, src []byte, n, nn int64) bool
 // unsplit joins the w byte streams of src (len(src)/w values) into dst,
 // value after value. Widths 4 and 8 take 8 values at a time: one 64-bit
 // load per stream, a byte transpose in registers (rounds that swap 4-, 2-
-// and 1-byte blocks across the diagonal), and 64-bit stores.
+// and 1-byte blocks across the diagonal, swapBlocks), and 64-bit stores.
 func unsplit(dst, src []byte, w int) {
 	nn := len(src) / w
 	i := 0
@@ -622,18 +622,10 @@ func unsplit(dst, src []byte, w int) {
 			// Row k holds stream k's bytes of values i..i+7; after the
 			// rounds, half h of a_r is value i+4h+r.
 			a0, a1, a2, a3 := le.Uint64(s0[i:]), le.Uint64(s1[i:]), le.Uint64(s2[i:]), le.Uint64(s3[i:])
-			t := (a0>>16 ^ a2) & m2
-			a2 ^= t
-			a0 ^= t << 16
-			t = (a1>>16 ^ a3) & m2
-			a3 ^= t
-			a1 ^= t << 16
-			t = (a0>>8 ^ a1) & m1
-			a1 ^= t
-			a0 ^= t << 8
-			t = (a2>>8 ^ a3) & m1
-			a3 ^= t
-			a2 ^= t << 8
+			a0, a2 = swapBlocks(a0, a2, 16, m2)
+			a1, a3 = swapBlocks(a1, a3, 16, m2)
+			a0, a1 = swapBlocks(a0, a1, 8, m1)
+			a2, a3 = swapBlocks(a2, a3, 8, m1)
 			o := d[4*i : 4*i+32]
 			le.PutUint64(o[0:], a0&m4|a1<<32)
 			le.PutUint64(o[8:], a2&m4|a3<<32)
@@ -652,42 +644,18 @@ func unsplit(dst, src []byte, w int) {
 			// rounds, a_j is value i+j.
 			a0, a1, a2, a3 := le.Uint64(s0[i:]), le.Uint64(s1[i:]), le.Uint64(s2[i:]), le.Uint64(s3[i:])
 			a4, a5, a6, a7 := le.Uint64(s4[i:]), le.Uint64(s5[i:]), le.Uint64(s6[i:]), le.Uint64(s7[i:])
-			t := (a0>>32 ^ a4) & m4
-			a4 ^= t
-			a0 ^= t << 32
-			t = (a1>>32 ^ a5) & m4
-			a5 ^= t
-			a1 ^= t << 32
-			t = (a2>>32 ^ a6) & m4
-			a6 ^= t
-			a2 ^= t << 32
-			t = (a3>>32 ^ a7) & m4
-			a7 ^= t
-			a3 ^= t << 32
-			t = (a0>>16 ^ a2) & m2
-			a2 ^= t
-			a0 ^= t << 16
-			t = (a1>>16 ^ a3) & m2
-			a3 ^= t
-			a1 ^= t << 16
-			t = (a4>>16 ^ a6) & m2
-			a6 ^= t
-			a4 ^= t << 16
-			t = (a5>>16 ^ a7) & m2
-			a7 ^= t
-			a5 ^= t << 16
-			t = (a0>>8 ^ a1) & m1
-			a1 ^= t
-			a0 ^= t << 8
-			t = (a2>>8 ^ a3) & m1
-			a3 ^= t
-			a2 ^= t << 8
-			t = (a4>>8 ^ a5) & m1
-			a5 ^= t
-			a4 ^= t << 8
-			t = (a6>>8 ^ a7) & m1
-			a7 ^= t
-			a6 ^= t << 8
+			a0, a4 = swapBlocks(a0, a4, 32, m4)
+			a1, a5 = swapBlocks(a1, a5, 32, m4)
+			a2, a6 = swapBlocks(a2, a6, 32, m4)
+			a3, a7 = swapBlocks(a3, a7, 32, m4)
+			a0, a2 = swapBlocks(a0, a2, 16, m2)
+			a1, a3 = swapBlocks(a1, a3, 16, m2)
+			a4, a6 = swapBlocks(a4, a6, 16, m2)
+			a5, a7 = swapBlocks(a5, a7, 16, m2)
+			a0, a1 = swapBlocks(a0, a1, 8, m1)
+			a2, a3 = swapBlocks(a2, a3, 8, m1)
+			a4, a5 = swapBlocks(a4, a5, 8, m1)
+			a6, a7 = swapBlocks(a6, a7, 8, m1)
 			o := d[8*i : 8*i+64]
 			le.PutUint64(o[0:], a0)
 			le.PutUint64(o[8:], a1)
@@ -709,6 +677,13 @@ func unsplit(dst, src []byte, w int) {
 			}
 		}
 	}
+}
+
+// swapBlocks is one round of a byte transpose: it swaps the s-bit blocks
+// of a that mask m picks, shifted up by s, with those of b that m picks.
+func swapBlocks(a, b uint64, s uint, m uint64) (uint64, uint64) {
+	t := (a>>s ^ b) & m
+	return a ^ t<<s, b ^ t
 }
 
 // dictEncoded reports whether a data page's values are dictionary indices.
