@@ -82,10 +82,7 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 	if err != nil {
 		return nil
 	}
-	start := cc.DataPageOffset()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-		start = cc.DictionaryPageOffset()
-	}
+	start := chunkStart(cc)
 	end := start + cc.TotalCompressedSize()
 	if start < 0 || cc.TotalCompressedSize() < 0 || end < start || (hc.size >= 0 && end > hc.size) {
 		return nil // Arrow refuses a chunk outside the file with its own error

@@ -300,10 +300,7 @@ func TestSmallPagesShareReads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				start := cc.DataPageOffset()
-				if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-					start = cc.DictionaryPageOffset()
-				}
+				start := chunkStart(cc)
 				end := start + cc.TotalCompressedSize()
 				for pos := start; pos < end; pages++ {
 					h, hl, err := hc.header(pos, end)

@@ -151,10 +151,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	if !ok {
 		return nil, false
 	}
-	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
-		off = cc.DictionaryPageOffset()
-	}
+	off, n := chunkStart(cc), cc.TotalCompressedSize()
 	// The compressed chunk is at most a little over its decoded values.
 	if off < 4 || n <= 0 || n > nvals*int64(w)*2+(1<<20) || off > pd.size || n > pd.size-off {
 		return nil, false

@@ -130,10 +130,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	if !ok {
 		return nil
 	}
-	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
-		off = cc.DictionaryPageOffset()
-	}
+	off, n := chunkStart(cc), cc.TotalCompressedSize()
 	if off < 4 || n <= 0 || off > pd.size || n > pd.size-off {
 		return nil
 	}

@@ -289,10 +289,7 @@ func listChunk0(t testing.TB, path, c string) ([]byte, int64, int16) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := cc.DataPageOffset()
-		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-			start = cc.DictionaryPageOffset()
-		}
+		start := chunkStart(cc)
 		return data[start : start+cc.TotalCompressedSize()], pf.MetaData().RowGroup(0).NumRows(), sc.Column(i).MaxDefinitionLevel()
 	}
 	t.Fatalf("%s: no column %s", path, c)

@@ -130,6 +130,16 @@ func (pd *plainDecoder) readPage(off int64, size int) ([]byte, bool) {
 	return buf, true
 }
 
+// chunkStart returns where column chunk cc starts in its file: at its
+// dictionary page, if any, as pqarrow's row group reader computes it.
+func chunkStart(cc *metadata.ColumnChunkMetaData) int64 {
+	start := cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	return start
+}
+
 // plainLeaf returns the leaf column of the projected top-level field k if
 // the fast path may decode it: a flat leaf (no repetition, definition level
 // at most 1) of physical type INT32, INT64, FLOAT or DOUBLE read as exactly
@@ -215,12 +225,7 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	if !ok {
 		return nil, false
 	}
-	// The chunk starts at its dictionary page, if any (as pqarrow's
-	// row group reader computes it).
-	off, n := cc.DataPageOffset(), cc.TotalCompressedSize()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < off {
-		off = cc.DictionaryPageOffset()
-	}
+	off, n := chunkStart(cc), cc.TotalCompressedSize()
 	if off < 4 || n <= 0 || n > maxColumnwiseBytes || off > pd.size || n > pd.size-off {
 		return nil, false
 	}

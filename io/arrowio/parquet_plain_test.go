@@ -459,10 +459,7 @@ func plainChunkRanges(t testing.TB, path string, cols []string) [][2]int64 {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-				start = cc.DictionaryPageOffset()
-			}
+			start := chunkStart(cc)
 			out = append(out, [2]int64{start, cc.TotalCompressedSize()})
 		}
 	}

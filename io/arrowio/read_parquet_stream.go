@@ -284,10 +284,7 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 	if !ok {
 		return false, nil
 	}
-	start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-		start = cc.DictionaryPageOffset()
-	}
+	start, n := chunkStart(cc), cc.TotalCompressedSize()
 	if start < 4 || n <= 0 || start > pd.size || n > pd.size-start {
 		return false, nil
 	}
