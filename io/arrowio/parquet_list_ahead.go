@@ -29,35 +29,13 @@ const (
 	aheadShared    = 96 << 20
 )
 
-// aheadBudget bounds the buffers that the list cursors of one reader hold
-// for their read-ahead (pages being decompressed or read ahead, the page
-// open from one, spare buffers), aheadShared bytes in all: each cursor
-// may hold 64 MB, and a file with several embedding columns has a cursor
-// for each of them and each row group in flight. A cursor that finds the
-// budget spent reads no further ahead: it opens its pages itself, as a
-// cursor did before the read-ahead. A nil budget is unbounded (tests).
-type aheadBudget struct{ held atomic.Int64 }
-
-func (b *aheadBudget) reserve(n int64) bool {
-	if b == nil {
-		return true
-	}
-	for {
-		old := b.held.Load()
-		if old+n > aheadShared {
-			return false
-		}
-		if b.held.CompareAndSwap(old, old+n) {
-			return true
-		}
-	}
-}
-
-func (b *aheadBudget) release(n int64) {
-	if b != nil && n != 0 {
-		b.held.Add(-n)
-	}
-}
+// The list cursors of one reader share a budget (a stateBudget of
+// aheadShared bytes) for the buffers they hold for their read-ahead: pages
+// being decompressed or read ahead, the page open from one, spare buffers.
+// Each cursor may hold 64 MB, and a file with several embedding columns
+// has a cursor for each of them and each row group in flight. A cursor
+// that finds the budget spent reads no further ahead: it opens its pages
+// itself, as a cursor did before the read-ahead.
 
 // aheadPagesRead counts the pages decompressed ahead (tests).
 var aheadPagesRead atomic.Int64

@@ -74,7 +74,7 @@ type listCursor struct {
 	aheadBytes int64
 	spare      [][]byte
 	spareBytes int64
-	budget     *aheadBudget // the reader's, shared by its cursors
+	budget     *stateBudget // the reader's read-ahead, shared by its cursors
 	page       int          // pages opened
 	rows       int64        // rows handed out
 	total      int64        // rows of the chunk

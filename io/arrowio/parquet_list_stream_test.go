@@ -243,12 +243,12 @@ func TestListCursorFewRows(t *testing.T) {
 				maxDef: 3, cont: true, nullable: true, shape: shape},
 			dt: arrow.ListOf(arrow.PrimitiveTypes.Float32), w: 4, pos: cc.DataPageOffset(),
 			end: cc.DataPageOffset() + cc.TotalCompressedSize(), total: rows, perRow: 2,
-			budget: &aheadBudget{},
+			budget: &stateBudget{limit: aheadShared},
 		}
 		var before int64
 		if tc.spent {
 			before = aheadShared
-			lr.budget.held.Store(before)
+			lr.budget.live.Store(before)
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ahead := aheadPagesRead.Load()
@@ -271,7 +271,7 @@ func TestListCursorFewRows(t *testing.T) {
 		if got := aheadPagesRead.Load() - ahead; got != want {
 			t.Errorf("%s (budget spent %v): %d pages decompressed ahead, want %d", codec, tc.spent, got, want)
 		}
-		if held := lr.budget.held.Load(); held != before {
+		if held := lr.budget.live.Load(); held != before {
 			t.Errorf("%s (budget spent %v): the budget holds %d bytes after close, want %d", codec, tc.spent, held, before)
 		}
 		f.Close()

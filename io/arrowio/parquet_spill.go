@@ -72,10 +72,13 @@ var (
 	peakState    atomic.Int64
 )
 
-// stateBudget is a reader's budget for the state of its streamed columns.
+// stateBudget is a reader's budget of bytes: for the state of its
+// streamed columns, and for its list cursors' read-ahead (aheadShared). A
+// nil budget is unbounded.
 type stateBudget struct {
 	limit int64
 	live  atomic.Int64
+	peak  *atomic.Int64 // where the largest charge is noted, if anywhere
 }
 
 // reserve takes n bytes from the budget if they fit.
@@ -89,7 +92,7 @@ func (b *stateBudget) reserve(n int64) bool {
 			return false
 		}
 		if b.live.CompareAndSwap(old, old+n) {
-			notePeak(old + n)
+			b.notePeak(old + n)
 			return true
 		}
 	}
@@ -99,7 +102,7 @@ func (b *stateBudget) reserve(n int64) bool {
 // spilled stays in memory, and is counted).
 func (b *stateBudget) force(n int64) {
 	if b != nil {
-		notePeak(b.live.Add(n))
+		b.notePeak(b.live.Add(n))
 	}
 }
 
@@ -109,10 +112,10 @@ func (b *stateBudget) release(n int64) {
 	}
 }
 
-func notePeak(v int64) {
-	for {
-		old := peakState.Load()
-		if v <= old || peakState.CompareAndSwap(old, v) {
+func (b *stateBudget) notePeak(v int64) {
+	for b.peak != nil {
+		old := b.peak.Load()
+		if v <= old || b.peak.CompareAndSwap(old, v) {
 			return
 		}
 	}

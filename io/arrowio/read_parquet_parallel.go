@@ -75,7 +75,7 @@ type parallelParquet struct {
 	// the file their decoded pages are spilled to past it
 	// (parquet_spill.go).
 	budget *stateBudget
-	ahead  *aheadBudget // the list cursors' read-ahead
+	ahead  *stateBudget // the list cursors' read-ahead
 	spill  *spillFile
 
 	// tasks are what the workers take, in order: a whole row group, or a
@@ -213,8 +213,8 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 		}
 	}
 	p.makeTasks()
-	p.budget = &stateBudget{limit: streamBudget}
-	p.ahead = &aheadBudget{}
+	p.budget = &stateBudget{limit: streamBudget, peak: &peakState}
+	p.ahead = &stateBudget{limit: aheadShared}
 	p.spill = &spillFile{dir: spillDir, failed: opts.NoSpill}
 	if opts.TempDir != "" {
 		p.spill.dir = opts.TempDir
