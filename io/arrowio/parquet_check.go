@@ -71,7 +71,7 @@ type headerChecker struct {
 }
 
 // chunk checks the page headers of column leaf of row group rg, up to the
-// chunk's number of values. The footer has passed checkFooter (a chunk per
+// chunk's number of values. The footer has passed checkRowGroups (a chunk per
 // leaf, each with metadata, none encrypted); a chunk in another file is
 // left to the Arrow reader, which reports it.
 func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {

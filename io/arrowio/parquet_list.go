@@ -663,17 +663,22 @@ func (p *parallelParquet) lookAhead() int64 {
 // fast path (a segment's, for a chunk a listCursor may decode), 0 when
 // there is none.
 func (p *parallelParquet) listBytes() int64 {
-	if p.plainLeaves == nil {
+	lists := false
+	for k, leaf := range p.plainLeaves {
+		lists = lists || leaf >= 0 && listFast(p.sc.Field(k).Type)
+	}
+	if !lists {
 		return 0
 	}
 	var most int64
-	for rg := range p.rows {
+	// (A footer that does not decode here fails its row group's task.)
+	_ = p.footer.each(p.md, func(rg int, g *metadata.RowGroupMetaData) {
 		var b int64
 		for k, leaf := range p.plainLeaves {
 			if leaf < 0 || !listFast(p.sc.Field(k).Type) {
 				continue
 			}
-			cc, err := p.md.RowGroup(rg).ColumnChunk(leaf)
+			cc, err := g.ColumnChunk(leaf)
 			if err != nil {
 				continue
 			}
@@ -688,6 +693,6 @@ func (p *parallelParquet) listBytes() int64 {
 			b += v
 		}
 		most = max(most, b)
-	}
+	})
 	return most
 }

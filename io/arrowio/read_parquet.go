@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -47,14 +48,29 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	props := parquet.NewReaderProperties(opts.Allocator)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = parquetBufferSize
-	pf, err := file.NewParquetReader(f, file.WithReadProps(props))
+	pf, lf, err := openParquetFooter(f, props)
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 	}
-	if err := checkFooter(pf); err != nil {
+	// Row groups are always decoded by their own record readers in worker
+	// goroutines, even with one worker: a record reader spanning row
+	// groups can read a corrupt row group as none and go on with the next
+	// one, misaligning the columns; one row group at a time, its row count
+	// is checked against the footer. (pqarrow's Parallel, for the
+	// benchmark only, keeps the one-reader path, which needs every row
+	// group's metadata.)
+	n := pf.NumRowGroups()
+	workers := n > 0 && !parquetParallel && !parquetOneReader
+	var groups []int // the record reader's row groups: all, or the first for its schema
+	if workers {
+		groups = []int{0}
+		err = lf.ensure(0)
+	} else {
+		err = lf.ensureAll()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ErrFormat, err)
 	}
-	dropStatistics(pf)
 	s := &parquetSource{name: name, pf: pf, total: pf.NumRows(), mem: opts.Allocator}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: parquetParallel}, opts.Allocator)
 	if err != nil {
@@ -78,7 +94,7 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 		}
 		leaves = sortedUnique(leaves)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	rr, err := fr.GetRecordReader(context.Background(), leaves, groups)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("%s: parquet columns: %w: %w", name, ErrFormat, err)
@@ -86,20 +102,14 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 	s.rr = rr
 	md := full.Metadata()
 	s.out = arrow.NewSchema(stripFieldIDs(rr.Schema().Fields()), &md)
-	// Row groups are always decoded by their own record readers in worker
-	// goroutines, even with one worker: a record reader spanning row
-	// groups can read a corrupt row group as none and go on with the next
-	// one, misaligning the columns; one row group at a time, its row count
-	// is checked against the footer. (pqarrow's Parallel, for the
-	// benchmark only, keeps the one-reader path.)
-	if n := pf.NumRowGroups(); n > 0 && !parquetParallel && !parquetOneReader {
+	if workers {
 		// Row groups of more than a segment may be streamed in segments,
 		// which the workers share: a file of one row group can use them
 		// all.
 		seg := max(segmentRows, int64(max(opts.BatchSize, minDecodeBatch)))
 		units := max(n, int(min(pf.NumRows()/seg+1, 1<<20)))
 		w := workerCount(opts.Workers, units)
-		p, err := newParallelParquet(f, name, pf, rr.Schema(), s.out, leaves, w, opts)
+		p, err := newParallelParquet(f, name, pf, lf, rr.Schema(), s.out, leaves, w, opts)
 		s.close()
 		if err != nil {
 			return nil, err
@@ -185,14 +195,14 @@ func stripFieldIDs(fields []arrow.Field) []arrow.Field {
 	return out
 }
 
-// dropStatistics forgets the column chunk statistics of the parsed footer.
-// Reading does not use them, and decoded they are most of the footer's
-// memory, which grows with the number of row groups: 8 MB for a
-// ten-million-row file of 15 columns. A nested column's null count is
+// dropStatistics forgets the column chunk statistics of the parsed footer
+// md's row groups. Reading does not use them, and decoded they are most of
+// the footer's memory, which grows with the number of row groups: 8 MB for
+// a ten-million-row file of 15 columns. A nested column's null count is
 // kept (a few bytes a chunk): a list chunk without a null is decoded a
 // segment at a time (listCursor).
-func dropStatistics(pf *file.Reader) {
-	for _, rg := range pf.MetaData().RowGroups {
+func dropStatistics(md *metadata.FileMetaData) {
+	for _, rg := range md.RowGroups {
 		for _, cc := range rg.GetColumns() {
 			if md := cc.GetMetaData(); md != nil {
 				if st := md.Statistics; st != nil && len(md.PathInSchema) > 1 && st.NullCount != nil {
@@ -206,15 +216,16 @@ func dropStatistics(pf *file.Reader) {
 	}
 }
 
-// checkFooter checks what Arrow's readers assume of a footer without
-// checking it: every row group has a column chunk per leaf column, and
-// every chunk carries its metadata. pqarrow sets its column readers up in
-// goroutines of its own, where a nil dereference on a chunk without
-// metadata is a panic pate cannot recover (FuzzReadParquet found one).
-func checkFooter(pf *file.Reader) error {
-	md := pf.MetaData()
+// checkRowGroups checks what Arrow's readers assume of a footer without
+// checking it: every row group of md (numbered from first) has a column
+// chunk per leaf column, and every chunk carries its metadata. pqarrow
+// sets its column readers up in goroutines of its own, where a nil
+// dereference on a chunk without metadata is a panic pate cannot recover
+// (FuzzReadParquet found one).
+func checkRowGroups(md *metadata.FileMetaData, first int) error {
 	leaves := md.Schema.NumColumns()
-	for i, rg := range md.RowGroups {
+	for k, rg := range md.RowGroups {
+		i := first + k
 		if rg == nil {
 			return fmt.Errorf("row group %d has no metadata", i)
 		}

@@ -65,6 +65,7 @@ type parallelParquet struct {
 	mem      memory.Allocator
 	recycle  *recycler              // the fast path's value buffers (see recycler)
 	md       *metadata.FileMetaData // the footer, shared by the workers' readers
+	footer   *lazyFooter            // decodes md's row groups as they are reached (nil: all are)
 	file     *os.File
 	// plainLeaves[k]: the leaf column of field k if the fast path for flat
 	// fixed-width PLAIN columns (parquet_plain.go) may decode it, else -1;
@@ -119,7 +120,7 @@ func workerCount(opt, rowGroups int) int {
 
 // newParallelParquet starts workers goroutines (at the first next, with
 // opts.SelectLater) decoding the row groups of f (already validated by pf, the single-threaded reader's file.Reader).
-func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow.Schema, leaves []int, workers int, opts ReadOptions) (*parallelParquet, error) {
+func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter, sc, out *arrow.Schema, leaves []int, workers int, opts ReadOptions) (*parallelParquet, error) {
 	n := pf.NumRowGroups()
 	p := &parallelParquet{
 		name: name, sc: sc, out: out, total: pf.NumRows(), leaves: leaves,
@@ -134,7 +135,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	p.colRows = make([]bool, n)
 	width := decodedRowWidth(pf, leaves)
 	for i := range n {
-		p.rows[i] = pf.MetaData().RowGroup(i).NumRows()
+		p.rows[i] = lf.numRows(pf, i)
 		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*width <= maxColumnwiseBytes
 	}
 	// Each worker has a file.Reader of its own (a file.Reader is not safe
@@ -147,6 +148,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, sc, out *arrow
 	md := pf.MetaData()
 	md.WriterVersion()
 	p.md = md
+	p.footer = lf
 	p.file = f
 	frs := make([]*pqarrow.FileReader, workers)
 	pools := make([]*pagePool, workers)
@@ -357,6 +359,9 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, t int, pool *pagePool, 
 	}()
 	if testHookDecode != nil {
 		testHookDecode(rg)
+	}
+	if err := p.footer.ensure(rg); err != nil {
+		return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ErrFormat, err)
 	}
 	if task.s != nil {
 		return p.decodeSegment(fr, t, task.s, task.seg, task.off, task.rows, pd, hc)
@@ -582,6 +587,9 @@ func (p *parallelParquet) next() (arrow.Record, error) {
 		}
 		if err := p.errs[p.cur]; err != nil {
 			return nil, err
+		}
+		if rg := p.tasks[p.cur].rg; p.cur+1 == len(p.tasks) || p.tasks[p.cur+1].rg != rg {
+			p.footer.release(rg) // its rows are all out
 		}
 		p.mu.Lock()
 		p.cur++

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
 // writeRowGroups writes rows fixture rows in row groups of rgRows to a new
@@ -356,10 +357,10 @@ func TestParquetFooterStatisticsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	md := r.src.(*parallelParquet).md
-	for i := range len(md.RowGroups) {
-		for j := range md.Schema.NumColumns() {
-			cc, err := md.RowGroup(i).ColumnChunk(j)
+	p := r.src.(*parallelParquet)
+	err = p.footer.each(p.md, func(i int, g *metadata.RowGroupMetaData) {
+		for j := range p.md.Schema.NumColumns() {
+			cc, err := g.ColumnChunk(j)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,6 +368,9 @@ func TestParquetFooterStatisticsDropped(t *testing.T) {
 				t.Fatalf("row group %d, column %d: statistics kept", i, j)
 			}
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	n := 0
 	for {

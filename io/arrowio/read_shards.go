@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -155,11 +154,8 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 	}()
 	var full *arrow.Schema
 	if format == FormatParquet {
-		pf, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(opts.Allocator)))
+		pf, _, err := openParquetFooter(f, parquet.NewReaderProperties(opts.Allocator))
 		if err != nil {
-			return nil, -1, fmt.Errorf("%s: corrupt parquet file: %w: %w", path, ErrFormat, err)
-		}
-		if err := checkFooter(pf); err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt parquet file: %w: %w", path, ErrFormat, err)
 		}
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1}, opts.Allocator)

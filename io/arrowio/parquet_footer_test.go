@@ -1,0 +1,164 @@
+package arrowio
+
+import (
+	"errors"
+	"io"
+	"os"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
+)
+
+// withFooterWindows sends every file down the windowed footer path, with
+// windows of window bytes, until the test ends.
+func withFooterWindows(t *testing.T, window int) {
+	t.Helper()
+	oldMin, oldWindow := lazyFooterMin, footerWindowBytes
+	lazyFooterMin, footerWindowBytes = 0, window
+	t.Cleanup(func() { lazyFooterMin, footerWindowBytes = oldMin, oldWindow })
+}
+
+// decodedRowGroups counts the row groups whose metadata lf holds.
+func decodedRowGroups(lf *lazyFooter) int {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	n := 0
+	for _, g := range lf.md.RowGroups {
+		if g != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLazyFooter reads a file of 300 row groups with its footer decoded a
+// window at a time. It checks that the scan finds what Arrow's decoding of
+// the whole footer finds, that a window decodes the same row group
+// metadata, that the rows read are those of the footer decoded whole, and
+// that the reader holds the metadata of no more row groups than it has in
+// flight, none once read to the end.
+func TestLazyFooter(t *testing.T) {
+	path := writeRowGroups(t, 30000, 100, compress.Codecs.Snappy)
+	want := readAllOf(t, path, ReadOptions{BatchSize: 1000}, "footer decoded whole")
+	defer releaseAll(want)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := raw.MetaData()
+	dropStatistics(whole)
+	for _, tc := range []struct {
+		name            string
+		window, workers int
+		batch           int
+	}{
+		{"a row group a window", 1, 2, 1000},
+		{"4 KB windows", 4 << 10, 2, 64},
+		{"one worker", 1, 1, 100000},
+		{"three workers", 2 << 10, 3, 333},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noGoroutineLeak(t)
+			withFooterWindows(t, tc.window)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			r, err := Open(path, ReadOptions{Allocator: mem, Workers: tc.workers, BatchSize: tc.batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p := r.src.(*parallelParquet)
+			lf := p.footer
+			if lf == nil {
+				t.Fatal("the footer was decoded whole")
+			}
+			if len(lf.rows) != len(whole.RowGroups) {
+				t.Fatalf("the scan found %d row groups, Arrow %d", len(lf.rows), len(whole.RowGroups))
+			}
+			perWindow := 1
+			for i := range lf.rows {
+				if lf.rows[i] != whole.RowGroups[i].GetNumRows() {
+					t.Fatalf("row group %d: the scan found %d rows, Arrow %d", i, lf.rows[i], whole.RowGroups[i].GetNumRows())
+				}
+				k := 1
+				for i+k < len(lf.rows) && lf.spans[i+k+1]-lf.spans[i] <= int64(tc.window) {
+					k++
+				}
+				perWindow = max(perWindow, k)
+			}
+			for _, i := range []int{0, 1, 150, len(lf.rows) - 1} {
+				sub, err := lf.decode(i, i+1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(sub.RowGroups[0], whole.RowGroups[i]) {
+					t.Fatalf("row group %d decodes alone to other metadata than in the whole footer", i)
+				}
+			}
+			var got []arrow.Record
+			defer func() { releaseAll(got) }()
+			most := 0
+			for {
+				most = max(most, decodedRowGroups(lf))
+				rec, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, rec)
+			}
+			sameRows(t, want[0].Schema(), got, want)
+			// In flight: the window of tasks and the row group being
+			// read out, each perhaps with the rest of its window.
+			if limit := (p.window + 1) * perWindow; most > limit {
+				t.Errorf("the reader held the metadata of %d row groups at once, want at most %d", most, limit)
+			}
+			if n := decodedRowGroups(lf); n != 0 {
+				t.Errorf("%d row groups' metadata held after the last row", n)
+			}
+		})
+	}
+}
+
+// TestLazyFooterMemory checks that an open reader of a file of many row
+// groups holds a fraction of the memory of its footer decoded whole (with
+// windows of 8 KB: the reader decodes the first at once).
+func TestLazyFooterMemory(t *testing.T) {
+	path := writeRowGroups(t, 20000, 10, compress.Codecs.Snappy) // 2,000 row groups
+	held := func(windowed bool) uint64 {
+		if windowed {
+			withFooterWindows(t, 8<<10)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r, err := Open(path, ReadOptions{SelectLater: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if windowed != (r.src.(*parallelParquet).footer != nil) {
+			t.Fatalf("windowed footer %v, want %v", !windowed, windowed)
+		}
+		r.Close()
+		return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+	}
+	whole, windowed := held(false), held(true)
+	t.Logf("heap held by an open reader: %d KB with the footer decoded whole, %d KB windowed", whole>>10, windowed>>10)
+	if windowed*3 > whole {
+		t.Errorf("the windowed footer holds %d KB, the whole one %d KB: want a third or less", windowed>>10, whole>>10)
+	}
+}
