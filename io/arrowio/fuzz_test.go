@@ -164,8 +164,9 @@ func fuzzBounds(f *testing.F) {
 }
 
 // FuzzReadParquetStreamed is FuzzReadParquet with row groups of more than
-// 64 rows streamed in segments of 64 and list chunks of any size decoded a
-// segment at a time (listCursor); its seeds add Polars' list file and one
+// 64 rows streamed in segments of 64, list chunks of any size decoded a
+// segment at a time (listCursor), and the footer scanned and decoded a
+// row group at a time (lazyFooter); its seeds add Polars' list file and one
 // whose rows span pages (one with null and empty lists and null
 // elements), and DuckDB's (null lists written its way, null elements,
 // empty lists).
@@ -194,6 +195,7 @@ func FuzzReadParquetStreamed(f *testing.F) {
 	fuzzBounds(f)
 	defer func(r, s, l int64) { maxColumnwiseRows, segmentRows, listStreamBytes = r, s, l }(maxColumnwiseRows, segmentRows, listStreamBytes)
 	maxColumnwiseRows, segmentRows, listStreamBytes = 64, 64, 0
+	withFooterWindows(f, 1)
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 

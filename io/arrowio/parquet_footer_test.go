@@ -16,7 +16,7 @@ import (
 
 // withFooterWindows sends every file down the windowed footer path, with
 // windows of window bytes, until the test ends.
-func withFooterWindows(t *testing.T, window int) {
+func withFooterWindows(t testing.TB, window int) {
 	t.Helper()
 	oldMin, oldWindow := lazyFooterMin, footerWindowBytes
 	lazyFooterMin, footerWindowBytes = 0, window
