@@ -44,11 +44,14 @@ type lazyFooter struct {
 	at     int64 // file offset of the footer's first byte
 	leaves int   // the schema's leaf columns
 	md     *metadata.FileMetaData
-	// The footer's bytes before and after its row_groups list, and where each row group's bytes
-	// are: row group i is footer[spans[i]:spans[i+1]].
-	prefix, suffix []byte
-	spans          []int64
-	rows           []int64 // rows per row group, from the footer
+	// The values of the fields a window needs besides its row groups
+	// (version, schema, num_rows: the key-value metadata, Arrow's schema
+	// among it, can be large and is decoded once, with md), and where
+	// each row group's bytes are: row group i is
+	// footer[spans[i]:spans[i+1]].
+	head  []byte
+	spans []int64
+	rows  []int64 // rows per row group, from the footer
 
 	mu       sync.Mutex
 	released []bool
@@ -112,11 +115,19 @@ func scanFooter(f *os.File) (*lazyFooter, error) {
 	if !ok {
 		return nil, nil // Arrow's own decoding says what is wrong with it
 	}
-	lf := &lazyFooter{r: f, at: at, spans: fs.spans, rows: fs.rows,
-		prefix: bytes.Clone(data[:fs.listStart]), suffix: bytes.Clone(data[fs.listEnd:])}
+	lf := &lazyFooter{r: f, at: at, spans: fs.spans, rows: fs.rows}
+	for id := 1; id <= 3; id++ {
+		v := fs.fields[id]
+		lf.head = append(lf.head, 1<<4|v.typ) // each field's id is the last one's plus 1
+		lf.head = append(lf.head, data[v.start:v.end]...)
+	}
 	// The footer without its row groups: the schema, the row count and
 	// the key-value metadata (Arrow's schema among them).
-	md, err := metadata.NewFileMetaData(lf.window(nil, 0), nil)
+	whole := make([]byte, 0, len(data)-(fs.listEnd-fs.listStart)+1)
+	whole = append(whole, data[:fs.listStart]...)
+	whole = append(whole, tStruct) // an empty list of structs
+	whole = append(whole, data[fs.listEnd:]...)
+	md, err := metadata.NewFileMetaData(whole, nil)
 	if err != nil {
 		return nil, nil
 	}
@@ -142,11 +153,12 @@ func scanFooter(f *os.File) (*lazyFooter, error) {
 	return lf, nil
 }
 
-// window is the footer with row groups (their bytes, k of them) as its
-// only ones.
+// window is a footer of the fields in head and the row groups in groups
+// (their bytes, k of them).
 func (lf *lazyFooter) window(groups []byte, k int) []byte {
-	out := make([]byte, 0, len(lf.prefix)+len(groups)+len(lf.suffix)+6)
-	out = append(out, lf.prefix...)
+	out := make([]byte, 0, len(lf.head)+len(groups)+8)
+	out = append(out, lf.head...)
+	out = append(out, 1<<4|tList) // field 4, row_groups
 	if k < 15 {
 		out = append(out, byte(k)<<4|tStruct)
 	} else {
@@ -154,7 +166,7 @@ func (lf *lazyFooter) window(groups []byte, k int) []byte {
 		out = binary.AppendUvarint(out, uint64(k))
 	}
 	out = append(out, groups...)
-	return append(out, lf.suffix...)
+	return append(out, 0) // the struct's end
 }
 
 // numRows is the row count the footer gives row group rg.
@@ -293,9 +305,16 @@ func (lf *lazyFooter) each(md *metadata.FileMetaData, fn func(rg int, g *metadat
 // checkRowGroups need of its column chunks.
 type footerScan struct {
 	listStart, listEnd int
+	fields             [4]fieldSpan // fields 1 to 3: version, schema, num_rows
 	spans              []int64
 	rows               []int64
 	columns            []chunkScan
+}
+
+// fieldSpan is where a field's value lies in the footer, and its type.
+type fieldSpan struct {
+	start, end int
+	typ        byte
 }
 
 // chunkScan is what the scan saw of a row group's column chunks: how many,
@@ -318,7 +337,11 @@ func scanFileMetaData(b []byte) (fs footerScan, ok bool) {
 			break
 		}
 		if id != 4 || t != tList || found {
+			start := r.pos
 			r.skip(t, 0)
+			if id >= 1 && id <= 3 {
+				fs.fields[id] = fieldSpan{start, r.pos, t}
+			}
 			continue
 		}
 		found = true
@@ -346,7 +369,10 @@ func scanFileMetaData(b []byte) (fs footerScan, ok bool) {
 		fs.spans = append(fs.spans, int64(r.pos))
 		fs.listEnd = r.pos
 	}
-	return fs, found && !r.bad && r.pos == len(b)
+	// A window repeats version, schema and num_rows, which Thrift
+	// requires, with their types.
+	required := fs.fields[1].typ == tI32 && fs.fields[2].typ == tList && fs.fields[3].typ == tI64
+	return fs, found && required && !r.bad && r.pos == len(b)
 }
 
 // scanRowGroup passes over a RowGroup struct, noting its num_rows (field

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
 // withFooterWindows sends every file down the windowed footer path, with
@@ -43,7 +45,14 @@ func decodedRowGroups(lf *lazyFooter) int {
 // that the reader holds the metadata of no more row groups than it has in
 // flight, none once read to the end.
 func TestLazyFooter(t *testing.T) {
-	path := writeRowGroups(t, 30000, 100, compress.Codecs.Snappy)
+	// 300 row groups, with Arrow's schema in the key-value metadata.
+	recs := fixtureRecords(memory.NewGoAllocator(), 30000, 4000)
+	defer releaseAll(recs)
+	path := filepath.Join(t.TempDir(), "rg.parquet")
+	err := WriteParquet(path, fixtureSchema, recs, ParquetOptions{RowGroupRows: 100, Compression: compress.Codecs.Snappy, StoreSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := readAllOf(t, path, ReadOptions{BatchSize: 1000}, "footer decoded whole")
 	defer releaseAll(want)
 	f, err := os.Open(path)
@@ -96,6 +105,14 @@ func TestLazyFooter(t *testing.T) {
 				}
 				perWindow = max(perWindow, k)
 			}
+			// A window repeats only what Thrift requires of a footer,
+			// not the key-value metadata, which the reader has in md.
+			if kv := lf.md.KeyValueMetadata(); kv.Len() == 0 || !reflect.DeepEqual(kv, whole.KeyValueMetadata()) {
+				t.Fatal("the footer decoded without its row groups lost its key-value metadata")
+			}
+			if bare, err := metadata.NewFileMetaData(lf.window(nil, 0), nil); err != nil || bare.KeyValueMetadata().Len() != 0 {
+				t.Fatalf("a window without row groups decodes with %v and key-value metadata, error %v", bare, err)
+			}
 			for _, i := range []int{0, 1, 150, len(lf.rows) - 1} {
 				sub, err := lf.decode(i, i+1)
 				if err != nil {
@@ -138,8 +155,12 @@ func TestLazyFooter(t *testing.T) {
 func TestLazyFooterMemory(t *testing.T) {
 	path := writeRowGroups(t, 20000, 10, compress.Codecs.Snappy) // 2,000 row groups
 	held := func(windowed bool) uint64 {
+		old := lazyFooterMin
+		defer func() { lazyFooterMin = old }()
 		if windowed {
 			withFooterWindows(t, 8<<10)
+		} else {
+			lazyFooterMin = 1 << 40
 		}
 		var before, after runtime.MemStats
 		runtime.GC()
