@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -76,14 +77,49 @@ func openParquetFooter(f *os.File, props *parquet.ReaderProperties) (*file.Reade
 		if err := checkRowGroups(pf.MetaData(), 0); err != nil {
 			return nil, nil, err
 		}
+		if err := checkArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+			return nil, nil, err
+		}
 		dropStatistics(pf.MetaData())
 		return pf, nil, nil
+	}
+	if err := checkArrowSchema(lf.md.KeyValueMetadata()); err != nil {
+		return nil, nil, err
 	}
 	pf, err := file.NewParquetReader(f, file.WithReadProps(props), file.WithMetadata(lf.md))
 	if err != nil {
 		return nil, nil, err
 	}
 	return pf, lf, nil
+}
+
+// checkArrowSchema checks the Arrow schema an Arrow writer stores in the
+// footer's key-value metadata ("ARROW:schema": an IPC schema message,
+// base64), which pqarrow decodes as Arrow's IPC reader does, trusting its
+// lengths: a corrupt one made it allocate 94 GB (FuzzReadParquetStreamed).
+// The value is decoded as pqarrow decodes it, and its message is read
+// through the checks of the IPC readers (fbcheck.go).
+func checkArrowSchema(kv metadata.KeyValueMetadata) error {
+	v := kv.FindValue("ARROW:schema")
+	if v == nil {
+		return nil
+	}
+	var decoded []byte
+	var err error
+	if len(*v)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(*v)
+	}
+	if len(decoded) == 0 || err != nil {
+		if decoded, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
+			return nil // pqarrow fails on it the same way, before any allocation
+		}
+	}
+	r := &checkedMessageReader{r: bytes.NewReader(decoded), refs: 1}
+	defer r.Release()
+	if _, err := r.Message(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("the Arrow schema in the key-value metadata: %w", err)
+	}
+	return nil
 }
 
 // scanFooter reads f's footer and, if it is one to decode a window at a

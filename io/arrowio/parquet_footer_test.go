@@ -1,6 +1,9 @@
 package arrowio
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -181,5 +184,72 @@ func TestLazyFooterMemory(t *testing.T) {
 	t.Logf("heap held by an open reader: %d KB with the footer decoded whole, %d KB windowed", whole>>10, windowed>>10)
 	if windowed*3 > whole {
 		t.Errorf("the windowed footer holds %d KB, the whole one %d KB: want a third or less", windowed>>10, whole>>10)
+	}
+}
+
+// TestCheckArrowSchema checks the Arrow schema stored in a footer's
+// key-value metadata: a valid one passes, and one whose lengths Arrow's IPC
+// reader would trust into a huge allocation is refused.
+func TestCheckArrowSchema(t *testing.T) {
+	recs := fixtureRecords(memory.NewGoAllocator(), 10, 10)
+	defer releaseAll(recs)
+	path := filepath.Join(t.TempDir(), "schema.parquet")
+	if err := WriteParquet(path, fixtureSchema, recs, ParquetOptions{StoreSchema: true}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema")
+	if stored == nil {
+		t.Fatal("the fixture has no ARROW:schema")
+	}
+	valid, err := base64.StdEncoding.DecodeString(*stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// valid: continuation marker, metadata length, the Message flatbuffer
+	// (its root offset first), then the body (none).
+	withLen := func(n uint32) []byte {
+		b := bytes.Clone(valid)
+		binary.LittleEndian.PutUint32(b[4:], n)
+		return b
+	}
+	for _, tc := range []struct {
+		name  string
+		value string
+		ok    bool
+	}{
+		{"as written", *stored, true},
+		{"unpadded base64", base64.RawStdEncoding.EncodeToString(valid), true},
+		{"no key", "", true},
+		{"not base64 (pqarrow refuses it itself)", "%%%", true},
+		{"cut short", base64.StdEncoding.EncodeToString(valid[:len(valid)/2]), false},
+		{"metadata longer than the value", base64.StdEncoding.EncodeToString(withLen(1 << 30)), false},
+		{"negative metadata length", base64.StdEncoding.EncodeToString(withLen(0x80000000)), false},
+		{"root table out of bounds", base64.StdEncoding.EncodeToString(func() []byte {
+			b := bytes.Clone(valid)
+			binary.LittleEndian.PutUint32(b[8:], 1<<30)
+			return b
+		}()), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv := metadata.KeyValueMetadata{}
+			if tc.name != "no key" {
+				if err := kv.Append("ARROW:schema", tc.value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := checkArrowSchema(kv)
+			if (err == nil) != tc.ok {
+				t.Fatalf("checkArrowSchema: %v, want ok %v", err, tc.ok)
+			}
+		})
 	}
 }
