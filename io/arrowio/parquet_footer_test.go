@@ -28,6 +28,22 @@ func withFooterWindows(t testing.TB, window int) {
 	t.Cleanup(func() { lazyFooterMin, footerWindowBytes = oldMin, oldWindow })
 }
 
+// arrowFooter is the footer of the Parquet file at path as Arrow decodes
+// it, whole.
+func arrowFooter(t testing.TB, path string) *metadata.FileMetaData {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf.MetaData()
+}
+
 // decodedRowGroups counts the row groups whose metadata lf holds.
 func decodedRowGroups(lf *lazyFooter) int {
 	lf.mu.Lock()
@@ -58,16 +74,7 @@ func TestLazyFooter(t *testing.T) {
 	}
 	want := readAllOf(t, path, ReadOptions{BatchSize: 1000}, "footer decoded whole")
 	defer releaseAll(want)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	raw, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole := raw.MetaData()
+	whole := arrowFooter(t, path)
 	dropStatistics(whole)
 	for _, tc := range []struct {
 		name            string
@@ -197,16 +204,7 @@ func TestCheckArrowSchema(t *testing.T) {
 	if err := WriteParquet(path, fixtureSchema, recs, ParquetOptions{StoreSchema: true}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema")
+	stored := arrowFooter(t, path).KeyValueMetadata().FindValue("ARROW:schema")
 	if stored == nil {
 		t.Fatal("the fixture has no ARROW:schema")
 	}

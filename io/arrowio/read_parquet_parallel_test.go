@@ -336,16 +336,7 @@ var _ arrow.Record
 // reading does not need them) and that the rows still read back whole.
 func TestParquetFooterStatisticsDropped(t *testing.T) {
 	path := writeRowGroups(t, 5000, 1000, compress.Codecs.Snappy)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	raw, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc0, err := raw.MetaData().RowGroup(0).ColumnChunk(0)
+	cc0, err := arrowFooter(t, path).RowGroup(0).ColumnChunk(0)
 	if err != nil {
 		t.Fatal(err)
 	}
