@@ -311,11 +311,15 @@ func (lf *lazyFooter) each(md *metadata.FileMetaData, fn func(rg int, g *metadat
 		return nil
 	}
 	for rg := 0; rg < len(lf.rows); {
+		// Taken under the lock: the reader may let the row group go.
+		var g *metadata.RowGroupMetaData
 		lf.mu.Lock()
-		g := lf.md.RowGroups[rg]
+		if lf.md.RowGroups[rg] != nil {
+			g = lf.md.RowGroup(rg)
+		}
 		lf.mu.Unlock()
 		if g != nil {
-			fn(rg, lf.md.RowGroup(rg))
+			fn(rg, g)
 			rg++
 			continue
 		}

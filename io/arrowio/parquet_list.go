@@ -656,7 +656,7 @@ var listWindowBytes int64 = 256 << 20
 // one whose batches are being read out, each hold their row group's
 // values. It is 0 for a file without a list column on the fast path.
 func (p *parallelParquet) lookAhead() int64 {
-	return int64(p.window+1) * p.listBytes()
+	return int64(p.window+1) * p.listMost
 }
 
 // listBytes returns the largest row group's bytes of list values on the

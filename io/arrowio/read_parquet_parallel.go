@@ -72,6 +72,7 @@ type parallelParquet struct {
 	// nil when it is off for the whole file.
 	plainLeaves []int
 	fieldLeaves [][]int // the projected leaf columns of each field of fields
+	listMost    int64   // listBytes, computed once (it may decode the footer again)
 	// The budget of the streamed columns' state between segments, and
 	// the file their decoded pages are spilled to past it
 	// (parquet_spill.go).
@@ -210,8 +211,8 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 		// A list column is decoded a row group at a time: hold no more
 		// than listWindowBytes of them ahead (two at least, one read out
 		// while the next is decoded).
-		if most := p.listBytes(); most > 0 {
-			p.window = max(2, min(p.window, int(listWindowBytes/most)))
+		if p.listMost = p.listBytes(); p.listMost > 0 {
+			p.window = max(2, min(p.window, int(listWindowBytes/p.listMost)))
 		}
 	}
 	p.makeTasks()
