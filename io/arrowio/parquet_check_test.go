@@ -15,7 +15,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/file"
 )
 
 // TestHostilePageHeader reads the 473-byte file FuzzReadParquet found, whose
@@ -283,12 +282,7 @@ func TestSmallPagesShareReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := file.OpenParquetFile(path, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		md := pr.MetaData()
-		pr.Close()
+		md := arrowFooter(t, path)
 		hr := &countingReaderAt{r: bytes.NewReader(raw)}
 		pr2 := &countingReaderAt{r: bytes.NewReader(raw)}
 		hc := headerChecker{r: hr, size: int64(len(raw))}

@@ -275,22 +275,18 @@ func listChunk0(t testing.TB, path, c string) ([]byte, int64, int16) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	sc := pf.MetaData().Schema
+	md := arrowFooter(t, path)
+	sc := md.Schema
 	for i := range sc.NumColumns() {
 		if sc.Column(i).ColumnPath()[0] != c {
 			continue
 		}
-		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(i)
+		cc, err := md.RowGroup(0).ColumnChunk(i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := chunkStart(cc)
-		return data[start : start+cc.TotalCompressedSize()], pf.MetaData().RowGroup(0).NumRows(), sc.Column(i).MaxDefinitionLevel()
+		return data[start : start+cc.TotalCompressedSize()], md.RowGroup(0).NumRows(), sc.Column(i).MaxDefinitionLevel()
 	}
 	t.Fatalf("%s: no column %s", path, c)
 	return nil, 0, 0
@@ -460,15 +456,11 @@ func checkNullableChunk(t *testing.T, lc *listChunk) {
 // the first row group of path.
 func listValues(t testing.TB, path, c string) int64 {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	sc := pf.MetaData().Schema
+	md := arrowFooter(t, path)
+	sc := md.Schema
 	for i := range sc.NumColumns() {
 		if sc.Column(i).ColumnPath()[0] == c {
-			cc, err := pf.MetaData().RowGroup(0).ColumnChunk(i)
+			cc, err := md.RowGroup(0).ColumnChunk(i)
 			if err != nil {
 				t.Fatal(err)
 			}
