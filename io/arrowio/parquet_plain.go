@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow/go/v15/parquet/schema"
 
 	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
@@ -193,6 +194,15 @@ func plainFileOK(md *metadata.FileMetaData) bool {
 // physical type of the descriptor d, Arrow type dt), or returns ok false
 // when the chunk is not one it takes or anything in it is unexpected.
 func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, rows int64, dt arrow.DataType, mem memory.Allocator) (arr arrow.Array, ok bool) {
+	return pd.plainGroup(md, rg, []int64{rows}, leaf, dt, mem)
+}
+
+// plainGroup decodes the chunks of column leaf in the row groups first,
+// first+1, ... (rows[i] rows in row group first+i) into one array, as
+// plainColumn decodes one: a file of many small row groups is decoded in
+// batches of a useful size. ok is false if any chunk is not one it takes.
+// A list column is decoded a row group at a time (rows of length one).
+func (pd *plainDecoder) plainGroup(md *metadata.FileMetaData, first int, rows []int64, leaf int, dt arrow.DataType, mem memory.Allocator) (arr arrow.Array, ok bool) {
 	// The codecs panic on corrupt input: that too is a reason to fall back.
 	defer func() {
 		if recover() != nil {
@@ -200,9 +210,19 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 		}
 	}()
 	if pd != nil && listFast(dt) {
-		return pd.listColumn(md, rg, leaf, rows, dt, mem)
+		if len(rows) != 1 {
+			return nil, false
+		}
+		return pd.listColumn(md, first, leaf, rows[0], dt, mem)
 	}
-	if pd == nil || rows <= 0 || rows > maxColumnwiseRows {
+	var total int64
+	for _, n := range rows {
+		if n <= 0 || n > maxColumnwiseRows {
+			return nil, false
+		}
+		total += n
+	}
+	if pd == nil || total <= 0 || total > maxColumnwiseRows {
 		return nil, false
 	}
 	d := md.Schema.Column(leaf)
@@ -210,60 +230,72 @@ func (pd *plainDecoder) plainColumn(md *metadata.FileMetaData, rg, leaf int, row
 	if w == 0 || d.MaxRepetitionLevel() != 0 || d.MaxDefinitionLevel() > 1 {
 		return nil, false
 	}
+	defer pd.trim()
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(int(total) * w)
+	var valid *memory.Buffer
+	if d.MaxDefinitionLevel() == 1 {
+		valid = memory.NewResizableBuffer(mem)
+		defer valid.Release()
+		valid.Resize(int(bitutil.BytesForBits(total)))
+		clear(valid.Bytes())
+	}
+	col := plainChunk{w: w, values: values.Bytes()}
+	if valid != nil {
+		col.valid = valid.Bytes()
+	}
+	for i, n := range rows {
+		if !pd.readChunk(md, first+i, leaf, n, d, &col) {
+			return nil, false
+		}
+		col.rows = col.row + n
+		if _, ok := col.decode(pd); !ok {
+			return nil, false
+		}
+	}
+	bufs := []*memory.Buffer{nil, values}
+	if col.nulls > 0 {
+		bufs[0] = valid
+	}
+	data := array.NewData(dt, int(total), bufs, nil, int(col.nulls), 0)
+	defer data.Release()
+	plainColumns.Add(int64(len(rows)))
+	return array.MakeFromData(data), true
+}
+
+// readChunk reads the bytes of column chunk leaf of row group rg (rows
+// rows, descriptor d) into c, with its codec, if it is one the fast path
+// takes.
+func (pd *plainDecoder) readChunk(md *metadata.FileMetaData, rg, leaf int, rows int64, d *schema.Column, c *plainChunk) bool {
 	if rg < 0 || rg >= len(md.RowGroups) || leaf >= len(md.RowGroups[rg].GetColumns()) || md.RowGroups[rg].GetColumns()[leaf].GetMetaData() == nil {
-		return nil, false
+		return false
 	}
 	cc, err := md.RowGroup(rg).ColumnChunk(leaf)
 	if err != nil || cc == nil || cc.CryptoMetadata() != nil || cc.FilePath() != "" {
-		return nil, false
+		return false
 	}
 	if cc.NumValues() != rows || cc.Type() != d.PhysicalType() {
-		return nil, false
+		return false
 	}
 	// Every codec Arrow v15 has: snappy, gzip, zstd, brotli (not LZ4).
 	codec, ok := streamCodec(cc)
 	if !ok {
-		return nil, false
+		return false
 	}
 	off, n := chunkStart(cc), cc.TotalCompressedSize()
 	if off < 4 || n <= 0 || n > maxColumnwiseBytes || off > pd.size || n > pd.size-off {
-		return nil, false
+		return false
 	}
 	if int64(cap(pd.chunk)) < n {
 		pd.chunk = make([]byte, n)
 	}
 	buf := pd.chunk[:n]
-	defer pd.trim()
 	if m, err := pd.r.ReadAt(buf, off); m != len(buf) || (err != nil && err != io.EOF) {
-		return nil, false
+		return false
 	}
-
-	values := memory.NewResizableBuffer(mem)
-	defer values.Release()
-	values.Resize(int(rows) * w)
-	var valid *memory.Buffer
-	if d.MaxDefinitionLevel() == 1 {
-		valid = memory.NewResizableBuffer(mem)
-		defer valid.Release()
-		valid.Resize(int(bitutil.BytesForBits(rows)))
-		clear(valid.Bytes())
-	}
-	var nulls int64
-	col := plainChunk{buf: buf, codec: codec, codecID: cc.Compression(), w: w, rows: rows, values: values.Bytes()}
-	if valid != nil {
-		col.valid = valid.Bytes()
-	}
-	if nulls, ok = col.decode(pd); !ok {
-		return nil, false
-	}
-	bufs := []*memory.Buffer{nil, values}
-	if nulls > 0 {
-		bufs[0] = valid
-	}
-	data := array.NewData(dt, int(rows), bufs, nil, int(nulls), 0)
-	defer data.Release()
-	plainColumns.Add(1)
-	return array.MakeFromData(data), true
+	c.buf, c.codec, c.codecID = buf, codec, cc.Compression()
+	return true
 }
 
 // trim drops buffers too large to keep.

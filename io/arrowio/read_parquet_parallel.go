@@ -61,6 +61,7 @@ type parallelParquet struct {
 	fields   []int
 	included map[int]bool
 	colRows  []bool // colRows[rg]: decode row group rg column by column
+	width    int64  // decodedRowWidth
 	batch    int64
 	mem      memory.Allocator
 	recycle  *recycler              // the fast path's value buffers (see recycler)
@@ -101,12 +102,25 @@ type parallelParquet struct {
 	closed bool
 }
 
-// ptask is a worker's unit of work: row group rg whole (s nil), or
-// segment seg of it, rows off..off+rows, streamed through s.
+// ptask is a worker's unit of work: row group rg whole (s nil), with the
+// next more-1 row groups if more > 1 (small row groups decoded as one, see
+// makeTasks), or segment seg of it, rows off..off+rows, streamed through s.
 type ptask struct {
 	rg, seg   int
+	more      int
 	off, rows int64
 	s         *rgStream
+}
+
+// last is the task's last row group.
+func (t *ptask) last() int { return t.rg + max(t.more, 1) - 1 }
+
+// rowGroups names row groups first..last in messages.
+func rowGroups(first, last int) string {
+	if last > first {
+		return fmt.Sprintf("row groups %d–%d", first, last)
+	}
+	return fmt.Sprintf("row group %d", first)
 }
 
 // workerCount is the number of row-group workers for a file of rowGroups
@@ -135,6 +149,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 	p.mem = opts.Allocator
 	p.colRows = make([]bool, n)
 	width := decodedRowWidth(pf, leaves)
+	p.width = width
 	for i := range n {
 		p.rows[i] = lf.numRows(pf, i)
 		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*width <= maxColumnwiseBytes
@@ -265,6 +280,9 @@ func (p *parallelParquet) makeTasks() {
 		}
 	}
 	stream = stream && segments <= maxStreamTasks
+	// Row groups are decoded several to a task only column by column, and
+	// with no list column (a list column is decoded a row group at a time).
+	group := groupRowGroups && p.listMost == 0 && len(p.fields) == p.sc.NumFields()
 	for rg, rows := range p.rows {
 		// A row group of about a segment is decoded whole, column by
 		// column, if it may be (gen.go's and Arrow's 64k-row groups); a
@@ -275,6 +293,16 @@ func (p *parallelParquet) makeTasks() {
 		// which would otherwise leave workers idle.
 		few := len(p.rows) < p.window-1 && rows > seg
 		if !stream || rows <= 0 || p.colRows[rg] && rows <= seg+seg/4 && !few {
+			// Row groups smaller than a batch (DuckDB's and arrow-rs's
+			// 2,048 rows, say) are decoded a batch of them at a time: a
+			// task and a record each would cost more than their rows.
+			if n := len(p.tasks) - 1; group && n >= 0 && p.tasks[n].s == nil && p.tasks[n].last() == rg-1 &&
+				p.colRows[rg] && p.colRows[p.tasks[n].rg] && rows > 0 && p.tasks[n].rows+rows <= min(p.batch, maxColumnwiseRows) &&
+				(p.tasks[n].rows+rows)*p.width <= maxColumnwiseBytes {
+				p.tasks[n].more = max(p.tasks[n].more, 1) + 1
+				p.tasks[n].rows += rows
+				continue
+			}
 			p.tasks = append(p.tasks, ptask{rg: rg, rows: rows})
 			continue
 		}
@@ -316,19 +344,32 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 		if !ok {
 			return
 		}
-		rg := p.tasks[t].rg
-		whole := p.colRows[rg] && p.tasks[t].s == nil
+		task := &p.tasks[t]
+		whole := p.colRows[task.rg] && task.s == nil
 		pool.setRecycle(whole)
-		err := p.decode(fr, t, pool, pd, hc)
 		// pqarrow leaves some buffers unreleased when a column fails to
 		// decode. A row group decoded column by column hands nothing out
 		// before it has decoded whole, so when it fails, what its
 		// allocations left behind is nobody's and goes back (this matters
 		// to allocators that count, such as the tests' checked allocator).
-		if err != nil && whole && !errors.Is(err, errAborted) {
-			sc.rollback()
-		} else {
-			sc.commit()
+		settle := func(err error) {
+			if err != nil && whole && !errors.Is(err, errAborted) {
+				sc.rollback()
+			} else {
+				sc.commit()
+			}
+		}
+		err := p.decode(fr, t, task.rg, task.last(), pool, pd, hc)
+		settle(err)
+		if err != nil && task.more > 1 && !errors.Is(err, errAborted) {
+			// Small row groups decoded as one failed: decode them again
+			// one at a time, so that the rows before the bad one are
+			// read and the error names it.
+			err = nil
+			for rg := task.rg; rg <= task.last() && err == nil; rg++ {
+				err = p.decode(fr, t, rg, rg, pool, pd, hc)
+				settle(err)
+			}
 		}
 		if err != nil {
 			p.errs[t] = err
@@ -350,27 +391,28 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 
 // decode reads task t into its slot. A panic of the decoders becomes an
 // error naming the file and the row group.
-func (p *parallelParquet) decode(fr *pqarrow.FileReader, t int, pool *pagePool, pd *plainDecoder, hc *headerChecker) (err error) {
+func (p *parallelParquet) decode(fr *pqarrow.FileReader, t, first, last int, pool *pagePool, pd *plainDecoder, hc *headerChecker) (err error) {
 	task := p.tasks[t]
-	rg := task.rg
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%s: corrupt parquet file in row group %d (rows %d..): %v: %w", p.name, rg, task.off, v, ErrFormat)
+			err = fmt.Errorf("%s: corrupt parquet file in %s (rows %d..): %v: %w", p.name, rowGroups(first, last), task.off, v, ErrFormat)
 		}
 	}()
-	if testHookDecode != nil {
-		testHookDecode(rg)
-	}
-	if err := p.footer.ensure(rg); err != nil {
-		return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ErrFormat, err)
+	for rg := first; rg <= last; rg++ {
+		if testHookDecode != nil {
+			testHookDecode(rg)
+		}
+		if err := p.footer.ensure(rg); err != nil {
+			return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ErrFormat, err)
+		}
 	}
 	if task.s != nil {
 		return p.decodeSegment(fr, t, task.s, task.seg, task.off, task.rows, pd, hc)
 	}
-	if p.colRows[rg] {
-		return p.decodeColumns(fr, rg, t, pool, pd, hc)
+	if p.colRows[first] {
+		return p.decodeColumns(fr, t, first, last, pool, pd, hc)
 	}
-	return p.decodeLockstep(fr, rg, t, hc)
+	return p.decodeLockstep(fr, first, t, hc)
 }
 
 // decodeLockstep reads row group rg with pqarrow's record reader into the
@@ -439,6 +481,10 @@ var (
 	maxColumnwiseBytes int64 = 128 << 20
 )
 
+// groupRowGroups lets a task decode several small row groups as one (a
+// variable so that the tests can read them one at a time too).
+var groupRowGroups = true
+
 // decodedRowWidth estimates the decoded bytes of one row of the projected
 // leaves: the width of fixed-size types, 16 bytes for the others.
 func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
@@ -467,16 +513,23 @@ func decodedRowWidth(pf *file.Reader, leaves []int) int64 {
 	return w
 }
 
-// decodeColumns reads row group rg one column at a time, each to the end,
-// and sends the row group cut into batches. pqarrow's record reader keeps
+// decodeColumns reads the row group of task t (or its small row groups,
+// as one) one column at a time, each to the end, and sends the rows cut
+// into batches. pqarrow's record reader keeps
 // a page reader open for every column while it decodes a batch, each
 // holding a decompressed page and a read buffer of about a page (1 MB by
 // default) or two: over 64 columns that is some 200 MB live per worker.
 // Here one column's page buffers are live at a time; the price is that
 // the whole row group is decoded before its first batch is sent, which the
 // bounds on colRows keep small.
-func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg, t int, pool *pagePool, pd *plainDecoder, hc *headerChecker) error {
-	rows := p.rows[rg]
+func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, t, first, last int, pool *pagePool, pd *plainDecoder, hc *headerChecker) error {
+	where := rowGroups(first, last)
+	var rows int64
+	rgs := make([]int, 0, last-first+1)
+	for rg := first; rg <= last; rg++ {
+		rgs = append(rgs, rg)
+		rows += p.rows[rg]
+	}
 	cols := make([]arrow.Array, 0, len(p.fields))
 	defer func() {
 		for _, c := range cols {
@@ -488,47 +541,54 @@ func (p *parallelParquet) decodeColumns(fr *pqarrow.FileReader, rg, t int, pool 
 			return errAborted
 		}
 		if p.plainLeaves != nil && p.plainLeaves[k] >= 0 {
-			if col, ok := pd.plainColumn(p.md, rg, p.plainLeaves[k], rows, p.sc.Field(k).Type, p.recycle); ok {
+			if col, ok := pd.plainGroup(p.md, first, p.rows[first:last+1], p.plainLeaves[k], p.sc.Field(k).Type, p.recycle); ok {
 				cols = append(cols, col)
 				continue
 			}
 		}
-		if err := p.checkHeaders(hc, rg, k); err != nil {
-			return err
+		for _, rg := range rgs {
+			if err := p.checkHeaders(hc, rg, k); err != nil {
+				return err
+			}
 		}
-		cr, err := fr.GetFieldReader(context.Background(), fi, p.included, []int{rg})
+		cr, err := fr.GetFieldReader(context.Background(), fi, p.included, rgs)
 		if err != nil {
-			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
+			return fmt.Errorf("%s: corrupt parquet file in %s, column %q: %w: %w", p.name, where, p.sc.Field(k).Name, ErrFormat, err)
 		}
 		if cr == nil {
-			return fmt.Errorf("%s: parquet row group %d: no reader for column %q: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat)
+			return fmt.Errorf("%s: parquet %s: no reader for column %q: %w", p.name, where, p.sc.Field(k).Name, ErrFormat)
 		}
 		ch, err := cr.NextBatch(rows)
 		cr.Release()
 		pool.columnDone() // the column is read: its pages are no longer read
 		if err != nil {
-			return fmt.Errorf("%s: corrupt parquet file in row group %d, column %q: %w: %w", p.name, rg, p.sc.Field(k).Name, ErrFormat, err)
+			return fmt.Errorf("%s: corrupt parquet file in %s, column %q: %w: %w", p.name, where, p.sc.Field(k).Name, ErrFormat, err)
 		}
 		col, err := oneChunk(ch, p.mem)
 		ch.Release()
 		if err != nil {
-			return fmt.Errorf("%s: parquet row group %d, column %q: %w", p.name, rg, p.sc.Field(k).Name, err)
+			return fmt.Errorf("%s: parquet %s, column %q: %w", p.name, where, p.sc.Field(k).Name, err)
 		}
 		fixed, err := repairNullLists(col, p.mem)
 		col.Release()
 		if err != nil {
-			return fmt.Errorf("%s: parquet row group %d, column %q: %w", p.name, rg, p.sc.Field(k).Name, err)
+			return fmt.Errorf("%s: parquet %s, column %q: %w", p.name, where, p.sc.Field(k).Name, err)
 		}
 		col = fixed
 		cols = append(cols, col)
 		if int64(col.Len()) != rows {
-			if enc := p.unreadableEncoding(rg, k); enc != "" {
-				return fmt.Errorf("%s: parquet row group %d, column %q: a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns): %w", p.name, rg, p.sc.Field(k).Name, enc, ErrFormat)
+			for _, rg := range rgs {
+				if enc := p.unreadableEncoding(rg, k); enc != "" {
+					return fmt.Errorf("%s: parquet row group %d, column %q: a chunk in the %s encoding that does not decode (pate reads that encoding only in flat integer and floating-point columns): %w", p.name, rg, p.sc.Field(k).Name, enc, ErrFormat)
+				}
 			}
-			return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows in column %q, footer says %d: %w", p.name, rg, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
+			if len(rgs) > 1 {
+				return fmt.Errorf("%s: corrupt parquet file: %s have %d rows in column %q, footer says %d: %w", p.name, where, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
+			}
+			return fmt.Errorf("%s: corrupt parquet file: row group %d has %d rows in column %q, footer says %d: %w", p.name, first, col.Len(), p.sc.Field(k).Name, rows, ErrFormat)
 		}
 		if !arrow.TypeEqual(col.DataType(), p.sc.Field(k).Type) {
-			return fmt.Errorf("%s: parquet row group %d, column %q: decoded as %s, schema says %s: %w", p.name, rg, p.sc.Field(k).Name, col.DataType(), p.sc.Field(k).Type, ErrFormat)
+			return fmt.Errorf("%s: parquet %s, column %q: decoded as %s, schema says %s: %w", p.name, where, p.sc.Field(k).Name, col.DataType(), p.sc.Field(k).Type, ErrFormat)
 		}
 	}
 	return p.sendBatches(t, cols, rows)
@@ -589,8 +649,11 @@ func (p *parallelParquet) next() (arrow.Record, error) {
 		if err := p.errs[p.cur]; err != nil {
 			return nil, err
 		}
-		if rg := p.tasks[p.cur].rg; p.cur+1 == len(p.tasks) || p.tasks[p.cur+1].rg != rg {
-			p.footer.release(rg) // its rows are all out
+		task := &p.tasks[p.cur]
+		for rg := task.rg; rg <= task.last(); rg++ {
+			if rg < task.last() || p.cur+1 == len(p.tasks) || p.tasks[p.cur+1].rg != rg {
+				p.footer.release(rg) // its rows are all out
+			}
 		}
 		p.mu.Lock()
 		p.cur++

@@ -2,10 +2,12 @@ package arrowio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,37 +142,55 @@ func TestReadParquetParallelIsParallel(t *testing.T) {
 }
 
 // TestReadParquetParallelBounded checks that workers stop decoding when the
-// caller does not read: no more than window row groups are started ahead
-// of the slot being read.
+// caller does not read: no more than window tasks are started ahead of the
+// slot being read, whether a task is a row group or several small ones.
 func TestReadParquetParallelBounded(t *testing.T) {
-	noGoroutineLeak(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	path := writeRowGroups(t, 37_000, 1000, compress.Codecs.Snappy)
-	r, err := Open(path, ReadOptions{Workers: 2, BatchSize: 100, Allocator: mem})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name    string
+		group   bool
+		perTask int64 // rows
+	}{
+		{"a row group a task", false, 1000},
+		{"small row groups grouped", true, 4000}, // the least decode batch, 4,096 rows
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(g bool) { groupRowGroups = g }(groupRowGroups)
+			groupRowGroups = tc.group
+			noGoroutineLeak(t)
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			path := writeRowGroups(t, 37_000, 1000, compress.Codecs.Snappy)
+			r, err := Open(path, ReadOptions{Workers: 2, BatchSize: 100, Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p := r.src.(*parallelParquet)
+			for i, task := range p.tasks {
+				if want := min(tc.perTask, 37_000-int64(i)*tc.perTask); task.rows != want {
+					t.Fatalf("task %d has %d rows, want %d", i, task.rows, want)
+				}
+			}
+			check := func(when string, wantCur int) {
+				time.Sleep(100 * time.Millisecond) // let the workers run ahead as far as they may
+				p.mu.Lock()
+				next, cur := p.nextRG, p.cur
+				p.mu.Unlock()
+				if cur != wantCur || next > cur+3 {
+					t.Errorf("%s: draining slot %d, %d tasks started; want slot %d and at most %d started", when, cur, next, wantCur, wantCur+3)
+				}
+			}
+			check("before reading", 0)
+			for range 25 + 40 { // 6,500 rows
+				rec, err := r.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+			}
+			check("after 6,500 rows", int(6500/tc.perTask))
+		})
 	}
-	defer r.Close()
-	p := r.src.(*parallelParquet)
-	check := func(when string, wantCur int) {
-		time.Sleep(100 * time.Millisecond) // let the workers run ahead as far as they may
-		p.mu.Lock()
-		next, cur := p.nextRG, p.cur
-		p.mu.Unlock()
-		if cur != wantCur || next > cur+3 {
-			t.Errorf("%s: draining slot %d, %d row groups started; want slot %d and at most %d started", when, cur, next, wantCur, wantCur+3)
-		}
-	}
-	check("before reading", 0)
-	for range 25 { // 2,500 rows: into row group 2
-		rec, err := r.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-	}
-	check("after 2,500 rows", 2)
 }
 
 // corruptRowGroup overwrites the column chunks of row group rg of the
@@ -208,8 +228,9 @@ func corruptRowGroup(t *testing.T, path string, rg int) {
 
 // TestReadParquetParallelErrors checks that a corrupt row group, or a
 // decoder panic in one, surfaces as an ErrFormat naming the file and the
-// row group after the rows before it were read in order, with no panic,
-// no leaked memory and no leaked goroutine.
+// row group after the rows before it were read in order (also when it is
+// decoded with the small row groups around it), with no panic, no leaked
+// memory and no leaked goroutine.
 func TestReadParquetParallelErrors(t *testing.T) {
 	const rows, rgRows, bad = 9000, 1000, 5
 	corrupt := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
@@ -247,6 +268,12 @@ func TestReadParquetParallelErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
+			if p := r.src.(*parallelParquet); len(p.tasks) >= rows/rgRows {
+				// The row groups are smaller than the least decode batch:
+				// several make a task, and the bad one is found in a
+				// second pass over the group it is in.
+				t.Fatalf("%d tasks for %d row groups of %d rows", len(p.tasks), rows/rgRows, rgRows)
+			}
 			var n int64
 			for {
 				rec, err := r.Read()
@@ -412,4 +439,77 @@ func TestPagePool(t *testing.T) {
 	e := pp.Allocate(1000)
 	pp.Free(e)
 	pp.close()
+}
+
+// TestGroupedRowGroups checks that small row groups decoded several to a
+// task read the same rows as decoded one to a task: every column kind of
+// plainSchema (the fast path's, and pqarrow's over several row groups),
+// PLAIN and dictionary pages, v1 and v2, batch sizes that cut the groups
+// differently (with a last row group shorter than the others), with no
+// leaked memory; and that the groups hold about a batch of rows.
+func TestGroupedRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	files := []struct {
+		name string
+		pf   plainFile
+	}{
+		{"snappy/v1", plainFile{rows: 10_001, rgRows: 700, codec: compress.Codecs.Snappy}},
+		{"zstd/v2/dictionary", plainFile{rows: 10_001, rgRows: 700, codec: compress.Codecs.Zstd, v2: true, dictionary: true}},
+		{"none/v1/dictionary-fallback", plainFile{rows: 9_000, rgRows: 1_000, codec: compress.Codecs.Uncompressed, dictionary: true, dictLimit: 2048}},
+	}
+	for i, f := range files {
+		path := filepath.Join(dir, strconv.Itoa(i)+".parquet")
+		writePlainFile(t, path, f.pf)
+		for _, tc := range []struct {
+			batch, workers int
+			perTask        int64 // the rows of a full task: whole row groups up to the batch
+		}{
+			{100, 2, int64(4096 / f.pf.rgRows * f.pf.rgRows)}, // batches of at least 4,096 rows are decoded
+			{5000, 1, int64(5000 / f.pf.rgRows * f.pf.rgRows)},
+			{1 << 20, 3, int64(f.pf.rows)}, // the whole file is less than maxColumnwiseRows
+		} {
+			t.Run(fmt.Sprintf("%s/batch=%d", f.name, tc.batch), func(t *testing.T) {
+				noGoroutineLeak(t)
+				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+				if !f.pf.v2 { // pqarrow's v2 readers leak (see TestParquetPlainFastPath)
+					defer mem.AssertSize(t, 0)
+				}
+				read := func(group bool) ([]arrow.Record, *parallelParquet) {
+					defer func(g bool) { groupRowGroups = g }(groupRowGroups)
+					groupRowGroups = group
+					r, err := Open(path, ReadOptions{Allocator: mem, BatchSize: tc.batch, Workers: tc.workers})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					p := r.src.(*parallelParquet)
+					recs, err := readRest(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return recs, p
+				}
+				want, _ := read(false)
+				defer releaseAll(want)
+				got, p := read(true)
+				defer releaseAll(got)
+				sameRows(t, want[0].Schema(), got, want)
+				var rows int64
+				for k, task := range p.tasks {
+					if task.rg != int(rows)/f.pf.rgRows || task.s != nil {
+						t.Fatalf("task %d: row group %d (streamed %v), want %d", k, task.rg, task.s != nil, rows/int64(f.pf.rgRows))
+					}
+					if task.rows != min(tc.perTask, int64(f.pf.rows)-rows) {
+						t.Fatalf("task %d: %d rows in %d row groups, want %d", k, task.rows, task.more, min(tc.perTask, int64(f.pf.rows)-rows))
+					}
+					rows += task.rows
+				}
+				for _, rec := range got {
+					if rec.NumRows() > int64(max(tc.batch, minDecodeBatch)) {
+						t.Fatalf("a batch of %d rows, batch size %d", rec.NumRows(), tc.batch)
+					}
+				}
+			})
+		}
+	}
 }
