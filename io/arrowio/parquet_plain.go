@@ -20,6 +20,8 @@ import (
 	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
 )
 
+//go:generate go run gen_unpack.go
+
 // The fast path for flat fixed-width PLAIN and dictionary-encoded columns.
 //
 // pqarrow copies each byte of such a column four times: the read into the
@@ -764,6 +766,25 @@ func (c *plainChunk) dictValues(pd *plainDecoder, src []byte, n, nn int64) bool 
 	if c.dictN < 0 || len(src) > 0 && src[0] > 32 {
 		return false
 	}
+	at := int(c.row) * c.w
+	dst := c.values[at : at+int(n)*c.w]
+	if nn == n && n > 0 { // no nulls: the indices go straight to the values
+		if len(src) == 0 {
+			return false
+		}
+		var ok bool
+		switch c.w {
+		case 4:
+			ok = hybridGather(src[1:], int(src[0]), words[uint32](dst), words[uint32](c.dict))
+		case 8:
+			ok = hybridGather(src[1:], int(src[0]), words[uint64](dst), words[uint64](c.dict))
+		}
+		if !ok {
+			return false
+		}
+		c.row += n
+		return true
+	}
 	var idx []uint32
 	if nn > 0 {
 		if len(src) == 0 {
@@ -781,8 +802,6 @@ func (c *plainChunk) dictValues(pd *plainDecoder, src []byte, n, nn int64) bool 
 	if nn != n {
 		valid = c.valid
 	}
-	at := int(c.row) * c.w
-	dst := c.values[at : at+int(n)*c.w]
 	switch c.w {
 	case 4:
 		gather(words[uint32](dst), words[uint32](c.dict), idx, valid, c.row)
@@ -831,9 +850,47 @@ func gather[T uint32 | uint64](dst, dict []T, idx []uint32, valid []byte, row in
 // RLE/bit-packed hybrid encoding in b into out; every value must be below
 // limit. Bytes after the values needed are ignored, as pqarrow does.
 func hybrid(b []byte, bw int, out []uint32, limit uint32) bool {
-	n := int64(len(out))
-	vb := (bw + 7) / 8
 	mask := uint64(1)<<bw - 1
+	return hybridRuns(b, bw, int64(len(out)), func(v uint32, lo, hi int64) bool {
+		if v >= limit {
+			return false
+		}
+		run := out[lo:hi]
+		for i := range run {
+			run[i] = v
+		}
+		return true
+	}, func(packed []byte, lo, hi int64) bool {
+		return unpack(packed, bw, mask, out[lo:hi], limit)
+	})
+}
+
+// hybridGather decodes len(dst) dictionary indices of bit width bw (0..32)
+// as hybrid does and writes the dictionary's values at them to dst, in
+// one pass; every index must be below len(dict).
+func hybridGather[T uint32 | uint64](b []byte, bw int, dst, dict []T) bool {
+	return hybridRuns(b, bw, int64(len(dst)), func(v uint32, lo, hi int64) bool {
+		if int64(v) >= int64(len(dict)) {
+			return false
+		}
+		x := dict[v]
+		run := dst[lo:hi]
+		for i := range run {
+			run[i] = x
+		}
+		return true
+	}, func(packed []byte, lo, hi int64) bool {
+		return unpackGather(packed, bw, dst[lo:hi], dict)
+	})
+}
+
+// hybridRuns walks the runs of n values of bit width bw (0..32) in the
+// RLE/bit-packed hybrid encoding in b: repeated calls rle with the value
+// of a repeated run and the values lo..hi it covers, packed with the bytes
+// of a bit-packed run (at least (hi-lo)*bw bits) and the values it covers.
+// Either returns false to stop the walk, which then fails.
+func hybridRuns(b []byte, bw int, n int64, repeated func(v uint32, lo, hi int64) bool, packed func(run []byte, lo, hi int64) bool) bool {
+	vb := (bw + 7) / 8
 	done := int64(0)
 	for done < n {
 		hdr, k := binary.Uvarint(b)
@@ -848,7 +905,7 @@ func hybrid(b []byte, bw int, out []uint32, limit uint32) bool {
 				return false
 			}
 			take := min(groups*8, n-done)
-			if !unpack(b[:size], bw, mask, out[done:done+take], limit) {
+			if !packed(b[:size], done, done+take) {
 				return false
 			}
 			b = b[size:]
@@ -863,18 +920,19 @@ func hybrid(b []byte, bw int, out []uint32, limit uint32) bool {
 		for i := vb - 1; i >= 0; i-- {
 			v = v<<8 | uint32(b[i])
 		}
-		if v >= limit {
-			return false
-		}
 		take := min(count, n-done)
-		run := out[done : done+take]
-		for i := range run {
-			run[i] = v
+		if !repeated(v, done, done+take) {
+			return false
 		}
 		b = b[vb:]
 		done += take
 	}
 	return true
+}
+
+// le64 loads the 8 bytes at p, little-endian.
+func le64(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8))
 }
 
 // unpack reads len(out) values of bw bits, LSB first, from run (which
@@ -901,6 +959,36 @@ func unpack(run []byte, bw int, mask uint64, out []uint32, limit uint32) bool {
 		bit += bw
 	}
 	return len(out) == 0 || hi < limit
+}
+
+// unpackGather is unpack and gather in one pass: it writes dict[x] to
+// dst for each of the len(dst) values x of bw bits in run (which holds at
+// least len(dst)*bw bits), which must be below len(dict). Whole groups of
+// eight go through the width's kernel (parquet_unpack_gen.go) while a
+// group's last 8-byte load stays in run; the rest value by value.
+func unpackGather[T uint32 | uint64](run []byte, bw int, dst, dict []T) bool {
+	i := 0
+	if bw >= 1 && bw <= maxGatherWidth && len(run) >= bw+7 {
+		groups := min(len(dst)/8, (len(run)-7)/bw)
+		if !gatherKernel[T](bw)(run, dst[:groups*8], dict) {
+			return false
+		}
+		i = groups * 8
+	}
+	mask := uint64(1)<<bw - 1
+	for bit := i * bw; i < len(dst); i++ {
+		var v uint64
+		for j := min(len(run), bit>>3+8) - 1; j >= bit>>3; j-- {
+			v = v<<8 | uint64(run[j])
+		}
+		x := v >> (bit & 7) & mask
+		if x >= uint64(len(dict)) {
+			return false
+		}
+		dst[i] = dict[x]
+		bit += bw
+	}
+	return true
 }
 
 // levels decodes the n definition levels of a page (bit width 1, the
