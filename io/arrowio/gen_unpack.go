@@ -2,8 +2,9 @@
 
 // gen_unpack writes parquet_unpack_gen.go: for each bit width of a
 // dictionary's indices, a loop that unpacks groups of eight bit-packed
-// indices with the width's offsets and shifts as constants and writes the
-// dictionary's values at them. Run by go generate in io/arrowio.
+// indices with the width's offsets and shifts as constants, and one that
+// also writes the dictionary's values at them. Run by go generate in
+// io/arrowio.
 package main
 
 import (
@@ -40,6 +41,40 @@ func gatherKernel[T uint32 | uint64](bw int) func(run []byte, dst, dict []T) boo
 		fmt.Fprintf(&b, "\tcase %d:\n\t\treturn gather%d[T]\n", bw, bw)
 	}
 	b.WriteString("\t}\n\treturn nil\n}\n")
+	b.WriteString(`
+// unpackKernel returns the kernel of bit width bw (1..maxGatherWidth):
+// it reads len(out)/8 groups of eight values of bw bits from run (bw bytes
+// a group; run must hold 7 bytes more) into out and returns the largest.
+func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
+	switch bw {
+`)
+	for bw := 1; bw <= maxWidth; bw++ {
+		fmt.Fprintf(&b, "\tcase %d:\n\t\treturn unpack%d\n", bw, bw)
+	}
+	b.WriteString("\t}\n\treturn nil\n}\n")
+	for bw := 1; bw <= maxWidth; bw++ {
+		fmt.Fprintf(&b, "\nfunc unpack%d(run []byte, out []uint32) uint32 {\n", bw)
+		fmt.Fprintf(&b, "\tconst bw, mask = %d, 1<<%d - 1\n", bw, bw)
+		b.WriteString(`	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+`)
+		for k := 0; k < 8; k++ {
+			fmt.Fprintf(&b, "\t\tx%d := uint32(le64(unsafe.Add(q, %d)) >> %d & mask)\n", k, k*bw/8, k*bw%8)
+		}
+		b.WriteString(`		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+`)
+	}
 	for bw := 1; bw <= maxWidth; bw++ {
 		fmt.Fprintf(&b, "\nfunc gather%d[T uint32 | uint64](run []byte, dst, dict []T) bool {\n", bw)
 		fmt.Fprintf(&b, "\tconst bw, mask = %d, 1<<%d - 1\n", bw, bw)

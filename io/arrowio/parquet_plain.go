@@ -835,15 +835,42 @@ func gather[T uint32 | uint64](dst, dict []T, idx []uint32, valid []byte, row in
 		}
 		return
 	}
-	j := 0
-	for i := range dst {
-		if bitutil.BitIsSet(valid, int(row)+i) {
-			dst[i] = dict[idx[j]]
-			j++
-		} else {
-			dst[i] = 0
+	j, i := 0, 0
+	// Row by row up to a byte of the bitmap, then eight rows a byte: all
+	// valid or all null without looking at each bit.
+	for ; i < len(dst) && (int(row)+i)%8 != 0; i++ {
+		j = gatherOne(dst, dict, idx, valid, row, i, j)
+	}
+	for ; i+8 <= len(dst); i += 8 {
+		switch v := valid[(int(row)+i)/8]; v {
+		case 0xff:
+			d := dst[i : i+8 : i+8]
+			x := idx[j : j+8 : j+8]
+			d[0], d[1], d[2], d[3] = dict[x[0]], dict[x[1]], dict[x[2]], dict[x[3]]
+			d[4], d[5], d[6], d[7] = dict[x[4]], dict[x[5]], dict[x[6]], dict[x[7]]
+			j += 8
+		case 0:
+			clear(dst[i : i+8])
+		default:
+			for k := range 8 {
+				j = gatherOne(dst, dict, idx, valid, row, i+k, j)
+			}
 		}
 	}
+	for ; i < len(dst); i++ {
+		j = gatherOne(dst, dict, idx, valid, row, i, j)
+	}
+}
+
+// gatherOne writes dict[idx[j]] to dst[i] if row row+i is valid (and
+// returns j+1), else zero (and returns j).
+func gatherOne[T uint32 | uint64](dst, dict []T, idx []uint32, valid []byte, row int64, i, j int) int {
+	if bitutil.BitIsSet(valid, int(row)+i) {
+		dst[i] = dict[idx[j]]
+		return j + 1
+	}
+	dst[i] = 0
+	return j
 }
 
 // hybrid decodes len(out) values of bit width bw (0..32) from the
@@ -940,6 +967,13 @@ func le64(p unsafe.Pointer) uint64 {
 func unpack(run []byte, bw int, mask uint64, out []uint32, limit uint32) bool {
 	var hi uint32 // the largest value, checked once at the end
 	bit, i := 0, 0
+	// Whole groups of eight through the width's kernel
+	// (parquet_unpack_gen.go), while a group's last load stays in run.
+	if bw >= 1 && bw <= maxGatherWidth && len(run) >= bw+7 {
+		groups := min(len(out)/8, (len(run)-7)/bw)
+		hi = unpackKernel(bw)(run, out[:groups*8])
+		i, bit = groups*8, groups*8*bw
+	}
 	// While 8 bytes from the value's first byte are in run, one load
 	// (at most 7+32 bits are needed).
 	for ; i < len(out) && bit>>3+8 <= len(run); i++ {

@@ -66,6 +66,663 @@ func gatherKernel[T uint32 | uint64](bw int) func(run []byte, dst, dict []T) boo
 	return nil
 }
 
+// unpackKernel returns the kernel of bit width bw (1..maxGatherWidth):
+// it reads len(out)/8 groups of eight values of bw bits from run (bw bytes
+// a group; run must hold 7 bytes more) into out and returns the largest.
+func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
+	switch bw {
+	case 1:
+		return unpack1
+	case 2:
+		return unpack2
+	case 3:
+		return unpack3
+	case 4:
+		return unpack4
+	case 5:
+		return unpack5
+	case 6:
+		return unpack6
+	case 7:
+		return unpack7
+	case 8:
+		return unpack8
+	case 9:
+		return unpack9
+	case 10:
+		return unpack10
+	case 11:
+		return unpack11
+	case 12:
+		return unpack12
+	case 13:
+		return unpack13
+	case 14:
+		return unpack14
+	case 15:
+		return unpack15
+	case 16:
+		return unpack16
+	case 17:
+		return unpack17
+	case 18:
+		return unpack18
+	case 19:
+		return unpack19
+	case 20:
+		return unpack20
+	case 21:
+		return unpack21
+	case 22:
+		return unpack22
+	case 23:
+		return unpack23
+	case 24:
+		return unpack24
+	}
+	return nil
+}
+
+func unpack1(run []byte, out []uint32) uint32 {
+	const bw, mask = 1, 1<<1 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 1 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 0)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 0)) >> 3 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 0)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 0)) >> 5 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 0)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 0)) >> 7 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack2(run []byte, out []uint32) uint32 {
+	const bw, mask = 2, 1<<2 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 2 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 0)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 0)) >> 6 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 1)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 1)) >> 2 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 1)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 1)) >> 6 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack3(run []byte, out []uint32) uint32 {
+	const bw, mask = 3, 1<<3 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 3 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 0)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 1)) >> 1 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 1)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 1)) >> 7 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 2)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 2)) >> 5 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack4(run []byte, out []uint32) uint32 {
+	const bw, mask = 4, 1<<4 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 4 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 1)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 1)) >> 4 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 2)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 2)) >> 4 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 3)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 3)) >> 4 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack5(run []byte, out []uint32) uint32 {
+	const bw, mask = 5, 1<<5 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 5 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 1)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 1)) >> 7 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 2)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 3)) >> 1 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 3)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 4)) >> 3 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack6(run []byte, out []uint32) uint32 {
+	const bw, mask = 6, 1<<6 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 6 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 1)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 2)) >> 2 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 3)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 3)) >> 6 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 4)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 5)) >> 2 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack7(run []byte, out []uint32) uint32 {
+	const bw, mask = 7, 1<<7 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 0)) >> 7 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 1)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 2)) >> 5 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 3)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 4)) >> 3 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 5)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 6)) >> 1 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack8(run []byte, out []uint32) uint32 {
+	const bw, mask = 8, 1<<8 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 0 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 2)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 3)) >> 0 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 4)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 5)) >> 0 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 6)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 7)) >> 0 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack9(run []byte, out []uint32) uint32 {
+	const bw, mask = 9, 1<<9 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 1 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 2)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 3)) >> 3 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 4)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 5)) >> 5 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 6)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 7)) >> 7 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack10(run []byte, out []uint32) uint32 {
+	const bw, mask = 10, 1<<10 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 2 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 2)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 3)) >> 6 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 5)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 6)) >> 2 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 7)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 8)) >> 6 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack11(run []byte, out []uint32) uint32 {
+	const bw, mask = 11, 1<<11 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 3 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 2)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 4)) >> 1 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 5)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 6)) >> 7 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 8)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 9)) >> 5 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack12(run []byte, out []uint32) uint32 {
+	const bw, mask = 12, 1<<12 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 4 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 3)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 4)) >> 4 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 6)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 7)) >> 4 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 9)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 10)) >> 4 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack13(run []byte, out []uint32) uint32 {
+	const bw, mask = 13, 1<<13 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 5 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 3)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 4)) >> 7 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 6)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 8)) >> 1 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 9)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 11)) >> 3 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack14(run []byte, out []uint32) uint32 {
+	const bw, mask = 14, 1<<14 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 6 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 3)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 5)) >> 2 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 7)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 8)) >> 6 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 10)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 12)) >> 2 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack15(run []byte, out []uint32) uint32 {
+	const bw, mask = 15, 1<<15 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 1)) >> 7 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 3)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 5)) >> 5 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 7)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 9)) >> 3 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 11)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 13)) >> 1 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack16(run []byte, out []uint32) uint32 {
+	const bw, mask = 16, 1<<16 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 0 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 4)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 6)) >> 0 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 8)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 10)) >> 0 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 12)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 14)) >> 0 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack17(run []byte, out []uint32) uint32 {
+	const bw, mask = 17, 1<<17 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 1 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 4)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 6)) >> 3 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 8)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 10)) >> 5 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 12)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 14)) >> 7 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack18(run []byte, out []uint32) uint32 {
+	const bw, mask = 18, 1<<18 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 2 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 4)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 6)) >> 6 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 9)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 11)) >> 2 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 13)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 15)) >> 6 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack19(run []byte, out []uint32) uint32 {
+	const bw, mask = 19, 1<<19 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 3 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 4)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 7)) >> 1 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 9)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 11)) >> 7 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 14)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 16)) >> 5 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack20(run []byte, out []uint32) uint32 {
+	const bw, mask = 20, 1<<20 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 4 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 5)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 7)) >> 4 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 10)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 12)) >> 4 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 15)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 17)) >> 4 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack21(run []byte, out []uint32) uint32 {
+	const bw, mask = 21, 1<<21 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 5 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 5)) >> 2 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 7)) >> 7 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 10)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 13)) >> 1 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 15)) >> 6 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 18)) >> 3 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack22(run []byte, out []uint32) uint32 {
+	const bw, mask = 22, 1<<22 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 6 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 5)) >> 4 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 8)) >> 2 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 11)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 13)) >> 6 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 16)) >> 4 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 19)) >> 2 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack23(run []byte, out []uint32) uint32 {
+	const bw, mask = 23, 1<<23 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 2)) >> 7 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 5)) >> 6 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 8)) >> 5 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 11)) >> 4 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 14)) >> 3 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 17)) >> 2 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 20)) >> 1 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
+func unpack24(run []byte, out []uint32) uint32 {
+	const bw, mask = 24, 1<<24 - 1
+	groups := len(out) / 8
+	if len(run) < groups*bw+7 {
+		panic("unpack: run too short")
+	}
+	var hi uint32
+	p := unsafe.Pointer(unsafe.SliceData(run))
+	for g := range groups {
+		q := unsafe.Add(p, g*bw)
+		x0 := uint32(le64(unsafe.Add(q, 0)) >> 0 & mask)
+		x1 := uint32(le64(unsafe.Add(q, 3)) >> 0 & mask)
+		x2 := uint32(le64(unsafe.Add(q, 6)) >> 0 & mask)
+		x3 := uint32(le64(unsafe.Add(q, 9)) >> 0 & mask)
+		x4 := uint32(le64(unsafe.Add(q, 12)) >> 0 & mask)
+		x5 := uint32(le64(unsafe.Add(q, 15)) >> 0 & mask)
+		x6 := uint32(le64(unsafe.Add(q, 18)) >> 0 & mask)
+		x7 := uint32(le64(unsafe.Add(q, 21)) >> 0 & mask)
+		o := out[g*8 : g*8+8 : g*8+8]
+		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
+		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
+	}
+	return hi
+}
+
 func gather1[T uint32 | uint64](run []byte, dst, dict []T) bool {
 	const bw, mask = 1, 1<<1 - 1
 	groups := len(dst) / 8

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 )
 
 // packLSB packs vals at bw bits each, LSB first, as Parquet's bit-packed
@@ -168,7 +170,7 @@ func TestHybridGather(t *testing.T) {
 
 // BenchmarkDictValues measures decoding a page of dictionary indices to
 // float64 values: in one pass (hybridGather), and as the indices first,
-// then the lookup, as pages with nulls are.
+// then the lookup, as pages with nulls are (also with nulls).
 func BenchmarkDictValues(b *testing.B) {
 	for _, bw := range []int{5, 11, 16} {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -198,5 +200,72 @@ func BenchmarkDictValues(b *testing.B) {
 				gather(dst, dict, idx, nil, 0)
 			}
 		})
+		// A page with a null in every 64 rows: the same indices, spread
+		// over 4,096+64 rows.
+		valid := make([]byte, (len(vals)+len(vals)/63+8)/8)
+		rows := 0
+		for k := 0; k < len(vals); rows++ {
+			if rows%64 != 63 {
+				bitutil.SetBit(valid, rows)
+				k++
+			}
+		}
+		withNulls := make([]uint64, rows)
+		b.Run(fmt.Sprintf("nulls/bw=%d", bw), func(b *testing.B) {
+			idx := make([]uint32, len(vals))
+			b.SetBytes(int64(len(withNulls) * 8))
+			for b.Loop() {
+				if !hybrid(enc, bw, idx, uint32(len(dict))) {
+					b.Fatal("refused")
+				}
+				gather(withNulls, dict, idx, valid, 0)
+			}
+		})
+	}
+}
+
+// TestGatherNulls checks the lookup of a page with nulls against a row
+// by row reference: validity bytes all set, all clear and mixed, pages
+// starting at rows that are not a multiple of eight, lengths with tails.
+func TestGatherNulls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	dict := make([]uint64, 300)
+	for i := range dict {
+		dict[i] = rng.Uint64() | 1 // never zero, as a null's slot is
+	}
+	for _, row := range []int64{0, 3, 8, 13} {
+		for _, n := range []int{1, 7, 8, 9, 64, 200, 1001} {
+			for _, density := range []int{0, 1, 5, 9, 10} { // tenths of valid rows, runs of them
+				valid := make([]byte, (int(row)+n+7)/8)
+				var idx []uint32
+				for i := 0; i < n; i++ {
+					// Runs of 16 rows share their validity half the time.
+					on := rng.IntN(10) < density
+					if (i/16)%2 == 0 {
+						on = density >= 5
+					}
+					if on {
+						bitutil.SetBit(valid, int(row)+i)
+						idx = append(idx, uint32(rng.IntN(len(dict))))
+					}
+				}
+				got := make([]uint64, n)
+				for i := range got {
+					got[i] = 42 // stale values the lookup must overwrite
+				}
+				gather(got, dict, idx, valid, row)
+				j := 0
+				for i := range got {
+					want := uint64(0)
+					if bitutil.BitIsSet(valid, int(row)+i) {
+						want = dict[idx[j]]
+						j++
+					}
+					if got[i] != want {
+						t.Fatalf("row %d, %d rows, density %d: slot %d is %x, want %x", row, n, density, i, got[i], want)
+					}
+				}
+			}
+		}
 	}
 }
