@@ -53,6 +53,7 @@ const polarsSink = {
   "polars-stats-full": { compression: "snappy", statistics: "full" },
   "polars-page8k": { compression: "snappy", dataPagesizeLimit: 8192 }, // many small pages
   "polars-rg10k": { compression: "snappy", rowGroupSize: 10000 },
+  "polars-rg1k": { compression: "snappy", rowGroupSize: 1000 }, // 64,000 chunks of 8 KB
 };
 // arrow-rs (parquet-wasm) writer properties per layout: its defaults are
 // one 1M-row group, DATA_PAGE v1, dictionaries that fall back to PLAIN,

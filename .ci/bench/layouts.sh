@@ -10,7 +10,7 @@
 # pyarrow's defaults: dictionary encoding, or plain, in 1M-row groups; its
 # columns are REQUIRED, DuckDB's and Polars' OPTIONAL) and those of
 # layouts.mjs (DuckDB and Polars from npm: defaults, zstd, gzip, 1M-row and
-# 10k-row and 2k-row groups, PARQUET_VERSION v2, Polars' sinkParquet,
+# 10k-row, 2k-row and 1k-row groups, PARQUET_VERSION v2, Polars' sinkParquet,
 # statistics, 8 KB pages, ...; and the Rust writer, arrow-rs, through
 # parquet-wasm: its defaults, v2 pages, zstd, LZ4).
 # Targets: every layout <= 1.3x gen's time (gzip <= 2x) and <= 1.3x its
@@ -44,7 +44,7 @@ if [ ${#layouts[@]} -eq 0 ]; then
     duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
     duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
     polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-lz4 duckdb-rg2k polars-snappy
-    polars-uncompressed polars-page8k polars-rg10k arrowrs-default arrowrs-v2 arrowrs-zstd arrowrs-lz4
+    polars-uncompressed polars-page8k polars-rg10k polars-rg1k arrowrs-default arrowrs-v2 arrowrs-zstd arrowrs-lz4
     arrowrs-rg2k)
 fi
 mkdir -p "$dir/layouts"
