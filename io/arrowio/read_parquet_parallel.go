@@ -298,7 +298,7 @@ func (p *parallelParquet) makeTasks() {
 			// task and a record each would cost more than their rows.
 			if n := len(p.tasks) - 1; group && n >= 0 && p.tasks[n].s == nil && p.tasks[n].last() == rg-1 &&
 				p.colRows[rg] && p.colRows[p.tasks[n].rg] && rows > 0 && p.tasks[n].rows+rows <= min(p.batch, maxColumnwiseRows) &&
-				(p.tasks[n].rows+rows)*p.width <= maxColumnwiseBytes {
+				(p.tasks[n].rows+rows)*p.width <= maxGroupBytes {
 				p.tasks[n].more = max(p.tasks[n].more, 1) + 1
 				p.tasks[n].rows += rows
 				continue
@@ -482,8 +482,14 @@ var (
 )
 
 // groupRowGroups lets a task decode several small row groups as one (a
-// variable so that the tests can read them one at a time too).
-var groupRowGroups = true
+// variable so that the tests can read them one at a time too), up to
+// maxGroupBytes of decoded values: a batch of the speed benchmark's
+// 64 float64 columns is 8 MB, and a table of thousands of columns must
+// not hold several times a row group's memory per task.
+var (
+	groupRowGroups       = true
+	maxGroupBytes  int64 = 32 << 20
+)
 
 // decodedRowWidth estimates the decoded bytes of one row of the projected
 // leaves: the width of fixed-size types, 16 bytes for the others.

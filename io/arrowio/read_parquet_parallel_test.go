@@ -462,13 +462,25 @@ func TestGroupedRowGroups(t *testing.T) {
 		writePlainFile(t, path, f.pf)
 		for _, tc := range []struct {
 			batch, workers int
+			groupRows      int64 // maxGroupBytes in rows of decoded values, 0: as is
 			perTask        int64 // the rows of a full task: whole row groups up to the batch
 		}{
-			{100, 2, int64(4096 / f.pf.rgRows * f.pf.rgRows)}, // batches of at least 4,096 rows are decoded
-			{5000, 1, int64(5000 / f.pf.rgRows * f.pf.rgRows)},
-			{1 << 20, 3, int64(f.pf.rows)}, // the whole file is less than maxColumnwiseRows
+			{100, 2, 0, int64(4096 / f.pf.rgRows * f.pf.rgRows)}, // batches of at least 4,096 rows are decoded
+			{5000, 1, 0, int64(5000 / f.pf.rgRows * f.pf.rgRows)},
+			{1 << 20, 3, 0, int64(f.pf.rows)}, // the whole file is less than maxColumnwiseRows
+			{1 << 20, 2, 2500, int64(2500 / f.pf.rgRows * f.pf.rgRows)},
 		} {
-			t.Run(fmt.Sprintf("%s/batch=%d", f.name, tc.batch), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/batch=%d/group=%d", f.name, tc.batch, tc.groupRows), func(t *testing.T) {
+				if tc.groupRows > 0 {
+					pf, err := file.OpenParquetFile(path, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					width := decodedRowWidth(pf, nil)
+					pf.Close()
+					defer func(v int64) { maxGroupBytes = v }(maxGroupBytes)
+					maxGroupBytes = tc.groupRows * width
+				}
 				noGoroutineLeak(t)
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 				if !f.pf.v2 { // pqarrow's v2 readers leak (see TestParquetPlainFastPath)
