@@ -37,10 +37,7 @@ import "unsafe"
 func gatherKernel[T uint32 | uint64](bw int) func(run []byte, dst, dict []T) bool {
 	switch bw {
 `)
-	for bw := 1; bw <= maxWidth; bw++ {
-		fmt.Fprintf(&b, "\tcase %d:\n\t\treturn gather%d[T]\n", bw, bw)
-	}
-	b.WriteString("\t}\n\treturn nil\n}\n")
+	cases(&b, "gather%d[T]")
 	b.WriteString(`
 // unpackKernel returns the kernel of bit width bw (1..maxGatherWidth):
 // it reads len(out)/8 groups of eight values of bw bits from run (bw bytes
@@ -48,10 +45,7 @@ func gatherKernel[T uint32 | uint64](bw int) func(run []byte, dst, dict []T) boo
 func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
 	switch bw {
 `)
-	for bw := 1; bw <= maxWidth; bw++ {
-		fmt.Fprintf(&b, "\tcase %d:\n\t\treturn unpack%d\n", bw, bw)
-	}
-	b.WriteString("\t}\n\treturn nil\n}\n")
+	cases(&b, "unpack%d")
 	for bw := 1; bw <= maxWidth; bw++ {
 		fmt.Fprintf(&b, "\nfunc unpack%d(run []byte, out []uint32) uint32 {\n", bw)
 		fmt.Fprintf(&b, "\tconst bw, mask = %d, 1<<%d - 1\n", bw, bw)
@@ -64,9 +58,7 @@ func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
 	for g := range groups {
 		q := unsafe.Add(p, g*bw)
 `)
-		for k := 0; k < 8; k++ {
-			fmt.Fprintf(&b, "\t\tx%d := uint32(le64(unsafe.Add(q, %d)) >> %d & mask)\n", k, k*bw/8, k*bw%8)
-		}
+		loads(&b, bw, "uint32(", ")")
 		b.WriteString(`		o := out[g*8 : g*8+8 : g*8+8]
 		o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = x0, x1, x2, x3, x4, x5, x6, x7
 		hi = max(hi, max(x0, x1, x2, x3), max(x4, x5, x6, x7))
@@ -87,9 +79,7 @@ func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
 	for g := range groups {
 		q := unsafe.Add(p, g*bw)
 `)
-		for k := 0; k < 8; k++ {
-			fmt.Fprintf(&b, "\t\tx%d := le64(unsafe.Add(q, %d)) >> %d & mask\n", k, k*bw/8, k*bw%8)
-		}
+		loads(&b, bw, "", "")
 		b.WriteString(`		if x0|x1|x2|x3|x4|x5|x6|x7 >= limit && max(x0, x1, x2, x3, x4, x5, x6, x7) >= limit {
 			return false
 		}
@@ -107,5 +97,22 @@ func unpackKernel(bw int) func(run []byte, out []uint32) uint32 {
 	}
 	if err := os.WriteFile("parquet_unpack_gen.go", src, 0o644); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// cases writes the cases of a kernel switch, one per width (name a format
+// of the width), and its end.
+func cases(b *bytes.Buffer, name string) {
+	for bw := 1; bw <= maxWidth; bw++ {
+		fmt.Fprintf(b, "\tcase %d:\n\t\treturn "+name+"\n", bw, bw)
+	}
+	b.WriteString("\t}\n\treturn nil\n}\n")
+}
+
+// loads writes the eight loads of a group of values of width bw, each
+// wrapped in pre and post.
+func loads(b *bytes.Buffer, bw int, pre, post string) {
+	for k := 0; k < 8; k++ {
+		fmt.Fprintf(b, "\t\tx%d := %sle64(unsafe.Add(q, %d)) >> %d & mask%s\n", k, pre, k*bw/8, k*bw%8, post)
 	}
 }
