@@ -1,10 +1,14 @@
 package arrowio
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -267,5 +271,35 @@ func TestGatherNulls(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGeneratedKernelsCurrent runs gen_unpack.go and checks that
+// parquet_unpack_gen.go is what it writes (go generate ./io/arrowio
+// rewrites it).
+func TestGeneratedKernelsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the generator with go run")
+	}
+	gen, err := filepath.Abs("gen_unpack.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", gen)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("go run gen_unpack.go: %v: %s", err, out)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "parquet_unpack_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("parquet_unpack_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("parquet_unpack_gen.go is not what gen_unpack.go writes: run go generate ./io/arrowio")
 	}
 }
