@@ -151,7 +151,7 @@ func TestLazyFooter(t *testing.T) {
 			// each of its row groups perhaps with the rest of its window.
 			perTask := 1
 			for _, task := range p.tasks {
-				perTask = max(perTask, task.more)
+				perTask = max(perTask, task.extra+1)
 			}
 			if limit := (p.window + 1) * (perTask + perWindow - 1); most > limit {
 				t.Errorf("the reader held the metadata of %d row groups at once, want at most %d", most, limit)

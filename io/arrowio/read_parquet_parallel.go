@@ -103,17 +103,17 @@ type parallelParquet struct {
 }
 
 // ptask is a worker's unit of work: row group rg whole (s nil), with the
-// next more-1 row groups if more > 1 (small row groups decoded as one, see
+// extra row groups after it (small row groups decoded as one, see
 // makeTasks), or segment seg of it, rows off..off+rows, streamed through s.
 type ptask struct {
 	rg, seg   int
-	more      int
+	extra     int
 	off, rows int64
 	s         *rgStream
 }
 
 // last is the task's last row group.
-func (t *ptask) last() int { return t.rg + max(t.more, 1) - 1 }
+func (t *ptask) last() int { return t.rg + t.extra }
 
 // rowGroups names row groups first..last in messages.
 func rowGroups(first, last int) string {
@@ -148,11 +148,10 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 	p.batch = int64(decodeBatch)
 	p.mem = opts.Allocator
 	p.colRows = make([]bool, n)
-	width := decodedRowWidth(pf, leaves)
-	p.width = width
+	p.width = decodedRowWidth(pf, leaves)
 	for i := range n {
 		p.rows[i] = lf.numRows(pf, i)
-		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*width <= maxColumnwiseBytes
+		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*p.width <= maxColumnwiseBytes
 	}
 	// Each worker has a file.Reader of its own (a file.Reader is not safe
 	// for concurrent use) over the footer pf has parsed: the footer of a
@@ -299,7 +298,7 @@ func (p *parallelParquet) makeTasks() {
 			if n := len(p.tasks) - 1; group && n >= 0 && p.tasks[n].s == nil && p.tasks[n].last() == rg-1 &&
 				p.colRows[rg] && p.colRows[p.tasks[n].rg] && rows > 0 && p.tasks[n].rows+rows <= min(p.batch, maxColumnwiseRows) &&
 				(p.tasks[n].rows+rows)*p.width <= maxGroupBytes {
-				p.tasks[n].more = max(p.tasks[n].more, 1) + 1
+				p.tasks[n].extra++
 				p.tasks[n].rows += rows
 				continue
 			}
@@ -361,7 +360,7 @@ func (p *parallelParquet) work(fr *pqarrow.FileReader, pool *pagePool, pd *plain
 		}
 		err := p.decode(fr, t, task.rg, task.last(), pool, pd, hc)
 		settle(err)
-		if err != nil && task.more > 1 && !errors.Is(err, errAborted) {
+		if err != nil && task.extra > 0 && !errors.Is(err, errAborted) {
 			// Small row groups decoded as one failed: decode them again
 			// one at a time, so that the rows before the bad one are
 			// read and the error names it.

@@ -512,7 +512,7 @@ func TestGroupedRowGroups(t *testing.T) {
 						t.Fatalf("task %d: row group %d (streamed %v), want %d", k, task.rg, task.s != nil, rows/int64(f.pf.rgRows))
 					}
 					if task.rows != min(tc.perTask, int64(f.pf.rows)-rows) {
-						t.Fatalf("task %d: %d rows in %d row groups, want %d", k, task.rows, task.more, min(tc.perTask, int64(f.pf.rows)-rows))
+						t.Fatalf("task %d: %d rows in %d row groups, want %d", k, task.rows, task.extra+1, min(tc.perTask, int64(f.pf.rows)-rows))
 					}
 					rows += task.rows
 				}
