@@ -14,15 +14,15 @@ import (
 	"unsafe"
 )
 
-// bf16Scratch holds the bf16 kernel's scratch between calls. The tile vote
+// kernelScratch holds the bf16 and int16 kernels. scratch between calls. The tile vote
 // calls the kernel once per tile of about a hundred rows, and a fresh 40 KB
 // buffer each time was a third of the run's allocations (zeroed, then
 // collected); the kernel writes every byte it reads, so a reused buffer
 // needs no clearing.
-var bf16Scratch sync.Pool
+var kernelScratch sync.Pool
 
 func scratchOf(n int) *[]byte {
-	if b, ok := bf16Scratch.Get().(*[]byte); ok && cap(*b) >= n {
+	if b, ok := kernelScratch.Get().(*[]byte); ok && cap(*b) >= n {
 		*b = (*b)[:n]
 		return b
 	}
@@ -30,25 +30,48 @@ func scratchOf(n int) *[]byte {
 	return &b
 }
 
+// cpuVNNI says whether the CPU has AVX512_VNNI, which isaAVX512Int16 needs;
+// cpuBF16 whether it runs isaAVX512BF16 (AVX512_BF16 on AMD).
+var (
+	cpuVNNI = C.pate_cpu_vnni() != 0
+	cpuBF16 = C.pate_cpu_level() == C.PATE_ISA_AVX512BF16
+)
+
 func detectISA() isaLevel {
 	switch C.pate_cpu_level() {
-	case C.PATE_ISA_AVX512BF16:
-		return isaAVX512BF16
-	case C.PATE_ISA_AVX512:
+	case C.PATE_ISA_AVX512BF16, C.PATE_ISA_AVX512:
+		switch {
+		case cpuVNNI:
+			return isaAVX512Int16
+		case cpuBF16:
+			return isaAVX512BF16
+		}
 		return isaAVX512
 	case C.PATE_ISA_AVX2:
-		return isaAVX2
+		return isaAVX2Int16
 	}
 	return isaGeneric
+}
+
+// cLevel is the C kernels' level for l: the int16 and bf16 paths are
+// variants of the AVX2 and AVX-512 levels that votesFast chooses itself.
+func cLevel(l isaLevel) C.int {
+	switch {
+	case l >= isaAVX512:
+		return C.PATE_ISA_AVX512
+	case l >= isaAVX2:
+		return C.PATE_ISA_AVX2
+	}
+	return 0
 }
 
 // votesFast runs the C kernel of activeISA on all n rows in one cgo call; x
 // is row-major when ld is 0, column-major with leading dimension ld otherwise.
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
-	if bf := p.bf; bf != nil && activeISA >= isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
+	if bf := p.bf; bf != nil && activeISA == isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
 		sp := scratchOf(int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
-		defer bf16Scratch.Put(sp)
+		defer kernelScratch.Put(sp)
 		scratch := *sp
 		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),
@@ -58,7 +81,25 @@ func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 			unsafe.Pointer(&scratch[0]))
 		return
 	}
-	C.pate_votes(C.int(activeISA),
+	if iq := p.i16; iq != nil && (activeISA == isaAVX2Int16 || activeISA == isaAVX512Int16) &&
+		(ld == 0 || l.dim >= int16MinDimColumns) {
+		vnni := C.int(0)
+		if activeISA == isaAVX512Int16 {
+			vnni = 1
+		}
+		sp := scratchOf(int(C.pate_votes_int16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
+		defer kernelScratch.Put(sp)
+		scratch := *sp
+		C.pate_votes_int16(vnni, (*C.uint32_t)(unsafe.Pointer(&iq.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
+			(*C.float)(unsafe.Pointer(&iq.sw[0])),
+			(*C.float)(unsafe.Pointer(&iq.p0[0])), (*C.float)(unsafe.Pointer(&iq.p1[0])), (*C.float)(unsafe.Pointer(&iq.p2[0])),
+			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
+			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim), C.int(iq.bq),
+			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
+			unsafe.Pointer(&scratch[0]))
+		return
+	}
+	C.pate_votes(cLevel(activeISA),
 		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
 		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
@@ -67,7 +108,7 @@ func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 // logisticFast runs the C logistic kernel of activeISA (rows, dim >= 1).
 func logisticFast(x, t []float64, rows, dim int, theta, grad []float64) float64 {
 	var gb C.double
-	f := C.pate_logistic(C.int(activeISA),
+	f := C.pate_logistic(cLevel(activeISA),
 		(*C.double)(unsafe.Pointer(&x[0])), (*C.double)(unsafe.Pointer(&t[0])), C.int64_t(rows), C.int64_t(dim),
 		(*C.double)(unsafe.Pointer(&theta[0])), C.double(theta[dim]),
 		(*C.double)(unsafe.Pointer(&grad[0])), &gb)
@@ -81,6 +122,6 @@ func expNonPos(x, out []float64) {
 	if len(x) == 0 {
 		return
 	}
-	C.pate_exp_nonpos(C.int(activeISA), (*C.double)(unsafe.Pointer(&x[0])), C.int64_t(len(x)),
+	C.pate_exp_nonpos(cLevel(activeISA), (*C.double)(unsafe.Pointer(&x[0])), C.int64_t(len(x)),
 		(*C.double)(unsafe.Pointer(&out[0])))
 }

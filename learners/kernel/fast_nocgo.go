@@ -6,6 +6,8 @@ import "math"
 
 func detectISA() isaLevel { return isaGeneric }
 
+const cpuVNNI, cpuBF16 = false, false
+
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	l.votesGenericLD(x, ld, n, counts)
 }

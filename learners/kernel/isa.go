@@ -4,18 +4,24 @@ package kernel
 type isaLevel int
 
 const (
-	isaGeneric    isaLevel = iota // pure Go
-	isaAVX2                       // AVX2 + FMA (cgo, amd64)
-	isaAVX512                     // AVX-512F/DQ/BW/VL + FMA (cgo, amd64)
-	isaAVX512BF16                 // isaAVX512 + AVX512_BF16: two-class votes from certified bf16 scores
+	isaGeneric     isaLevel = iota // pure Go
+	isaAVX2                        // AVX2 + FMA (cgo, amd64)
+	isaAVX2Int16                   // isaAVX2, two-class votes from certified 16-bit integer scores
+	isaAVX512                      // AVX-512F/DQ/BW/VL + FMA (cgo, amd64)
+	isaAVX512BF16                  // isaAVX512 + AVX512_BF16 (AMD): two-class votes from certified bf16 scores
+	isaAVX512Int16                 // isaAVX512 + AVX512_VNNI: two-class votes from certified 16-bit integer scores
 )
 
 func (l isaLevel) String() string {
 	switch l {
 	case isaAVX2:
 		return "avx2"
+	case isaAVX2Int16:
+		return "avx2int16"
 	case isaAVX512:
 		return "avx512"
+	case isaAVX512Int16:
+		return "avx512int16"
 	case isaAVX512BF16:
 		return "avx512bf16"
 	default:
@@ -34,6 +40,9 @@ var (
 func supportedISAs() []isaLevel {
 	var ls []isaLevel
 	for l := cpuISA; l > isaGeneric; l-- {
+		if l == isaAVX512Int16 && !cpuVNNI || l == isaAVX512BF16 && !cpuBF16 {
+			continue
+		}
 		ls = append(ls, l)
 	}
 	return append(ls, isaGeneric)

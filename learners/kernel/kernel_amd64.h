@@ -30,6 +30,22 @@ void pate_votes_bf16(const uint32_t *wb, const float *bp, const float *p0, const
                      int64_t ld, int64_t n, int32_t *counts, void *scratch);
 int64_t pate_votes_bf16_scratch(int64_t dim, int64_t groups);
 
+// pate_votes_int16 is pate_votes for two classes on the int16 packing of
+// pack.go (AVX2, or AVX-512 VNNI when vnni is set): wq holds ⌈dim/2⌉ pairs of 16-bit integers per teacher and
+// group, sw the teachers' scales, p0, p1 and p2 the per-teacher factors of
+// the certification bound, bq the bit bound of the integers, dw and db the
+// float32 difference weights and biases (k × dim, k) for rescoring the
+// teachers it cannot certify. scratch holds pate_votes_int16_scratch(dim,
+// groups) bytes.
+void pate_votes_int16(int vnni, const uint32_t *wq, const float *bp, const float *sw, const float *p0,
+                      const float *p1, const float *p2, const float *dw, const float *db, int64_t groups, int64_t k,
+                      int64_t dim, int bq, const float *x, int64_t ld, int64_t n, int32_t *counts, void *scratch);
+
+// pate_cpu_vnni reports whether the CPU has AVX512_VNNI (pate_votes_int16
+// with vnni set needs it and level PATE_ISA_AVX512).
+int pate_cpu_vnni(void);
+int64_t pate_votes_int16_scratch(int64_t dim, int64_t groups);
+
 // pate_logistic overwrites gw (dim) and *gb with the gradient of the binary
 // logistic loss of the rows of x (rows × dim) with labels t at weights w and
 // intercept b, and returns the loss (see logistic.go).

@@ -237,13 +237,15 @@ func columnMajor(x []float32, n, dim, ld int) []float32 {
 	return xt
 }
 
-// TestVotesNearBF16Rounding gives each teacher a bias that cancels its score
-// on one row as computed from bfloat16-rounded weights and features: there
-// the float32 score is just the rounding error of bf16, far above float32
-// rounding, so a kernel that trusted bf16 scores would vote wrong on many of
+// TestVotesNearLowPrecisionScores gives each teacher a bias that cancels
+// its score on one row as computed from low-precision copies of the weights
+// and features, those of the bf16 path (bfloat16 rounding) or of the int16
+// path (16-bit integers at power-of-two scales): there the float32 score is
+// just the rounding error of that copy, far above float32 rounding, so a
+// kernel that trusted the low-precision scores would vote wrong on many of
 // those rows. Every path must match the float64 reference.
-func TestVotesNearBF16Rounding(t *testing.T) {
-	bf := func(v float32) float64 { // round to nearest even at 8 significant bits
+func TestVotesNearLowPrecisionScores(t *testing.T) {
+	bf := func(v float32, _ float64) float64 { // round to nearest even at 8 significant bits
 		b := math.Float32bits(v)
 		return float64(math.Float32frombits((b + 0x7fff + (b>>16)&1) &^ 0xffff))
 	}
@@ -254,33 +256,152 @@ func TestVotesNearBF16Rounding(t *testing.T) {
 		{k: 17, dim: 64, n: 5},
 		{k: 20, dim: 1024, n: 7},
 	}
-	for i, tc := range tests {
-		t.Run(fmt.Sprintf("k%d/d%d/n%d", tc.k, tc.dim, tc.n), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(i), 13))
-			w := genNormal(r, tc.k*2*tc.dim)
-			x := genNormal(r, tc.n*tc.dim)
-			b := make([]float32, tc.k*2)
-			for tt := 0; tt < tc.k; tt++ {
-				xi := x[(tt%tc.n)*tc.dim : (tt%tc.n+1)*tc.dim]
-				var s float64
-				for j, v := range xi {
-					d := w[(tt*2+1)*tc.dim+j] - w[tt*2*tc.dim+j]
-					s += bf(d) * bf(v)
+	for _, rounding := range []string{"bf16", "int16"} {
+		for i, tc := range tests {
+			t.Run(fmt.Sprintf("%s/k%d/d%d/n%d", rounding, tc.k, tc.dim, tc.n), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(i), 13))
+				w := genNormal(r, tc.k*2*tc.dim)
+				x := genNormal(r, tc.n*tc.dim)
+				b := make([]float32, tc.k*2)
+				d := make([]float32, tc.dim)
+				for tt := 0; tt < tc.k; tt++ {
+					xi := x[(tt%tc.n)*tc.dim : (tt%tc.n+1)*tc.dim]
+					for j := range d {
+						d[j] = w[(tt*2+1)*tc.dim+j] - w[tt*2*tc.dim+j]
+					}
+					round := bf
+					var sw, sx float64
+					if rounding == "int16" {
+						bq := int16Bits(tc.dim)
+						sw, sx = int16Scale(d, bq), int16Scale(xi, bq)
+						round = func(v float32, s float64) float64 { return math.RoundToEven(float64(v)*s) / s }
+					}
+					var s float64
+					for j, v := range xi {
+						s += round(d[j], sw) * round(v, sx)
+					}
+					b[tt*2+1] = float32(-s)
 				}
-				b[tt*2+1] = float32(-s)
+				l, err := NewLinear(tc.k, 2, tc.dim, w, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := refVotes(tc.k, 2, tc.dim, w, b, x, tc.n, true)
+				xt := columnMajor(x, tc.n, tc.dim, tc.n+1)
+				paths(t, func(t *testing.T) {
+					got := make([]int32, tc.n*2)
+					l.Votes(x, tc.n, got)
+					checkVotes(t, tc.k, 2, tc.n, got, ref)
+					l.VotesColumns(xt, tc.n+1, tc.n, got)
+					checkVotes(t, tc.k, 2, tc.n, got, ref)
+				})
+			})
+		}
+	}
+}
+
+// int16Scale is the power of two 2^e by which the int16 path scales v
+// before rounding: the largest with max|v|·2^e < 2^bq.
+func int16Scale(v []float32, bq int) float64 {
+	var m float64
+	for _, x := range v {
+		m = math.Max(m, math.Abs(float64(x)))
+	}
+	if m == 0 {
+		return 1
+	}
+	_, k := math.Frexp(m)
+	return math.Ldexp(1, bq-k)
+}
+
+// TestVotesInt16Extremes puts the int16 path at its limits: every product
+// at the largest integer magnitude (the widest sums the bit bound allows,
+// which must not overflow), rows and teachers mixing huge and tiny values,
+// all-zero rows and teachers, subnormal features, and rows whose largest
+// value is outside the range the path rounds (they are rescored). Every
+// path must match the float64 reference.
+func TestVotesInt16Extremes(t *testing.T) {
+	type tc struct {
+		name   string
+		k, dim int
+		w, x   func(r *rand.Rand, t, j int) float32 // weight of teacher t (difference class), feature j of row t
+	}
+	const n = 14
+	one := func(v float32) func(*rand.Rand, int, int) float32 {
+		return func(*rand.Rand, int, int) float32 { return v }
+	}
+	normal := func(r *rand.Rand, _, _ int) float32 { return float32(r.NormFloat64()) }
+	tests := []tc{
+		// 0.99999994 rounds up to 2^bq at the scale the path picks; at
+		// 511 and 127 features dim·4^bq is within 0.2% of 2³¹.
+		{name: "largest-magnitude-sums-d511", k: 20, dim: 511, w: one(0.99999994), x: one(-0.99999994)},
+		{name: "largest-magnitude-sums-d127", k: 20, dim: 127, w: one(-0.99999994), x: one(-0.99999994)},
+		{name: "largest-magnitude-sums-d1024", k: 20, dim: 1024, w: one(0.99999994), x: one(0.99999994)},
+		{name: "alternating-signs", k: 20, dim: 385, w: func(_ *rand.Rand, _, j int) float32 { return float32(1 - 2*(j%2)) },
+			x: func(_ *rand.Rand, _, j int) float32 { return float32(1 - 2*(j%2)) }},
+		{name: "huge-and-tiny", k: 33, dim: 200, w: func(r *rand.Rand, t, j int) float32 {
+			if j == t%200 {
+				return 1e12
+			}
+			return float32(r.NormFloat64() * 1e-20)
+		}, x: func(r *rand.Rand, t, j int) float32 {
+			if j == 7 {
+				return 3e-15
+			}
+			return float32(r.NormFloat64() * 1e-25)
+		}},
+		{name: "subnormal-features", k: 17, dim: 96, w: normal, x: func(r *rand.Rand, _, _ int) float32 {
+			return float32(r.NormFloat64()) * 0x1p-140
+		}},
+		{name: "rows-beyond-range", k: 17, dim: 96, w: normal, x: func(r *rand.Rand, t, j int) float32 {
+			switch {
+			case t%3 == 0 && j == 5:
+				return 0x1p60
+			case t%3 == 1:
+				return float32(r.NormFloat64()) * 0x1p-70
+			}
+			return float32(r.NormFloat64())
+		}},
+		{name: "zero-rows-and-teachers", k: 31, dim: 128, w: func(r *rand.Rand, t, _ int) float32 {
+			if t%2 == 0 {
+				return 0
+			}
+			return float32(r.NormFloat64())
+		}, x: func(r *rand.Rand, t, _ int) float32 {
+			if t%3 == 0 {
+				return 0
+			}
+			return float32(r.NormFloat64())
+		}},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 29))
+			w := make([]float32, tc.k*2*tc.dim) // class 0 weights zero: the differences are w's class 1
+			b := genNormal(r, tc.k*2)
+			for tt := 0; tt < tc.k; tt++ {
+				for j := 0; j < tc.dim; j++ {
+					w[(tt*2+1)*tc.dim+j] = tc.w(r, tt, j)
+				}
+			}
+			x := make([]float32, n*tc.dim)
+			for row := 0; row < n; row++ {
+				for j := 0; j < tc.dim; j++ {
+					x[row*tc.dim+j] = tc.x(r, row, j)
+				}
 			}
 			l, err := NewLinear(tc.k, 2, tc.dim, w, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := refVotes(tc.k, 2, tc.dim, w, b, x, tc.n, true)
-			xt := columnMajor(x, tc.n, tc.dim, tc.n+1)
+			if cpuISA >= isaAVX2Int16 && l.packed.i16 == nil {
+				t.Fatal("no int16 packing: the case does not reach the int16 path")
+			}
+			ref := refVotes(tc.k, 2, tc.dim, w, b, x, n, true)
 			paths(t, func(t *testing.T) {
-				got := make([]int32, tc.n*2)
-				l.Votes(x, tc.n, got)
-				checkVotes(t, tc.k, 2, tc.n, got, ref)
-				l.VotesColumns(xt, tc.n+1, tc.n, got)
-				checkVotes(t, tc.k, 2, tc.n, got, ref)
+				got := make([]int32, n*2)
+				l.Votes(x, n, got)
+				checkVotes(t, tc.k, 2, n, got, ref)
 			})
 		})
 	}

@@ -23,6 +23,10 @@ type packedLinear struct {
 	// otherwise or when the weights are outside the certification bound's
 	// guards.
 	bf *packedBF16
+
+	// i16 is the int16 packing for two classes on AVX2 CPUs, nil otherwise
+	// or when the weights are outside its guards.
+	i16 *packedInt16
 }
 
 // packedBF16 holds bf16 copies ŵ of the difference weights (round to
@@ -61,6 +65,7 @@ func pack(l *Linear) *packedLinear {
 		}
 	}
 	p.bf = packBF16(l, p.groups)
+	p.i16 = packInt16(l, p.groups)
 	return p
 }
 
@@ -83,7 +88,7 @@ const bf16Max = 0x1p50
 
 // packBF16 builds the bf16 packing, or returns nil when it cannot be used.
 func packBF16(l *Linear, groups int) *packedBF16 {
-	if cpuISA < isaAVX512BF16 || l.classes != 2 || l.dim < bf16MinDim || l.dim > bf16MaxDim {
+	if !cpuBF16 || l.classes != 2 || l.dim < bf16MinDim || l.dim > bf16MaxDim {
 		return nil
 	}
 	dim, dim2 := l.dim, (l.dim+1)/2
