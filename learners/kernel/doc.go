@@ -62,12 +62,12 @@
 //	features  layout        avx512int16  avx512bf16  avx512  avx2int16  avx2
 //	64        row-major     8.33         8.64        8.15    4.57       4.09
 //	128       row-major     4.73         4.92        3.97    2.46       1.97
-//	128       column-major  4.25         4.73        3.85    1.87       1.92
+//	128       column-major  4.25         4.73        3.85    2.25       1.92
 //	384       row-major     1.70         1.32        1.23    0.86       0.65
-//	384       column-major  1.36         1.22        1.12    0.64       0.59
+//	384       column-major  1.36         1.22        1.12    0.80       0.59
 //	512       row-major     1.07         0.93        0.94    0.57       0.48
 //	1024      row-major     0.48         0.46        0.49    0.28       0.25
-//	1024      column-major  0.41         0.41        0.38    0.18       0.19
+//	1024      column-major  0.41         0.41        0.38    0.25       0.19
 //
 // On this core vpmaddwd on 256 bits issues once a cycle (measured), as many
 // multiply-adds as two 256-bit FMAs, so the AVX2 integer path gains from its

@@ -772,13 +772,11 @@ T256 AI void votesi(const uint32_t *wq, const float *bp, const float *sw, const 
 		const int R = (int)(n - i < RI ? n - i : RI);
 		const float *xr[RI];
 		float sx[RI], xh[RI], dx[RI];
+		if (ld) // feature by feature: the R rows of a feature share a cache line
+			for (int64_t j = 0; j < dim; j++)
+				for (int r = 0; r < R; r++) xt[r * dim + j] = x[j * ld + i + r];
 		for (int r = 0; r < R; r++) {
-			if (ld) {
-				for (int64_t j = 0; j < dim; j++) xt[r * dim + j] = x[j * ld + i + r];
-				xr[r] = xt + r * dim;
-			} else {
-				xr[r] = x + (i + r) * dim;
-			}
+			xr[r] = ld ? xt + r * dim : x + (i + r) * dim;
 			qrow(xr[r], dim, bq, (int16_t *)(xq + r * xs), &sx[r], &xh[r], &dx[r]);
 		}
 		if (!ld && i + RI < n) prefetchrows(x + (i + RI) * dim, dim, n - i - RI < RI ? n - i - RI : RI);
