@@ -158,7 +158,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	}
 	var buf []byte
 	defer pd.trim()
-	if n <= listWholeBytes {
+	if n <= listWholeBytes && !pd.firstPageStreams(off, n, cc.Compression()) {
 		if int64(cap(pd.chunk)) < n {
 			pd.chunk = make([]byte, n)
 		}
@@ -213,6 +213,21 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	defer data.Release()
 	plainColumns.Add(1)
 	return array.MakeFromData(data), true
+}
+
+// firstPageStreams reports whether the chunk at off (n bytes) is snappy or
+// stored and its first page a data page that decodeAt would stream: such a
+// chunk (gen.go's snappy embeddings: 1 MB pages of one 64 KB literal after
+// another) is read a page at a time, so that its literals go from the file
+// straight into the values, rather than read whole and copied out of the
+// chunk's buffer. (A zstd or gzip page decodes faster whole than streamed.)
+func (pd *plainDecoder) firstPageStreams(off, n int64, codec compress.Compression) bool {
+	if codec != compress.Codecs.Snappy && codec != compress.Codecs.Uncompressed {
+		return false
+	}
+	hc := headerChecker{r: pd.r, size: pd.size}
+	h, _, err := hc.header(off, off+n)
+	return err == nil && h.typ == pageData && h.v1 && !h.v2 && streamable(h, codec)
 }
 
 // decode decodes every page of the chunk, which must hold exactly the

@@ -139,6 +139,9 @@ func TestParquetListFastPath(t *testing.T) {
 		slow   []string  // columns it leaves to pqarrow
 		stream bool      // row groups streamed in segments
 		byPage bool      // chunks read a page at a time, large pages streamed
+		// Pages over 1024 bytes are streamed, chunks are not forced to be
+		// read by page: a snappy or stored one whose first page streams is.
+		firstPage bool
 		// Pages after a chunk's first are decompressed straight into
 		// place (columns without nulls).
 		inPlace bool
@@ -162,6 +165,9 @@ func TestParquetListFastPath(t *testing.T) {
 		{name: "pqarrow/zstd/v1/small-pages/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Zstd, smallPages: true}, byPage: true, huge: 16, inPlace: true},
 		{name: "pqarrow/gzip/v1/by-page", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Gzip}, byPage: true},
 		{name: "pqarrow/zstd/v2/dictionary/by-page", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true, dictionary: true}, byPage: true},
+		{name: "pqarrow/snappy/v1/first-page-streams", pf: plainFile{rows: 4000, rgRows: 2000, codec: compress.Codecs.Snappy}, firstPage: true},
+		{name: "pqarrow/none/v1/first-page-streams", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed}, firstPage: true},
+		{name: "pqarrow/zstd/v1/first-page-whole", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Zstd}, firstPage: true},
 		{name: "pqarrow/snappy/v1/streamed/by-page", pf: plainFile{rows: 6000, rgRows: 3000, codec: compress.Codecs.Snappy}, stream: true, byPage: true},
 		{name: "duckdb/snappy/v1/by-page", path: writers + "duckdb_emb.parquet", fast: duckdbListCols, byPage: true},
 		{name: "polars/none/v1/by-page", path: writers + "polars_emb.parquet", fast: []string{"e32"}, byPage: true},
@@ -182,6 +188,10 @@ func TestParquetListFastPath(t *testing.T) {
 				if tc.huge > 0 {
 					hugePageBytes = tc.huge
 				}
+			}
+			if tc.firstPage {
+				defer func(h int32) { hugePageBytes = h }(hugePageBytes)
+				hugePageBytes = 1024
 			}
 			streamed := pageStreams.Load()
 			if tc.stream {
@@ -262,6 +272,14 @@ func TestParquetListFastPath(t *testing.T) {
 			// are dictionary-encoded here) were streamed.
 			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && pageStreams.Load() == streamed {
 				t.Error("no page was streamed")
+			}
+			// Chunks read whole by their size: only snappy and stored ones
+			// whose first page streams are read by page instead.
+			if tc.firstPage {
+				want := tc.pf.codec != compress.Codecs.Zstd
+				if got := pageStreams.Load() != streamed; got != want {
+					t.Errorf("pages streamed: %v, want %v", got, want)
+				}
 			}
 		})
 	}

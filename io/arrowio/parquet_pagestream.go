@@ -44,15 +44,24 @@ func notePeakStreams(v int64) {
 	}
 }
 
-// pageStreamBuffer is the read buffer of a streamed page.
-const pageStreamBuffer = 64 << 10
+// pageStreamBuffer is the read buffer of a streamed page, snappyStreamBuffer
+// that of a streamed snappy page. A snappy page's long literals are read
+// from the file straight into place past what the buffer holds, and
+// incompressible data (an embedding's float32s) is one literal per 64 KB:
+// a 64 KB buffer, filled as the literal's tag is read, held nearly all of
+// each literal, which was then copied out of it (0.15 CPU-s over 1.5 GB).
+const (
+	pageStreamBuffer   = 64 << 10
+	snappyStreamBuffer = 8 << 10
+)
 
 // Streamed pages come and go a column at a time; their read buffers and
 // snappy windows are pooled rather than left to the collector (at 64
 // columns a row group, the churn showed in the peak RSS).
 var (
-	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, pageStreamBuffer) }}
-	windowPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*snappyWindow); return &b }}
+	readerPool       = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, pageStreamBuffer) }}
+	snappyReaderPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, snappyStreamBuffer) }}
+	windowPool       = sync.Pool{New: func() any { b := make([]byte, 0, 2*snappyWindow); return &b }}
 )
 
 // pageStream is a data page being decoded as a stream.
@@ -185,7 +194,11 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 // open sets up the decompression of src, whose decompressed bytes are
 // size long, with pooled buffers.
 func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
-	ps.br = readerPool.Get().(*bufio.Reader)
+	if codec == compress.Codecs.Snappy {
+		ps.br = snappyReaderPool.Get().(*bufio.Reader)
+	} else {
+		ps.br = readerPool.Get().(*bufio.Reader)
+	}
 	ps.br.Reset(src)
 	if codec == compress.Codecs.Snappy || codec == codecLZ4Raw {
 		ps.hist = windowPool.Get().(*[]byte)
@@ -246,7 +259,11 @@ func (ps *pageStream) close() {
 	}
 	if ps.br != nil {
 		ps.br.Reset(nil)
-		readerPool.Put(ps.br)
+		if ps.br.Size() == snappyStreamBuffer {
+			snappyReaderPool.Put(ps.br)
+		} else {
+			readerPool.Put(ps.br)
+		}
 		ps.br = nil
 	}
 	if ps.hist != nil {
