@@ -14,11 +14,11 @@ import (
 	"unsafe"
 )
 
-// kernelScratch holds the bf16 and int16 kernels. scratch between calls. The tile vote
-// calls the kernel once per tile of about a hundred rows, and a fresh 40 KB
-// buffer each time was a third of the run's allocations (zeroed, then
-// collected); the kernel writes every byte it reads, so a reused buffer
-// needs no clearing.
+// kernelScratch holds the bf16 and int16 kernels' scratch between calls.
+// The tile vote calls a kernel once per tile of about a hundred rows, and a
+// fresh 40 KB buffer each time was a third of the run's allocations (zeroed,
+// then collected); the kernels write every byte they read, so a reused
+// buffer needs no clearing.
 var kernelScratch sync.Pool
 
 func scratchOf(n int) *[]byte {

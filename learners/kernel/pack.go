@@ -24,8 +24,8 @@ type packedLinear struct {
 	// guards.
 	bf *packedBF16
 
-	// i16 is the int16 packing for two classes on AVX2 CPUs, nil otherwise
-	// or when the weights are outside its guards.
+	// i16 is the int16 packing for two classes on AVX2 and AVX-512 VNNI
+	// CPUs, nil otherwise or when the weights are outside its guards.
 	i16 *packedInt16
 }
 
@@ -97,18 +97,12 @@ func packBF16(l *Linear, groups int) *packedBF16 {
 			return nil
 		}
 	}
-	for _, v := range l.db {
-		if !(math.Abs(float64(v)) <= 0x1p100) {
-			return nil
-		}
+	if !biasesBounded(l) {
+		return nil
 	}
-	m := float64(2*dim2 + 2)
-	g := 1.01 * m * 0x1p-24 / (1 - m*0x1p-24)
-	a := float64(dim+4) * 0x1p-120
-	const up = 1 + 0x1p-18 // covers the float32 roundings of the factors and of T
-	wf := alignedFloats(groups * dim2 * group)
+	g, a := certSlack(dim)
 	bf := &packedBF16{
-		w:  unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(wf))), len(wf)),
+		w:  alignedWords(groups * dim2 * group),
 		p0: alignedFloats(groups * group),
 		p1: alignedFloats(groups * group),
 		p2: alignedFloats(groups * group),
@@ -126,11 +120,42 @@ func packBF16(l *Linear, groups int) *packedBF16 {
 			bf.w[(gi*dim2+j/2)*group+lane] |= uint32(h) << (16 * (j % 2))
 		}
 		nw, nh, nd := math.Sqrt(ww), math.Sqrt(hh), math.Sqrt(dd)
-		bf.p1[t] = float32((nd + g*(nh+nw)) * up)
-		bf.p2[t] = float32(nw * (1 + g) * up)
-		bf.p0[t] = float32((2*g*math.Abs(float64(l.db[t])) + a) * up)
+		bf.p1[t] = float32((nd + g*(nh+nw)) * certUp)
+		bf.p2[t] = float32(nw * (1 + g) * certUp)
+		bf.p0[t] = float32((2*g*math.Abs(float64(l.db[t])) + a) * certUp)
 	}
 	return bf
+}
+
+// certUp covers the float32 roundings of a certified path's per-teacher
+// factors and of the bound T computed from them.
+const certUp = 1 + 0x1p-18
+
+// certSlack returns, for the certified paths (bf16, int16) on rows of dim
+// features, G = γ_m (with 1% to spare), which bounds the rounding of a
+// float32 sum of m = 2⌈dim/2⌉+2 >= dim+2 terms, and A, which bounds the
+// products and sums flushed to zero or underflowed.
+func certSlack(dim int) (g, a float64) {
+	m := float64(2*((dim+1)/2) + 2)
+	return 1.01 * m * 0x1p-24 / (1 - m*0x1p-24), float64(dim+4) * 0x1p-120
+}
+
+// biasesBounded reports whether every difference bias is within 2¹⁰⁰, as
+// the certified paths' bounds need.
+func biasesBounded(l *Linear) bool {
+	for _, v := range l.db {
+		if !(math.Abs(float64(v)) <= 0x1p100) {
+			return false
+		}
+	}
+	return true
+}
+
+// alignedWords is alignedFloats for the 32-bit words of the low-precision
+// packings.
+func alignedWords(n int) []uint32 {
+	f := alignedFloats(n)
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
 // bf16 rounds v (finite, |v| <= bf16Max) to bfloat16 bits, to nearest even,

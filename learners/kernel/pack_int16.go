@@ -1,12 +1,9 @@
 package kernel
 
-import (
-	"math"
-	"unsafe"
-)
+import "math"
 
 // packedInt16 holds 16-bit integer copies of the difference weights for the
-// AVX2 int16 path (see kernel_amd64.c): teacher t's weights are scaled by a
+// int16 paths, AVX2 and AVX-512 VNNI (see kernel_amd64.c): teacher t's weights are scaled by a
 // power of two 2^et, chosen so that its largest magnitude is below 2^bq,
 // and rounded to the nearest integer, ties to even; ŵ = q·2^-et. The pair
 // of features 2i, 2i+1 of teacher 16g+l is the 32-bit word
@@ -45,21 +42,15 @@ func packInt16(l *Linear, groups int) *packedInt16 {
 	if cpuISA < isaAVX2Int16 || l.classes != 2 || l.dim < int16MinDim || l.dim > int16MaxDim {
 		return nil
 	}
-	for _, v := range l.db {
-		if !(math.Abs(float64(v)) <= 0x1p100) {
-			return nil
-		}
+	if !biasesBounded(l) {
+		return nil
 	}
 	dim, dim2 := l.dim, (l.dim+1)/2
 	bq := int16Bits(dim)
-	m := float64(2*dim2 + 2)
-	g := 1.01 * m * 0x1p-24 / (1 - m*0x1p-24)
-	const c = 0x1p-20
-	a := float64(dim+4) * 0x1p-120
-	const up = 1 + 0x1p-18 // covers the float32 roundings of the factors and of T
-	wf := alignedFloats(groups * dim2 * group)
+	g, a := certSlack(dim)
+	const c = 0x1p-20 // the slack of converting an integer score to float32
 	iq := &packedInt16{
-		w:  unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(wf))), len(wf)),
+		w:  alignedWords(groups * dim2 * group),
 		sw: alignedFloats(groups * group),
 		p0: alignedFloats(groups * group),
 		p1: alignedFloats(groups * group),
@@ -91,12 +82,12 @@ func packInt16(l *Linear, groups int) *packedInt16 {
 			dd += (hv - float64(v)) * (hv - float64(v))
 			iq.w[(gi*dim2+j/2)*group+lane] |= uint32(uint16(int16(q))) << (16 * (j % 2))
 		}
-		// The sums above are float64 and exact to far better than up.
+		// The sums above are float64 and exact to far better than certUp.
 		nw, nh, nd := math.Sqrt(ww), math.Sqrt(hh), math.Sqrt(dd)
 		iq.sw[t] = float32(inv)
-		iq.p1[t] = float32((nd + g*nw + c*nh) * up)
-		iq.p2[t] = float32((nd + nh + g*nw) * up)
-		iq.p0[t] = float32(((g+c)*math.Abs(float64(l.db[t])) + a) * up)
+		iq.p1[t] = float32((nd + g*nw + c*nh) * certUp)
+		iq.p2[t] = float32((nd + nh + g*nw) * certUp)
+		iq.p0[t] = float32(((g+c)*math.Abs(float64(l.db[t])) + a) * certUp)
 	}
 	return iq
 }
