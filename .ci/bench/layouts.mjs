@@ -31,6 +31,7 @@ const duck = {
   "duckdb-rg10k": "ROW_GROUP_SIZE 10000", // many small row groups
   "duckdb-v2-gzip": "PARQUET_VERSION v2, COMPRESSION gzip",
   "duckdb-rg1m-v2": "ROW_GROUP_SIZE 1048576, PARQUET_VERSION v2", // BYTE_STREAM_SPLIT pages of 8 MB
+  "duckdb-rg1m-v2-uncompressed": "ROW_GROUP_SIZE 1048576, PARQUET_VERSION v2, COMPRESSION uncompressed",
   "duckdb-rg1m-lz4": "ROW_GROUP_SIZE 1048576, COMPRESSION lz4",
   "duckdb-rg2k": "ROW_GROUP_SIZE 2048", // DuckDB's smallest row groups
 };

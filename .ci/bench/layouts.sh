@@ -43,7 +43,7 @@ if [ ${#layouts[@]} -eq 0 ]; then
   layouts=(duckdb-default polars-default duckdb-zstd polars-zstd duckdb-rg1m duckdb-gzip polars-gzip duckdb-v2
     duckdb-v2-zstd duckdb-uncompressed duckdb-lz4 duckdb-brotli polars-lz4 polars-brotli
     duckdb-rg1m-zstd duckdb-rg1m-gzip duckdb-rg10k duckdb-v2-gzip polars-sink polars-rg1m polars-nostats
-    polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-lz4 duckdb-rg2k polars-snappy
+    polars-stats-full gen-dictionary gen-rg1m duckdb-rg1m-v2 duckdb-rg1m-v2-uncompressed duckdb-rg1m-lz4 duckdb-rg2k polars-snappy
     polars-uncompressed polars-page8k polars-rg10k polars-rg1k arrowrs-default arrowrs-v2 arrowrs-zstd arrowrs-lz4
     arrowrs-rg2k)
 fi

@@ -72,10 +72,11 @@ type pageStream struct {
 	cz    *fastcodec.ZstdReader
 	cg    *fastcodec.GzipReader
 	dec   io.Reader
-	valid []byte // the page's validity bitmap, nil for a required column
-	n     int64  // rows of the page
-	row   int64  // rows handed out
-	live  bool   // counted in liveStreams
+	split *splitStream // a BYTE_STREAM_SPLIT page read a range at a time
+	valid []byte       // the page's validity bitmap, nil for a required column
+	n     int64        // rows of the page
+	row   int64        // rows handed out
+	live  bool         // counted in liveStreams
 }
 
 // streamable reports whether the data page h of a chunk compressed with
@@ -106,6 +107,9 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 
 // openStream starts decoding the page sp of the column as a stream.
 func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, bool) {
+	if sp.h.enc == encodingBSS {
+		return cs.openSplit(pd, sp)
+	}
 	h := &sp.h
 	c := &cs.chunk
 	w := int64(c.w)
@@ -330,6 +334,9 @@ func (ps *pageStream) emit(pd *plainDecoder, dst, dvalid []byte, at, k int64, w 
 	if k <= 0 || k > ps.n-ps.row {
 		return false
 	}
+	if ps.split != nil {
+		return ps.split.emit(pd, ps, dst, dvalid, at, k, w)
+	}
 	out := dst[at*int64(w) : (at+k)*int64(w)]
 	if ps.valid == nil {
 		if _, err := io.ReadFull(ps.dec, out); err != nil {
@@ -370,6 +377,9 @@ func (ps *pageStream) emit(pd *plainDecoder, dst, dvalid []byte, at, k int64, w 
 
 // finish checks that the page's stream ends with its last row.
 func (ps *pageStream) finish() bool {
+	if ps.split != nil {
+		return ps.split.vrow == ps.split.nn
+	}
 	var b [1]byte
 	m, err := ps.dec.Read(b[:])
 	for m == 0 && err == nil {

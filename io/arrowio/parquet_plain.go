@@ -84,6 +84,8 @@ type plainDecoder struct {
 	idx     []uint32 // a page's dictionary indices, reused
 	split   []byte   // a BYTE_STREAM_SPLIT page's joined values, reused
 	behind  []byte   // the values a page is decompressed over (placePage), reused
+	frag    []byte   // a snappy fragment of a page read by ranges, reused
+	fragIn  []byte   // its compressed bytes, reused
 
 	// win holds the file's bytes from winAt on, winN of them: a streamed
 	// small page is read with the pages after it (readPage).

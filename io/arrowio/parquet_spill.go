@@ -28,10 +28,12 @@ import (
 // fit is still decoded as a stream, but at once and to the end, by the
 // worker at hand, a block at a time into a temporary file from which the
 // later segments pread their rows: the kernel's page cache is not the
-// process's memory. A page that cannot be streamed (BYTE_STREAM_SPLIT,
-// brotli, ...) and whose decoded overhang is over maxFreeLeft bytes is
-// decoded whole into the worker's scratch buffer (back to leftPool at
-// once) and written there too. The budget is shared by the row groups in
+// process's memory. (BYTE_STREAM_SPLIT pages stored or snappy are read a
+// range at a time instead, parquet_splitstream.go.) A page that cannot be
+// streamed (BYTE_STREAM_SPLIT with zstd or gzip, brotli, ...) and whose
+// decoded overhang is over maxFreeLeft bytes is decoded whole into the
+// worker's scratch buffer (back to leftPool at once) and written there
+// too. The budget is shared by the row groups in
 // flight, so a row group's streams starting while the previous one's are
 // still live cannot add up either.
 //
@@ -129,6 +131,10 @@ func (cs *colStream) streamCost(pd *plainDecoder, sp *streamPage) int64 {
 	cost := int64(pageStreamBuffer)
 	if cs.chunk.valid != nil {
 		cost += bitutil.BytesForBits(int64(h.numValues))
+	}
+	if h.enc == encodingBSS {
+		// A page read by ranges keeps where its fragments start.
+		return cost - pageStreamBuffer + 8*(int64(h.usize)/snappyFragment+2)
 	}
 	codec := cs.chunk.codecID
 	if h.v2 && !h.compressed {

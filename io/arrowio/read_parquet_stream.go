@@ -619,7 +619,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		sp := &cs.pages[cs.pi]
 		cs.pi++
-		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && streamable(&sp.h, cs.chunk.codecID) {
+		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && (streamable(&sp.h, cs.chunk.codecID) || splittable(&sp.h, cs.chunk.codecID)) {
 			// Streamed if its state fits in the budget (or if there is
 			// no spill file to use: a stream keeps less than the page);
 			// else streamed into the spill file at once.

@@ -20,6 +20,11 @@ const rows = `SELECT (i * 0.5)::DOUBLE AS x0,
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2.parquet' (FORMAT parquet, PARQUET_VERSION v2, ROW_GROUP_SIZE 2048)`);
 await db.run(`COPY (${rows}) TO '${out}/duckdb_v2_zstd.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION zstd)`);
 await db.run(`COPY (${rows}) TO '${out}/duckdb_lz4_5000.parquet' (FORMAT parquet, COMPRESSION lz4)`);
+// 20,000 of the rows (x0, x1, f) in one row group of v2 pages, snappy and
+// stored: a BYTE_STREAM_SPLIT page a chunk, of several 64 KB fragments.
+const big = `SELECT x0, x1, f FROM (${rows.replace("range(5000)", "range(20000)")})`;
+await db.run(`COPY (${big}) TO '${out}/duckdb_v2_one_group.parquet' (FORMAT parquet, PARQUET_VERSION v2)`);
+await db.run(`COPY (${big}) TO '${out}/duckdb_v2_one_group_stored.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION uncompressed)`);
 
 // Column types other tools write (see README.md): DuckDB FLOAT[4] (a list
 // in Parquet), DATE, TIMESTAMP and DECIMAL; Polars' IPC with string_view

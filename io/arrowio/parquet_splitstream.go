@@ -1,0 +1,373 @@
+package arrowio
+
+import (
+	"encoding/binary"
+	"io"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/golang/snappy"
+)
+
+// A BYTE_STREAM_SPLIT page holds byte b of value i at b*nn+i, so its
+// values cannot be decoded in order as a PLAIN page's can. DuckDB writes
+// them with PARQUET_VERSION v2, one page per chunk: in a 1M-row group, 8
+// MB a column of doubles. Decoded whole and kept for the later segments,
+// such pages went to the spill file, and the writes and reads of half a
+// gigabyte of page cache made the file 1.5-2.3x as slow as gen.go's.
+//
+// A page stored uncompressed, or compressed with snappy, is instead read
+// a range at a time, w ranges a segment (the segment's bytes of each
+// stream). Snappy decodes from any 64 KB fragment of the output on its
+// own: the snappy encoders (C++, Go, Rust) compress 64 KB blocks apart,
+// so no copy reaches back past the start of its fragment. When the page
+// is opened, its tags are walked (literals skipped, not read) to find
+// where each fragment starts and to check that it holds: a page that
+// breaks it is decoded whole as before.
+
+// snappyFragment is the unit of output snappy's encoders compress apart.
+const snappyFragment = 64 << 10
+
+// splittable reports whether the data page h of a chunk compressed with
+// codec is a BYTE_STREAM_SPLIT page to read a range at a time: one whose
+// overhang would not be kept in memory (DuckDB's 1 MB pages of its
+// default row groups are faster decoded whole and kept).
+func splittable(h *pageHeader, codec compress.Compression) bool {
+	if h.enc != encodingBSS || int64(h.usize) <= maxFreeLeft {
+		return false
+	}
+	if h.v2 && !h.compressed {
+		return true
+	}
+	return codec == compress.Codecs.Uncompressed || codec == compress.Codecs.Snappy
+}
+
+// rangePage is a page (or a v2 page's values) whose decoded bytes are read
+// a range at a time.
+type rangePage struct {
+	r     io.ReaderAt
+	at    int64 // the stored bytes, in the file
+	csize int64
+	size  int64 // decoded
+	// frags[f] is where the compressed bytes of fragment f start, from at
+	// (frags[len-1] = csize); nil for a page stored uncompressed.
+	frags []int64
+}
+
+// openRangePage sets up the reading of the csize bytes at at, which
+// decode (with codec, Uncompressed or Snappy) to size bytes.
+func openRangePage(r io.ReaderAt, codec compress.Compression, at, csize, size int64) (*rangePage, bool) {
+	p := &rangePage{r: r, at: at, csize: csize, size: size}
+	switch codec {
+	case compress.Codecs.Uncompressed:
+		return p, csize == size
+	case compress.Codecs.Snappy:
+		frags, ok := snappyFragments(r, at, csize, size)
+		p.frags = frags
+		return p, ok
+	}
+	return nil, false
+}
+
+// tagReader reads a snappy block's tags through a small window of the
+// file, so that long literals are skipped, not read.
+type tagReader struct {
+	r     io.ReaderAt
+	at    int64 // the block, in the file
+	end   int64 // its length
+	win   [4 << 10]byte
+	winAt int64 // of win[0], from at
+	winN  int
+}
+
+// peek returns the bytes from pos on that the window holds after making
+// sure it holds up to 5 of them (fewer at the end of the block).
+func (t *tagReader) peek(pos int64) ([]byte, bool) {
+	if pos < t.winAt || pos+5 > t.winAt+int64(t.winN) && t.winAt+int64(t.winN) < t.end {
+		n := int(min(int64(len(t.win)), t.end-pos))
+		if n <= 0 {
+			return nil, false
+		}
+		if m, err := t.r.ReadAt(t.win[:n], t.at+pos); m != n || err != nil && err != io.EOF {
+			return nil, false
+		}
+		t.winAt, t.winN = pos, n
+	}
+	if pos >= t.winAt+int64(t.winN) {
+		return nil, false
+	}
+	return t.win[pos-t.winAt : t.winN], true
+}
+
+// snappyFragments walks the tags of the snappy block of csize bytes at at
+// in r, which must decode to size bytes, and returns where each
+// snappyFragment of its output starts in it (and csize last); false if a
+// tag spans two fragments, a copy reaches back past the start of its
+// fragment, or the block is not one of size bytes.
+func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
+	t := &tagReader{r: r, at: at, end: csize}
+	b, ok := t.peek(0)
+	if !ok {
+		return nil, false
+	}
+	v, k := binary.Uvarint(b)
+	if k <= 0 || v != uint64(size) || size <= 0 {
+		return nil, false
+	}
+	frags := make([]int64, 0, (size+snappyFragment-1)/snappyFragment+1)
+	pos, out := int64(k), int64(0)
+	for out < size {
+		from := out - out%snappyFragment
+		if out == from {
+			frags = append(frags, pos)
+		}
+		room := min(from+snappyFragment, size) - out
+		b, ok := t.peek(pos)
+		if !ok {
+			return nil, false
+		}
+		tag := b[0]
+		var n, hdr, off int64
+		switch tag & 3 {
+		case 0: // a literal
+			n, hdr = int64(tag>>2), 1
+			if n >= 60 {
+				nb := int(n - 59)
+				if len(b) < 1+nb {
+					return nil, false
+				}
+				var le [4]byte
+				copy(le[:], b[1:1+nb])
+				n, hdr = int64(binary.LittleEndian.Uint32(le[:])), int64(1+nb)
+			}
+			n++
+			if n > room {
+				return nil, false
+			}
+			pos += hdr + n
+			out += n
+			continue
+		case 1:
+			if len(b) < 2 {
+				return nil, false
+			}
+			n, hdr, off = 4+int64(tag>>2&7), 2, int64(tag&0xe0)<<3|int64(b[1])
+		case 2:
+			if len(b) < 3 {
+				return nil, false
+			}
+			n, hdr, off = 1+int64(tag>>2), 3, int64(binary.LittleEndian.Uint16(b[1:]))
+		case 3:
+			if len(b) < 5 {
+				return nil, false
+			}
+			n, hdr, off = 1+int64(tag>>2), 5, int64(binary.LittleEndian.Uint32(b[1:]))
+		}
+		if off <= 0 || off > out-from || n > room {
+			return nil, false
+		}
+		pos += hdr
+		out += n
+	}
+	if pos != csize {
+		return nil, false
+	}
+	return append(frags, csize), true
+}
+
+// read decodes the page's bytes from off on into dst.
+func (p *rangePage) read(pd *plainDecoder, dst []byte, off int64) bool {
+	if off < 0 || off+int64(len(dst)) > p.size {
+		return false
+	}
+	if p.frags == nil {
+		m, err := p.r.ReadAt(dst, p.at+off)
+		return m == len(dst) && (err == nil || err == io.EOF)
+	}
+	for len(dst) > 0 {
+		f := off / snappyFragment
+		from := f * snappyFragment
+		n := min(from+snappyFragment, p.size) - from
+		cn := p.frags[f+1] - p.frags[f]
+		if cn <= 0 || cn > int64(snappy.MaxEncodedLen(snappyFragment)) {
+			return false
+		}
+		// The fragment as a snappy block of its own: its length, then its
+		// tags.
+		if cap(pd.fragIn) < int(cn)+binary.MaxVarintLen64 {
+			pd.fragIn = make([]byte, snappy.MaxEncodedLen(snappyFragment)+binary.MaxVarintLen64)
+		}
+		k := binary.PutUvarint(pd.fragIn[:binary.MaxVarintLen64], uint64(n))
+		src := pd.fragIn[:k+int(cn)]
+		if m, err := p.r.ReadAt(src[k:], p.at+p.frags[f]); m != int(cn) || err != nil && err != io.EOF {
+			return false
+		}
+		// Straight into dst when the fragment is wanted whole, else into
+		// a scratch buffer and copied. (A range mostly ends inside a
+		// fragment, which the next range decodes again: keeping the
+		// fragment for it, 64 KB a byte stream, saved no time.)
+		whole := off == from && int64(len(dst)) >= n
+		out := dst
+		if !whole {
+			if cap(pd.frag) < snappyFragment {
+				pd.frag = make([]byte, snappyFragment)
+			}
+			out = pd.frag
+		}
+		out = out[:n]
+		d, err := snappy.Decode(out, src)
+		if err != nil || len(d) != int(n) || unsafe.SliceData(d) != unsafe.SliceData(out) {
+			return false
+		}
+		c := int(n)
+		if !whole {
+			c = copy(dst, out[off-from:])
+		}
+		dst = dst[c:]
+		off += int64(c)
+	}
+	return true
+}
+
+// splitStream is a BYTE_STREAM_SPLIT page being read a segment at a time.
+type splitStream struct {
+	page   *rangePage
+	vstart int64 // where the values start in the decoded page
+	nn     int64 // values (rows that are not null)
+	vrow   int64 // values handed out
+}
+
+// openSplit starts reading the BYTE_STREAM_SPLIT page sp of the column a
+// range at a time (see splittable).
+func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, bool) {
+	h := &sp.h
+	c := &cs.chunk
+	w := int64(c.w)
+	n := int64(h.numValues)
+	body := sp.off + int64(sp.hlen)
+	ps := &pageStream{n: n}
+	nullable := c.valid != nil
+	if nullable {
+		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
+			cs.valid = make([]byte, bitutil.BytesForBits(n))
+		}
+		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
+	}
+	levels := func(b []byte) (int64, bool) {
+		lc := plainChunk{valid: ps.valid, rows: n}
+		return lc.levels(b, n)
+	}
+	codec := c.codecID
+	ss := &splitStream{nn: n}
+	var values int64
+	switch {
+	case h.v1:
+		if nullable && h.defEnc != encodingRLE {
+			return nil, false
+		}
+		page, ok := openRangePage(pd.r, codec, body, int64(h.csize), int64(h.usize))
+		if !ok {
+			return nil, false
+		}
+		ss.page = page
+		if nullable {
+			var lb [4]byte
+			if page.size < 4 || !page.read(pd, lb[:], 0) {
+				return nil, false
+			}
+			ln := int64(binary.LittleEndian.Uint32(lb[:]))
+			if ln > page.size-4 {
+				return nil, false
+			}
+			lv := make([]byte, ln)
+			if !page.read(pd, lv, 4) {
+				return nil, false
+			}
+			if ss.nn, ok = levels(lv); !ok {
+				return nil, false
+			}
+			ss.vstart = 4 + ln
+		}
+		values = page.size - ss.vstart
+	case h.v2:
+		if h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 || h.defLen > h.csize || h.defLen > h.usize {
+			return nil, false
+		}
+		if nullable {
+			lv := make([]byte, h.defLen)
+			if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
+				return nil, false
+			}
+			var ok bool
+			if ss.nn, ok = levels(lv); !ok || n-ss.nn != int64(h.numNulls) {
+				return nil, false
+			}
+		} else if h.defLen != 0 || h.numNulls != 0 {
+			return nil, false
+		}
+		if !h.compressed {
+			codec = compress.Codecs.Uncompressed
+		}
+		values = int64(h.usize - h.defLen)
+		page, ok := openRangePage(pd.r, codec, body+int64(h.defLen), int64(h.csize-h.defLen), values)
+		if !ok {
+			return nil, false
+		}
+		ss.page = page
+	default:
+		return nil, false
+	}
+	if values != ss.nn*w {
+		return nil, false
+	}
+	ps.split = ss
+	pageStreams.Add(1)
+	ps.live = true
+	notePeakStreams(liveStreams.Add(1))
+	return ps, true
+}
+
+// emit decodes the page's next k rows into dst (and dvalid) from row at
+// on: m values, m bytes from each of the w streams, joined.
+func (ss *splitStream) emit(pd *plainDecoder, ps *pageStream, dst, dvalid []byte, at, k int64, w int) bool {
+	out := dst[at*int64(w) : (at+k)*int64(w)]
+	m := k
+	if ps.valid != nil {
+		bitutil.CopyBitmap(ps.valid, int(ps.row), int(k), dvalid, int(at))
+		m = int64(bitutil.CountSetBits(ps.valid, int(ps.row), int(k)))
+	}
+	if m > ss.nn-ss.vrow {
+		return false
+	}
+	mw := m * int64(w)
+	if int64(cap(pd.split)) < 2*mw {
+		pd.split = make([]byte, 2*mw)
+	}
+	streams := pd.split[:mw]
+	for b := range int64(w) {
+		if !ss.page.read(pd, streams[b*m:(b+1)*m], ss.vstart+b*ss.nn+ss.vrow) {
+			return false
+		}
+	}
+	ss.vrow += m
+	if m == k {
+		unsplit(out, streams, w)
+		ps.row += k
+		return true
+	}
+	joined := pd.split[mw : 2*mw]
+	unsplit(joined, streams, w)
+	j := 0
+	for i := range int(k) {
+		d := out[i*w : (i+1)*w]
+		if bitutil.BitIsSet(ps.valid, int(ps.row)+i) {
+			copy(d, joined[j:j+w])
+			j += w
+		} else {
+			clear(d)
+		}
+	}
+	ps.row += k
+	return true
+}
