@@ -448,7 +448,9 @@ func (cs *colStream) spillStream(pd *plainDecoder, sp *streamPage) (handled, ok 
 	ps, ok := cs.openStream(pd, sp)
 	if !ok {
 		cs.spill.release(r)
-		return true, false
+		// A BYTE_STREAM_SPLIT page not to be read by ranges is decoded
+		// whole by the caller.
+		return sp.h.enc != encodingBSS, sp.h.enc == encodingBSS
 	}
 	defer ps.close()
 	block := min(n, spillBlockRows)

@@ -26,8 +26,9 @@ import (
 // where each fragment starts and to check that it holds: a page that
 // breaks it is decoded whole as before.
 
-// snappyFragment is the unit of output snappy's encoders compress apart.
-const snappyFragment = 64 << 10
+// snappyFragment is the unit of output snappy's encoders compress apart
+// (a variable for the tests).
+var snappyFragment int64 = 64 << 10
 
 // splittable reports whether the data page h of a chunk compressed with
 // codec is a BYTE_STREAM_SPLIT page to read a range at a time: one whose
@@ -190,13 +191,13 @@ func (p *rangePage) read(pd *plainDecoder, dst []byte, off int64) bool {
 		from := f * snappyFragment
 		n := min(from+snappyFragment, p.size) - from
 		cn := p.frags[f+1] - p.frags[f]
-		if cn <= 0 || cn > int64(snappy.MaxEncodedLen(snappyFragment)) {
+		if cn <= 0 || cn > int64(snappy.MaxEncodedLen(int(snappyFragment))) {
 			return false
 		}
 		// The fragment as a snappy block of its own: its length, then its
 		// tags.
 		if cap(pd.fragIn) < int(cn)+binary.MaxVarintLen64 {
-			pd.fragIn = make([]byte, snappy.MaxEncodedLen(snappyFragment)+binary.MaxVarintLen64)
+			pd.fragIn = make([]byte, snappy.MaxEncodedLen(int(snappyFragment))+binary.MaxVarintLen64)
 		}
 		k := binary.PutUvarint(pd.fragIn[:binary.MaxVarintLen64], uint64(n))
 		src := pd.fragIn[:k+int(cn)]
@@ -210,7 +211,7 @@ func (p *rangePage) read(pd *plainDecoder, dst []byte, off int64) bool {
 		whole := off == from && int64(len(dst)) >= n
 		out := dst
 		if !whole {
-			if cap(pd.frag) < snappyFragment {
+			if int64(cap(pd.frag)) < snappyFragment {
 				pd.frag = make([]byte, snappyFragment)
 			}
 			out = pd.frag

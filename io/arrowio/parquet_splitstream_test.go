@@ -27,15 +27,23 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 			name    string
 			budget  int64
 			workers int
-			spill   bool
 		}{
-			{"by-ranges", 64 << 20, 1, false},
-			{"by-ranges/2-workers", 64 << 20, 2, false},
-			{"spilled", 0, 2, true},
+			{"by-ranges", 64 << 20, 1},
+			{"by-ranges/2-workers", 64 << 20, 2},
+			{"spilled", 0, 2},
+			// Fragments of 4,099 bytes, which DuckDB's copies and tags
+			// cross: its snappy pages are decoded whole (and spilled).
+			{"not-by-ranges", 64 << 20, 2},
+			{"not-by-ranges/spilled", 0, 2},
 		} {
 			t.Run(file+"/"+tc.name, func(t *testing.T) {
 				streamSmall(t, 777)
 				sdir := spillSmall(t, tc.budget, 0, true)
+				byRanges := !strings.HasPrefix(tc.name, "not-by-ranges") || strings.Contains(file, "stored")
+				if strings.HasPrefix(tc.name, "not-by-ranges") {
+					defer func(f int64) { snappyFragment = f }(snappyFragment)
+					snappyFragment = 4099
+				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				streams, spilled := pageStreams.Load(), spilledPages.Load()
 				recs := readAllOf(t, filepath.Join("testdata", "writers", file),
@@ -43,11 +51,17 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 				checkDuckDBRows(t, recs, 20000)
 				releaseAll(recs)
 				mem.AssertSize(t, 0)
-				if got := pageStreams.Load() - streams; got != 3 {
-					t.Errorf("%d pages read by ranges, want the 3 chunks'", got)
+				want := int64(3)
+				if !byRanges {
+					want = 0
 				}
-				if did := spilledPages.Load() != spilled; did != tc.spill {
-					t.Errorf("pages spilled: %v, want %v", did, tc.spill)
+				if got := pageStreams.Load() - streams; got != want {
+					t.Errorf("%d pages read by ranges, want %d", got, want)
+				}
+				// Pages not read by ranges overhang the segments and go to
+				// the spill file (maxFreeLeft is 0), as do all with no budget.
+				if did, want := spilledPages.Load() != spilled, tc.budget == 0 || !byRanges; did != want {
+					t.Errorf("pages spilled: %v, want %v", did, want)
 				}
 				if liveStreams.Load() != 0 {
 					t.Errorf("%d page streams live after Close", liveStreams.Load())
@@ -91,18 +105,19 @@ func copy2(off, n int) []byte {
 // block's bytes.
 func TestSnappyFragments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	text := make([]byte, 3*snappyFragment+1234) // copies and literals
+	fr := int(snappyFragment)
+	text := make([]byte, 3*fr+1234) // copies and literals
 	for i := range text {
 		text[i] = "abcdefgh"[i%8]
 		if rng.IntN(9) == 0 {
 			text[i] = byte(rng.Uint32())
 		}
 	}
-	noise := make([]byte, 2*snappyFragment+17) // one literal a fragment
+	noise := make([]byte, 2*fr+17) // one literal a fragment
 	for i := range noise {
 		noise[i] = byte(rng.Uint32())
 	}
-	full := bytes.Repeat([]byte{7}, snappyFragment)
+	full := bytes.Repeat([]byte{7}, fr)
 	cases := []struct {
 		name  string
 		block []byte
@@ -113,10 +128,10 @@ func TestSnappyFragments(t *testing.T) {
 		{"go encoder, copies", snappy.Encode(nil, text), len(text), true, 4},
 		{"go encoder, literals", snappy.Encode(nil, noise), len(noise), true, 3},
 		{"one byte", snappy.Encode(nil, []byte{1}), 1, true, 1},
-		{"a fragment, then a copy within the next", snappyBlock(snappyFragment+8, literal(full), literal([]byte("abcd")), copy2(4, 4)), snappyFragment + 8, true, 2},
-		{"copy back past its fragment", snappyBlock(snappyFragment+8, literal(full), copy2(16, 8)), snappyFragment + 8, false, 0},
-		{"literal across fragments", snappyBlock(snappyFragment+8, literal(full[:snappyFragment-4]), literal(full[:12])), snappyFragment + 8, false, 0},
-		{"copy across fragments", snappyBlock(snappyFragment+8, literal(full[:snappyFragment-4]), copy2(4, 12)), snappyFragment + 8, false, 0},
+		{"a fragment, then a copy within the next", snappyBlock(fr+8, literal(full), literal([]byte("abcd")), copy2(4, 4)), fr + 8, true, 2},
+		{"copy back past its fragment", snappyBlock(fr+8, literal(full), copy2(16, 8)), fr + 8, false, 0},
+		{"literal across fragments", snappyBlock(fr+8, literal(full[:fr-4]), literal(full[:12])), fr + 8, false, 0},
+		{"copy across fragments", snappyBlock(fr+8, literal(full[:fr-4]), copy2(4, 12)), fr + 8, false, 0},
 		{"copy of offset 0", snappyBlock(8, literal([]byte("ab")), copy2(0, 6)), 8, false, 0},
 		{"copy before the start", snappyBlock(8, literal([]byte("ab")), copy2(3, 6)), 8, false, 0},
 		{"length says more", snappyBlock(9, literal([]byte("12345678"))), 9, false, 0},
@@ -147,7 +162,7 @@ func TestSnappyFragments(t *testing.T) {
 			var pd plainDecoder
 			for range 200 {
 				off := rng.IntN(tc.size)
-				n := rng.IntN(min(tc.size-off, 3*snappyFragment/2) + 1)
+				n := rng.IntN(min(tc.size-off, 3*fr/2) + 1)
 				got := make([]byte, n)
 				if !p.read(&pd, got, int64(off)) {
 					t.Fatalf("read of %d bytes at %d failed", n, off)
@@ -167,10 +182,11 @@ func TestSnappyFragments(t *testing.T) {
 // takes are a valid block, whose ranges read as snappy decodes them; a
 // block it takes that snappy refuses fails to read. Nothing panics.
 func FuzzSnappyFragments(f *testing.F) {
-	for _, s := range []string{"a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000), strings.Repeat("x", 3*snappyFragment+5)} {
+	fr := int(snappyFragment)
+	for _, s := range []string{"a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000), strings.Repeat("x", 3*fr+5)} {
 		f.Add(snappy.Encode(nil, []byte(s)), uint32(3), uint32(100))
 	}
-	f.Add(snappyBlock(snappyFragment+8, literal(bytes.Repeat([]byte{1}, snappyFragment)), copy2(8, 8)), uint32(snappyFragment-3), uint32(9))
+	f.Add(snappyBlock(fr+8, literal(bytes.Repeat([]byte{1}, fr)), copy2(8, 8)), uint32(fr-3), uint32(9))
 	f.Fuzz(func(t *testing.T, block []byte, off, n uint32) {
 		m, k := binary.Uvarint(block)
 		if k <= 0 || m > 1<<20 {

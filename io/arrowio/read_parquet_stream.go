@@ -631,22 +631,28 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 			}
 			if fits {
 				ps, ok := cs.openStream(pd, sp)
+				if ok {
+					cs.ps, cs.psCharge = ps, cost
+					continue
+				}
+				cs.budget.release(cost)
+				if sp.h.enc != encodingBSS {
+					return nil, false
+				}
+				// A BYTE_STREAM_SPLIT page not to be read by ranges (a
+				// snappy block whose copies cross its fragments) is
+				// decoded whole below; if it is corrupt, that fails.
+			} else {
+				handled, ok := cs.spillStream(pd, sp)
 				if !ok {
-					cs.budget.release(cost)
 					return nil, false
 				}
-				cs.ps, cs.psCharge = ps, cost
-				continue
-			}
-			handled, ok := cs.spillStream(pd, sp)
-			if !ok {
-				return nil, false
-			}
-			if handled {
-				if !take() {
-					return nil, false
+				if handled {
+					if !take() {
+						return nil, false
+					}
+					continue
 				}
-				continue
 			}
 		}
 		n, over, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
