@@ -169,10 +169,12 @@ func fuzzBounds(f *testing.F) {
 // row group at a time (lazyFooter); its seeds add Polars' list file and one
 // whose rows span pages (one with null and empty lists and null
 // elements), and DuckDB's (null lists written its way, null elements,
-// empty lists).
+// empty lists; byte-stream-split pages, of lists and of doubles, read by
+// ranges).
 func FuzzReadParquetStreamed(f *testing.F) {
 	addSeeds(f, FormatParquet)
-	for _, p := range []string{"testdata/writers/polars_emb.parquet", "testdata/writers/duckdb_emb.parquet"} {
+	for _, p := range []string{"testdata/writers/polars_emb.parquet", "testdata/writers/duckdb_emb.parquet",
+		"testdata/writers/duckdb_emb_bss.parquet", "testdata/writers/duckdb_v2_one_group.parquet"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -193,8 +195,9 @@ func FuzzReadParquetStreamed(f *testing.F) {
 	f.Add(b)
 	spool := f.TempDir()
 	fuzzBounds(f)
-	defer func(r, s, l int64) { maxColumnwiseRows, segmentRows, listStreamBytes = r, s, l }(maxColumnwiseRows, segmentRows, listStreamBytes)
-	maxColumnwiseRows, segmentRows, listStreamBytes = 64, 64, 0
+	defer func(r, s, l, m int64) { maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft = r, s, l, m }(maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft)
+	// (maxFreeLeft 0: byte-stream-split pages are read by ranges.)
+	maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft = 64, 64, 0, 0
 	withFooterWindows(f, 1)
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }

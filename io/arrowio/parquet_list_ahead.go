@@ -68,7 +68,7 @@ func (lr *listCursor) readAhead(pd *plainDecoder) {
 		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.scan-int64(hl) {
 			return
 		}
-		if h.typ != pageData || !h.v1 || h.v2 || streamable(h, c.codecID) ||
+		if h.typ != pageData || !h.v1 || h.v2 || streamable(h, c.codecID) || splittable(h, c.codecID) ||
 			h.usize > aheadPageBytes || h.csize > aheadPageBytes ||
 			len(lr.ahead) > 0 && lr.aheadBytes+int64(h.usize) > aheadBytes {
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/compress"
 )
 
 // A list column chunk of a streamed row group is decoded whole when its
@@ -64,6 +65,7 @@ type listCursor struct {
 	vals   []byte
 	buf    []byte
 	ps     *pageStream
+	split  *splitStream // a BYTE_STREAM_SPLIT page read by ranges
 	held   *aheadPage
 	// Pages read ahead (parquet_list_ahead.go): being decompressed, in
 	// file order from ahead[0] (at pos, when the cursor gets there) to
@@ -151,7 +153,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 				return nil
 			}
 			seen += int64(h.numValues)
-			if !(h.v1 && streamable(h, cc.Compression())) && (h.usize > maxStreamPage || h.csize > maxStreamPage) {
+			if !(h.v1 && streamable(h, cc.Compression())) && !splittable(h, cc.Compression()) && (h.usize > maxStreamPage || h.csize > maxStreamPage) {
 				return nil
 			}
 		default:
@@ -239,6 +241,10 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 		dst := values.Bytes()[nv*lr.w : (nv+k)*lr.w]
 		if lr.ps != nil {
 			if _, err := io.ReadFull(lr.ps.dec, dst); err != nil {
+				return false
+			}
+		} else if lr.split != nil {
+			if !lr.split.values(pd, dst, lr.at, k, int(lr.w)) {
 				return false
 			}
 		} else {
@@ -352,7 +358,7 @@ func (lr *listCursor) finishPage() bool {
 		lr.recycle(lr.held)
 		lr.held = nil
 	}
-	lr.vals = nil
+	lr.vals, lr.split = nil, nil
 	if lr.ps == nil {
 		return true
 	}
@@ -416,6 +422,10 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			}
 		case h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID):
 			if !lr.openStream(pd, h, at, n) {
+				return false
+			}
+		case (h.typ == pageData && h.v1 && !h.v2 || h.typ == pageDataV2 && h.v2 && !h.v1) && splittable(h, c.codecID):
+			if !lr.openSplit(pd, h, at, n) {
 				return false
 			}
 		default:
@@ -507,5 +517,83 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 	}
 	c.row = slots // the values stay in the stream
 	lr.ps = ps
+	return true
+}
+
+// openSplit opens the BYTE_STREAM_SPLIT data page h (n level entries,
+// body at byte at), stored or snappy, to be read by ranges
+// (parquet_splitstream.go): reads and checks its levels and leaves its
+// values in the file. DuckDB's v2 pages of FLOAT[384] are 100 MB each.
+func (lr *listCursor) openSplit(pd *plainDecoder, h *pageHeader, at, n int64) bool {
+	c := &lr.lc.plainChunk
+	var rep, def []byte
+	var page *rangePage
+	var vstart int64
+	before := lr.lc.nrows
+	switch {
+	case h.v1:
+		if h.defEnc != encodingRLE || h.repEnc != encodingRLE {
+			return false
+		}
+		var ok bool
+		if page, ok = openRangePage(pd.r, c.codecID, at, int64(h.csize), int64(h.usize)); !ok {
+			return false
+		}
+		var left int64
+		if rep, def, left, ok = streamLevels(&rangeReader{p: page, pd: pd}, n, int64(h.usize)); !ok {
+			return false
+		}
+		vstart = page.size - left
+	default:
+		if h.repLen < 0 || h.defLen < 0 || h.numNulls < 0 || h.numRows < 0 || h.numNulls != 0 && !lr.lc.nullable ||
+			int64(h.repLen)+int64(h.defLen) > int64(h.csize) || int64(h.repLen)+int64(h.defLen) > int64(h.usize) {
+			return false
+		}
+		lv := make([]byte, int64(h.repLen)+int64(h.defLen))
+		if m, err := pd.r.ReadAt(lv, at); m != len(lv) || err != nil && err != io.EOF {
+			return false
+		}
+		rep, def = lv[:h.repLen], lv[h.repLen:]
+		codec := c.codecID
+		if !h.compressed {
+			codec = compress.Codecs.Uncompressed
+		}
+		lead := int64(len(lv))
+		var ok bool
+		if page, ok = openRangePage(pd.r, codec, at+lead, int64(h.csize)-lead, int64(h.usize)-lead); !ok {
+			return false
+		}
+	}
+	if lr.lc.nullable {
+		lr.lc.entries = n
+	}
+	slots, present, ok := lr.lc.pageLevels(rep, def, n)
+	if !ok || page.size-vstart != present*lr.w || h.v2 && (lr.lc.nrows-before != int64(h.numRows) || n-present != int64(h.numNulls)) {
+		return false
+	}
+	ss := &splitStream{page: page, vstart: vstart, nn: present}
+	pageStreams.Add(1)
+	if present != slots {
+		// Values to scatter among null slots: read out into buf.
+		left := present * lr.w
+		if int64(cap(pd.scratch)) < left {
+			pd.scratch = make([]byte, left)
+		}
+		vals := pd.scratch[:left]
+		if !ss.values(pd, vals, 0, present, int(lr.w)) {
+			return false
+		}
+		if int64(cap(lr.buf)) < slots*lr.w {
+			lr.buf = make([]byte, slots*lr.w)
+		}
+		c.values, c.row = lr.buf[:slots*lr.w], 0
+		if !c.scatter(vals, slots, present) {
+			return false
+		}
+		lr.vals = c.values
+		return true
+	}
+	c.row = slots // the values stay in the file
+	lr.split = ss
 	return true
 }

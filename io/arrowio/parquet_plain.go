@@ -86,6 +86,7 @@ type plainDecoder struct {
 	behind  []byte   // the values a page is decompressed over (placePage), reused
 	frag    []byte   // a snappy fragment of a page read by ranges, reused
 	fragIn  []byte   // its compressed bytes, reused
+	splitIn []byte   // byte streams' ranges of a page read by ranges, reused
 
 	// win holds the file's bytes from winAt on, winN of them: a streamed
 	// small page is read with the pages after it (readPage).
@@ -315,6 +316,9 @@ func (pd *plainDecoder) trim() {
 	}
 	if cap(pd.idx) > maxPlainKeep/4 {
 		pd.idx = nil
+	}
+	if cap(pd.splitIn) > maxPlainKeep {
+		pd.splitIn = nil
 	}
 	if cap(pd.split) > maxPlainKeep {
 		pd.split = nil

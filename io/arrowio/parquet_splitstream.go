@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"unsafe"
 
@@ -71,35 +72,10 @@ func openRangePage(r io.ReaderAt, codec compress.Compression, at, csize, size in
 	return nil, false
 }
 
-// tagReader reads a snappy block's tags through a small window of the
-// file, so that long literals are skipped, not read.
-type tagReader struct {
-	r     io.ReaderAt
-	at    int64 // the block, in the file
-	end   int64 // its length
-	win   [4 << 10]byte
-	winAt int64 // of win[0], from at
-	winN  int
-}
-
-// peek returns the bytes from pos on that the window holds after making
-// sure it holds up to 5 of them (fewer at the end of the block).
-func (t *tagReader) peek(pos int64) ([]byte, bool) {
-	if pos < t.winAt || pos+5 > t.winAt+int64(t.winN) && t.winAt+int64(t.winN) < t.end {
-		n := int(min(int64(len(t.win)), t.end-pos))
-		if n <= 0 {
-			return nil, false
-		}
-		if m, err := t.r.ReadAt(t.win[:n], t.at+pos); m != n || err != nil && err != io.EOF {
-			return nil, false
-		}
-		t.winAt, t.winN = pos, n
-	}
-	if pos >= t.winAt+int64(t.winN) {
-		return nil, false
-	}
-	return t.win[pos-t.winAt : t.winN], true
-}
+// tagWindow is how much of a snappy block its walk reads at once: the
+// tags of a compressible stream are read through it, the literals of an
+// incompressible one skipped.
+const tagWindow = 16 << 10
 
 // snappyFragments walks the tags of the snappy block of csize bytes at at
 // in r, which must decode to size bytes, and returns where each
@@ -107,27 +83,42 @@ func (t *tagReader) peek(pos int64) ([]byte, bool) {
 // tag spans two fragments, a copy reaches back past the start of its
 // fragment, or the block is not one of size bytes.
 func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
-	t := &tagReader{r: r, at: at, end: csize}
-	b, ok := t.peek(0)
-	if !ok {
+	var win [tagWindow]byte
+	var winAt, winN int64 // win holds the block's bytes [winAt, winAt+winN)
+	fill := func(pos int64) bool {
+		n := min(tagWindow, csize-pos)
+		if n <= 0 {
+			return false
+		}
+		if m, err := r.ReadAt(win[:n], at+pos); int64(m) != n || err != nil && err != io.EOF {
+			return false
+		}
+		winAt, winN = pos, n
+		return true
+	}
+	if !fill(0) {
 		return nil, false
 	}
-	v, k := binary.Uvarint(b)
+	v, k := binary.Uvarint(win[:winN])
 	if k <= 0 || v != uint64(size) || size <= 0 {
 		return nil, false
 	}
 	frags := make([]int64, 0, (size+snappyFragment-1)/snappyFragment+1)
 	pos, out := int64(k), int64(0)
+	var from, end int64 = 0, -1 // the current fragment's output
 	for out < size {
-		from := out - out%snappyFragment
-		if out == from {
+		if out > end {
+			// (No tag ends past its fragment's end.)
+			from, end = out, min(out+snappyFragment, size)-1
 			frags = append(frags, pos)
 		}
-		room := min(from+snappyFragment, size) - out
-		b, ok := t.peek(pos)
-		if !ok {
-			return nil, false
+		// At least 5 bytes of tag in the window, or the block's end.
+		if i := pos - winAt; i < 0 || i >= winN || i+5 > winN && winAt+winN < csize {
+			if !fill(pos) {
+				return nil, false
+			}
 		}
+		b := win[pos-winAt : winN]
 		tag := b[0]
 		var n, hdr, off int64
 		switch tag & 3 {
@@ -143,7 +134,7 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 				n, hdr = int64(binary.LittleEndian.Uint32(le[:])), int64(1+nb)
 			}
 			n++
-			if n > room {
+			if out+n > end+1 {
 				return nil, false
 			}
 			pos += hdr + n
@@ -165,7 +156,7 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 			}
 			n, hdr, off = 1+int64(tag>>2), 5, int64(binary.LittleEndian.Uint32(b[1:]))
 		}
-		if off <= 0 || off > out-from || n > room {
+		if off <= 0 || off > out-from || out+n > end+1 {
 			return nil, false
 		}
 		pos += hdr
@@ -329,8 +320,28 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 	return ps, true
 }
 
+// values decodes the m values from value from on into dst (m*w bytes):
+// m bytes from each of the w byte streams, joined.
+func (ss *splitStream) values(pd *plainDecoder, dst []byte, from, m int64, w int) bool {
+	if from < 0 || m < 0 || m > ss.nn-from || int64(len(dst)) < m*int64(w) {
+		return false
+	}
+	mw := m * int64(w)
+	if int64(cap(pd.splitIn)) < mw {
+		pd.splitIn = make([]byte, mw)
+	}
+	streams := pd.splitIn[:mw]
+	for b := range int64(w) {
+		if !ss.page.read(pd, streams[b*m:(b+1)*m], ss.vstart+b*ss.nn+from) {
+			return false
+		}
+	}
+	unsplit(dst[:mw], streams, w)
+	return true
+}
+
 // emit decodes the page's next k rows into dst (and dvalid) from row at
-// on: m values, m bytes from each of the w streams, joined.
+// on: m values, m bytes from each of the w byte streams, joined.
 func (ss *splitStream) emit(pd *plainDecoder, ps *pageStream, dst, dvalid []byte, at, k int64, w int) bool {
 	out := dst[at*int64(w) : (at+k)*int64(w)]
 	m := k
@@ -338,27 +349,23 @@ func (ss *splitStream) emit(pd *plainDecoder, ps *pageStream, dst, dvalid []byte
 		bitutil.CopyBitmap(ps.valid, int(ps.row), int(k), dvalid, int(at))
 		m = int64(bitutil.CountSetBits(ps.valid, int(ps.row), int(k)))
 	}
-	if m > ss.nn-ss.vrow {
-		return false
-	}
-	mw := m * int64(w)
-	if int64(cap(pd.split)) < 2*mw {
-		pd.split = make([]byte, 2*mw)
-	}
-	streams := pd.split[:mw]
-	for b := range int64(w) {
-		if !ss.page.read(pd, streams[b*m:(b+1)*m], ss.vstart+b*ss.nn+ss.vrow) {
+	if m == k {
+		if !ss.values(pd, out, ss.vrow, m, w) {
 			return false
 		}
-	}
-	ss.vrow += m
-	if m == k {
-		unsplit(out, streams, w)
+		ss.vrow += m
 		ps.row += k
 		return true
 	}
-	joined := pd.split[mw : 2*mw]
-	unsplit(joined, streams, w)
+	mw := m * int64(w)
+	if int64(cap(pd.split)) < mw {
+		pd.split = make([]byte, mw)
+	}
+	joined := pd.split[:mw]
+	if !ss.values(pd, joined, ss.vrow, m, w) {
+		return false
+	}
+	ss.vrow += m
 	j := 0
 	for i := range int(k) {
 		d := out[i*w : (i+1)*w]
@@ -372,3 +379,24 @@ func (ss *splitStream) emit(pd *plainDecoder, ps *pageStream, dst, dvalid []byte
 	ps.row += k
 	return true
 }
+
+// rangeReader reads a rangePage in order (a page's levels).
+type rangeReader struct {
+	p   *rangePage
+	pd  *plainDecoder
+	off int64
+}
+
+func (r *rangeReader) Read(b []byte) (int, error) {
+	if r.off >= r.p.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(b)), r.p.size-r.off))
+	if !r.p.read(r.pd, b[:n], r.off) {
+		return 0, errSplitPage
+	}
+	r.off += int64(n)
+	return n, nil
+}
+
+var errSplitPage = errors.New("byte stream split page: corrupt")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/golang/snappy"
 )
@@ -279,5 +280,84 @@ func TestParquetByteStreamSplitByRangesCorrupt(t *testing.T) {
 				t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
 			}
 		})
+	}
+}
+
+// TestListCursorByteStreamSplit reads DuckDB's v2 list columns of
+// distinct floats (BYTE_STREAM_SPLIT, snappy and stored, one row group):
+// a FLOAT[8] (a LIST), a FLOAT[] of 1 to 5 elements and one with null elements,
+// decoded whole and by the list cursor, whose pages are then read by
+// ranges. Every element is checked against what DuckDB wrote.
+func TestListCursorByteStreamSplit(t *testing.T) {
+	elem := func(i, j int) float32 { return float32(float64((i*7919+j*104729)%1000003) / 1024) }
+	defer func(b int64) { listStreamBytes = b }(listStreamBytes)
+	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	defer func(f int64) { maxFreeLeft = f }(maxFreeLeft)
+	for _, file := range []string{"duckdb_emb_bss.parquet", "duckdb_emb_bss_stored.parquet"} {
+		for _, byRanges := range []bool{false, true} {
+			name := file + "/whole"
+			listStreamBytes, maxColumnwiseRows, segmentRows, maxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
+			if byRanges {
+				name = file + "/by-ranges"
+				listStreamBytes, maxColumnwiseRows, segmentRows, maxFreeLeft = 0, 400, 777, 0
+			}
+			t.Run(name, func(t *testing.T) {
+				cursors, streams := listCursors.Load(), pageStreams.Load()
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				recs, err, _ := readParquetWith(t, filepath.Join("testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := 0
+				for _, rec := range recs {
+					e32 := rec.Column(0).(*array.List) // DuckDB's FLOAT[8] is a Parquet LIST
+					l32 := rec.Column(1).(*array.List)
+					nl32 := rec.Column(2).(*array.List)
+					ev := e32.ListValues().(*array.Float32)
+					lv := l32.ListValues().(*array.Float32)
+					nv := nl32.ListValues().(*array.Float32)
+					for r := 0; r < int(rec.NumRows()); r, i = r+1, i+1 {
+						if lo, hi := e32.ValueOffsets(r); lo != int64(r*8) || hi != lo+8 {
+							t.Fatalf("row %d: e32 at %d..%d", i, lo, hi)
+						}
+						for j := range 8 {
+							if got := ev.Value(r*8 + j); got != elem(i, j) {
+								t.Fatalf("row %d: e32[%d] = %v, want %v", i, j, got, elem(i, j))
+							}
+						}
+						lo, hi := l32.ValueOffsets(r)
+						if hi-lo != int64(1+i%5) {
+							t.Fatalf("row %d: l32 has %d elements, want %d", i, hi-lo, 1+i%5)
+						}
+						for j := range hi - lo {
+							if got := lv.Value(int(lo + j)); got != elem(i, int(j)) {
+								t.Fatalf("row %d: l32[%d] = %v, want %v", i, j, got, elem(i, int(j)))
+							}
+						}
+						lo, hi = nl32.ValueOffsets(r)
+						if hi-lo != 3 {
+							t.Fatalf("row %d: nl32 has %d elements, want 3", i, hi-lo)
+						}
+						for j := range 3 {
+							k := int(lo) + j
+							if null := (i+j)%13 == 0; nv.IsNull(k) != null || !null && nv.Value(k) != elem(i, j) {
+								t.Fatalf("row %d: nl32[%d] = %v (null %v), want %v (null %v)", i, j, nv.Value(k), nv.IsNull(k), elem(i, j), null)
+							}
+						}
+					}
+				}
+				releaseAll(recs)
+				mem.AssertSize(t, 0)
+				if i != 4000 {
+					t.Fatalf("read %d rows, want 4000", i)
+				}
+				if got := listCursors.Load() - cursors; byRanges != (got == 3) {
+					t.Errorf("%d chunks decoded by the cursor", got)
+				}
+				if got := pageStreams.Load() - streams; byRanges != (got >= 3) {
+					t.Errorf("%d pages read by ranges", got)
+				}
+			})
+		}
 	}
 }

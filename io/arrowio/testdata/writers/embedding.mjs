@@ -23,6 +23,18 @@ const rows = `SELECT ${list(8, "FLOAT")}::FLOAT[8] AS e32,
 await db.run(`COPY (${rows}) TO '${out}/duckdb_emb.parquet' (FORMAT parquet, ROW_GROUP_SIZE 700)`);
 await db.run(`COPY (${rows}) TO '${out}/duckdb_emb_v2.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION zstd)`);
 
+// Lists of distinct values, which DuckDB's PARQUET_VERSION v2 writes
+// BYTE_STREAM_SPLIT (not as a dictionary), in one row group, snappy and
+// stored: element j of row i is ((i * 7919 + j * 104729) % 1000003) / 1024,
+// exact in FLOAT; nl32 has a null element where (i + j) % 13 == 0.
+const bssElem = (j) => `(((i * 7919 + ${j} * 104729) % 1000003) / 1024.0)::FLOAT`;
+const bssRows = `SELECT [${[...Array(8).keys()].map(bssElem).join(", ")}]::FLOAT[8] AS e32,
+  list_slice([${[...Array(5).keys()].map(bssElem).join(", ")}], 1, 1 + i % 5)::FLOAT[] AS l32,
+  [${[...Array(3).keys()].map((j) => `CASE WHEN (i + ${j}) % 13 = 0 THEN NULL ELSE ${bssElem(j)} END`).join(", ")}]::FLOAT[] AS nl32
+  FROM range(4000) t(i) ORDER BY i`;
+await db.run(`COPY (${bssRows}) TO '${out}/duckdb_emb_bss.parquet' (FORMAT parquet, PARQUET_VERSION v2)`);
+await db.run(`COPY (${bssRows}) TO '${out}/duckdb_emb_bss_stored.parquet' (FORMAT parquet, PARQUET_VERSION v2, COMPRESSION uncompressed)`);
+
 const i = [...Array(1500).keys()];
 pl.DataFrame({ e32: i.map((v) => [...Array(8).keys()].map((j) => ((v * (j + 3)) % 97) / 8 - j)) })
   .withColumns(pl.col("e32").cast(pl.FixedSizeList(pl.Float32, 8)))
