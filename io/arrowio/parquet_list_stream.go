@@ -498,25 +498,37 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 	if present != slots {
 		// Values to scatter among null slots: read out into buf.
 		defer ps.close()
-		if int64(cap(pd.scratch)) < left {
-			pd.scratch = make([]byte, left)
-		}
-		vals := pd.scratch[:left]
-		if _, err := io.ReadFull(ps.dec, vals); err != nil || !ps.finish() {
-			return false
-		}
-		if int64(cap(lr.buf)) < slots*lr.w {
-			lr.buf = make([]byte, slots*lr.w)
-		}
-		c.values, c.row = lr.buf[:slots*lr.w], 0
-		if !c.scatter(vals, slots, present) {
-			return false
-		}
-		lr.vals = c.values
-		return true
+		return lr.scatterOut(pd, slots, present, func(vals []byte) bool {
+			_, err := io.ReadFull(ps.dec, vals)
+			return err == nil && ps.finish()
+		})
 	}
 	c.row = slots // the values stay in the stream
 	lr.ps = ps
+	return true
+}
+
+// scatterOut reads a page's present values with read (into the worker's
+// scratch) and scatters them among its slots, in buf: a page with null
+// elements, handed out from there.
+func (lr *listCursor) scatterOut(pd *plainDecoder, slots, present int64, read func([]byte) bool) bool {
+	c := &lr.lc.plainChunk
+	left := present * lr.w
+	if int64(cap(pd.scratch)) < left {
+		pd.scratch = make([]byte, left)
+	}
+	vals := pd.scratch[:left]
+	if !read(vals) {
+		return false
+	}
+	if int64(cap(lr.buf)) < slots*lr.w {
+		lr.buf = make([]byte, slots*lr.w)
+	}
+	c.values, c.row = lr.buf[:slots*lr.w], 0
+	if !c.scatter(vals, slots, present) {
+		return false
+	}
+	lr.vals = c.values
 	return true
 }
 
@@ -575,23 +587,9 @@ func (lr *listCursor) openSplit(pd *plainDecoder, h *pageHeader, at, n int64) bo
 	pageStreams.Add(1)
 	if present != slots {
 		// Values to scatter among null slots: read out into buf.
-		left := present * lr.w
-		if int64(cap(pd.scratch)) < left {
-			pd.scratch = make([]byte, left)
-		}
-		vals := pd.scratch[:left]
-		if !ss.values(pd, vals, 0, present, int(lr.w)) {
-			return false
-		}
-		if int64(cap(lr.buf)) < slots*lr.w {
-			lr.buf = make([]byte, slots*lr.w)
-		}
-		c.values, c.row = lr.buf[:slots*lr.w], 0
-		if !c.scatter(vals, slots, present) {
-			return false
-		}
-		lr.vals = c.values
-		return true
+		return lr.scatterOut(pd, slots, present, func(vals []byte) bool {
+			return ss.values(pd, vals, 0, present, int(lr.w))
+		})
 	}
 	c.row = slots // the values stay in the file
 	lr.split = ss

@@ -105,6 +105,24 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 	return false
 }
 
+// newPageStream returns a stream of a page of n rows of the column, with
+// its validity bitmap (the column's, reused) if the column is nullable,
+// and the function that reads the page's definition levels into it and
+// returns the values present.
+func (cs *colStream) newPageStream(n int64) (*pageStream, func([]byte) (int64, bool)) {
+	ps := &pageStream{n: n}
+	if cs.chunk.valid != nil {
+		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
+			cs.valid = make([]byte, bitutil.BytesForBits(n))
+		}
+		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
+	}
+	return ps, func(b []byte) (int64, bool) {
+		lc := plainChunk{valid: ps.valid, rows: n}
+		return lc.levels(b, n)
+	}
+}
+
 // openStream starts decoding the page sp of the column as a stream.
 func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, bool) {
 	if sp.h.enc == encodingBSS {
@@ -115,18 +133,8 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 	w := int64(c.w)
 	n := int64(h.numValues)
 	body := sp.off + int64(sp.hlen)
-	ps := &pageStream{n: n}
+	ps, levels := cs.newPageStream(n)
 	nullable := c.valid != nil
-	if nullable {
-		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
-			cs.valid = make([]byte, bitutil.BytesForBits(n))
-		}
-		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
-	}
-	levels := func(b []byte) (int64, bool) {
-		lc := plainChunk{valid: ps.valid, rows: n}
-		return lc.levels(b, n)
-	}
 	codec := c.codecID
 	nn := n
 	var values int64 // decompressed bytes of the values

@@ -238,18 +238,8 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 	w := int64(c.w)
 	n := int64(h.numValues)
 	body := sp.off + int64(sp.hlen)
-	ps := &pageStream{n: n}
+	ps, levels := cs.newPageStream(n)
 	nullable := c.valid != nil
-	if nullable {
-		if int64(cap(cs.valid)) < bitutil.BytesForBits(n) {
-			cs.valid = make([]byte, bitutil.BytesForBits(n))
-		}
-		ps.valid = cs.valid[:bitutil.BytesForBits(n)]
-	}
-	levels := func(b []byte) (int64, bool) {
-		lc := plainChunk{valid: ps.valid, rows: n}
-		return lc.levels(b, n)
-	}
 	codec := c.codecID
 	ss := &splitStream{nn: n}
 	var values int64

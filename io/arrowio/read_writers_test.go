@@ -128,22 +128,31 @@ func TestReadDuckDBPageV2(t *testing.T) {
 // chunks of the DuckDB v2 fixture (headers, levels, values): a read either
 // fails with ErrFormat or returns every row, and leaks nothing.
 func TestReadDuckDBPageV2Corrupt(t *testing.T) {
-	src := filepath.Join("testdata", "writers", "duckdb_v2.parquet")
+	garbleChunks(t, filepath.Join("testdata", "writers", "duckdb_v2.parquet"), 5000, 60, 97,
+		ReadOptions{BatchSize: 700, Columns: []string{"x0", "x1", "f"}})
+}
+
+// garbleChunks flips each byte of the first head bytes of the chunks of
+// opts.Columns in the first row group of src (every 7th with -short), and
+// every every-th byte after them, one at a time: each read fails with
+// ErrFormat or returns all rows rows, leaks nothing, and some of each
+// happen.
+func garbleChunks(t *testing.T, src string, rows int, head, every int64, opts ReadOptions) {
+	t.Helper()
 	orig, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []string{"x0", "x1", "f"}
 	path := filepath.Join(t.TempDir(), "bad.parquet")
 	var failed, read int
-	for _, rgn := range plainChunkRanges(t, src, cols)[:len(cols)] {
+	for _, rgn := range plainChunkRanges(t, src, opts.Columns)[:len(opts.Columns)] {
 		step := int64(1)
 		if testing.Short() {
 			step = 7
 		}
 		for o := int64(0); o < rgn[1]; o += step {
-			if o >= 60 && o%97 != 0 {
-				continue // past the header and levels: every 97th byte
+			if o >= head && o%every != 0 {
+				continue
 			}
 			data := append([]byte(nil), orig...)
 			data[rgn[0]+o] ^= 0xff
@@ -151,7 +160,9 @@ func TestReadDuckDBPageV2Corrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			r, err := Open(path, ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols})
+			o2 := opts
+			o2.Allocator = mem
+			r, err := Open(path, o2)
 			if err == nil {
 				var recs []arrow.Record
 				recs, err = readRest(r)
@@ -161,7 +172,7 @@ func TestReadDuckDBPageV2Corrupt(t *testing.T) {
 					n += int(rec.NumRows())
 				}
 				releaseAll(recs)
-				if err == nil && n != 5000 {
+				if err == nil && n != rows {
 					t.Errorf("byte %d: read %d rows without an error", rgn[0]+o, n)
 				}
 			}
