@@ -369,6 +369,14 @@ func (ps *pageStream) emit(pd *plainDecoder, dst, dvalid []byte, at, k int64, w 
 	if _, err := io.ReadFull(ps.dec, src); err != nil {
 		return false
 	}
+	ps.spread(out, src, k, w)
+	return true
+}
+
+// spread puts the present values of src into the k rows of out (w bytes
+// a value) that the page's bitmap says are not null from its next row on,
+// zeroes the others, and moves the page on by k rows.
+func (ps *pageStream) spread(out, src []byte, k int64, w int) {
 	j := 0
 	for i := range int(k) {
 		d := out[i*w : (i+1)*w]
@@ -380,7 +388,6 @@ func (ps *pageStream) emit(pd *plainDecoder, dst, dvalid []byte, at, k int64, w 
 		}
 	}
 	ps.row += k
-	return true
 }
 
 // finish checks that the page's stream ends with its last row.

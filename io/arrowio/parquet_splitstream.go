@@ -356,17 +356,7 @@ func (ss *splitStream) emit(pd *plainDecoder, ps *pageStream, dst, dvalid []byte
 		return false
 	}
 	ss.vrow += m
-	j := 0
-	for i := range int(k) {
-		d := out[i*w : (i+1)*w]
-		if bitutil.BitIsSet(ps.valid, int(ps.row)+i) {
-			copy(d, joined[j:j+w])
-			j += w
-		} else {
-			clear(d)
-		}
-	}
-	ps.row += k
+	ps.spread(out, joined, k, w)
 	return true
 }
 
