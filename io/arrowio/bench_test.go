@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/golang/snappy"
 )
 
 // writeWideParquet writes rows × cols float64 values (plain encoding, or
@@ -194,4 +196,34 @@ func BenchmarkUnsplit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSnappyFragments walks the tags of a snappy block of 8 MB of
+// bytes drawn from four values (a float's exponent byte, as DuckDB's
+// BYTE_STREAM_SPLIT pages hold it: short copies), against decoding it.
+func BenchmarkSnappyFragments(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, 8<<20)
+	for i := range data {
+		data[i] = byte(60 + rng.IntN(4))
+	}
+	block := snappy.Encode(nil, data)
+	r := bytes.NewReader(block)
+	b.Run("walk", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, ok := snappyFragments(r, 0, int64(len(block)), int64(len(data))); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		dst := make([]byte, len(data))
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := snappy.Decode(dst, block); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

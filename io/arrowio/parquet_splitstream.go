@@ -112,6 +112,50 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 			from, end = out, min(out+snappyFragment, size)-1
 			frags = append(frags, pos)
 		}
+		// The common tags (short literals, copies with 1- and 2-byte
+		// offsets) in a loop over the window with local indices, while it
+		// holds 5 bytes of tag and the fragment goes on; any other tag,
+		// or one that breaks a rule, is left to the general step below.
+		if i := pos - winAt; i >= 0 {
+			o, fe := out, end+1
+		fast:
+			for i+5 <= winN && o < fe {
+				tag := win[i]
+				var n int64
+				switch tag & 3 {
+				case 0:
+					if tag >= 60<<2 {
+						break fast
+					}
+					n = int64(tag>>2) + 1
+					if o+n > fe {
+						break fast
+					}
+					i += 1 + n
+				case 1:
+					n = 4 + int64(tag>>2&7)
+					off := int64(tag&0xe0)<<3 | int64(win[i+1])
+					if off == 0 || off > o-from || o+n > fe {
+						break fast
+					}
+					i += 2
+				case 2:
+					n = 1 + int64(tag>>2)
+					off := int64(win[i+1]) | int64(win[i+2])<<8
+					if off == 0 || off > o-from || o+n > fe {
+						break fast
+					}
+					i += 3
+				default:
+					break fast
+				}
+				o += n
+			}
+			pos, out = winAt+i, o
+			if out > end || out >= size {
+				continue
+			}
+		}
 		// At least 5 bytes of tag in the window, or the block's end.
 		if i := pos - winAt; i < 0 || i >= winN || i+5 > winN && winAt+winN < csize {
 			if !fill(pos) {
