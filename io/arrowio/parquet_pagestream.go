@@ -146,41 +146,17 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		if !ps.open(codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize)) {
 			return nil, false
 		}
-		rest := int64(h.usize)
+		values = int64(h.usize)
 		if nullable {
-			var lb [4]byte
-			if _, err := io.ReadFull(ps.dec, lb[:]); err != nil {
-				return nil, false
-			}
-			ln := int64(binary.LittleEndian.Uint32(lb[:]))
-			if ln > rest-4 {
-				return nil, false
-			}
-			lv := make([]byte, ln)
-			if _, err := io.ReadFull(ps.dec, lv); err != nil {
-				return nil, false
-			}
 			var ok bool
-			if nn, ok = levels(lv); !ok {
+			if nn, values, ok = v1Levels(ps.dec, values, levels); !ok {
+				ps.close()
 				return nil, false
 			}
-			rest -= 4 + ln
 		}
-		values = rest
 	case h.v2:
-		if h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 || h.defLen > h.csize || h.defLen > h.usize {
-			return nil, false
-		}
-		if nullable {
-			lv := make([]byte, h.defLen)
-			if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
-				return nil, false
-			}
-			var ok bool
-			if nn, ok = levels(lv); !ok || n-nn != int64(h.numNulls) {
-				return nil, false
-			}
-		} else if h.defLen != 0 || h.numNulls != 0 {
+		var ok bool
+		if nn, ok = v2Levels(pd, h, body, n, nullable, levels); !ok {
 			return nil, false
 		}
 		if !h.compressed {
@@ -197,10 +173,58 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		ps.close()
 		return nil, false
 	}
+	ps.start()
+	return ps, true
+}
+
+// v1Levels reads the definition levels at the start of a DATA_PAGE's
+// decoded bytes (r, size of them: a 4-byte length, then the levels) with
+// levels, and returns the values present and the bytes after the levels.
+func v1Levels(r io.Reader, size int64, levels func([]byte) (int64, bool)) (nn, rest int64, ok bool) {
+	var lb [4]byte
+	if size < 4 {
+		return 0, 0, false
+	}
+	if _, err := io.ReadFull(r, lb[:]); err != nil {
+		return 0, 0, false
+	}
+	ln := int64(binary.LittleEndian.Uint32(lb[:]))
+	if ln > size-4 {
+		return 0, 0, false
+	}
+	lv := make([]byte, ln)
+	if _, err := io.ReadFull(r, lv); err != nil {
+		return 0, 0, false
+	}
+	if nn, ok = levels(lv); !ok {
+		return 0, 0, false
+	}
+	return nn, size - 4 - ln, true
+}
+
+// v2Levels checks the DATA_PAGE_V2 header h of n rows of a flat column and
+// reads its definition levels (defLen bytes at body, never compressed)
+// with levels if the column is nullable; it returns the values present.
+func v2Levels(pd *plainDecoder, h *pageHeader, body, n int64, nullable bool, levels func([]byte) (int64, bool)) (int64, bool) {
+	if h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 || h.defLen > h.csize || h.defLen > h.usize {
+		return 0, false
+	}
+	if !nullable {
+		return n, h.defLen == 0 && h.numNulls == 0
+	}
+	lv := make([]byte, h.defLen)
+	if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
+		return 0, false
+	}
+	nn, ok := levels(lv)
+	return nn, ok && n-nn == int64(h.numNulls)
+}
+
+// start counts the page stream as opened and live.
+func (ps *pageStream) start() {
 	pageStreams.Add(1)
 	ps.live = true
 	notePeakStreams(liveStreams.Add(1))
-	return ps, true
 }
 
 // open sets up the decompression of src, whose decompressed bytes are

@@ -128,14 +128,15 @@ func (b *stateBudget) notePeak(v int64) {
 // bitmap.
 func (cs *colStream) streamCost(pd *plainDecoder, sp *streamPage) int64 {
 	h := &sp.h
-	cost := int64(pageStreamBuffer)
+	var cost int64
 	if cs.chunk.valid != nil {
-		cost += bitutil.BytesForBits(int64(h.numValues))
+		cost = bitutil.BytesForBits(int64(h.numValues))
 	}
 	if h.enc == encodingBSS {
 		// A page read by ranges keeps where its fragments start.
-		return cost - pageStreamBuffer + 8*(int64(h.usize)/snappyFragment+2)
+		return cost + 8*(int64(h.usize)/snappyFragment+2)
 	}
+	cost += pageStreamBuffer
 	codec := cs.chunk.codecID
 	if h.v2 && !h.compressed {
 		codec = compress.Codecs.Uncompressed

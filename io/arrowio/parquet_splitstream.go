@@ -296,51 +296,25 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 		if !ok {
 			return nil, false
 		}
-		ss.page = page
+		ss.page, values = page, page.size
 		if nullable {
-			var lb [4]byte
-			if page.size < 4 || !page.read(pd, lb[:], 0) {
+			if ss.nn, values, ok = v1Levels(&rangeReader{p: page, pd: pd}, page.size, levels); !ok {
 				return nil, false
 			}
-			ln := int64(binary.LittleEndian.Uint32(lb[:]))
-			if ln > page.size-4 {
-				return nil, false
-			}
-			lv := make([]byte, ln)
-			if !page.read(pd, lv, 4) {
-				return nil, false
-			}
-			if ss.nn, ok = levels(lv); !ok {
-				return nil, false
-			}
-			ss.vstart = 4 + ln
+			ss.vstart = page.size - values
 		}
-		values = page.size - ss.vstart
 	case h.v2:
-		if h.numRows != h.numValues || h.repLen != 0 || h.defLen < 0 || h.numNulls < 0 || h.defLen > h.csize || h.defLen > h.usize {
-			return nil, false
-		}
-		if nullable {
-			lv := make([]byte, h.defLen)
-			if m, err := pd.r.ReadAt(lv, body); m != len(lv) || err != nil && err != io.EOF {
-				return nil, false
-			}
-			var ok bool
-			if ss.nn, ok = levels(lv); !ok || n-ss.nn != int64(h.numNulls) {
-				return nil, false
-			}
-		} else if h.defLen != 0 || h.numNulls != 0 {
+		var ok bool
+		if ss.nn, ok = v2Levels(pd, h, body, n, nullable, levels); !ok {
 			return nil, false
 		}
 		if !h.compressed {
 			codec = compress.Codecs.Uncompressed
 		}
 		values = int64(h.usize - h.defLen)
-		page, ok := openRangePage(pd.r, codec, body+int64(h.defLen), int64(h.csize-h.defLen), values)
-		if !ok {
+		if ss.page, ok = openRangePage(pd.r, codec, body+int64(h.defLen), int64(h.csize-h.defLen), values); !ok {
 			return nil, false
 		}
-		ss.page = page
 	default:
 		return nil, false
 	}
@@ -348,9 +322,7 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 		return nil, false
 	}
 	ps.split = ss
-	pageStreams.Add(1)
-	ps.live = true
-	notePeakStreams(liveStreams.Add(1))
+	ps.start()
 	return ps, true
 }
 
