@@ -4,10 +4,17 @@
 //
 // # Numerics
 //
-// Scores are computed in float32 relative to class 0: NewLinear stores, per
-// teacher, w[c] − w[0] and b[c] − b[0] for c ≥ 1, so class 0 scores 0 and a
-// two-class teacher votes 1 iff (w1−w0)·x + (b1−b0) > 0. Ties go to the lowest
-// class index. A teacher whose two best scores are equal or within float32
+// Scores are computed in float32 relative to a reference class: NewLinear
+// stores, per teacher, w[c] − w[0] and b[c] − b[0] for c ≥ 1, so class 0
+// scores 0 and a two-class teacher votes 1 iff (w1−w0)·x + (b1−b0) > 0. Ties
+// go to the lowest class index. A teacher that never predicts some classes
+// (NewLinearSeen: they were absent from its training rows) is scored
+// relative to the first class it predicts, and the others are left out of
+// its argmax: their lines score −Inf, so they never take its vote and their
+// weights never enter a difference (a huge negative bias subtracted from
+// the others would round every score to one value in float32, and the tie
+// would hand every vote to one class). A teacher that predicts one class
+// only votes it on every row without being scored. A teacher whose two best scores are equal or within float32
 // rounding of each other may vote differently from a float64 computation, and
 // the SIMD and pure-Go paths sum in different orders, so they may differ on
 // such near-ties too; when every product and partial sum is exact in float32

@@ -76,7 +76,7 @@ func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
 			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),
 			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
-			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim),
+			C.int64_t(p.groups), C.int64_t(l.kv), C.int64_t(l.dim),
 			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
 			unsafe.Pointer(&scratch[0]))
 		return
@@ -94,14 +94,14 @@ func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 			(*C.float)(unsafe.Pointer(&iq.sw[0])),
 			(*C.float)(unsafe.Pointer(&iq.p0[0])), (*C.float)(unsafe.Pointer(&iq.p1[0])), (*C.float)(unsafe.Pointer(&iq.p2[0])),
 			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
-			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim), C.int(iq.bq),
+			C.int64_t(p.groups), C.int64_t(l.kv), C.int64_t(l.dim), C.int(iq.bq),
 			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
 			unsafe.Pointer(&scratch[0]))
 		return
 	}
 	C.pate_votes(cLevel(activeISA),
-		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
-		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
+		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])), (*C.int32_t)(unsafe.Pointer(&p.ref[0])),
+		C.int64_t(p.groups), C.int64_t(l.kv), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
 		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
 }
 

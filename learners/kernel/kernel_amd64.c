@@ -75,9 +75,10 @@ T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *
 }
 
 // mc512 adds to counts[r*classes + c] the votes of V groups on row r. The
-// pc = classes−1 packed classes are scores relative to class 0, which scores 0.
-T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
-                   const int R, const int V, int32_t *counts) {
+// pc = classes−1 packed classes are scores relative to each teacher's
+// reference class rp[lane] (rp + 16 for the second group), which scores 0.
+T512 AI void mc512(const float *wp, const float *bp, const int32_t *rp, int64_t classes, int64_t dim, const float *x,
+                   const int64_t ld, const int R, const int V, int32_t *counts) {
 	__m512 best[2][R512];
 	__m512i idx[2][R512];
 	const int64_t pc = classes - 1;
@@ -86,7 +87,7 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 	for (int r = 0; r < R; r++)
 		for (int v = 0; v < V; v++) {
 			best[v][r] = _mm512_setzero_ps();
-			idx[v][r] = _mm512_setzero_si512();
+			idx[v][r] = _mm512_loadu_si512(rp + v * 16);
 		}
 	for (int64_t c = 0; c < pc; c++) {
 		__m512 acc[2][R512];
@@ -144,8 +145,8 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
+T512 AI void votes512(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k, int64_t classes,
+                      int64_t pc, int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R512) {
 		const int R = (int)(n - i < R512 ? n - i : R512);
@@ -174,12 +175,14 @@ T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t 
 		int64_t g = 0;
 		for (; g + 2 <= groups; g += 2) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC2(RR) mc512(w, b, classes, dim, xb, ld, RR, 2, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC2(RR) mc512(w, b, ri, classes, dim, xb, ld, RR, 2, cb)
 			ROWCASES(MC2)
 		}
 		if (g < groups) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC1(RR) mc512(w, b, classes, dim, xb, ld, RR, 1, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC1(RR) mc512(w, b, ri, classes, dim, xb, ld, RR, 1, cb)
 			ROWCASES(MC1)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad; // padded teachers all vote class 0
@@ -480,15 +483,18 @@ T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *
 	for (int r = 0; r < R; r++) ones[r] += gt0count256(lo[r], zero) + gt0count256(hi[r], zero);
 }
 
-T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
-                   const int R, int32_t *counts) {
+// mc256 is mc512 on AVX2 for one group (two registers of 8 teachers).
+T256 AI void mc256(const float *wp, const float *bp, const int32_t *rp, int64_t classes, int64_t dim, const float *x,
+                   const int64_t ld, const int R, int32_t *counts) {
 	__m256 best[2][R256];
 	__m256i idx[2][R256];
 	const int64_t pc = classes - 1;
+	const __m256i r0 = _mm256_loadu_si256((const __m256i *)rp), r1 = _mm256_loadu_si256((const __m256i *)(rp + 8));
 #pragma GCC unroll 8
 	for (int r = 0; r < R; r++) {
 		best[0][r] = best[1][r] = _mm256_setzero_ps();
-		idx[0][r] = idx[1][r] = _mm256_setzero_si256();
+		idx[0][r] = r0;
+		idx[1][r] = r1;
 	}
 	for (int64_t c = 0; c < pc; c++) {
 		__m256 lo[R256], hi[R256];
@@ -544,8 +550,8 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
+T256 AI void votes256(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k, int64_t classes,
+                      int64_t pc, int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R256) {
 		const int R = (int)(n - i < R256 ? n - i : R256);
@@ -567,7 +573,8 @@ T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t 
 		for (int64_t q = 0; q < (int64_t)R * classes; q++) cb[q] = 0;
 		for (int64_t g = 0; g < groups; g++) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC256(RR) mc256(w, b, classes, dim, xb, ld, RR, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC256(RR) mc256(w, b, ri, classes, dim, xb, ld, RR, cb)
 			ROWCASES6(MC256)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad;
@@ -959,36 +966,38 @@ void pate_votes_int16(int vnni, const uint32_t *wq, const float *bp, const float
 // Each layout gets its own copy of the kernels, with the stride of the other
 // layout a constant zero: ld = 0 is row-major x (n × dim), ld > 0 column-major
 // (x[j*ld + r]).
-T512 static void votes512rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
-	votes512(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+T512 static void votes512rm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes512(wp, bp, rp, groups, k, classes, pc, dim, x, 0, n, counts);
 }
-T512 static void votes512cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+T512 static void votes512cm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n,
+                            int32_t *counts) {
 	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
-	votes512(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+	votes512(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 }
-T256 static void votes256rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
-	votes256(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+T256 static void votes256rm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes256(wp, bp, rp, groups, k, classes, pc, dim, x, 0, n, counts);
 }
-T256 static void votes256cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+T256 static void votes256cm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n,
+                            int32_t *counts) {
 	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
-	votes256(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+	votes256(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 }
 
-void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+void pate_votes(int level, const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
 	if (level >= PATE_ISA_AVX512) {
 		if (ld)
-			votes512cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+			votes512cm(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 		else
-			votes512rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+			votes512rm(wp, bp, rp, groups, k, classes, pc, dim, x, n, counts);
 	} else {
 		if (ld)
-			votes256cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+			votes256cm(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 		else
-			votes256rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+			votes256rm(wp, bp, rp, groups, k, classes, pc, dim, x, n, counts);
 	}
 }

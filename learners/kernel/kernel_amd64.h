@@ -15,8 +15,11 @@ int pate_cpu_level(void);
 // packed in groups of 16 (see pack.go) on the n rows of x: row-major (n × dim)
 // when ld is 0, column-major with leading dimension ld >= n (feature j of row r
 // at x[j*ld + r]) otherwise. pc = classes−1 packed classes hold scores
-// relative to class 0.
-void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k,
+// relative to each teacher's reference class rp[t] (groups × 16 entries,
+// 0 for padding), which scores 0 and has the teacher's vote unless another
+// class scores more; with two classes rp is not read and the reference is
+// class 0.
+void pate_votes(int level, const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
                 int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts);
 
 // pate_votes_bf16 is pate_votes for two classes on the bf16 packing of

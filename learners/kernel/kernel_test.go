@@ -42,13 +42,28 @@ type refResult struct {
 // → lowest class. When tolerant is false every teacher counts as clear (for
 // data whose float32 arithmetic is exact).
 func refVotes(k, c, dim int, w, b, x []float32, n int, tolerant bool) refResult {
+	return refVotesSeen(k, c, dim, w, b, nil, x, n, tolerant)
+}
+
+// refVotesSeen is refVotes for teachers that see only some classes
+// (seen[t*c+cl], nil: all): each teacher's argmax over the classes it sees,
+// ties → lowest class, the others never scored.
+func refVotesSeen(k, c, dim int, w, b []float32, seen []bool, x []float32, n int, tolerant bool) refResult {
 	res := refResult{counts: make([]int32, n*c), ambiguous: make([][]int, n)}
 	s := make([]float64, c)
 	mag := make([]float64, c)
 	for i := 0; i < n; i++ {
 		xi := x[i*dim : (i+1)*dim]
 		for t := 0; t < k; t++ {
+			sees := func(cl int) bool { return seen == nil || seen[t*c+cl] }
+			first := -1
 			for cl := 0; cl < c; cl++ {
+				if !sees(cl) {
+					continue
+				}
+				if first < 0 {
+					first = cl
+				}
 				wc := w[(t*c+cl)*dim : (t*c+cl+1)*dim]
 				acc := float64(b[t*c+cl])
 				m := math.Abs(acc)
@@ -59,9 +74,9 @@ func refVotes(k, c, dim int, w, b, x []float32, n int, tolerant bool) refResult 
 				}
 				s[cl], mag[cl] = acc, m
 			}
-			best := 0
-			for cl := 1; cl < c; cl++ {
-				if s[cl] > s[best] {
+			best := first
+			for cl := first + 1; cl < c; cl++ {
+				if sees(cl) && s[cl] > s[best] {
 					best = cl
 				}
 			}
@@ -69,13 +84,17 @@ func refVotes(k, c, dim int, w, b, x []float32, n int, tolerant bool) refResult 
 				res.counts[i*c+best]++
 				continue
 			}
-			// The kernel compares scores relative to class 0 computed from
-			// rounded difference weights; the worst-case error of comparing
-			// classes cl and best is (dim+3)·u·(Σ|terms| of cl, best and
-			// twice class 0), the bound of recursive summation.
+			// The kernel compares scores relative to the teacher's first
+			// class computed from rounded difference weights; the
+			// worst-case error of comparing classes cl and best is
+			// (dim+3)·u·(Σ|terms| of cl, best and twice the first class),
+			// the bound of recursive summation.
 			mask := 0
 			for cl := 0; cl < c; cl++ {
-				tol := 1.01 * float64(dim+3) * 0x1p-24 * (mag[cl] + mag[best] + 2*mag[0])
+				if !sees(cl) {
+					continue
+				}
+				tol := 1.01 * float64(dim+3) * 0x1p-24 * (mag[cl] + mag[best] + 2*mag[first])
 				if s[best]-s[cl] <= tol {
 					mask |= 1 << cl
 				}

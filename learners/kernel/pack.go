@@ -9,13 +9,16 @@ import (
 // or two AVX2 registers hold one feature's weights for a whole group.
 const group = 16
 
-// packedLinear holds the weights in the SIMD layout: teachers padded to a
-// multiple of 16 with zero weights and biases; the weight of teacher 16g+l,
-// packed class c, feature j is w[((g*pc+c)*dim+j)*16+l], its bias
-// b[(g*pc+c)*16+l], where pc = classes−1 and packed class c holds the
-// difference class c+1 − class 0.
+// packedLinear holds the scored teachers' weights in the SIMD layout:
+// teachers padded to a multiple of 16 with zero weights and biases; the
+// weight of teacher 16g+l, packed class c, feature j is
+// w[((g*pc+c)*dim+j)*16+l], its bias b[(g*pc+c)*16+l], where pc =
+// classes−1 and packed class c holds the line of class c+1 (see Linear),
+// and its reference class ref[16g+l] (0 for padded teachers, whose lines
+// all score 0: they vote class 0, which the kernels take back).
 type packedLinear struct {
 	w, b   []float32
+	ref    []int32
 	groups int
 	pc     int
 
@@ -48,12 +51,14 @@ func pack(l *Linear) *packedLinear {
 	if cpuISA == isaGeneric {
 		return nil
 	}
-	p := &packedLinear{groups: (l.k + group - 1) / group, pc: l.classes - 1}
+	p := &packedLinear{groups: (l.kv + group - 1) / group, pc: l.classes - 1}
 	src, bsrc := l.dw, l.db
 	dim := l.dim
 	p.w = alignedFloats(p.groups * p.pc * dim * group)
 	p.b = alignedFloats(p.groups * p.pc * group)
-	for t := 0; t < l.k; t++ {
+	p.ref = make([]int32, p.groups*group)
+	copy(p.ref, l.ref)
+	for t := 0; t < l.kv; t++ {
 		g, lane := t/group, t%group
 		for c := 0; c < p.pc; c++ {
 			row := src[(t*p.pc+c)*dim : (t*p.pc+c+1)*dim]
@@ -107,7 +112,7 @@ func packBF16(l *Linear, groups int) *packedBF16 {
 		p1: alignedFloats(groups * group),
 		p2: alignedFloats(groups * group),
 	}
-	for t := 0; t < l.k; t++ {
+	for t := 0; t < l.kv; t++ {
 		gi, lane := t/group, t%group
 		row := l.dw[t*dim : (t+1)*dim]
 		var ww, hh, dd float64 // ‖w‖², ‖ŵ‖², ‖ŵ−w‖²

@@ -57,7 +57,7 @@ func packInt16(l *Linear, groups int) *packedInt16 {
 		p2: alignedFloats(groups * group),
 		bq: bq,
 	}
-	for t := 0; t < l.k; t++ {
+	for t := 0; t < l.kv; t++ {
 		gi, lane := t/group, t%group
 		row := l.dw[t*dim : (t+1)*dim]
 		var mx float64
