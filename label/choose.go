@@ -184,3 +184,8 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 		"1/(2σc²); the report must not understate it")
 	return rho, nil
 }
+
+// Mechanism is the mechanism the run uses: Config.Mechanism, or, once a
+// Run has chosen (Config.Choose), the one it chose. A Run chooses before it
+// writes its first batch, so a writer may ask at its first Write.
+func (l *Labeler) Mechanism() string { return l.cfg.Mechanism }
