@@ -11,6 +11,7 @@ type (
 	AuditResult     = report.AuditResult
 	BudgetReport    = report.BudgetReport
 	ChoiceReport    = report.ChoiceReport
+	ChoiceCandidate = report.ChoiceCandidate
 	ClassDiscovery  = report.ClassDiscovery
 	DPLogRegReport  = report.DPLogRegReport
 	Float           = report.Float
