@@ -154,6 +154,11 @@ type ledgerRun struct {
 	s        *ledger.Session
 	lifetime float64      // --lifetime-epsilon (0: none)
 	tee      *identityTee // identifies the data as the run reads it, or nil
+	// unit is the privacy unit recorded for a run whose configuration
+	// does not name one (--privacy-unit of pate aggregate and pate analyze:
+	// the unit the teachers of the votes were partitioned by).
+	unit string
+	warn func(string) // the ledger's warnings (stderr)
 }
 
 // noRun says that the run will not read the sensitive data (it failed
@@ -313,11 +318,8 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		}
 		return nil, stdin, nil
 	}
-	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
-		return nil, stdin, usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
-	}
-	if c.IsSet("dataset") && c.String("dataset") == "" {
-		return nil, stdin, usagef("--dataset: give a name")
+	if err := lifetimeFlags(c); err != nil {
+		return nil, stdin, err
 	}
 	dir, err := ledgerDir(c)
 	if err != nil {
@@ -341,17 +343,42 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		identify = func() (string, error) { return fileIdentity(path, hashStdin) }
 	}
 	s := l.Session(c.String("dataset"), identify, flag)
-	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: ledger: %s\n", msg) }
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon"), warn: warn}, stdin, nil
+}
+
+// lifetimeFlags checks --dataset and --lifetime-epsilon: a lifetime is kept
+// for a named dataset only. By its rows alone, a copy with one row fewer,
+// a duplicated row or an added column is another dataset with a fresh
+// lifetime; under a name every run composes, whatever rows it read.
+func lifetimeFlags(c *cli.Context) error {
+	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
+		return usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
+	}
+	if c.IsSet("dataset") && c.String("dataset") == "" {
+		return usagef("--dataset: give a name")
+	}
+	if c.IsSet("lifetime-epsilon") && !c.IsSet("dataset") {
+		return usagef("--lifetime-epsilon needs --dataset NAME: a lifetime is kept for a named dataset, which every run that gives the name charges " +
+			"(by its rows alone, a copy with one row fewer or one more column would be another dataset with a fresh lifetime)")
+	}
+	return nil
 }
 
 // record writes the begin entry of a run (write-ahead) into the dataset's
 // file, refusing it (ErrBudgetRefused) when it would take the dataset past
 // --lifetime-epsilon or reuses a seed.
 func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
+	if req.PrivacyUnit == "" {
+		req.PrivacyUnit = lr.unit
+	}
+	req.Warn = lr.warn
 	run, err := lr.s.Begin(req, lr.lifetime)
 	var se *ledger.StoreError
 	switch {
-	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused):
+	case errors.Is(err, ledger.ErrLifetimeNeedsName):
+		return nil, usagef("--lifetime-epsilon needs --dataset NAME")
+	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) || errors.Is(err, ledger.ErrMixedUnits):
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
 	case errors.As(err, &se):
 		return nil, fmt.Errorf("--ledger %s: %w", se.Dir, se.Err)
@@ -403,7 +430,7 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
-		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
+		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg), PrivacyUnit: cfg.PrivacyUnit,
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB
