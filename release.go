@@ -85,15 +85,22 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 		// A run that failed after reading the sensitive data may have
 		// revealed something by failing (an abort that one dataset
 		// triggers and its neighbour does not): its begin entry stays,
-		// charged its maximum. Only a run interrupted by the user (not by
-		// the data) that released nothing (a file output is released only
-		// by its final rename, a stream by its batches) is closed at zero.
+		// charged its maximum. A run interrupted by the user (not by the
+		// data) that released no output (a file output is released only
+		// by its final rename, a stream by its batches) is closed at what
+		// it showed: nothing, or, when the progress bar showed figures
+		// derived from its noise, the spend realized when it stopped.
 		if entry != nil {
 			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
-				if lerr := entry.End(0); lerr != nil {
+				rho, said := 0.0, "interrupted before releasing anything: charged nothing"
+				if lr.noisyShown != nil && lr.noisyShown() {
+					rho = label.SpentBefore(err)
+					said = fmt.Sprintf("interrupted after the progress bar showed figures derived from the noise: charged the spend realized so far, ρ = %.6g", rho)
+				}
+				if lerr := entry.End(rho); lerr != nil {
 					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 				}
-				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
+				sayRecorded(c, e, entry, said)
 			} else {
 				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
 			}
@@ -159,6 +166,10 @@ type ledgerRun struct {
 	// the unit the teachers of the votes were partitioned by).
 	unit string
 	warn func(string) // the ledger's warnings (stderr)
+	// noisyShown, when set, says whether figures derived from the run's
+	// noise were shown while it ran (the progress bar's answered count and
+	// ε spent): an interrupted run is then charged what it had spent.
+	noisyShown func() bool
 }
 
 // noRun says that the run will not read the sensitive data (it failed
