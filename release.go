@@ -36,11 +36,14 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 	defer cancel()
 	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
 
-	meta := label.OutputMetadata(cfg)
-	w, err := arrowio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), arrowio.WriteOptions{
-		Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
-		Reserve: label.MetadataReserve(cfg),
-	})
+	create := func(cfg label.Config) (*arrowio.Writer, error) {
+		meta := label.OutputMetadata(cfg)
+		return arrowio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), arrowio.WriteOptions{
+			Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
+			Reserve: label.MetadataReserve(cfg),
+		})
+	}
+	w, err := create(cfg)
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
 		lr.noRun()
@@ -53,14 +56,25 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 		}
 		return err
 	}
+	sink := &outputSink{w: w}
+	if cfg.Choose && !w.Patchable() {
+		// A stream on standard output sends its schema with its first
+		// batch and cannot be patched: it is created again, then, with the
+		// mechanism the run chose (the first is dropped unwritten).
+		sink.reopen = func() (*arrowio.Writer, error) {
+			chosen := cfg
+			chosen.Mechanism = lab.Mechanism()
+			return create(chosen)
+		}
+	}
 	committed := false
 	defer func() {
 		if !committed {
-			w.Abort()
+			sink.w.Abort()
 		}
 	}()
 
-	cw := &ledger.GatedWriter{W: w, Gate: gate}
+	cw := &ledger.GatedWriter{W: sink, Gate: gate}
 	rep, err := run(ctx, cw)
 	lr.noRun() // the run reads no more
 	entry, lerr := gate.Wait()
@@ -98,8 +112,41 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 			return fmt.Errorf("--report-html %s: %w", p, err)
 		}
 	}
-	committed, err = publish(c, e, w, rep, cfg, out)
+	if err := sink.start(); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed, err = publish(c, e, sink.w, rep, cfg, out)
 	return err
+}
+
+// outputSink is the run's output writer. With reopen set, the writer is
+// replaced by reopen's before the first batch (see releaseRun).
+type outputSink struct {
+	w      *arrowio.Writer
+	reopen func() (*arrowio.Writer, error)
+}
+
+func (s *outputSink) Write(rec arrow.Record) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	return s.w.Write(rec)
+}
+
+// start replaces the writer by reopen's, once.
+func (s *outputSink) start() error {
+	if s.reopen == nil {
+		return nil
+	}
+	reopen := s.reopen
+	s.reopen = nil
+	s.w.Abort() // standard output: nothing was written
+	w, err := reopen()
+	if err != nil {
+		return err
+	}
+	s.w = w
+	return nil
 }
 
 // ledgerRun is the write-ahead ledger of one run that spends budget.
