@@ -68,6 +68,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 	if err := validateReplicable(&cfg); err != nil {
 		return nil, err
 	}
+	if err := validateChoice(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Delta > DeltaSaneBound {
 		cfg.warn("δ = %g is above %g: δ is the chance that the guarantee fails outright (a person's rows "+
 			"may then be exposed), so it must stay well below 1 / the number of people (1e-5 suits up to about "+
