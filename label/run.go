@@ -88,6 +88,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if err := enc.CheckSchema(sensitive.Schema()); err != nil {
 		return nil, invalid("%s: %v", cfg.sens(), err)
 	}
+	if l.bins, err = l.publicBins(enc, head, headRows); err != nil {
+		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
+	}
 
 	// 2. Teachers.
 	res := <-sensCh
