@@ -174,3 +174,43 @@ func ZCDPOrder(rho, delta float64) float64 {
 	}
 	return 1 + math.Exp((a+b)/2)
 }
+
+// PlanSGMRho returns the smallest σ (rounded up to 4 significant digits)
+// such that queries releases of the sampled Gaussian mechanism with rate q
+// and ℓ2 sensitivity √l2SensSq, each charged SGMRho(q, σ/√l2SensSq,
+// maxOrder), fit a zCDP filter of budget ρ.
+func PlanSGMRho(budget float64, queries int, q, l2SensSq float64, maxOrder int) (float64, error) {
+	if err := checkBudget(budget, queries); err != nil {
+		return 0, err
+	}
+	if !(l2SensSq > 0) {
+		return 0, fmt.Errorf("rdp: plan: sensitivity² %v must be > 0", l2SensSq)
+	}
+	d := math.Sqrt(l2SensSq)
+	fits := func(s float64) bool {
+		r, err := SGMRho(q, s/d, maxOrder)
+		return err == nil && exactFits(budget, []int{queries}, []float64{r})
+	}
+	// The unsampled charge l2SensSq/(2σ²) bounds the sampled one: its σ
+	// fits; halve the lower end until it does not, then bisect.
+	hi := math.Sqrt(float64(queries)*l2SensSq/(2*budget)) * (1 + 1e-9)
+	if !fits(hi) {
+		return 0, fmt.Errorf("rdp: plan: the unsampled σ %v does not fit", hi)
+	}
+	lo := hi / 2
+	for i := 0; fits(lo); i++ {
+		if i > 60 {
+			return 0, fmt.Errorf("rdp: plan: no lower σ bound below %v", lo)
+		}
+		hi, lo = lo, lo/2
+	}
+	for hi-lo > 1e-7*hi {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return bumpUntil(hi, fits)
+}
