@@ -118,11 +118,11 @@ func (m privateKNNMechanism) validate(cfg *Config) error {
 		return paramError("knn-k", " must be at least 1, got %d", p.KNNK)
 	}
 	if _, err := knnRate(p.SampleRate); err != nil {
-		return err
+		return invalid("%w", err)
 	}
 	if p.Sigma != "" {
 		if _, _, err := parsePositive("sigma", p.Sigma); err != nil {
-			return err
+			return invalid("%w", err)
 		}
 	}
 	order, err := knnOrder(cfg.Epsilon, cfg.Delta)
