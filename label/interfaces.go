@@ -161,8 +161,28 @@ type batchStarter interface {
 	startBatch(l *Labeler, first int64)
 }
 
+// orderBounded is an argmax mechanism whose ρ per answer holds on the
+// Rényi orders 2..maxOrder only (private-knn: subsampling amplifies there):
+// its realized spend is converted on those orders, and pate audit checks
+// that they reach the order of the claim.
+type orderBounded interface {
+	maxOrder(p MechanismParams) int
+	auditOrders(rep *Report, res *AuditResult, deltaConv float64)
+}
+
+// orderBoundedOf returns the named mechanism when its charges hold up to an
+// order.
+func orderBoundedOf(name string) (orderBounded, bool) {
+	m, err := lookup(name)
+	if err != nil {
+		return nil, false
+	}
+	ob, ok := m.(orderBounded)
+	return ob, ok
+}
+
 // registry lists the mechanisms, the default first.
-var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}}
+var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}, privateKNNMechanism{}}
 
 // Mechanisms lists the names of the aggregation mechanisms, the default
 // first.

@@ -18,9 +18,12 @@
 //     Unnecessary once pqarrow gives an undefined list entry no child slot
 //     (and DuckDB writes one level entry for a null list, duckdb/duckdb pull
 //     request #24899).
+//   - lz4.go: the LZ4 and LZ4_RAW Parquet codecs, which Arrow v15 lacks,
+//     are added to its codec table (go:linkname; nothing else in the table
+//     is touched, and TestArrowCodecTable fails if the table changes shape).
+//     Unnecessary with apache/arrow-go v18, which exports RegisterCodec.
 //
 // The checks of Parquet page headers that Arrow's page reader trusts
-// (internal/pqread, pagecheck.go) and the registration of the LZ4 codecs
-// (io/arrowio, parquet_lz4.go) are workarounds of the same kind that still
-// live beside the code they serve.
+// (internal/pqread, pagecheck.go) are a workaround of the same kind that
+// still lives beside the bounded Thrift reader it uses.
 package arrowfix
