@@ -117,41 +117,8 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 		// holds 5 bytes of tag and the fragment goes on; any other tag,
 		// or one that breaks a rule, is left to the general step below.
 		if i := pos - winAt; i >= 0 {
-			o, fe := out, end+1
-		fast:
-			for i+5 <= winN && o < fe {
-				tag := win[i]
-				var n int64
-				switch tag & 3 {
-				case 0:
-					if tag >= 60<<2 {
-						break fast
-					}
-					n = int64(tag>>2) + 1
-					if o+n > fe {
-						break fast
-					}
-					i += 1 + n
-				case 1:
-					n = 4 + int64(tag>>2&7)
-					off := int64(tag&0xe0)<<3 | int64(win[i+1])
-					if off == 0 || off > o-from || o+n > fe {
-						break fast
-					}
-					i += 2
-				case 2:
-					n = 1 + int64(tag>>2)
-					off := int64(win[i+1]) | int64(win[i+2])<<8
-					if off == 0 || off > o-from || o+n > fe {
-						break fast
-					}
-					i += 3
-				default:
-					break fast
-				}
-				o += n
-			}
-			pos, out = winAt+i, o
+			i, out = snappyCommonTags(win[:winN], i, out, from, end+1)
+			pos = winAt + i
 			if out > end || out >= size {
 				continue
 			}
@@ -162,54 +129,101 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 				return nil, false
 			}
 		}
-		b := win[pos-winAt : winN]
-		tag := b[0]
-		var n, hdr, off int64
-		switch tag & 3 {
-		case 0: // a literal
-			n, hdr = int64(tag>>2), 1
-			if n >= 60 {
-				nb := int(n - 59)
-				if len(b) < 1+nb {
-					return nil, false
-				}
-				var le [4]byte
-				copy(le[:], b[1:1+nb])
-				n, hdr = int64(binary.LittleEndian.Uint32(le[:])), int64(1+nb)
-			}
-			n++
-			if out+n > end+1 {
-				return nil, false
-			}
-			pos += hdr + n
-			out += n
-			continue
-		case 1:
-			if len(b) < 2 {
-				return nil, false
-			}
-			n, hdr, off = 4+int64(tag>>2&7), 2, int64(tag&0xe0)<<3|int64(b[1])
-		case 2:
-			if len(b) < 3 {
-				return nil, false
-			}
-			n, hdr, off = 1+int64(tag>>2), 3, int64(binary.LittleEndian.Uint16(b[1:]))
-		case 3:
-			if len(b) < 5 {
-				return nil, false
-			}
-			n, hdr, off = 1+int64(tag>>2), 5, int64(binary.LittleEndian.Uint32(b[1:]))
-		}
-		if off <= 0 || off > out-from || out+n > end+1 {
+		n, adv, ok := snappyTag(win[pos-winAt:winN], out, from, end+1)
+		if !ok {
 			return nil, false
 		}
-		pos += hdr
+		pos += adv
 		out += n
 	}
 	if pos != csize {
 		return nil, false
 	}
 	return append(frags, csize), true
+}
+
+// snappyCommonTags walks the common tags of a snappy block (short
+// literals, copies with 1- and 2-byte offsets) from win[i] on, the output
+// being at out, while win holds 5 bytes of tag and the output stays before
+// fe, the end of the fragment that starts at from. It returns where it
+// stopped, in win and in the output: at a tag of another kind, at one that
+// breaks a rule (a copy reaching before from, a tag running past fe), or at
+// the window's or the fragment's end.
+func snappyCommonTags(win []byte, i, out, from, fe int64) (int64, int64) {
+	winN := int64(len(win))
+	for i+5 <= winN && out < fe {
+		tag := win[i]
+		var n int64
+		switch tag & 3 {
+		case 0:
+			if tag >= 60<<2 {
+				return i, out
+			}
+			n = int64(tag>>2) + 1
+			if out+n > fe {
+				return i, out
+			}
+			i += 1 + n
+		case 1:
+			n = 4 + int64(tag>>2&7)
+			off := int64(tag&0xe0)<<3 | int64(win[i+1])
+			if off == 0 || off > out-from || out+n > fe {
+				return i, out
+			}
+			i += 2
+		case 2:
+			n = 1 + int64(tag>>2)
+			off := int64(win[i+1]) | int64(win[i+2])<<8
+			if off == 0 || off > out-from || out+n > fe {
+				return i, out
+			}
+			i += 3
+		default:
+			return i, out
+		}
+		out += n
+	}
+	return i, out
+}
+
+// snappyTag reads the snappy tag at the start of b, the output being at
+// out in the fragment from..fe: the bytes it outputs, and the bytes of the
+// block it takes (its header, and a literal's bytes). ok is false if the
+// tag is cut short, or it runs past fe, or (a copy) it reaches before from.
+func snappyTag(b []byte, out, from, fe int64) (n, adv int64, ok bool) {
+	tag := b[0]
+	var hdr, off int64
+	switch tag & 3 {
+	case 0: // a literal
+		n, hdr = int64(tag>>2), 1
+		if n >= 60 {
+			nb := int(n - 59)
+			if len(b) < 1+nb {
+				return 0, 0, false
+			}
+			var le [4]byte
+			copy(le[:], b[1:1+nb])
+			n, hdr = int64(binary.LittleEndian.Uint32(le[:])), int64(1+nb)
+		}
+		n++
+		return n, hdr + n, out+n <= fe
+	case 1:
+		if len(b) < 2 {
+			return 0, 0, false
+		}
+		n, hdr, off = 4+int64(tag>>2&7), 2, int64(tag&0xe0)<<3|int64(b[1])
+	case 2:
+		if len(b) < 3 {
+			return 0, 0, false
+		}
+		n, hdr, off = 1+int64(tag>>2), 3, int64(binary.LittleEndian.Uint16(b[1:]))
+	case 3:
+		if len(b) < 5 {
+			return 0, 0, false
+		}
+		n, hdr, off = 1+int64(tag>>2), 5, int64(binary.LittleEndian.Uint32(b[1:]))
+	}
+	return n, hdr, off > 0 && off <= out-from && out+n <= fe
 }
 
 // read decodes the page's bytes from off on into dst.
