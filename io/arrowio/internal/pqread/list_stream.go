@@ -194,75 +194,24 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 		return nil, false
 	}
 	defer pd.trim() // pages read whole went through the worker's chunk buffer
-	values := memory.NewResizableBuffer(mem)
-	defer values.Release()
-	values.Resize(int(rows * lr.perRow * lr.w))
-	var offsets *memory.Buffer
-	var offs []int32
+	sg := &listSeg{rows: rows}
+	sg.values = memory.NewResizableBuffer(mem)
+	defer sg.values.Release()
+	sg.values.Resize(int(rows * lr.perRow * lr.w))
 	if lr.width == 0 {
-		offsets = memory.NewResizableBuffer(mem)
-		defer offsets.Release()
-		offsets.Resize(int(rows+1) * 4)
-		offs = arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+		sg.offsets = memory.NewResizableBuffer(mem)
+		defer sg.offsets.Release()
+		sg.offsets.Resize(int(rows+1) * 4)
+		sg.offs = arrow.Int32Traits.CastFromBytes(sg.offsets.Bytes())
 	}
-	var nv int64 // values written
-	// The segment's validity bitmaps, of its rows and of its values, made
-	// at the first null.
-	var rowValid, valValid []byte
-	var rowNulls, valNulls int
-	// put appends the page's values [lr.at, to) to values.
-	put := func(to int64) bool {
-		k := to - lr.at
-		if k <= 0 {
-			return k == 0
-		}
-		if nv+k > math.MaxInt32 {
-			return false
-		}
-		if need := (nv + k) * lr.w; need > int64(values.Len()) {
-			values.ResizeNoShrink(int(max(need, int64(values.Len())*2)))
-		}
-		if pv := lr.lc.plainChunk.valid; pv != nil || valValid != nil {
-			if need := int(bitutil.BytesForBits(nv + k)); need > len(valValid) {
-				grown := make([]byte, max(need, 2*len(valValid)))
-				copy(grown, valValid)
-				if valValid == nil {
-					bitutil.SetBitsTo(grown, 0, nv, true)
-				}
-				valValid = grown
-			}
-			if pv != nil {
-				bitutil.CopyBitmap(pv, int(lr.at), int(k), valValid, int(nv))
-				valNulls += int(k) - bitutil.CountSetBits(pv, int(lr.at), int(k))
-			} else {
-				bitutil.SetBitsTo(valValid, nv, k, true)
-			}
-		}
-		dst := values.Bytes()[nv*lr.w : (nv+k)*lr.w]
-		if lr.ps != nil {
-			if _, err := io.ReadFull(lr.ps.dec, dst); err != nil {
-				return false
-			}
-		} else if lr.split != nil {
-			if !lr.split.values(pd, dst, lr.at, k, int(lr.w)) {
-				return false
-			}
-		} else {
-			copy(dst, lr.vals[lr.at*lr.w:to*lr.w])
-		}
-		nv += k
-		lr.at = to
-		return true
-	}
-	var done int64 // rows started in this segment
-	for done < rows || lr.inRow {
+	for sg.done < rows || lr.inRow {
 		if lr.at == lr.n && lr.si == len(lr.starts) { // the page is done: open the next one
 			if !lr.finishPage() {
 				return nil, false
 			}
 			if lr.pos >= lr.end {
 				lr.inRow = false // the chunk's last row ends with it
-				if done < rows {
+				if sg.done < rows {
 					return nil, false
 				}
 				break
@@ -277,51 +226,124 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 			end = int64(lr.starts[lr.si])
 		}
 		if lr.inRow { // the values up to there go on the last row taken
-			if !put(end) {
+			if !lr.put(pd, sg, end) {
 				return nil, false
 			}
 			lr.inRow = lr.at == lr.n && lr.si == len(lr.starts)
 			continue
 		}
-		// At a row start: take as many of the page's rows as the
-		// segment needs; the last one may go on in the next page.
-		k := min(rows-done, int64(len(lr.starts)-lr.si))
-		first := int64(lr.starts[lr.si])
-		if k <= 0 || lr.at != first {
+		if !lr.takeRows(pd, sg) {
 			return nil, false
 		}
-		if offs != nil {
-			for j := int64(0); j < k; j++ {
-				offs[done+j] = int32(nv + int64(lr.starts[lr.si+int(j)]) - first)
-			}
-		}
-		if pv := lr.lc.rowValid; pv != nil || rowValid != nil {
-			if rowValid == nil {
-				rowValid = make([]byte, bitutil.BytesForBits(rows))
-				bitutil.SetBitsTo(rowValid, 0, done, true)
-			}
-			if pv != nil {
-				bitutil.CopyBitmap(pv, lr.si, int(k), rowValid, int(done))
-				rowNulls += int(k) - bitutil.CountSetBits(pv, lr.si, int(k))
-			} else {
-				bitutil.SetBitsTo(rowValid, done, k, true)
-			}
-		}
-		to := lr.n
-		if lr.si+int(k) < len(lr.starts) {
-			to = int64(lr.starts[lr.si+int(k)])
-		}
-		if !put(to) {
-			return nil, false
-		}
-		lr.si += int(k)
-		done += k
-		lr.inRow = lr.at == lr.n && lr.si == len(lr.starts)
 	}
+	return lr.segArray(sg)
+}
+
+// listSeg is the segment of rows a listCursor's next builds: its values,
+// offsets (of a variable-size list) and validity bitmaps, made at the
+// first null.
+type listSeg struct {
+	rows               int64 // rows asked for
+	done               int64 // rows started
+	values, offsets    *memory.Buffer
+	offs               []int32
+	nv                 int64 // values written
+	rowValid, valValid []byte
+	rowNulls, valNulls int
+}
+
+// put appends the page's values [lr.at, to) to sg's values.
+func (lr *listCursor) put(pd *plainDecoder, sg *listSeg, to int64) bool {
+	k := to - lr.at
+	if k <= 0 {
+		return k == 0
+	}
+	nv := sg.nv
+	if nv+k > math.MaxInt32 {
+		return false
+	}
+	if need := (nv + k) * lr.w; need > int64(sg.values.Len()) {
+		sg.values.ResizeNoShrink(int(max(need, int64(sg.values.Len())*2)))
+	}
+	if pv := lr.lc.plainChunk.valid; pv != nil || sg.valValid != nil {
+		if need := int(bitutil.BytesForBits(nv + k)); need > len(sg.valValid) {
+			grown := make([]byte, max(need, 2*len(sg.valValid)))
+			copy(grown, sg.valValid)
+			if sg.valValid == nil {
+				bitutil.SetBitsTo(grown, 0, nv, true)
+			}
+			sg.valValid = grown
+		}
+		if pv != nil {
+			bitutil.CopyBitmap(pv, int(lr.at), int(k), sg.valValid, int(nv))
+			sg.valNulls += int(k) - bitutil.CountSetBits(pv, int(lr.at), int(k))
+		} else {
+			bitutil.SetBitsTo(sg.valValid, nv, k, true)
+		}
+	}
+	dst := sg.values.Bytes()[nv*lr.w : (nv+k)*lr.w]
+	if lr.ps != nil {
+		if _, err := io.ReadFull(lr.ps.dec, dst); err != nil {
+			return false
+		}
+	} else if lr.split != nil {
+		if !lr.split.values(pd, dst, lr.at, k, int(lr.w)) {
+			return false
+		}
+	} else {
+		copy(dst, lr.vals[lr.at*lr.w:to*lr.w])
+	}
+	sg.nv += k
+	lr.at = to
+	return true
+}
+
+// takeRows, at a row start, takes as many of the page's rows as the
+// segment needs into sg; the last one may go on in the next page.
+func (lr *listCursor) takeRows(pd *plainDecoder, sg *listSeg) bool {
+	rows, done := sg.rows, sg.done
+	k := min(rows-done, int64(len(lr.starts)-lr.si))
+	first := int64(lr.starts[lr.si])
+	if k <= 0 || lr.at != first {
+		return false
+	}
+	if sg.offs != nil {
+		for j := int64(0); j < k; j++ {
+			sg.offs[done+j] = int32(sg.nv + int64(lr.starts[lr.si+int(j)]) - first)
+		}
+	}
+	if pv := lr.lc.rowValid; pv != nil || sg.rowValid != nil {
+		if sg.rowValid == nil {
+			sg.rowValid = make([]byte, bitutil.BytesForBits(rows))
+			bitutil.SetBitsTo(sg.rowValid, 0, done, true)
+		}
+		if pv != nil {
+			bitutil.CopyBitmap(pv, lr.si, int(k), sg.rowValid, int(done))
+			sg.rowNulls += int(k) - bitutil.CountSetBits(pv, lr.si, int(k))
+		} else {
+			bitutil.SetBitsTo(sg.rowValid, done, k, true)
+		}
+	}
+	to := lr.n
+	if lr.si+int(k) < len(lr.starts) {
+		to = int64(lr.starts[lr.si+int(k)])
+	}
+	if !lr.put(pd, sg, to) {
+		return false
+	}
+	lr.si += int(k)
+	sg.done += k
+	lr.inRow = lr.at == lr.n && lr.si == len(lr.starts)
+	return true
+}
+
+// segArray checks the segment sg built and makes its array.
+func (lr *listCursor) segArray(sg *listSeg) (arrow.Array, bool) {
+	rows, nv := sg.rows, sg.nv
 	if lr.width > 0 && nv != rows*lr.width {
 		return nil, false
 	}
-	if offs != nil {
+	if offs := sg.offs; offs != nil {
 		offs[rows] = int32(nv)
 		for i := range rows {
 			// (An empty list, or a null one, takes no slot.)
@@ -330,22 +352,22 @@ func (lr *listCursor) next(pd *plainDecoder, rows int64, mem memory.Allocator) (
 			}
 		}
 	}
-	values.ResizeNoShrink(int(nv * lr.w))
+	sg.values.ResizeNoShrink(int(nv * lr.w))
 	lr.rows += rows
 	var vb, rb *memory.Buffer
-	if valNulls > 0 {
-		vb = memory.NewBufferBytes(valValid)
+	if sg.valNulls > 0 {
+		vb = memory.NewBufferBytes(sg.valValid)
 	}
-	if rowNulls > 0 {
-		rb = memory.NewBufferBytes(rowValid)
+	if sg.rowNulls > 0 {
+		rb = memory.NewBufferBytes(sg.rowValid)
 	}
-	child := array.NewData(listElem(lr.dt), int(nv), []*memory.Buffer{vb, values}, nil, valNulls, 0)
+	child := array.NewData(listElem(lr.dt), int(nv), []*memory.Buffer{vb, sg.values}, nil, sg.valNulls, 0)
 	defer child.Release()
 	var data *array.Data
 	if lr.width > 0 {
-		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb}, []arrow.ArrayData{child}, rowNulls, 0)
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb}, []arrow.ArrayData{child}, sg.rowNulls, 0)
 	} else {
-		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb, offsets}, []arrow.ArrayData{child}, rowNulls, 0)
+		data = array.NewData(lr.dt, int(rows), []*memory.Buffer{rb, sg.offsets}, []arrow.ArrayData{child}, sg.rowNulls, 0)
 	}
 	defer data.Release()
 	return array.MakeFromData(data), true
