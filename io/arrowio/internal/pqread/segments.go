@@ -561,60 +561,21 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	defer values.Release()
 	values.Resize(int(rows) * w)
 	var valid *memory.Buffer
-	nullable := cs.chunk.valid != nil
-	if nullable {
+	fd := &fillDst{dst: values.Bytes(), nullable: cs.chunk.valid != nil, rows: rows, w: w}
+	if fd.nullable {
 		valid = memory.NewResizableBuffer(mem)
 		defer valid.Release()
 		valid.Resize(int(bitutil.BytesForBits(rows)))
 		clear(valid.Bytes())
+		fd.valid = valid.Bytes()
 	}
-	dst, dvalid := values.Bytes(), []byte(nil)
-	if nullable {
-		dvalid = valid.Bytes()
-	}
-	var at int64
-	take := func() bool {
-		n := min(cs.leftN-cs.leftAt, rows-at)
-		if cs.inFile {
-			if err := cs.takeFile(dst, dvalid, at, n); err != nil {
-				cs.ioErr = err
-				return false
-			}
-		} else {
-			copy(dst[at*int64(w):], cs.left[cs.leftAt*int64(w):(cs.leftAt+n)*int64(w)])
-			if nullable {
-				bitutil.CopyBitmap(cs.leftValid, int(cs.leftAt), int(n), dvalid, int(at))
-			}
-		}
-		cs.leftAt += n
-		at += n
-		if cs.leftAt == cs.leftN && (cs.pi < len(cs.pages) || cs.inFile || cs.leftCharge > 0) {
-			// Handed out, and more pages to come: a column whose next
-			// pages are streamed would keep a page's worth for nothing.
-			// (A spilled or charged page goes back at once.)
-			cs.dropLeft()
-		}
-		return true
-	}
-	if cs.leftAt < cs.leftN && !take() {
+	if cs.leftAt < cs.leftN && !cs.take(fd) {
 		return nil, false
 	}
-	for at < rows {
+	for fd.at < rows {
 		if cs.ps != nil {
-			k := min(cs.ps.n-cs.ps.row, rows-at)
-			if !cs.ps.emit(pd, dst, dvalid, at, k, w) {
+			if !cs.emitStream(pd, fd) {
 				return nil, false
-			}
-			at += k
-			if cs.ps.row == cs.ps.n {
-				ok := cs.ps.finish()
-				cs.ps.close()
-				cs.ps = nil
-				cs.budget.release(cs.psCharge)
-				cs.psCharge = 0
-				if !ok {
-					return nil, false
-				}
 			}
 			continue
 		}
@@ -623,43 +584,16 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		sp := &cs.pages[cs.pi]
 		cs.pi++
-		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-at && (streamable(&sp.h, cs.chunk.codecID) || splittable(&sp.h, cs.chunk.codecID)) {
-			// Streamed if its state fits in the budget (or if there is
-			// no spill file to use: a stream keeps less than the page);
-			// else streamed into the spill file at once.
-			cost := cs.streamCost(pd, sp)
-			fits := cs.budget.reserve(cost)
-			if !fits && !cs.spill.usable() {
-				cs.budget.force(cost)
-				fits = true
+		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-fd.at && (streamable(&sp.h, cs.chunk.codecID) || splittable(&sp.h, cs.chunk.codecID)) {
+			handled, ok := cs.streamOrSpill(pd, sp, fd)
+			if !ok {
+				return nil, false
 			}
-			if fits {
-				ps, ok := cs.openStream(pd, sp)
-				if ok {
-					cs.ps, cs.psCharge = ps, cost
-					continue
-				}
-				cs.budget.release(cost)
-				if sp.h.enc != encodingBSS {
-					return nil, false
-				}
-				// A BYTE_STREAM_SPLIT page not to be read by ranges (a
-				// snappy block whose copies cross its fragments) is
-				// decoded whole below; if it is corrupt, that fails.
-			} else {
-				handled, ok := cs.spillStream(pd, sp)
-				if !ok {
-					return nil, false
-				}
-				if handled {
-					if !take() {
-						return nil, false
-					}
-					continue
-				}
+			if handled {
+				continue
 			}
 		}
-		n, over, ok := cs.decodePage(pd, sp, dst, dvalid, nullable, at, rows-at)
+		n, over, ok := cs.decodePage(pd, sp, fd.dst, fd.valid, fd.nullable, fd.at, rows-fd.at)
 		if !ok {
 			return nil, false
 		}
@@ -669,11 +603,11 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		if over {
 			cs.leftN, cs.leftAt = n, 0
 			cs.keepLeft()
-			if !take() {
+			if !cs.take(fd) {
 				return nil, false
 			}
 		} else {
-			at += n
+			fd.at += n
 		}
 	}
 	if cs.leftAt == cs.leftN && cs.pi == len(cs.pages) && cs.ps == nil {
@@ -684,8 +618,8 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	pd.trim()
 	var nulls int
 	bufs := []*memory.Buffer{nil, values}
-	if nullable {
-		nulls = int(rows) - bitutil.CountSetBits(dvalid, 0, int(rows))
+	if fd.nullable {
+		nulls = int(rows) - bitutil.CountSetBits(fd.valid, 0, int(rows))
 		if nulls > 0 {
 			bufs[0] = valid
 		}
@@ -693,6 +627,98 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 	data := array.NewData(dt, int(rows), bufs, nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), true
+}
+
+// fillDst is where a colStream's fill writes: rows values of w bytes into
+// dst, and their validity into valid when the column is nullable; at of
+// them are written.
+type fillDst struct {
+	dst, valid []byte
+	nullable   bool
+	at, rows   int64
+	w          int
+}
+
+// take hands out into fd what is left of the last page decoded (in memory
+// or in the spill file), up to fd's rows.
+func (cs *colStream) take(fd *fillDst) bool {
+	n := min(cs.leftN-cs.leftAt, fd.rows-fd.at)
+	w := int64(fd.w)
+	if cs.inFile {
+		if err := cs.takeFile(fd.dst, fd.valid, fd.at, n); err != nil {
+			cs.ioErr = err
+			return false
+		}
+	} else {
+		copy(fd.dst[fd.at*w:], cs.left[cs.leftAt*w:(cs.leftAt+n)*w])
+		if fd.nullable {
+			bitutil.CopyBitmap(cs.leftValid, int(cs.leftAt), int(n), fd.valid, int(fd.at))
+		}
+	}
+	cs.leftAt += n
+	fd.at += n
+	if cs.leftAt == cs.leftN && (cs.pi < len(cs.pages) || cs.inFile || cs.leftCharge > 0) {
+		// Handed out, and more pages to come: a column whose next
+		// pages are streamed would keep a page's worth for nothing.
+		// (A spilled or charged page goes back at once.)
+		cs.dropLeft()
+	}
+	return true
+}
+
+// emitStream writes into fd the rows of the open page stream it needs,
+// and closes the stream at its page's end.
+func (cs *colStream) emitStream(pd *plainDecoder, fd *fillDst) bool {
+	k := min(cs.ps.n-cs.ps.row, fd.rows-fd.at)
+	if !cs.ps.emit(pd, fd.dst, fd.valid, fd.at, k, fd.w) {
+		return false
+	}
+	fd.at += k
+	if cs.ps.row == cs.ps.n {
+		ok := cs.ps.finish()
+		cs.ps.close()
+		cs.ps = nil
+		cs.budget.release(cs.psCharge)
+		cs.psCharge = 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// streamOrSpill opens page sp, which runs past the segment, as a stream
+// if its state fits in the budget (or if there is no spill file to use: a
+// stream keeps less than the page), else streams it into the spill file at
+// once and hands out its first rows. handled says the page is taken care
+// of; if not (and ok), fill decodes it whole.
+func (cs *colStream) streamOrSpill(pd *plainDecoder, sp *streamPage, fd *fillDst) (handled, ok bool) {
+	cost := cs.streamCost(pd, sp)
+	fits := cs.budget.reserve(cost)
+	if !fits && !cs.spill.usable() {
+		cs.budget.force(cost)
+		fits = true
+	}
+	if fits {
+		ps, ok := cs.openStream(pd, sp)
+		if ok {
+			cs.ps, cs.psCharge = ps, cost
+			return true, true
+		}
+		cs.budget.release(cost)
+		// A BYTE_STREAM_SPLIT page not to be read by ranges (a snappy
+		// block whose copies cross its fragments) is decoded whole; if it
+		// is corrupt, that fails.
+		return false, sp.h.enc == encodingBSS
+	}
+	handled, ok = cs.spillStream(pd, sp)
+	if !ok {
+		return false, false
+	}
+	if handled && !cs.take(fd) {
+		return false, false
+	}
+	return handled, true
 }
 
 // The decoded pages that overhang a segment (a megabyte a column, at 64
