@@ -119,6 +119,26 @@ func writeListFile(t testing.TB, path string, pf plainFile) {
 	}
 }
 
+// listFastCase is a case of TestParquetListFastPath.
+type listFastCase struct {
+	name   string
+	pf     plainFile // written by pqarrow when rows > 0
+	path   string    // else this fixture
+	fast   []string  // columns the fast path decodes
+	slow   []string  // columns it leaves to pqarrow
+	stream bool      // row groups streamed in segments
+	byPage bool      // chunks read a page at a time, large pages streamed
+	// Pages over 1024 bytes are streamed, chunks are not forced to be
+	// read by page: a snappy or stored one whose first page streams is.
+	firstPage bool
+	// Pages after a chunk's first are decompressed straight into
+	// place (columns without nulls).
+	inPlace bool
+	// (with byPage) pages over 16 × this are streamed, if not 1024;
+	// zstd pages are then decoded into place.
+	huge int32
+}
+
 // TestParquetListFastPath checks that the list fast path decodes what
 // pqarrow decodes, for files written by pqarrow (fixed-size lists and
 // lists of float32 and float64, OPTIONAL and REQUIRED, every codec, both
@@ -129,24 +149,7 @@ func writeListFile(t testing.TB, path string, pf plainFile) {
 func TestParquetListFastPath(t *testing.T) {
 	dir := t.TempDir()
 	writers := "../../testdata/writers/"
-	cases := []struct {
-		name   string
-		pf     plainFile // written by pqarrow when rows > 0
-		path   string    // else this fixture
-		fast   []string  // columns the fast path decodes
-		slow   []string  // columns it leaves to pqarrow
-		stream bool      // row groups streamed in segments
-		byPage bool      // chunks read a page at a time, large pages streamed
-		// Pages over 1024 bytes are streamed, chunks are not forced to be
-		// read by page: a snappy or stored one whose first page streams is.
-		firstPage bool
-		// Pages after a chunk's first are decompressed straight into
-		// place (columns without nulls).
-		inPlace bool
-		// (with byPage) pages over 16 × this are streamed, if not 1024;
-		// zstd pages are then decoded into place.
-		huge int32
-	}{
+	cases := []listFastCase{
 		{name: "pqarrow/none/v1", pf: plainFile{rows: 3000, rgRows: 3000, codec: compress.Codecs.Uncompressed}},
 		{name: "pqarrow/snappy/v1", pf: plainFile{rows: 4000, rgRows: 1500, codec: compress.Codecs.Snappy}},
 		{name: "pqarrow/zstd/v2", pf: plainFile{rows: 3000, rgRows: 1000, codec: compress.Codecs.Zstd, v2: true}},
@@ -203,68 +206,7 @@ func TestParquetListFastPath(t *testing.T) {
 			rgs := int64(pf.NumRowGroups())
 			pf.Close()
 			for _, c := range append(append([]string{}, tc.fast...), tc.slow...) {
-				fast := false
-				for _, f := range tc.fast {
-					fast = fast || f == c
-				}
-				// pqarrow's column readers leak allocations on data page
-				// v2 files (see TestParquetPlainFastPath): the leak check
-				// is for v1 files and for the fast path alone.
-				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-				want, err, n := readParquetWith(t, path, false, mem, []string{c})
-				if err != nil {
-					t.Fatalf("%s: pqarrow: %v", c, err)
-				}
-				if n != 0 {
-					t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
-				}
-				fb, placed, zplaced := streamFallbacks.Load(), listPagesInPlace.Load(), zstdPagesPlaced.Load()
-				got, err, n := readParquetWith(t, path, true, mem, []string{c})
-				if err != nil {
-					t.Fatalf("%s: fast path: %v", c, err)
-				}
-				if len(want) == 0 || len(got) == 0 {
-					t.Fatalf("%s: no records", c)
-				}
-				// (A column the fast path leaves is pqarrow's both times;
-				// pqarrow reads DuckDB's null FLOAT[8] lists with offsets
-				// past the end of their values, which array.Equal cannot
-				// compare.)
-				if fast {
-					sameRows(t, want[0].Schema(), got, want)
-				}
-				// Against the rows written, where the row groups start at
-				// a record of the table: Arrow v15's writer writes a
-				// fixed-size list sliced mid-record with the wrong values
-				// (both readers then read them alike).
-				if fast && tc.pf.rows > 0 && tc.pf.rgRows%1000 == 0 && c != "f32req" {
-					ref := listRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
-					col := ref.Column(listSchema.FieldIndices(c)[0])
-					refRec := array.NewRecord(got[0].Schema(), []arrow.Array{col}, ref.NumRows())
-					sameRows(t, got[0].Schema(), got, []arrow.Record{refRec})
-					refRec.Release()
-					ref.Release()
-				}
-				if fast && (n == 0 || tc.pf.rows > 0 && n != rgs) {
-					t.Errorf("%s: fast path decoded %d column chunks, want %d", c, n, rgs)
-				}
-				if !fast && n != 0 {
-					t.Errorf("%s: fast path decoded %d chunks of a column it must leave to pqarrow", c, n)
-				}
-				if tc.inPlace && (c == "l32req" || c == "f32") && listPagesInPlace.Load() == placed {
-					t.Errorf("%s: no page was decompressed in place", c)
-				}
-				if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && zstdPagesPlaced.Load() == zplaced {
-					t.Errorf("%s: no zstd page was decoded into place", c)
-				}
-				if tc.stream && fast && streamFallbacks.Load() != fb {
-					t.Errorf("%s: a streamed row group's list went to pqarrow", c)
-				}
-				releaseAll(want)
-				releaseAll(got)
-				if fast && !tc.pf.v2 && (tc.path == "" || tc.name != "duckdb/zstd/v2/dictionary") {
-					mem.AssertSize(t, 0)
-				}
+				checkListColumn(t, tc, path, c, rgs)
 			}
 			// Read by pages, the large PLAIN v1 pages (not DuckDB's, which
 			// are dictionary-encoded here) were streamed.
@@ -280,6 +222,75 @@ func TestParquetListFastPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkListColumn reads column c of path with and without the fast path
+// and checks what TestParquetListFastPath expects of case tc (rgs row
+// groups).
+func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
+	t.Helper()
+	fast := false
+	for _, f := range tc.fast {
+		fast = fast || f == c
+	}
+	// pqarrow's column readers leak allocations on data page
+	// v2 files (see TestParquetPlainFastPath): the leak check
+	// is for v1 files and for the fast path alone.
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	want, err, n := readParquetWith(t, path, false, mem, []string{c})
+	if err != nil {
+		t.Fatalf("%s: pqarrow: %v", c, err)
+	}
+	if n != 0 {
+		t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
+	}
+	fb, placed, zplaced := streamFallbacks.Load(), listPagesInPlace.Load(), zstdPagesPlaced.Load()
+	got, err, n := readParquetWith(t, path, true, mem, []string{c})
+	if err != nil {
+		t.Fatalf("%s: fast path: %v", c, err)
+	}
+	if len(want) == 0 || len(got) == 0 {
+		t.Fatalf("%s: no records", c)
+	}
+	// (A column the fast path leaves is pqarrow's both times;
+	// pqarrow reads DuckDB's null FLOAT[8] lists with offsets
+	// past the end of their values, which array.Equal cannot
+	// compare.)
+	if fast {
+		sameRows(t, want[0].Schema(), got, want)
+	}
+	// Against the rows written, where the row groups start at
+	// a record of the table: Arrow v15's writer writes a
+	// fixed-size list sliced mid-record with the wrong values
+	// (both readers then read them alike).
+	if fast && tc.pf.rows > 0 && tc.pf.rgRows%1000 == 0 && c != "f32req" {
+		ref := listRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
+		col := ref.Column(listSchema.FieldIndices(c)[0])
+		refRec := array.NewRecord(got[0].Schema(), []arrow.Array{col}, ref.NumRows())
+		sameRows(t, got[0].Schema(), got, []arrow.Record{refRec})
+		refRec.Release()
+		ref.Release()
+	}
+	if fast && (n == 0 || tc.pf.rows > 0 && n != rgs) {
+		t.Errorf("%s: fast path decoded %d column chunks, want %d", c, n, rgs)
+	}
+	if !fast && n != 0 {
+		t.Errorf("%s: fast path decoded %d chunks of a column it must leave to pqarrow", c, n)
+	}
+	if tc.inPlace && (c == "l32req" || c == "f32") && listPagesInPlace.Load() == placed {
+		t.Errorf("%s: no page was decompressed in place", c)
+	}
+	if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && zstdPagesPlaced.Load() == zplaced {
+		t.Errorf("%s: no zstd page was decoded into place", c)
+	}
+	if tc.stream && fast && streamFallbacks.Load() != fb {
+		t.Errorf("%s: a streamed row group's list went to pqarrow", c)
+	}
+	releaseAll(want)
+	releaseAll(got)
+	if fast && !tc.pf.v2 && (tc.path == "" || tc.name != "duckdb/zstd/v2/dictionary") {
+		mem.AssertSize(t, 0)
 	}
 }
 
