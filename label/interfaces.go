@@ -295,7 +295,7 @@ func DescribeNoise(name string, p MechanismParams) string {
 // mechanism; false when it cannot analyse it.
 func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 	am, ok := argmaxOf(name)
-	if !ok {
+	if !ok || am.accounting() == rdp.NoAccounting {
 		return rdp.NoAccounting, false
 	}
 	return am.accounting(), true
@@ -306,7 +306,7 @@ func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 func AnalyzableMechanisms() []string {
 	var names []string
 	for _, m := range registry {
-		if _, ok := m.(argmaxMechanism); ok {
+		if am, ok := m.(argmaxMechanism); ok && am.accounting() != rdp.NoAccounting {
 			names = append(names, m.Name())
 		}
 	}
