@@ -177,8 +177,8 @@ func ledgerFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "ledger", Usage: "privacy ledger directory (default $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger, else ~/.local/share/pate/ledger)"},
 		&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
-		&cli.StringFlag{Name: "dataset", Usage: "name the sensitive dataset in the ledger: runs with the same name compose, whatever their files (default: the dataset is its rows, whatever their order, format or label columns)"},
-		&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "refuse the run (exit 3) if its maximum spend would take the dataset's composed total in the ledger past this ε (at the summed δ of its runs)"},
+		&cli.StringFlag{Name: "dataset", Usage: "name the sensitive dataset in the ledger: every run under the name composes, whatever rows it read (a change of rows is warned about); without it the run is kept under its exact rows, and a near copy is another dataset"},
+		&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "with --dataset: refuse the run (exit 3) if its maximum spend would take the named dataset's composed total past this ε (at the summed δ of its runs), or if it protects another privacy unit than the recorded runs"},
 	}
 }
 

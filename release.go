@@ -36,11 +36,14 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 	defer cancel()
 	gate := ledger.StartGate(func() (*ledger.Run, error) { return lr.begin(lab, cfg) }, cancel)
 
-	meta := label.OutputMetadata(cfg)
-	w, err := arrowio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), arrowio.WriteOptions{
-		Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
-		Reserve: label.MetadataReserve(cfg),
-	})
+	create := func(cfg label.Config) (*arrowio.Writer, error) {
+		meta := label.OutputMetadata(cfg)
+		return arrowio.Create(out, arrow.NewSchema(lab.OutputSchema().Fields(), &meta), arrowio.WriteOptions{
+			Format: format, Zstd: c.Bool("zstd"), Allocator: memory.DefaultAllocator, Stdout: e.stdout,
+			Reserve: label.MetadataReserve(cfg),
+		})
+	}
+	w, err := create(cfg)
 	if err != nil {
 		err = fmt.Errorf("-o %s: %w", out, err)
 		lr.noRun()
@@ -53,14 +56,25 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 		}
 		return err
 	}
+	sink := &outputSink{w: w}
+	if cfg.Choose && !w.Patchable() {
+		// A stream on standard output sends its schema with its first
+		// batch and cannot be patched: it is created again, then, with the
+		// mechanism the run chose (the first is dropped unwritten).
+		sink.reopen = func() (*arrowio.Writer, error) {
+			chosen := cfg
+			chosen.Mechanism = lab.Mechanism()
+			return create(chosen)
+		}
+	}
 	committed := false
 	defer func() {
 		if !committed {
-			w.Abort()
+			sink.w.Abort()
 		}
 	}()
 
-	cw := &ledger.GatedWriter{W: w, Gate: gate}
+	cw := &ledger.GatedWriter{W: sink, Gate: gate}
 	rep, err := run(ctx, cw)
 	lr.noRun() // the run reads no more
 	entry, lerr := gate.Wait()
@@ -71,15 +85,22 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 		// A run that failed after reading the sensitive data may have
 		// revealed something by failing (an abort that one dataset
 		// triggers and its neighbour does not): its begin entry stays,
-		// charged its maximum. Only a run interrupted by the user (not by
-		// the data) that released nothing (a file output is released only
-		// by its final rename, a stream by its batches) is closed at zero.
+		// charged its maximum. A run interrupted by the user (not by the
+		// data) that released no output (a file output is released only
+		// by its final rename, a stream by its batches) is closed at what
+		// it showed: nothing, or, when the progress bar showed figures
+		// derived from its noise, the spend realized when it stopped.
 		if entry != nil {
 			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
-				if lerr := entry.End(0); lerr != nil {
+				rho, said := 0.0, "interrupted before releasing anything: charged nothing"
+				if lr.noisyShown != nil && lr.noisyShown() {
+					rho = label.SpentBefore(err)
+					said = fmt.Sprintf("interrupted after the progress bar showed figures derived from the noise: charged the spend realized so far, ρ = %.6g", rho)
+				}
+				if lerr := entry.End(rho); lerr != nil {
 					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 				}
-				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
+				sayRecorded(c, e, entry, said)
 			} else {
 				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
 			}
@@ -98,8 +119,41 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 			return fmt.Errorf("--report-html %s: %w", p, err)
 		}
 	}
-	committed, err = publish(c, e, w, rep, cfg, out)
+	if err := sink.start(); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	committed, err = publish(c, e, sink.w, rep, cfg, out)
 	return err
+}
+
+// outputSink is the run's output writer. With reopen set, the writer is
+// replaced by reopen's before the first batch (see releaseRun).
+type outputSink struct {
+	w      *arrowio.Writer
+	reopen func() (*arrowio.Writer, error)
+}
+
+func (s *outputSink) Write(rec arrow.Record) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	return s.w.Write(rec)
+}
+
+// start replaces the writer by reopen's, once.
+func (s *outputSink) start() error {
+	if s.reopen == nil {
+		return nil
+	}
+	reopen := s.reopen
+	s.reopen = nil
+	s.w.Abort() // standard output: nothing was written
+	w, err := reopen()
+	if err != nil {
+		return err
+	}
+	s.w = w
+	return nil
 }
 
 // ledgerRun is the write-ahead ledger of one run that spends budget.
@@ -107,6 +161,15 @@ type ledgerRun struct {
 	s        *ledger.Session
 	lifetime float64      // --lifetime-epsilon (0: none)
 	tee      *identityTee // identifies the data as the run reads it, or nil
+	// unit is the privacy unit recorded for a run whose configuration
+	// does not name one (--privacy-unit of pate aggregate and pate analyze:
+	// the unit the teachers of the votes were partitioned by).
+	unit string
+	warn func(string) // the ledger's warnings (stderr)
+	// noisyShown, when set, says whether figures derived from the run's
+	// noise were shown while it ran (the progress bar's answered count and
+	// ε spent): an interrupted run is then charged what it had spent.
+	noisyShown func() bool
 }
 
 // noRun says that the run will not read the sensitive data (it failed
@@ -266,11 +329,8 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		}
 		return nil, stdin, nil
 	}
-	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
-		return nil, stdin, usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
-	}
-	if c.IsSet("dataset") && c.String("dataset") == "" {
-		return nil, stdin, usagef("--dataset: give a name")
+	if err := lifetimeFlags(c); err != nil {
+		return nil, stdin, err
 	}
 	dir, err := ledgerDir(c)
 	if err != nil {
@@ -294,17 +354,42 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		identify = func() (string, error) { return fileIdentity(path, hashStdin) }
 	}
 	s := l.Session(c.String("dataset"), identify, flag)
-	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: ledger: %s\n", msg) }
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon"), warn: warn}, stdin, nil
+}
+
+// lifetimeFlags checks --dataset and --lifetime-epsilon: a lifetime is kept
+// for a named dataset only. By its rows alone, a copy with one row fewer,
+// a duplicated row or an added column is another dataset with a fresh
+// lifetime; under a name every run composes, whatever rows it read.
+func lifetimeFlags(c *cli.Context) error {
+	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
+		return usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
+	}
+	if c.IsSet("dataset") && c.String("dataset") == "" {
+		return usagef("--dataset: give a name")
+	}
+	if c.IsSet("lifetime-epsilon") && !c.IsSet("dataset") {
+		return usagef("--lifetime-epsilon needs --dataset NAME: a lifetime is kept for a named dataset, which every run that gives the name charges " +
+			"(by its rows alone, a copy with one row fewer or one more column would be another dataset with a fresh lifetime)")
+	}
+	return nil
 }
 
 // record writes the begin entry of a run (write-ahead) into the dataset's
 // file, refusing it (ErrBudgetRefused) when it would take the dataset past
 // --lifetime-epsilon or reuses a seed.
 func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
+	if req.PrivacyUnit == "" {
+		req.PrivacyUnit = lr.unit
+	}
+	req.Warn = lr.warn
 	run, err := lr.s.Begin(req, lr.lifetime)
 	var se *ledger.StoreError
 	switch {
-	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused):
+	case errors.Is(err, ledger.ErrLifetimeNeedsName):
+		return nil, usagef("--lifetime-epsilon needs --dataset NAME")
+	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) || errors.Is(err, ledger.ErrMixedUnits):
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
 	case errors.As(err, &se):
 		return nil, fmt.Errorf("--ledger %s: %w", se.Dir, se.Err)
@@ -356,7 +441,7 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
-		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
+		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg), PrivacyUnit: cfg.PrivacyUnit,
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB

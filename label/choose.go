@@ -71,6 +71,61 @@ func PlanChoice(eps, delta float64, rows int64, teachers, classes int) (sigma fl
 	return sigma, mech, perClass, nil
 }
 
+// ChooseError is New's error for a run that leaves its mechanism to the
+// chooser (Config.Choose) with a configuration that one of the mechanisms
+// it may run refuses: the choice is validated for both before anything is
+// drawn. It wraps the refusal (which wraps ErrInvalidInput).
+type ChooseError struct {
+	// Mechanism is the mechanism the chooser may switch to that refuses
+	// the configuration; "" when the choice itself is refused (its noisy
+	// count is of rows at sensitivity 1: a privacy unit of many rows is
+	// not covered).
+	Mechanism string
+	Err       error
+}
+
+func (e *ChooseError) Error() string {
+	if e.Mechanism == "" {
+		return "the run's choice of mechanism: " + e.Err.Error()
+	}
+	return "the run may choose " + e.Mechanism + ": " + e.Err.Error()
+}
+
+func (e *ChooseError) Unwrap() error { return e.Err }
+
+// validateChoice checks a Config.Choose run for every mechanism it may
+// run: the planned one is validated by validate, dp-logreg here, on the
+// configuration choose would switch to. A privacy unit is refused: the
+// count would have to count units and dp-logreg clip per unit, which
+// neither does.
+func validateChoice(cfg *Config) error {
+	if !cfg.Choose {
+		return nil
+	}
+	if cfg.PrivacyUnit != "" {
+		return &ChooseError{Err: paramError("privacy-unit", " cannot be used when the run chooses its mechanism: "+
+			"the choice's noisy count is of rows, charged at sensitivity 1, and one unit may hold many rows; name the %v",
+			ParamName("mechanism"))}
+	}
+	switched := switchedConfig(*cfg, MechanismDPLogReg)
+	if switched.Classes == nil {
+		// Classes left to discover: the private discovery releases them
+		// before the count is drawn, so dp-logreg's shape is then public.
+		switched.Classes = []string{}
+	}
+	if err := mechanismOf(MechanismDPLogReg).validate(&switched); err != nil {
+		return &ChooseError{Mechanism: MechanismDPLogReg, Err: err}
+	}
+	return nil
+}
+
+// switchedConfig is cfg as choose switches it to mech.
+func switchedConfig(cfg Config, mech string) Config {
+	cfg.Mechanism, cfg.Student, cfg.Select, cfg.MaxQueries = mech, "", SelectFirst, 0
+	cfg.SelfTrain = false
+	return cfg
+}
+
 // choose releases the noisy row count n of the sensitive rows and, when
 // the rule says so, switches the run to dp-logreg (it returns true). It runs
 // once the class sets are fixed (declared, or discovered: a mechanism
@@ -79,6 +134,9 @@ func PlanChoice(eps, delta float64, rows int64, teachers, classes int) (sigma fl
 // budget ρ the filter will have (ε at δ less the discovery's δ).
 func (l *Labeler) choose(n int64, td *teacherData) (bool, error) {
 	cfg := &l.cfg
+	if err := validateChoice(cfg); err != nil { // New checked it: nothing is drawn for a choice that cannot run
+		return false, err
+	}
 	f, err := rdp.NewFilter(cfg.Epsilon, cfg.Delta-td.discoveryDelta)
 	if err != nil {
 		return false, invalid("budget: %v", err)
@@ -111,8 +169,7 @@ func (l *Labeler) choose(n int64, td *teacherData) (bool, error) {
 	}
 	planned := *cfg
 	l.planned = &planned // a later Run chooses afresh from the plan
-	cfg.Mechanism, cfg.Student, cfg.Select, cfg.MaxQueries = mech, "", SelectFirst, 0
-	cfg.SelfTrain = false
+	*cfg = switchedConfig(*cfg, mech)
 	cfg.Plan = "chosen: " + why
 	l.chosen = td
 	return true, nil
@@ -184,3 +241,8 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 		"1/(2σc²); the report must not understate it")
 	return rho, nil
 }
+
+// Mechanism is the mechanism the run uses: Config.Mechanism, or, once a
+// Run has chosen (Config.Choose), the one it chose. A Run chooses before it
+// writes its first batch, so a writer may ask at its first Write.
+func (l *Labeler) Mechanism() string { return l.cfg.Mechanism }

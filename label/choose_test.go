@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
+
 	"github.com/pate-tool/pate/label/rdp"
 )
 
@@ -168,6 +170,66 @@ func TestWithChoiceCharges(t *testing.T) {
 			}
 			if !errors.Is(err, tc.err) {
 				t.Errorf("err = %v, want it to wrap %v", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestChooseRefusesWhatDPLogRegRefuses: a run that leaves the choice to
+// the noisy count (Config.Choose) is validated, in New, for both
+// mechanisms it may run. With a privacy unit the count is of rows, charged
+// at sensitivity 1 while one unit of many rows moves it by their number,
+// and dp-logreg clips per row: the combination is refused with a
+// ChooseError, as is anything else dp-logreg refuses. (On main New
+// accepted the privacy unit and the run switched to dp-logreg unvalidated.)
+func TestChooseRefusesWhatDPLogRegRefuses(t *testing.T) {
+	sens := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "y", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "z", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "u", Type: arrow.BinaryTypes.String},
+	}, nil)
+	pub := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	base := func() Config {
+		return Config{Label: "y", Features: []string{"x"}, Classes: []string{"0", "1"}, Teachers: 250,
+			Epsilon: 1, Delta: 1e-5, BatchSize: 1024, Choose: true, Student: "logreg", Select: SelectUncertain, MaxQueries: 100}
+	}
+	tests := []struct {
+		name     string
+		edit     func(*Config)
+		wantMech string // the mechanism that refuses ("" : the count); "-": accepted
+	}{
+		{"the plan left to pate", func(*Config) {}, "-"},
+		{"classes left to discover", func(c *Config) { c.Classes = nil }, "-"},
+		{"a privacy unit", func(c *Config) { c.PrivacyUnit = "u" }, ""},
+		{"two label columns", func(c *Config) {
+			c.Labels, c.Classes, c.Student, c.Select, c.MaxQueries = []string{"y", "z"}, nil, "", "", 0
+		}, MechanismDPLogReg},
+		{"explicit noise", func(c *Config) { c.Params.Sigma2 = "40"; c.Params.Sigma1 = "150"; c.Params.Threshold = 200 }, MechanismDPLogReg},
+		{"no budget", func(c *Config) {
+			c.Epsilon = 0
+			c.Params.Sigma2 = "40"
+			c.Params.Sigma1 = "150"
+			c.Params.Threshold = 200
+		}, MechanismDPLogReg},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base()
+			tc.edit(&cfg)
+			_, err := New(cfg, sens, pub)
+			if tc.wantMech == "-" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				return
+			}
+			var ce *ChooseError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("New: err = %v, want a ChooseError wrapping ErrInvalidInput", err)
+			}
+			if ce.Mechanism != tc.wantMech {
+				t.Errorf("refused by %q, want %q: %v", ce.Mechanism, tc.wantMech, err)
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/learners"
 )
 
 // SourceColumn is the name of the output column that says where each
@@ -39,6 +41,10 @@ type Labeler struct {
 
 	trained *Trained // what labels rows after the last Run (see Trained)
 
+	// The histogram learners' split edges, fitted by Run on the public
+	// head (invariant 2); nil when no learner of the run needs them.
+	bins *learners.Bins
+
 	// The chooser's release (choose.go): nil when the run made no choice.
 	choice    *ChoiceReport
 	choiceRho float64
@@ -60,6 +66,9 @@ func New(cfg Config, sensitive, public *arrow.Schema) (*Labeler, error) {
 		return nil, err
 	}
 	if err := validateReplicable(&cfg); err != nil {
+		return nil, err
+	}
+	if err := validateChoice(&cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Delta > DeltaSaneBound {

@@ -40,23 +40,35 @@ func OutputMetadata(cfg Config) arrow.Metadata {
 	})
 }
 
+// mechanismReserve is the room kept for pate.mechanism when the run
+// chooses its mechanism (Config.Choose): the placeholder and the longest
+// name fit.
+const mechanismReserve = 48
+
 // MetadataReserve lists the metadata known only at the end of the run, with
-// the room kept for each: the report, and ε when no budget fixed it in
-// advance.
+// the room kept for each: the report, ε when no budget fixed it in
+// advance, and the mechanism when the run chooses it.
 func MetadataReserve(cfg Config) map[string]int {
 	r := map[string]int{"pate.report": reportReserve}
 	if cfg.Epsilon == 0 {
 		r["pate.epsilon"] = 32
 	}
+	if cfg.Choose {
+		r["pate.mechanism"] = mechanismReserve
+	}
 	return r
 }
 
 // FinalMetadata is the metadata that completes the output when the run
-// ends: the values of MetadataReserve's keys.
+// ends: the values of MetadataReserve's keys. A run that chose its
+// mechanism writes the one that ran (the report's), not the planned one.
 func FinalMetadata(cfg Config, rep *Report) map[string]string {
 	final := map[string]string{"pate.report": string(EmbeddedReport(rep))}
 	if cfg.Epsilon == 0 {
 		final["pate.epsilon"] = strconv.FormatFloat(float64(rep.Guarantee.Epsilon), 'g', -1, 64)
+	}
+	if cfg.Choose {
+		final["pate.mechanism"] = rep.Mechanism
 	}
 	return final
 }

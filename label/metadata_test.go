@@ -57,3 +57,21 @@ func TestOutputMetadata(t *testing.T) {
 		})
 	}
 }
+
+// TestChosenMechanismReserved: a run that chooses its mechanism keeps room
+// for pate.mechanism and completes it with the mechanism that ran (the
+// report's); any mechanism's name fits the room.
+func TestChosenMechanismReserved(t *testing.T) {
+	cfg := Config{Epsilon: 1, Delta: 1e-5, Mechanism: MechanismConfidentGNMax, Choose: true, Version: "test"}
+	reserve := MetadataReserve(cfg)
+	for _, mech := range Mechanisms {
+		final := FinalMetadata(cfg, &Report{Mechanism: mech})
+		if got := final["pate.mechanism"]; got != mech || len(got) > reserve["pate.mechanism"] {
+			t.Errorf("pate.mechanism %q (room %d), want %q", got, reserve["pate.mechanism"], mech)
+		}
+	}
+	cfg.Choose = false
+	if _, ok := FinalMetadata(cfg, &Report{Mechanism: MechanismGNMax})["pate.mechanism"]; ok {
+		t.Errorf("a run that does not choose patches pate.mechanism")
+	}
+}

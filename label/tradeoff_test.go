@@ -41,10 +41,11 @@ import (
 const tradeoffFamilyError = 1e-6
 
 // tradeoffRuns is the number of runs on each neighbour: PATE_AUDIT_RUNS
-// when set (the mutation check's short mode sets 100,000), else 10⁶, or
-// 40,000 with -short (enough for an honest run to pass and to catch a
-// gross error; the mutants need the full count), or 20,000 under the race
-// detector.
+// when set (the mutation check's short mode sets 100,000); 10⁶ when
+// PATE_AUDIT_FULL=1 (.ci/run and .ci/mutation.sh set it: the count that
+// catches a halved ρ); else 40,000, enough for an honest run to pass and to
+// catch a gross error in the time a newcomer waits for `go test ./...`; or
+// 20,000 under the race detector.
 func tradeoffRuns() int {
 	if s := os.Getenv("PATE_AUDIT_RUNS"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
@@ -54,10 +55,10 @@ func tradeoffRuns() int {
 	if raceEnabled {
 		return 20_000
 	}
-	if testing.Short() {
-		return 40_000
+	if os.Getenv("PATE_AUDIT_FULL") == "1" && !testing.Short() {
+		return 1_000_000
 	}
-	return 1_000_000
+	return 40_000
 }
 
 // countRuns runs n trials on GOMAXPROCS goroutines and returns how many

@@ -21,6 +21,7 @@ type Ensemble struct {
 	models  []Model
 	classes int
 	linear  *kernel.Linear
+	seen    []bool    // per stacked teacher and class: the teacher may predict the class (see absent)
 	bufs    sync.Pool // *[]int32 prediction buffers for the generic path
 }
 
@@ -43,6 +44,7 @@ func NewEnsemble(models []Model, classes int) (*Ensemble, error) {
 		return e, nil
 	}
 	var w, b []float32
+	var seen []bool
 	dim := -1
 	for i, m := range models {
 		lm, ok := m.(LinearModel)
@@ -63,15 +65,16 @@ func NewEnsemble(models []Model, classes int) (*Ensemble, error) {
 		}
 		w = append(w, wi...)
 		b = append(b, bi...)
+		seen = seenClasses(seen, bi)
 	}
 	if dim == 0 {
 		return e, nil // no features: the generic path handles it
 	}
-	lin, err := kernel.NewLinear(len(models), classes, dim, w, b)
+	lin, err := kernel.NewLinearSeen(len(models), classes, dim, w, b, seen)
 	if err != nil {
 		return nil, fmt.Errorf("learners: stacking %d linear teachers: %w", len(models), err)
 	}
-	e.linear = lin
+	e.linear, e.seen = lin, seen
 	return e, nil
 }
 

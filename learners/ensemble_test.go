@@ -122,6 +122,92 @@ func TestEnsembleVotes(t *testing.T) {
 	}
 }
 
+// TestEnsembleVotesUnseenClasses stacks linear teachers that never predict
+// some classes (absent from their partitions): class 0, the last class, two
+// classes, or all but one. The kernel's votes must be each teacher's own
+// prediction, which never is a class it does not predict, on every row.
+// Fitted logistic regressions on partitions that lack classes are stacked
+// too.
+func TestEnsembleVotesUnseenClasses(t *testing.T) {
+	const dim = 17
+	r := rand.New(rand.NewPCG(3, 19))
+	for _, classes := range []int{2, 3, 7} {
+		models := make([]Model, 0, 40)
+		for i := 0; i < 30; i++ {
+			m := intLinear(r, classes, dim)
+			var drop []int
+			switch i % 5 {
+			case 0:
+				drop = []int{0}
+			case 1:
+				drop = []int{classes - 1}
+			case 2:
+				drop = []int{0, classes - 1}
+			case 3:
+				for c := 0; c < classes; c++ {
+					if c != i%classes {
+						drop = append(drop, c)
+					}
+				}
+			}
+			for _, c := range drop {
+				if len(drop) < classes {
+					m.b[c] = absentBias
+					clear(m.w[c*dim : (c+1)*dim])
+				}
+			}
+			models = append(models, m)
+		}
+		// Logistic regressions fitted on rows of two or three classes,
+		// never class 0.
+		for i := 0; i < 6; i++ {
+			x := intMatrix(r, 40, dim)
+			y := make([]int32, x.Rows)
+			for j := range y {
+				y[j] = int32(1 + (j+i)%min(classes-1, 2+i%2))
+			}
+			m, err := (&LogReg{C: 1, MaxIter: 30, Tol: 1e-4}).Fit(x, y, classes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			models = append(models, m)
+		}
+		e, err := NewEnsemble(models, classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.linear == nil {
+			t.Fatal("the linear teachers were not stacked")
+		}
+		for _, rows := range []int{1, 50, 3*parallelRows + 17} {
+			x := intMatrix(r, rows, dim)
+			want := naiveVotes(models, classes, x)
+			got := make([]int32, rows*classes)
+			e.Votes(x, got)
+			for i := 0; i < rows; i++ {
+				for c := 0; c < classes; c++ {
+					if j := i*classes + c; got[j] != want[j] {
+						t.Fatalf("%d classes, %d rows, row %d: votes %v, naive %v", classes, rows, i,
+							got[i*classes:(i+1)*classes], want[i*classes:(i+1)*classes])
+					}
+				}
+			}
+			// Each model's own prediction never is a class it does not
+			// predict.
+			out := make([]int32, rows)
+			for ti, m := range models {
+				m.Predict(x, out)
+				_, b := m.(LinearModel).Linear()
+				for i, c := range out {
+					if absent(b[c]) {
+						t.Fatalf("%d classes: teacher %d predicts class %d on row %d, which it never predicts", classes, ti, c, i)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestEnsembleConcurrent(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	models := []Model{intLinear(r, 3, 8), intLinear(r, 3, 8)}

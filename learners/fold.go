@@ -57,10 +57,12 @@ type FoldedEnsemble struct {
 // standard deviations of 0 and a standard deviation that folds into finite
 // float32 weights and biases.
 //
-// Class 0's folded weights and bias are 0 and class c's are the differences
-// of c's and 0's, divided by the standard deviations in float64 and rounded
-// to float32 once: the kernel's own differences to class 0 are then exact,
-// and the argmax is the same as with the teachers' own class 0.
+// Each teacher's first class it may predict, r, gets folded weights and
+// bias 0, and every other class c it may predict the differences of c's and
+// r's, divided by the standard deviations in float64 and rounded to float32
+// once: the kernel's own differences to r are then exact, and the argmax is
+// the same as with the teachers' own class r. The classes a teacher never
+// predicts stay out of its argmax (the same seen classes as the ensemble's).
 func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	if e.linear == nil || enc == nil {
 		return nil
@@ -91,11 +93,19 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	b := make([]float32, k*classes)
 	for t, m := range e.models {
 		wt, bt := m.(LinearModel).Linear() // NewEnsemble stacked them: all linear
-		w0 := wt[:dim]
-		for c := 1; c < classes; c++ {
+		seen := e.seen[t*classes : (t+1)*classes]
+		r := 0
+		for r < classes-1 && !seen[r] {
+			r++
+		}
+		w0 := wt[r*full : r*full+dim]
+		for c := r + 1; c < classes; c++ {
+			if !seen[c] {
+				continue
+			}
 			wc := wt[c*full : c*full+dim]
 			out := w[(t*classes+c)*dim : (t*classes+c+1)*dim]
-			bias := float64(bt[c]) - float64(bt[0])
+			bias := float64(bt[c]) - float64(bt[r])
 			for j := range out {
 				f := &enc.Columns[j]
 				d := (float64(wc[j]) - float64(w0[j])) / f.Std
@@ -111,7 +121,7 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 			}
 		}
 	}
-	lin, err := kernel.NewLinear(k, classes, dim, w, b)
+	lin, err := kernel.NewLinearSeen(k, classes, dim, w, b, e.seen)
 	if err != nil {
 		return nil
 	}

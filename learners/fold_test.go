@@ -58,7 +58,9 @@ func embeddingRows(mem memory.Allocator, typ arrow.DataType, rng *rand.Rand, row
 
 // randomTeachers returns k linear teachers with N(0, 1) weights and biases
 // on standardised features, the last one predicting class 1 whatever the
-// row (its other classes have absentBias).
+// row (its other classes have absentBias) and, with three classes or more,
+// every fourth never predicting class 0 or, every fifth, the last class (as
+// teachers whose partitions lack it).
 func randomTeachers(rng *rand.Rand, k, classes, dim int) []Model {
 	models := make([]Model, k)
 	for t := range models {
@@ -72,6 +74,14 @@ func randomTeachers(rng *rand.Rand, k, classes, dim int) []Model {
 		}
 		for i := range m.b {
 			m.b[i] = float32(rng.NormFloat64())
+		}
+		if classes >= 3 {
+			for c := range m.b {
+				if t%4 == 1 && c == 0 || t%5 == 2 && c == classes-1 {
+					m.b[c] = absentBias
+					clear(m.w[c*dim : (c+1)*dim])
+				}
+			}
 		}
 		models[t] = m
 	}
@@ -92,10 +102,10 @@ func encodedVotes(t *testing.T, p *Prepared, e *Ensemble) []int32 {
 
 // nearTies returns the number of teachers whose two best classes' exact
 // scores on row r (float64, on the raw values: Σ_j dw_j·(x_j − m_j)/s_j + db
-// relative to class 0) are within twice the float32 rounding bound of
-// either path of each other: (dim+8)·2⁻²³ times the sum of the magnitudes
-// both paths add (|dw_j|·(|x_j| + 2|m_j| + |x_j − m_j|)/s_j and the
-// biases).
+// relative to the first class the teacher predicts, r) are within twice the
+// float32 rounding bound of either path of each other: (dim+8)·2⁻²³ times
+// the sum of the magnitudes both paths add (|dw_j|·(|x_j| + 2|m_j| + |x_j −
+// m_j|)/s_j and the biases). Classes a teacher never predicts score −Inf.
 func nearTies(models []Model, enc *Encoder, row []float32) int {
 	dim := enc.Width
 	near := 0
@@ -103,13 +113,24 @@ func nearTies(models []Model, enc *Encoder, row []float32) int {
 		w, b := m.(LinearModel).Linear()
 		classes := len(b)
 		scores := make([]float64, classes)
+		r := 0
+		for r < classes-1 && absent(b[r]) {
+			r++
+		}
 		tol := 0.0
-		for c := 1; c < classes; c++ {
-			db := float64(b[c]) - float64(b[0])
+		for c := range scores {
+			if c == r {
+				continue // scores 0
+			}
+			if absent(b[c]) {
+				scores[c] = math.Inf(-1)
+				continue
+			}
+			db := float64(b[c]) - float64(b[r])
 			s, mag := db, 2*math.Abs(db)
 			for j := 0; j < dim; j++ {
 				f := &enc.Columns[j]
-				dw := float64(w[c*dim+j]) - float64(w[j])
+				dw := float64(w[c*dim+j]) - float64(w[r*dim+j])
 				x := float64(row[j])
 				s += dw * (x - f.Mean) / f.Std
 				mag += math.Abs(dw) * (math.Abs(x) + 2*math.Abs(f.Mean) + math.Abs(x-f.Mean)) / f.Std

@@ -3,6 +3,7 @@ package learners
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -47,6 +48,11 @@ type LearnerOptions struct {
 	MaxDepth int
 	// MinLeaf is the minimum number of rows in a tree leaf (default 1).
 	MinLeaf int
+	// Bins are the split edges of the histogram learners ("gbt"), fitted
+	// on public data (PublicBins); nil: each fit bins its own rows.
+	Bins *Bins
+	// Neighbors is k of the k-nearest-neighbours model (default 10).
+	Neighbors int
 }
 
 // Defaults of LearnerOptions.
@@ -58,10 +64,12 @@ const (
 )
 
 // LearnerNames lists the names NewLearner accepts.
-var LearnerNames = []string{"logreg", "nb", "tree"}
+var LearnerNames = []string{"logreg", "nb", "tree", "gbt", "knn"}
 
 // NewLearner returns the learner called name: "logreg" (multinomial logistic
-// regression with L2), "nb" (Gaussian naive Bayes) or "tree" (CART).
+// regression with L2), "nb" (Gaussian naive Bayes), "tree" (CART), "gbt"
+// (histogram gradient-boosted trees, see GBT) or "knn" (k nearest
+// neighbours, see KNN).
 func NewLearner(name string, opts LearnerOptions) (Learner, error) {
 	if opts.C == 0 {
 		opts.C = DefaultC
@@ -85,8 +93,12 @@ func NewLearner(name string, opts LearnerOptions) (Learner, error) {
 		return &GaussianNB{VarSmoothing: 1e-9}, nil
 	case "tree":
 		return &Tree{MaxDepth: opts.MaxDepth, MinLeaf: opts.MinLeaf}, nil
+	case "gbt":
+		return NewGBT(opts), nil
+	case "knn":
+		return NewKNN(opts)
 	}
-	return nil, fmt.Errorf("learners: unknown learner %q (valid: logreg, nb, tree)", name)
+	return nil, fmt.Errorf("learners: unknown learner %q (valid: %s)", name, strings.Join(LearnerNames, ", "))
 }
 
 // checkFit validates the arguments of Fit and returns the class counts.
@@ -113,10 +125,26 @@ func checkFit(x *Matrix, y []int32, classes int) ([]int, error) {
 	return counts, nil
 }
 
-// absentBias is the bias of a class that a linear model never predicts
-// (absent from its training rows): finite, so that sums stay finite in
-// float32, and far below any reachable score.
+// absentBias is the bias that marks a class a linear model never predicts
+// (absent from its training rows; its weights are zero). The mark is what
+// a stored model keeps; every scorer reads it with absent and leaves such a
+// class out of the argmax altogether, so that its bias never enters a
+// score, a difference of scores or a sum: subtracting it from the others
+// would round them all to one value in float32.
 const absentBias = -1e30
+
+// absent reports whether a linear model's class with bias b is one it never
+// predicts.
+func absent(b float32) bool { return b <= absentBias }
+
+// seenClasses appends to seen, per class, whether a linear model with
+// biases b may predict it.
+func seenClasses(seen []bool, b []float32) []bool {
+	for _, v := range b {
+		seen = append(seen, !absent(v))
+	}
+	return seen
+}
 
 // linearModel is the LinearModel every linear learner returns.
 type linearModel struct {
@@ -126,11 +154,21 @@ type linearModel struct {
 
 func (m *linearModel) Linear() ([]float32, []float32) { return m.w, m.b }
 
+// Predict gives each row the class of highest score among those the model
+// may predict (ties → lowest); a row whose scores are all NaN gets the
+// first of them.
 func (m *linearModel) Predict(x *Matrix, out []int32) {
+	first := 0
+	for first < m.classes-1 && absent(m.b[first]) {
+		first++
+	}
 	for i := 0; i < x.Rows; i++ {
 		row := x.Row(i)
-		best, bs := 0, float32(math.Inf(-1))
-		for c := 0; c < m.classes; c++ {
+		best, bs := first, float32(math.Inf(-1))
+		for c := first; c < m.classes; c++ {
+			if absent(m.b[c]) {
+				continue
+			}
 			s := m.b[c] + kernel.Dot(m.w[c*m.dim:(c+1)*m.dim], row)
 			if s > bs {
 				best, bs = c, s
@@ -140,6 +178,8 @@ func (m *linearModel) Predict(x *Matrix, out []int32) {
 	}
 }
 
+// PredictProba gives the softmax of the scores over the classes the model
+// may predict; the others have probability 0.
 func (m *linearModel) PredictProba(x *Matrix, out []float32) {
 	k := m.classes
 	for i := 0; i < x.Rows; i++ {
@@ -147,6 +187,10 @@ func (m *linearModel) PredictProba(x *Matrix, out []float32) {
 		p := out[i*k : (i+1)*k]
 		mx := math.Inf(-1)
 		for c := 0; c < k; c++ {
+			if absent(m.b[c]) {
+				p[c] = float32(math.Inf(-1))
+				continue
+			}
 			s := float64(m.b[c]) + float64(kernel.Dot(m.w[c*m.dim:(c+1)*m.dim], row))
 			p[c] = float32(s)
 			mx = math.Max(mx, s)
@@ -155,6 +199,8 @@ func (m *linearModel) PredictProba(x *Matrix, out []float32) {
 	}
 }
 
+// softmaxInPlace overwrites the scores p (−Inf for a class never predicted,
+// which gets 0) with their softmax, given their largest value mx.
 func softmaxInPlace(p []float32, mx float64) {
 	sum := 0.0
 	for c := range p {

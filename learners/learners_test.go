@@ -143,9 +143,12 @@ func TestLearnerEdgeCases(t *testing.T) {
 		})
 		t.Run(name+"/absent class never predicted", func(t *testing.T) {
 			l, _ := NewLearner(name, LearnerOptions{})
-			// Classes 0 and 2 of 4 (1 and 3 absent) for the binary path, and
-			// 0, 2, 3 of 5 for the multinomial path.
-			for _, y := range [][]int32{{0, 2, 0, 2, 2, 0}, {0, 2, 3, 2, 3, 0}} {
+			// Classes 0 and 2 of 5 for the binary path, and 0, 2, 3 of 5 for
+			// the multinomial path; the same without class 0 (the first
+			// class absent), and with the last class. Some probe rows hold
+			// NaN: they too get a class the model predicts.
+			for _, y := range [][]int32{{0, 2, 0, 2, 2, 0}, {0, 2, 3, 2, 3, 0}, {1, 2, 1, 2, 2, 1},
+				{1, 2, 3, 2, 3, 1}, {4, 2, 3, 2, 3, 4}} {
 				m, err := l.Fit(x, y, 5)
 				if err != nil {
 					t.Fatal(err)
@@ -153,6 +156,9 @@ func TestLearnerEdgeCases(t *testing.T) {
 				probe := NewMatrix(200, 2)
 				for i := range probe.Data {
 					probe.Data[i] = float32(i%17) - 8
+					if i%23 == 5 {
+						probe.Data[i] = float32(math.NaN())
+					}
 				}
 				out := make([]int32, probe.Rows)
 				m.Predict(probe, out)
@@ -169,12 +175,18 @@ func TestLearnerEdgeCases(t *testing.T) {
 					pr := make([]float32, probe.Rows*5)
 					pm.PredictProba(probe, pr)
 					for i := 0; i < probe.Rows; i++ {
-						s := float32(0)
-						for _, v := range pr[i*5 : i*5+5] {
-							s += v
+						if math.IsNaN(float64(probe.Data[2*i])) || math.IsNaN(float64(probe.Data[2*i+1])) {
+							continue
 						}
-						if math.Abs(float64(s-1)) > 1e-4 || pr[i*5+1] > 1e-6 || pr[i*5+4] > 1e-6 {
-							t.Fatalf("row %d: probabilities %v", i, pr[i*5:i*5+5])
+						s := float32(0)
+						for c, v := range pr[i*5 : i*5+5] {
+							s += v
+							if !present[int32(c)] && v > 1e-6 {
+								t.Fatalf("labels %v: row %d: probabilities %v", y, i, pr[i*5:i*5+5])
+							}
+						}
+						if math.Abs(float64(s-1)) > 1e-4 {
+							t.Fatalf("labels %v: row %d: probabilities %v", y, i, pr[i*5:i*5+5])
 						}
 					}
 				}

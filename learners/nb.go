@@ -108,10 +108,16 @@ func (m *nbModel) jll(row []float32, c int) float64 {
 }
 
 func (m *nbModel) Predict(x *Matrix, out []int32) {
+	// A row whose scores are all NaN gets the first class the model
+	// predicts, never an absent one.
+	first := 0
+	for first < m.classes-1 && math.IsInf(m.konst[first], -1) {
+		first++
+	}
 	for i := 0; i < x.Rows; i++ {
 		row := x.Row(i)
-		best, bs := 0, math.Inf(-1)
-		for c := 0; c < m.classes; c++ {
+		best, bs := first, math.Inf(-1)
+		for c := first; c < m.classes; c++ {
 			if s := m.jll(row, c); s > bs {
 				best, bs = c, s
 			}

@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/schema"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 // Arrow v15's page reader parses each page header with the general Thrift
@@ -36,6 +39,13 @@ import (
 // depend on the pages read earlier); of an uncompressed DATA_PAGE_V2 it
 // reads the uncompressed size, off the end of the page.
 
+// And Arrow's snappy codec allocates the decoded length a block states
+// (up to 4 GB) when it is more than the page's, before decoding a byte,
+// and its zstd codec sizes its output by a frame's stated content size:
+// so a snappy or zstd page whose body states more bytes than the page's
+// uncompressed size is refused too. (pate's own page decoders refuse such
+// pages themselves: package pagecodec; Arrow's table keeps Arrow's codecs.)
+//
 // And Arrow's reader builds a list row from all of its level entries at
 // once, sizing its buffers by them (some 16 bytes an entry), and a page of
 // a few bytes may declare one row of 2^31 entries (an RLE run). So a data
@@ -104,6 +114,11 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		if stored && h.usize != h.csize {
 			return fmt.Errorf("%w at byte %d: an uncompressed page of %d bytes said to hold %d", errPageHeader, pos, h.csize, h.usize)
 		}
+		if !stored {
+			if err := hc.checkStatedSize(h, cc.Compression(), pos+int64(n), end); err != nil {
+				return fmt.Errorf("%w at byte %d", err, pos)
+			}
+		}
 		if h.typ == pageDictionary {
 			if err := checkDictHeader(h, md.Schema.Column(leaf)); err != nil {
 				return fmt.Errorf("%w at byte %d", err, pos)
@@ -118,6 +133,52 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		pos += int64(n) + int64(h.csize)
 	}
 	return nil
+}
+
+// checkStatedSize checks that the compressed body of page h, at body, of a
+// chunk compressed with codec, does not state a decoded length larger than
+// the page's uncompressed size (snappy's leading varint, a zstd frame's
+// content size). A body it cannot peek at is left to the decoder.
+func (hc *headerChecker) checkStatedSize(h *pageHeader, codec compress.Compression, body, end int64) error {
+	if codec != compress.Codecs.Snappy && codec != compress.Codecs.Zstd {
+		return nil
+	}
+	csize, usize := int64(h.csize), int64(h.usize)
+	if h.v2 {
+		lv := int64(h.defLen) + int64(h.repLen) // stored before the compressed values
+		if h.defLen < 0 || h.repLen < 0 || lv > csize || lv > usize {
+			return nil
+		}
+		body, csize, usize = body+lv, csize-lv, usize-lv
+	}
+	if csize <= 0 || body+csize > end {
+		return nil
+	}
+	var head [18]byte
+	b := hc.peek(head[:min(int64(len(head)), csize)], body)
+	var stated uint64
+	var ok bool
+	if codec == compress.Codecs.Snappy {
+		var k int
+		stated, k = binary.Uvarint(b)
+		ok = k > 0
+	} else {
+		stated, ok = pagecodec.ZstdContentSize(b)
+	}
+	if ok && stated > uint64(usize) {
+		return fmt.Errorf("%w: a %s page of %d bytes said to decode to %d", errPageHeader, codec, usize, stated)
+	}
+	return nil
+}
+
+// peek returns the file's bytes at pos, len(dst) of them or fewer at its
+// end: from the read buffer if it holds them, else read into dst.
+func (hc *headerChecker) peek(dst []byte, pos int64) []byte {
+	if hc.n > 0 && pos >= hc.at && pos+int64(len(dst)) <= hc.at+int64(hc.n) {
+		return hc.buf[pos-hc.at : pos-hc.at+int64(len(dst))]
+	}
+	m, _ := hc.r.ReadAt(dst, pos)
+	return dst[:m]
 }
 
 // checkDictHeader checks that a dictionary page header has its

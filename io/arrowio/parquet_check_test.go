@@ -193,6 +193,74 @@ func TestStoredPageSize(t *testing.T) {
 	}
 }
 
+// TestStatedDecodedSize: a snappy page whose block states more bytes than
+// the page's uncompressed size (Arrow's snappy codec allocates what is
+// stated, up to 4 GB) is refused as corrupt before Arrow decodes it, and
+// pate's own decoders refuse it too.
+func TestStatedDecodedSize(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		pf   plainFile
+	}{
+		{"snappy/v1", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Snappy}},
+		{"snappy/v2", plainFile{rows: 300, rgRows: 300, codec: compress.Codecs.Snappy, v2: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "p.parquet")
+			writePlainFile(t, path, tc.pf)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := plainChunkRanges(t, path, []string{"f64"})[0][0]
+			var h pageHeader
+			n, ok := h.parse(data[pos:])
+			if !ok || h.usize != 2400 || h.defLen != 0 || h.repLen != 0 {
+				t.Fatalf("unexpected page header %+v", h)
+			}
+			body := pos + int64(n)
+			// 2400 is a two-byte varint: state 16383 instead.
+			if m, k := binary.Uvarint(data[body:]); m != 2400 || k != 2 {
+				t.Fatalf("block states %d in %d bytes", m, k)
+			}
+			data[body], data[body+1] = 0xff, 0x7f
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, fast := range []bool{false, true} {
+				recs, err, _ := readParquetWith(t, path, fast, memory.NewGoAllocator(), []string{"f64"})
+				releaseAll(recs)
+				if !errors.Is(err, ErrFormat) {
+					t.Errorf("fast path %v: got %v, want a format error", fast, err)
+				}
+				if !fast && (err == nil || !strings.Contains(err.Error(), "said to decode to 16383")) {
+					t.Errorf("pqarrow: got %v, want the stated size refused", err)
+				}
+			}
+		})
+	}
+	// A zstd frame stating 34 GB in a page of 95 bytes, as a fuzzed
+	// file's did, and one stating the page's size.
+	frame := func(stated uint64) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+		b = append(b, 0xe0) // single segment, an 8-byte content size
+		b = binary.LittleEndian.AppendUint64(b, stated)
+		return append(b, 0x01, 0x00, 0x00, 'x')
+	}
+	for _, tc := range []struct {
+		stated uint64
+		ok     bool
+	}{{34766585856, false}, {95, true}, {94, true}} {
+		src := frame(tc.stated)
+		hc := headerChecker{r: bytes.NewReader(src), size: int64(len(src))}
+		h := pageHeader{v1: true, csize: int32(len(src)), usize: 95}
+		if err := hc.checkStatedSize(&h, compress.Codecs.Zstd, 0, int64(len(src))); (err == nil) != tc.ok {
+			t.Errorf("zstd frame stating %d in a page of 95: %v", tc.stated, err)
+		}
+	}
+}
+
 // TestNestedValuesBounded: Arrow's reader sizes a list row by its level
 // entries, so a page declaring more values than its chunk has left (a
 // fuzzed file declared one row of 2^31 and the process asked for 34 GB)

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
-	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 // The fast path for list columns of floating-point numbers (embeddings:
@@ -334,11 +334,10 @@ var zstdPagesPlaced atomic.Int64
 
 // zstdPlaced decodes the zstd DATA_PAGE h (body at byte at of the file, n
 // level entries) into c.values where placePage puts it, reading the body
-// through a bufio.Reader: streamed, its values went through the decoder's
-// window buffer and were copied out of it (DuckDB's zstd pages of 100 MB
-// of FLOAT[384]: 1.66 CPU-s for a million rows, against 1.26 decoded
-// whole, which holds the page twice). done is false, with c.values as it
-// was up to row c.row, when there is no room or the C decoder does not
+// through a bufio.Reader, and then reads its levels from there: the page
+// is never held twice (decoded whole, DuckDB's zstd pages of 100 MB of
+// FLOAT[384] were). done is false, with c.values as it
+// was up to row c.row, when there is no room or the decoder does not
 // decode the page: the caller then streams it (and fails a corrupt one).
 func (lc *listChunk) zstdPlaced(pd *plainDecoder, h *pageHeader, at, n int64) (done, ok bool) {
 	c := &lc.plainChunk
@@ -349,7 +348,7 @@ func (lc *listChunk) zstdPlaced(pd *plainDecoder, h *pageHeader, at, n int64) (d
 	}
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(io.NewSectionReader(pd.r, at, int64(h.csize)))
-	decoded := fastcodec.DecodeZstdInto(br, c.values[from:from+size:from+size])
+	decoded := pagecodec.DecodeZstdInto(br, c.values[from:from+size:from+size])
 	br.Reset(nil)
 	readerPool.Put(br)
 	if !decoded {

@@ -14,10 +14,14 @@ import (
 // Arrow v15 reads no LZ4 Parquet pages: it has no codec for LZ4_RAW (what
 // DuckDB and Polars write for "lz4") and leaves the older LZ4 out on
 // purpose (its Hadoop framing). Its codec table is unexported and has no
-// registration function, so the decoders are put into it by name: every
-// reader of the process (pqarrow's and pate's own page decoders, which ask
-// compress.GetCodec) then reads those pages. Reading only: writing LZ4 is
-// not offered.
+// registration function, so the two decoders are added to it by name:
+// every reader of the process (pqarrow's and pate's own page decoders)
+// then reads those pages. Nothing else in the table is touched: gzip,
+// zstd, brotli and snappy stay Arrow's codecs (pate's own page readers
+// decode those through package pagecodec, not through the table).
+// Reading only: writing LZ4 is not offered. TestArrowCodecTable fails if
+// the table is not where and what this expects (apache/arrow-go exports
+// RegisterCodec from v18 on, which would make this unnecessary).
 //
 //go:linkname parquetCodecs github.com/apache/arrow/go/v15/parquet/compress.codecs
 var parquetCodecs map[compress.Compression]compress.Codec
@@ -29,6 +33,12 @@ const (
 )
 
 func init() {
+	if parquetCodecs == nil {
+		// Not Arrow's table (it is made at its package's start): LZ4
+		// pages stay unreadable, as in Arrow, rather than the process
+		// failing to start.
+		return
+	}
 	if _, ok := parquetCodecs[codecLZ4Raw]; !ok {
 		parquetCodecs[codecLZ4Raw] = lz4Codec{}
 	}

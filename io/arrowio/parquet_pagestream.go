@@ -10,10 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
-	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 // A streamed column whose data pages are larger than a segment (DuckDB
@@ -66,11 +64,10 @@ var (
 
 // pageStream is a data page being decoded as a stream.
 type pageStream struct {
-	br    *bufio.Reader // pooled
-	hist  *[]byte       // pooled, of a snappy stream
-	zd    *zstd.Decoder // pooled, of a zstd stream
-	cz    *fastcodec.ZstdReader
-	cg    *fastcodec.GzipReader
+	br    *bufio.Reader         // pooled
+	hist  *[]byte               // pooled, of a snappy stream
+	cz    *pagecodec.ZstdReader // pooled decoder, of a zstd stream
+	cg    *pagecodec.GzipReader // pooled inflater, of a gzip stream
 	dec   io.Reader
 	split *splitStream // a BYTE_STREAM_SPLIT page read a range at a time
 	valid []byte       // the page's validity bitmap, nil for a required column
@@ -239,53 +236,28 @@ func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64
 	if codec == compress.Codecs.Snappy || codec == codecLZ4Raw {
 		ps.hist = windowPool.Get().(*[]byte)
 	}
-	if codec == compress.Codecs.Gzip {
-		if z, ok := fastcodec.NewGzipReader(ps.br); ok { // zlib's inflater, 1.5x as fast
+	switch codec {
+	case compress.Codecs.Gzip:
+		z, ok := pagecodec.NewGzipReader(ps.br)
+		if ok {
 			ps.cg, ps.dec = z, z
-			return true
 		}
-	}
-	if codec == compress.Codecs.Zstd {
-		if z, ok := fastcodec.NewZstdReader(ps.br); ok { // the C decoder, 1.6x as fast
+		return ok
+	case compress.Codecs.Zstd:
+		z, ok := pagecodec.NewZstdReader(ps.br)
+		if ok {
 			ps.cz, ps.dec = z, z
-			return true
 		}
-		ps.zd = zstdStream(ps.br)
-		if ps.zd == nil {
-			return false
-		}
-		ps.dec = ps.zd
-		return true
+		return ok
 	}
 	ps.dec = decompressor(codec, ps.br, src, size, ps.hist)
 	return ps.dec != nil
 }
 
-// zstdPool keeps the streaming zstd decoders of finished pages: a decoder
-// is some allocations and, once used, a window's buffer.
-var zstdPool sync.Pool
-
 // maxZstdWindow bounds the window of a streamed zstd frame (its decoder
 // keeps that much of the page); a page with a larger one fails to
 // stream and so to decode.
-const maxZstdWindow = 8 << 20
-
-// zstdStream returns a pooled streaming decoder reading br, or nil.
-func zstdStream(br *bufio.Reader) *zstd.Decoder {
-	if d, ok := zstdPool.Get().(*zstd.Decoder); ok {
-		if d.Reset(br) == nil {
-			return d
-		}
-		d.Close()
-	}
-	// One goroutine (none of its own: the decoding happens in Read),
-	// buffers sized to the frame, not to the largest window zstd allows.
-	d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow))
-	if err != nil {
-		return nil
-	}
-	return d
-}
+const maxZstdWindow = pagecodec.MaxStreamWindow
 
 // close gives the pooled buffers back; ps is done with.
 func (ps *pageStream) close() {
@@ -315,14 +287,6 @@ func (ps *pageStream) close() {
 		ps.cg.Close()
 		ps.cg = nil
 	}
-	if ps.zd != nil {
-		if ps.zd.Reset(nil) == nil {
-			zstdPool.Put(ps.zd)
-		} else {
-			ps.zd.Close()
-		}
-		ps.zd = nil
-	}
 	ps.dec = nil
 }
 
@@ -349,13 +313,6 @@ func decompressor(codec compress.Compression, br *bufio.Reader, src io.Reader, s
 			s.hist = (*hist)[:0]
 		}
 		return s
-	case compress.Codecs.Gzip:
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil
-		}
-		z.Multistream(false)
-		return z
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/apache/arrow/go/v15/parquet/schema"
 
-	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 //go:generate go run gen_unpack.go
@@ -421,7 +421,7 @@ func (c *plainChunk) inflate(dst, src []byte, size int) ([]byte, bool) {
 			return nil, false
 		}
 	case compress.Codecs.Zstd:
-		if m, ok := fastcodec.ZstdContentSize(src); ok && m != uint64(size) {
+		if m, ok := pagecodec.ZstdContentSize(src); ok && m != uint64(size) {
 			return nil, false
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 
-	"github.com/pate-tool/pate/io/arrowio/internal/fastcodec"
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 // A streamed row group holds, between its segments, some state for every
@@ -145,9 +145,9 @@ func (cs *colStream) streamCost(pd *plainDecoder, sp *streamPage) int64 {
 	case compress.Codecs.Snappy, codecLZ4Raw:
 		cost += 2 * snappyWindow
 	case compress.Codecs.Gzip:
-		cost += 48 << 10 // zlib's 32 KB window and its inflate state
+		cost += 48 << 10 // the inflater's 32 KB window and its state
 	case compress.Codecs.Zstd:
-		// The frame's window, from its header, and libzstd's block
+		// The frame's window, from its header, and the decoder's block
 		// buffers; a header that does not say is charged the most a
 		// stream may keep.
 		body := sp.off + int64(sp.hlen)
@@ -177,7 +177,7 @@ func zstdWindow(b []byte) (int64, bool) {
 		base := int64(1) << (10 + wd>>3)
 		return base + base/8*int64(wd&7), true
 	}
-	n, ok := fastcodec.ZstdContentSize(b)
+	n, ok := pagecodec.ZstdContentSize(b)
 	return int64(min(n, uint64(maxStreamPage))), ok
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pagecodec"
 )
 
 // Row groups of more than a segment and a quarter, or too large to decode
@@ -347,7 +349,7 @@ func streamCodec(cc *metadata.ColumnChunkMetaData) (compress.Codec, bool) {
 	if cc.Compression() == compress.Codecs.Uncompressed {
 		return nil, true
 	}
-	c, err := compress.GetCodec(cc.Compression())
+	c, err := pagecodec.Codec(cc.Compression())
 	return c, err == nil
 }
 

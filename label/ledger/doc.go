@@ -5,17 +5,32 @@
 // under-counts. A lifetime ε per dataset is enforced under an exclusive
 // file lock, so two concurrent runs cannot both spend the last of it.
 //
-// Identity: a dataset is its rows, not its bytes or its flags. The
-// identity (ContentHash) hashes every row in a canonical form over every
-// column, label columns included, and combines the row hashes so that the
-// row order, the column order, the file format (CSV, Parquet, Arrow IPC)
-// and the numeric types (int32 or int64, "1" or 1.0) do not matter. Every
-// run on the same rows composes in one file, whatever its label columns and
-// whatever command spent the budget (label, aggregate, replicate
-// --private-report). A dataset can also be named (--dataset NAME, NamedID):
-// runs that give the same name compose whatever their bytes, which is how a
-// data set that grows, or votes computed elsewhere (pate aggregate), are
-// tied to the data they came from. A dataset's file is named by Key, an
+// Identity: what the ledger promises. A dataset is what the user names
+// (--dataset NAME, NamedID): every run that gives the name composes in one
+// file, whatever rows it read, whatever its label columns and whatever
+// command spent the budget (label, aggregate, replicate --private-report,
+// analyze --release-ss). A lifetime ε is kept only for a named dataset
+// (ErrLifetimeNeedsName): a copy with one row fewer, a duplicated row,
+// values rounded otherwise or a column added is, by its rows, another
+// dataset with a fresh account, so no content identity can keep a
+// lifetime. Each entry of a named dataset keeps the content identity of the
+// rows the run read (keyed, see below) as a check: a run whose rows differ
+// from the earlier runs' is composed with them, and the caller is warned
+// (BeginRequest.Warn). A run without a name is recorded under its content
+// identity (ContentHash): every row hashed in a canonical form over every
+// column, label columns included, combined so that the row order, the
+// column order, the file format (CSV, Parquet, Arrow IPC) and the numeric
+// types (int32 or int64, "1" or 1.0) do not matter — one exact multiset of
+// rows: a record of what was spent on those rows, and no more.
+//
+// Privacy units. Each run records its privacy unit (a row, or all rows
+// sharing one value of a column). Runs of different units do not compose
+// into one figure: a dataset whose runs protect more than one unit has a
+// total per unit (Dataset.Units) and no overall ε (+Inf), and under a
+// lifetime a run of another unit than the recorded runs' is refused
+// (ErrMixedUnits).
+//
+// A dataset's file is named by Key, an
 // HMAC of its identity under a random key kept in the directory, so that
 // nothing that names the file says anything of the data without that key.
 //
@@ -25,11 +40,15 @@
 // maximum. Run i is then f_i-approximately ρ_i-zCDP, and such runs compose
 // by adding both (approximate zCDP, Bun & Steinke 2016, section 8: the ρs
 // add and the δs add under adaptive composition). The same holds of their
-// RDP curves, order by order. The dataset's total is, at δ = Σ δ_i,
+// RDP curves, order by order. And run i alone is (e_i, δ_i)-DP, with e_i
+// the smallest of its claim ε_i (the budget its filter enforced, when it
+// had one), ZCDPEps(ρ_i, δ_i − f_i), and n_i·ε0_i when it ended with pure
+// events only: the runs compose by basic composition too (Σ e_i at Σ δ_i).
+// The total of the runs of one privacy unit is, at δ = Σ δ_i,
 //
 //	ε = min( ZCDPEps(Σ ρ_i, δ − Σ f_i),            improved conversion, best order
 //	         EpsImproved(Σ curve_i, δ − Σ f_i),    the same over the paper's orders
-//	         Σ n_i·ε0_i  when every run is pure )  basic composition, δ ≥ Σ f_i
+//	         Σ e_i )                               basic composition
 //
 // where curve_i is λρ_i, except for a run of pure events: n_i events of
 // ε0_i on top of a zCDP part ρ0_i (class discovery) have the curve

@@ -28,6 +28,13 @@ import (
 // take the dataset's composed total past its lifetime ε. Nothing is written.
 var ErrLifetimeExceeded = errors.New("ledger: lifetime privacy budget exceeded")
 
+// ErrMixedUnits is returned by Begin, under a lifetime, when the run's
+// privacy unit is not the one of the runs already recorded on the dataset:
+// runs protecting different units do not compose into one (ε, δ) figure
+// (one unit of many rows is not a neighbour of one row, nor the other way
+// round). Nothing is written.
+var ErrMixedUnits = errors.New("ledger: runs of different privacy units do not compose into one figure")
+
 // ErrCorrupt marks a ledger file that cannot be read back.
 var ErrCorrupt = errors.New("ledger: corrupt ledger file")
 
@@ -65,6 +72,9 @@ type Entry struct {
 	// Content is the content identity of the data when the dataset is
 	// named (--dataset): a check of what each run actually read.
 	Content string `json:"content,omitempty"`
+	// PrivacyUnit is the column whose value is one privacy unit of the
+	// run; "" (and ledgers written before it was recorded): one row.
+	PrivacyUnit string `json:"privacy_unit,omitempty"`
 	// End entries: the realized zCDP ρ and, for a run of pure events, how
 	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
 	Rho          *report.Float `json:"rho,omitempty"`
@@ -126,12 +136,19 @@ type BeginRequest struct {
 	// than the conversion's share: the class discovery's and svt's
 	// stable-release failure. It includes DiscoveryDelta.
 	FailureDelta float64
-	Epsilon      float64 // the run's claimed ε (information)
+	// Epsilon is the run's claimed ε when > 0: the budget its filter
+	// enforces, a guarantee at Delta that holds however the run ends; the
+	// ledger composes it by basic composition (0: no claim).
+	Epsilon float64
 	// Seed is the secret that seeds the run's partition and noise (--seed,
 	// or the key of --replicable), nil for a run drawing from the secure
 	// source. Only a keyed commitment of it is written (see Begin).
-	Seed    []byte
-	Content string // see Entry.Content
+	Seed        []byte
+	Content     string // see Entry.Content
+	PrivacyUnit string // see Entry.PrivacyUnit
+	// Warn, when set, receives a warning for the local user: the rows of a
+	// named dataset differ from those its earlier runs read.
+	Warn func(string)
 	// PureMaxEpsilon and PureMaxRho: see Entry.PureMax (0: not such a run).
 	PureMaxEpsilon, PureMaxRho float64
 }
@@ -177,7 +194,7 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Labels: req.Labels,
 		Mechanism: req.Mechanism, MaxRho: &mr, Delta: report.Float(req.Delta),
 		DiscoveryDelta: report.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: report.Float(req.Epsilon),
-		Seeded: req.Seed != nil, Content: req.Content}
+		Seeded: req.Seed != nil, Content: req.Content, PrivacyUnit: req.PrivacyUnit}
 	if req.PureMaxEpsilon > 0 {
 		if !(req.PureMaxRho > 0 && req.PureMaxRho <= req.MaxRho) {
 			return nil, fmt.Errorf("ledger: bad pure maximum ρ %g for a run of maximum ρ %g", req.PureMaxRho, req.MaxRho)
@@ -186,6 +203,14 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	}
 	begin := func() error {
 		return l.locked(req.Dataset, func(f *os.File, entries []Entry) error {
+			if changed := contentChanged(entries, req.Content); changed > 0 && req.Warn != nil {
+				req.Warn(fmt.Sprintf("the rows this run read differ from those of %d earlier run(s) recorded under the same dataset name: "+
+					"the ledger composes them as one dataset, as named (if they are another dataset, give it another name)", changed))
+			}
+			if unit := otherUnit(entries, req.PrivacyUnit); lifetime > 0 && unit != nil {
+				return fmt.Errorf("%w: this run protects %s, the dataset's recorded runs %s; its lifetime cannot be checked across them",
+					ErrMixedUnits, UnitName(req.PrivacyUnit), UnitName(*unit))
+			}
 			if lifetime > 0 {
 				d := summarize(req.Dataset, append(entries[:len(entries):len(entries)], e))
 				eps, delta := d.Epsilon, d.Delta
@@ -210,6 +235,37 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 		return nil, err
 	}
 	return &Run{l: l, id: id, dataset: req.Dataset}, nil
+}
+
+// contentChanged counts the begin entries of a named dataset whose content
+// identity is not content ("" : not named).
+func contentChanged(entries []Entry, content string) int {
+	n := 0
+	for _, e := range entries {
+		if content != "" && e.Kind == KindBegin && e.Content != "" && e.Content != content {
+			n++
+		}
+	}
+	return n
+}
+
+// otherUnit returns a privacy unit of a begin entry that is not unit, or
+// nil.
+func otherUnit(entries []Entry, unit string) *string {
+	for _, e := range entries {
+		if e.Kind == KindBegin && e.PrivacyUnit != unit {
+			return &e.PrivacyUnit
+		}
+	}
+	return nil
+}
+
+// UnitName says what a privacy unit is: "one row", or "one value of COL".
+func UnitName(unit string) string {
+	if unit == "" {
+		return "one row"
+	}
+	return "one value of " + unit
 }
 
 // End records the run's realized spend (zCDP ρ).
@@ -464,6 +520,8 @@ type RunSummary struct {
 	Rho      float64 `json:"rho"`
 	Charged  float64 `json:"charged_rho"`
 	Seeded   bool    `json:"seeded,omitempty"`
+	// PrivacyUnit: see Entry.PrivacyUnit.
+	PrivacyUnit string `json:"privacy_unit,omitempty"`
 	// A run of pure events: its maximum (PureMax), and when it ended, its
 	// events and their ε.
 	PureMax      *PureMax `json:"pure_max,omitempty"`
@@ -471,20 +529,25 @@ type RunSummary struct {
 	EventEpsilon float64  `json:"event_epsilon,omitempty"`
 }
 
-// curve adds the run's RDP curve at orders to total, and returns its basic
-// composition ε (+Inf unless the run ended with pure events only). A run
-// that ended with n events of ε0 and a zCDP part ρ0 has the curve
-// n·min(ε0, λε0²/2) + λρ0; one without an end entry that declared a pure
-// maximum, max(λρ_B, min(ε, λε²/2)) (its cap is one or the other); any
-// other, λρ.
+// curve adds the run's RDP curve at orders to total, and returns the ε
+// of the run alone at its own δ, for basic composition: the smallest of its
+// claim (the budget its filter enforced, when it made one), its charged ρ
+// converted at its δ less its failure δ, and, when it ended with pure
+// events only, their summed ε. A run that ended with n events of ε0 and a
+// zCDP part ρ0 has the curve n·min(ε0, λε0²/2) + λρ0; one without an end
+// entry that declared a pure maximum, max(λρ_B, min(ε, λε²/2)) (its cap is
+// one or the other); any other, λρ.
 func (r RunSummary) curve(orders, total []float64) (basic float64) {
-	basic = math.Inf(1)
+	basic = Total(r.Charged, r.Delta, r.FailureDelta)
+	if r.Epsilon > 0 && r.Epsilon < basic {
+		basic = r.Epsilon
+	}
 	switch {
 	case r.Finished && r.PureEvents > 0:
 		n := float64(r.PureEvents)
 		rho0 := math.Max(0, r.Charged-n*rdp.PureDPRho(r.EventEpsilon))
 		if rho0 <= 1e-12*r.Charged {
-			rho0, basic = 0, n*r.EventEpsilon
+			rho0, basic = 0, math.Min(basic, n*r.EventEpsilon)
 		}
 		for i, v := range rdp.PureDP(r.EventEpsilon, orders) {
 			total[i] += n*v + rho0*orders[i]
@@ -514,6 +577,10 @@ func (r RunSummary) charged() (delta, failure float64) {
 // Dataset is the composed spend of one sensitive dataset.
 type Dataset struct {
 	ID string `json:"dataset"`
+	// Named says that the dataset is a name the user gave (--dataset):
+	// its runs compose whatever rows they read. Otherwise it is one exact
+	// multiset of rows, and a near copy is another dataset.
+	Named bool `json:"named"`
 	// Labels are the label columns its runs named (any: the ledger
 	// composes every run on the data, whatever its labels).
 	Labels []string     `json:"labels"`
@@ -523,9 +590,34 @@ type Dataset struct {
 	// of their failure δs.
 	Delta        float64 `json:"delta"`
 	FailureDelta float64 `json:"failure_delta"`
-	// Epsilon is Total(Rho, Delta, FailureDelta): the dataset has had at
-	// most (Epsilon, Delta)-DP spent on it.
+	// Epsilon is the composed ε of the runs at Delta (see compose): the
+	// dataset has had at most (Epsilon, Delta)-DP spent on it. When its
+	// runs protect different privacy units (Units) no one figure holds:
+	// Epsilon is then +Inf, and each unit's runs are composed apart.
 	Epsilon float64 `json:"epsilon"`
+	// Units are the totals per privacy unit, when the runs protect more
+	// than one (nil otherwise: the dataset's own figures are the unit's).
+	Units []UnitTotal `json:"units,omitempty"`
+}
+
+// UnitTotal is the composed spend of the runs of one privacy unit.
+type UnitTotal struct {
+	PrivacyUnit  string  `json:"privacy_unit"` // "" : one row
+	Runs         int     `json:"runs"`
+	Rho          float64 `json:"rho"`
+	Delta        float64 `json:"delta"`
+	FailureDelta float64 `json:"failure_delta"`
+	Epsilon      float64 `json:"epsilon"`
+}
+
+// MarshalJSON encodes +Inf as "inf".
+func (u UnitTotal) MarshalJSON() ([]byte, error) {
+	type plain UnitTotal
+	return json.Marshal(struct {
+		plain
+		Rho     report.Float `json:"rho"`
+		Epsilon report.Float `json:"epsilon"`
+	}{plain(u), report.Float(u.Rho), report.Float(u.Epsilon)})
 }
 
 // MarshalJSON encodes +Inf as "inf".
@@ -544,8 +636,9 @@ func (r RunSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		MaxRho  report.Float `json:"max_rho"`
+		Rho     report.Float `json:"rho"`
 		Charged report.Float `json:"charged_rho"`
-	}{plain(r), report.Float(r.MaxRho), report.Float(r.Charged)})
+	}{plain(r), report.Float(r.MaxRho), report.Float(r.Rho), report.Float(r.Charged)})
 }
 
 // svtDeltaShare is the share of its δ that an svt run spends on its
@@ -577,6 +670,7 @@ func summarize(id string, entries []Entry) *Dataset {
 	for _, e := range entries {
 		switch e.Kind {
 		case KindBegin:
+			d.Named = d.Named || e.Content != ""
 			for _, l := range e.Labels {
 				if !labels[l] {
 					labels[l] = true
@@ -590,7 +684,7 @@ func summarize(id string, entries []Entry) *Dataset {
 			idx[e.Run] = len(d.Runs)
 			d.Runs = append(d.Runs, RunSummary{Run: e.Run, Started: e.Time, Mechanism: e.Mechanism, Labels: e.Labels,
 				Epsilon: float64(e.Epsilon), Delta: float64(e.Delta), FailureDelta: failureDelta(e),
-				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax})
+				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax, PrivacyUnit: e.PrivacyUnit})
 		case KindEnd:
 			i, ok := idx[e.Run]
 			if !ok || e.Rho == nil {
@@ -605,32 +699,60 @@ func summarize(id string, entries []Entry) *Dataset {
 		}
 	}
 	sort.Strings(d.Labels)
-	orders := rdp.DefaultOrders()
-	curve := make([]float64, len(orders))
-	basic := 0.0
+	var units []string
+	byUnit := map[string][]RunSummary{}
 	for _, r := range d.Runs {
-		delta, failure := r.charged()
-		if delta == 0 {
-			continue
+		if _, ok := byUnit[r.PrivacyUnit]; !ok {
+			units = append(units, r.PrivacyUnit)
 		}
-		d.Rho += r.Charged
-		d.Delta += delta
-		d.FailureDelta += failure
-		basic += r.curve(orders, curve)
+		byUnit[r.PrivacyUnit] = append(byUnit[r.PrivacyUnit], r)
 	}
-	if d.Delta > 0 {
-		d.Epsilon = compose(d.Rho, curve, orders, basic, d.Delta, d.FailureDelta)
+	sort.Strings(units)
+	for _, u := range units {
+		t := composeRuns(byUnit[u])
+		t.PrivacyUnit = u
+		d.Units = append(d.Units, t)
+		d.Rho += t.Rho
+		d.Delta += t.Delta
+		d.FailureDelta += t.FailureDelta
+		d.Epsilon = t.Epsilon
+	}
+	if len(d.Units) > 1 {
+		d.Epsilon = math.Inf(1) // no one figure: see Units
+	} else {
+		d.Units = nil
 	}
 	return d
 }
 
+// composeRuns composes runs of one privacy unit.
+func composeRuns(runs []RunSummary) UnitTotal {
+	t := UnitTotal{Runs: len(runs)}
+	orders := rdp.DefaultOrders()
+	curve := make([]float64, len(orders))
+	basic := 0.0
+	for _, r := range runs {
+		delta, failure := r.charged()
+		if delta == 0 {
+			continue
+		}
+		t.Rho += r.Charged
+		t.Delta += delta
+		t.FailureDelta += failure
+		basic += r.curve(orders, curve)
+	}
+	if t.Delta > 0 {
+		t.Epsilon = compose(t.Rho, curve, orders, basic, t.Delta, t.FailureDelta)
+	}
+	return t
+}
+
 // compose is the composed ε at delta (the summed δ of the runs) of runs
 // whose failure δs sum to failureDelta, of summed zCDP ρ, summed RDP curve
-// at orders, and summed basic-composition ε (+Inf unless every run ended
-// with pure events only): the smallest of three readings, each valid at
-// delta — ρ converted (Total), the curve converted at the best order, both
-// at delta − failureDelta, and the basic sum, which needs only the failure
-// δs.
+// at orders, and summed ε of each run alone at its own δ: the smallest of
+// three readings, each valid at delta — ρ converted (Total), the curve
+// converted at the best order, both at delta − failureDelta, and basic
+// composition (Σεᵢ at Σδᵢ), which needs no conversion.
 func compose(rho float64, curve, orders []float64, basic, delta, failureDelta float64) float64 {
 	eps := Total(rho, delta, failureDelta)
 	if d := delta - failureDelta; d > 0 && d < 1 {

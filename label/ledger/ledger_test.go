@@ -182,7 +182,20 @@ func TestComposedTotal(t *testing.T) {
 			if !near(d.Rho, tc.wantRho) || !near(d.Delta, tc.wantDelta) || !near(d.FailureDelta, tc.wantFailure) {
 				t.Fatalf("ρ %g δ %g failure δ %g, want %g %g %g", d.Rho, d.Delta, d.FailureDelta, tc.wantRho, tc.wantDelta, tc.wantFailure)
 			}
+			// The smaller of the zCDP reading and basic composition: each
+			// run alone is (min(its claim, its ρ at its δ), δ_i)-DP.
 			want := rdp.RoundUp(rdp.ZCDPEps(tc.wantRho, tc.wantDelta-tc.wantFailure), 6)
+			basic := 0.0
+			for _, s := range tc.steps {
+				charged := s.end
+				if charged < 0 {
+					charged = s.req.MaxRho
+				}
+				if charged > 0 {
+					basic += math.Min(s.req.Epsilon, Total(charged, s.req.Delta, s.req.FailureDelta))
+				}
+			}
+			want = math.Min(want, rdp.RoundUp(basic, 6))
 			if math.IsInf(d.Epsilon, 0) || !near(d.Epsilon, want) {
 				t.Fatalf("total ε %g at δ %g, want %g", d.Epsilon, d.Delta, want)
 			}

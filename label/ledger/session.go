@@ -9,7 +9,8 @@ import (
 // dataset. The dataset's identity is hashed in the background while the run
 // reads and trains: only the begin entry, before the first output, needs it.
 type Session struct {
-	l *Ledger
+	l     *Ledger
+	named bool
 	// identity waits for the hash; content is the content hash (the
 	// identity too, unless the dataset is named).
 	identity func() (id, content string, err error)
@@ -43,8 +44,14 @@ func (l *Ledger) Session(name string, identify func() (string, error), what stri
 		}
 		return content, content, nil
 	}
-	return &Session{l: l, identity: identity}
+	return &Session{l: l, named: name != "", identity: identity}
 }
+
+// ErrLifetimeNeedsName is returned by Session.Begin for a lifetime on an
+// unnamed dataset: a dataset identified by its rows alone gets a fresh
+// lifetime from a copy with one row fewer, one duplicated row or an added
+// column, so a lifetime is only kept for a dataset the user names.
+var ErrLifetimeNeedsName = errors.New("ledger: a lifetime ε needs a named dataset")
 
 // StoreError is a failure of the ledger's directory (not a refusal).
 type StoreError struct {
@@ -58,10 +65,16 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // Begin writes the begin entry of the run (write-ahead) into the dataset's
 // file once its identity is known. It refuses the run with
 // ErrLifetimeExceeded when it would take the dataset past lifetime (0: no
-// limit) and with ErrSeedReused when it reuses a seed; a failure of the
+// limit), with ErrMixedUnits when, under a lifetime, its privacy unit is not
+// the dataset's, with ErrLifetimeNeedsName for a lifetime on a dataset
+// that is not named, and with ErrSeedReused when it reuses a seed; a
+// failure of the
 // directory is a *StoreError; a failure to read the data is returned as it
 // is.
 func (s *Session) Begin(req BeginRequest, lifetime float64) (*Run, error) {
+	if lifetime > 0 && !s.named {
+		return nil, ErrLifetimeNeedsName
+	}
 	id, content, err := s.identity()
 	if err != nil {
 		return nil, err
@@ -75,7 +88,7 @@ func (s *Session) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 		}
 	}
 	run, err := s.l.Begin(req, lifetime)
-	if errors.Is(err, ErrLifetimeExceeded) || errors.Is(err, ErrSeedReused) {
+	if errors.Is(err, ErrLifetimeExceeded) || errors.Is(err, ErrSeedReused) || errors.Is(err, ErrMixedUnits) {
 		return nil, err
 	}
 	if err != nil {

@@ -62,6 +62,22 @@ type Report struct {
 	// Choice is the chooser's noisy count and rule, when the run chose
 	// its mechanism (package label's choose.go).
 	Choice *ChoiceReport `json:"choice,omitempty"`
+	// Build says what ran the mechanism; absent from reports of older
+	// versions.
+	Build *BuildReport `json:"build,omitempty"`
+}
+
+// BuildReport describes the binary and the CPU that made a report: the Go
+// version, whether cgo was on and the vote kernel the teachers voted with.
+// It says nothing of the data and is no privacy figure: the audit does not
+// read it. Runs of different kernels may differ on teachers whose scores
+// tie to within float32 rounding (package learners/kernel), and a build
+// without cgo only has the pure-Go kernel.
+type BuildReport struct {
+	GoVersion string `json:"go_version"`
+	CGO       bool   `json:"cgo"`
+	// VoteKernel is "generic", "avx2", "avx512" or "avx512-vnni".
+	VoteKernel string `json:"vote_kernel"`
 }
 
 // PureDPReport describes the pure ε-DP events of the pure mechanisms

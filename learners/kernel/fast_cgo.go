@@ -14,7 +14,7 @@ import (
 	"unsafe"
 )
 
-// kernelScratch holds the bf16 and int16 kernels' scratch between calls.
+// kernelScratch holds the int16 kernels' scratch between calls.
 // The tile vote calls a kernel once per tile of about a hundred rows, and a
 // fresh 40 KB buffer each time was a third of the run's allocations (zeroed,
 // then collected); the kernels write every byte they read, so a reused
@@ -30,21 +30,14 @@ func scratchOf(n int) *[]byte {
 	return &b
 }
 
-// cpuVNNI says whether the CPU has AVX512_VNNI, which isaAVX512Int16 needs;
-// cpuBF16 whether it runs isaAVX512BF16 (AVX512_BF16 on AMD).
-var (
-	cpuVNNI = C.pate_cpu_vnni() != 0
-	cpuBF16 = C.pate_cpu_level() == C.PATE_ISA_AVX512BF16
-)
+// cpuVNNI says whether the CPU has AVX512_VNNI, which isaAVX512Int16 needs.
+var cpuVNNI = C.pate_cpu_vnni() != 0
 
 func detectISA() isaLevel {
 	switch C.pate_cpu_level() {
-	case C.PATE_ISA_AVX512BF16, C.PATE_ISA_AVX512:
-		switch {
-		case cpuVNNI:
+	case C.PATE_ISA_AVX512:
+		if cpuVNNI {
 			return isaAVX512Int16
-		case cpuBF16:
-			return isaAVX512BF16
 		}
 		return isaAVX512
 	case C.PATE_ISA_AVX2:
@@ -53,8 +46,8 @@ func detectISA() isaLevel {
 	return isaGeneric
 }
 
-// cLevel is the C kernels' level for l: the int16 and bf16 paths are
-// variants of the AVX2 and AVX-512 levels that votesFast chooses itself.
+// cLevel is the C kernels' level for l: the int16 paths are variants of
+// the AVX2 and AVX-512 levels that votesFast chooses itself.
 func cLevel(l isaLevel) C.int {
 	switch {
 	case l >= isaAVX512:
@@ -69,18 +62,6 @@ func cLevel(l isaLevel) C.int {
 // is row-major when ld is 0, column-major with leading dimension ld otherwise.
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	p := l.packed
-	if bf := p.bf; bf != nil && activeISA == isaAVX512BF16 && (ld == 0 || l.dim >= bf16MinDimColumns) {
-		sp := scratchOf(int(C.pate_votes_bf16_scratch(C.int64_t(l.dim), C.int64_t(p.groups))))
-		defer kernelScratch.Put(sp)
-		scratch := *sp
-		C.pate_votes_bf16((*C.uint32_t)(unsafe.Pointer(&bf.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
-			(*C.float)(unsafe.Pointer(&bf.p0[0])), (*C.float)(unsafe.Pointer(&bf.p1[0])), (*C.float)(unsafe.Pointer(&bf.p2[0])),
-			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
-			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim),
-			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
-			unsafe.Pointer(&scratch[0]))
-		return
-	}
 	if iq := p.i16; iq != nil && (activeISA == isaAVX2Int16 || activeISA == isaAVX512Int16) &&
 		(ld == 0 || l.dim >= int16MinDimColumns) {
 		vnni := C.int(0)
@@ -94,14 +75,14 @@ func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 			(*C.float)(unsafe.Pointer(&iq.sw[0])),
 			(*C.float)(unsafe.Pointer(&iq.p0[0])), (*C.float)(unsafe.Pointer(&iq.p1[0])), (*C.float)(unsafe.Pointer(&iq.p2[0])),
 			(*C.float)(unsafe.Pointer(&l.dw[0])), (*C.float)(unsafe.Pointer(&l.db[0])),
-			C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.dim), C.int(iq.bq),
+			C.int64_t(p.groups), C.int64_t(l.kv), C.int64_t(l.dim), C.int(iq.bq),
 			(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])),
 			unsafe.Pointer(&scratch[0]))
 		return
 	}
 	C.pate_votes(cLevel(activeISA),
-		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])),
-		C.int64_t(p.groups), C.int64_t(l.k), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
+		(*C.float)(unsafe.Pointer(&p.w[0])), (*C.float)(unsafe.Pointer(&p.b[0])), (*C.int32_t)(unsafe.Pointer(&p.ref[0])),
+		C.int64_t(p.groups), C.int64_t(l.kv), C.int64_t(l.classes), C.int64_t(p.pc), C.int64_t(l.dim),
 		(*C.float)(unsafe.Pointer(&x[0])), C.int64_t(ld), C.int64_t(n), (*C.int32_t)(unsafe.Pointer(&counts[0])))
 }
 

@@ -6,7 +6,7 @@ import "math"
 
 func detectISA() isaLevel { return isaGeneric }
 
-const cpuVNNI, cpuBF16 = false, false
+const cpuVNNI = false
 
 func (l *Linear) votesFast(x []float32, ld, n int, counts []int32) {
 	l.votesGenericLD(x, ld, n, counts)

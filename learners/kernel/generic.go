@@ -1,12 +1,12 @@
 package kernel
 
 // votesGeneric is the portable pure-Go kernel. It scores rows two at a time
-// against three teacher lines at a time (a line is one teacher's score
-// relative to class 0 for one class), then turns each row's scores into
-// votes.
+// against three teacher lines at a time (a line is one scored teacher's
+// score for one class relative to its reference class), then turns each
+// row's scores into votes.
 func (l *Linear) votesGeneric(x []float32, n int, counts []int32) {
 	dim, c := l.dim, l.classes
-	lines := l.k * (c - 1)
+	lines := l.kv * (c - 1)
 	buf := make([]float32, 2*lines)
 	s0, s1 := buf[:lines], buf[lines:]
 	i := 0
@@ -24,8 +24,9 @@ func (l *Linear) votesGeneric(x []float32, n int, counts []int32) {
 	}
 }
 
-// tally overwrites row (one row of counts) with the votes given the row's
-// line scores s (teacher-major, classes 1..C−1 relative to class 0).
+// tally overwrites row (one row of counts) with the scored teachers' votes
+// given the row's line scores s (teacher-major, classes 1..C−1 relative to
+// each teacher's reference class).
 func (l *Linear) tally(s []float32, row []int32) {
 	for j := range row {
 		row[j] = 0
@@ -37,13 +38,14 @@ func (l *Linear) tally(s []float32, row []int32) {
 				ones++
 			}
 		}
-		row[0], row[1] = int32(l.k)-ones, ones
+		row[0], row[1] = int32(l.kv)-ones, ones
 		return
 	}
 	pc := l.classes - 1
-	for t := 0; t < l.k; t++ {
-		// Class 0 scores 0; strict > keeps ties on the lowest class.
-		best, bestScore := 0, float32(0)
+	for t := 0; t < l.kv; t++ {
+		// The reference class scores 0 and is the lowest the teacher
+		// sees; strict > keeps ties on the lowest class.
+		best, bestScore := int(l.ref[t]), float32(0)
 		for cl, v := range s[t*pc : (t+1)*pc] {
 			if v > bestScore {
 				best, bestScore = cl+1, v

@@ -8,7 +8,6 @@ const (
 	isaAVX2                        // AVX2 + FMA (cgo, amd64)
 	isaAVX2Int16                   // isaAVX2, two-class votes from certified 16-bit integer scores
 	isaAVX512                      // AVX-512F/DQ/BW/VL + FMA (cgo, amd64)
-	isaAVX512BF16                  // isaAVX512 + AVX512_BF16 (AMD): two-class votes from certified bf16 scores
 	isaAVX512Int16                 // isaAVX512 + AVX512_VNNI: two-class votes from certified 16-bit integer scores
 )
 
@@ -22,8 +21,6 @@ func (l isaLevel) String() string {
 		return "avx512"
 	case isaAVX512Int16:
 		return "avx512int16"
-	case isaAVX512BF16:
-		return "avx512bf16"
 	default:
 		return "generic"
 	}
@@ -40,7 +37,7 @@ var (
 func supportedISAs() []isaLevel {
 	var ls []isaLevel
 	for l := cpuISA; l > isaGeneric; l-- {
-		if l == isaAVX512Int16 && !cpuVNNI || l == isaAVX512BF16 && !cpuBF16 {
+		if l == isaAVX512Int16 && !cpuVNNI {
 			continue
 		}
 		ls = append(ls, l)

@@ -29,12 +29,7 @@ int pate_cpu_level(void) {
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
 	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
 	    __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt"))
-		// vdpbf16ps doubles the multiply-adds per cycle of vfmadd on AMD
-		// Zen 4 (measured). Intel cores with AVX512_BF16 are unmeasured
-		// here; with two 512-bit FMA units they are not expected to gain,
-		// so they keep the float32 kernel.
-		return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_is("amd") ? PATE_ISA_AVX512BF16
-		                                                                         : PATE_ISA_AVX512;
+		return PATE_ISA_AVX512;
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt"))
 		return PATE_ISA_AVX2;
 	return 0;
@@ -75,9 +70,10 @@ T512 AI void bin512(const float *wp, const float *bp, int64_t dim, const float *
 }
 
 // mc512 adds to counts[r*classes + c] the votes of V groups on row r. The
-// pc = classes−1 packed classes are scores relative to class 0, which scores 0.
-T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
-                   const int R, const int V, int32_t *counts) {
+// pc = classes−1 packed classes are scores relative to each teacher's
+// reference class rp[lane] (rp + 16 for the second group), which scores 0.
+T512 AI void mc512(const float *wp, const float *bp, const int32_t *rp, int64_t classes, int64_t dim, const float *x,
+                   const int64_t ld, const int R, const int V, int32_t *counts) {
 	__m512 best[2][R512];
 	__m512i idx[2][R512];
 	const int64_t pc = classes - 1;
@@ -86,7 +82,7 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 	for (int r = 0; r < R; r++)
 		for (int v = 0; v < V; v++) {
 			best[v][r] = _mm512_setzero_ps();
-			idx[v][r] = _mm512_setzero_si512();
+			idx[v][r] = _mm512_loadu_si512(rp + v * 16);
 		}
 	for (int64_t c = 0; c < pc; c++) {
 		__m512 acc[2][R512];
@@ -144,8 +140,8 @@ T512 AI void mc512(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
+T512 AI void votes512(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k, int64_t classes,
+                      int64_t pc, int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R512) {
 		const int R = (int)(n - i < R512 ? n - i : R512);
@@ -174,164 +170,21 @@ T512 AI void votes512(const float *wp, const float *bp, int64_t groups, int64_t 
 		int64_t g = 0;
 		for (; g + 2 <= groups; g += 2) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC2(RR) mc512(w, b, classes, dim, xb, ld, RR, 2, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC2(RR) mc512(w, b, ri, classes, dim, xb, ld, RR, 2, cb)
 			ROWCASES(MC2)
 		}
 		if (g < groups) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC1(RR) mc512(w, b, classes, dim, xb, ld, RR, 1, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC1(RR) mc512(w, b, ri, classes, dim, xb, ld, RR, 1, cb)
 			ROWCASES(MC1)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad; // padded teachers all vote class 0
 	}
 }
 
-/* ------------------------------------------------- AVX-512 BF16, two classes */
-
-// With two classes and AVX512_BF16 the scores are first computed from bf16
-// copies of the weights and rows (vdpbf16ps: twice the multiply-adds per
-// instruction of vfmadd) and each is certified against a bound T on its
-// distance from the float32 score: a teacher whose |bf16 score| > T votes
-// its sign, which is the sign of the exact score and of any float32 sum of
-// it; the few others (and every padded teacher, NaN, Inf or huge row) are
-// rescored in float32 by rescore. With w the teacher's difference weights, ŵ
-// and x̂ the bf16 copies, γ = G (see pack.go) and A the flush-to-zero slack,
-//   T = ‖x̂‖·(‖ŵ−w‖ + γ(‖ŵ‖+‖w‖)) + ‖x̂−x‖·‖w‖(1+γ) + 2γ|b| + A
-// (Cauchy–Schwarz on the rounding errors plus the recursive-summation bounds
-// of both sums); pack.go stores the three per-teacher factors p1, p2, p0.
-
-#define TBF __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512bf16,avx2,fma,popcnt")))
-
-// dots sets s[u] = b[u] + Σ w[u][j]·x[j] in float32 for T <= 4 teachers at
-// once, so each load of x serves T of them. Each teacher sums with the same
-// two 16-lane accumulators and the same final reduction whatever T is, so a
-// score does not depend on which teachers it is computed with, nor on the
-// layout x came from.
-TBF AI void dots(const float *const *w, const float *x, int64_t dim, const float *b, const int T, float *s) {
-	__m512 a0[4], a1[4];
-	for (int u = 0; u < T; u++) a0[u] = a1[u] = _mm512_setzero_ps();
-	int64_t j = 0;
-	for (; j + 32 <= dim; j += 32) {
-		const __m512 x0 = _mm512_loadu_ps(x + j), x1 = _mm512_loadu_ps(x + j + 16);
-		for (int u = 0; u < T; u++) {
-			a0[u] = _mm512_fmadd_ps(_mm512_loadu_ps(w[u] + j), x0, a0[u]);
-			a1[u] = _mm512_fmadd_ps(_mm512_loadu_ps(w[u] + j + 16), x1, a1[u]);
-		}
-	}
-	if (j < dim) {
-		const int64_t left = dim - j;
-		const __mmask16 m0 = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-		const __mmask16 m1 = left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
-		const __m512 x0 = _mm512_maskz_loadu_ps(m0, x + j), x1 = _mm512_maskz_loadu_ps(m1, x + j + 16);
-		for (int u = 0; u < T; u++) {
-			a0[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, w[u] + j), x0, a0[u]);
-			a1[u] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, w[u] + j + 16), x1, a1[u]);
-		}
-	}
-	for (int u = 0; u < T; u++) s[u] = _mm512_reduce_add_ps(_mm512_add_ps(a0[u], a1[u])) + b[u];
-}
-
-// rescore returns how many of the nt teachers in list (rows of dw, biases
-// db) score > 0 on the float32 row x.
-TBF static int rescore(const int32_t *list, int nt, const float *dw, const float *db, const float *x, int64_t dim) {
-	int c = 0, q = 0;
-	const float *w[4];
-	float b[4], s[4];
-	for (; q + 4 <= nt; q += 4) {
-		for (int u = 0; u < 4; u++) w[u] = dw + list[q + u] * dim, b[u] = db[list[q + u]];
-		dots(w, x, dim, b, 4, s);
-		c += (s[0] > 0) + (s[1] > 0) + (s[2] > 0) + (s[3] > 0);
-	}
-	for (; q < nt; q++) {
-		w[0] = dw + list[q] * dim, b[0] = db[list[q]];
-		dots(w, x, dim, b, 1, s);
-		c += s[0] > 0;
-	}
-	return c;
-}
-
-// bfrow converts one float32 row (dim values) to bf16 pairs in xb (dim2 =
-// ⌈dim/2⌉ 32-bit pairs, the last padded with 0) and returns, rounded up,
-// ‖x̂‖ in *xh and ‖x̂−x‖ in *dx; +Inf in *xh (so that no score is certified)
-// when the row is not finite or too large for the bound's guards.
-TBF static void bfrow(const float *x, int64_t dim, uint16_t *xb, float *xh, float *dx) {
-	__m512 sq = _mm512_setzero_ps(), dq = sq;
-	for (int64_t j = 0; j < dim; j += 32) {
-		int64_t left = dim - j;
-		__mmask16 m0 = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-		__mmask16 m1 = left >= 32 ? (__mmask16)0xffff : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
-		__m512 lo = _mm512_maskz_loadu_ps(m0, x + j), hi = _mm512_maskz_loadu_ps(m1, x + j + 16);
-		__m512bh p = _mm512_cvtne2ps_pbh(hi, lo); // elements 0..15 from lo
-		__m512i pi = (__m512i)p;
-		__m512 lo2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(pi)), 16));
-		__m512 hi2 =
-		    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(pi, 1)), 16));
-		__m512 d0 = _mm512_sub_ps(lo, lo2), d1 = _mm512_sub_ps(hi, hi2);
-		sq = _mm512_fmadd_ps(lo2, lo2, _mm512_fmadd_ps(hi2, hi2, sq));
-		dq = _mm512_fmadd_ps(d0, d0, _mm512_fmadd_ps(d1, d1, dq));
-		int64_t pairs = (left >= 32 ? 32 : left + 1) / 2; // whole 32-bit pairs to store
-		_mm512_mask_storeu_epi16(xb + j, (__mmask32)(pairs >= 16 ? 0xffffffffu : (1u << (2 * pairs)) - 1), pi);
-	}
-	// Each float32 sum of squares is within (dim+16)·2⁻²⁴ of its value, plus
-	// at most 2⁻¹⁴⁹ per underflowed square; inflate by more than both.
-	double fs = (double)_mm512_reduce_add_ps(sq), fd = (double)_mm512_reduce_add_ps(dq);
-	double up = 1.0 + (double)(dim + 64) * 0x1p-22;
-	double tiny = (double)(dim + 64) * 0x1p-140;
-	double h = sqrt(fs * up + tiny) * (1 + 0x1p-20), d = sqrt(fd * up + tiny) * (1 + 0x1p-20);
-	if (!(h <= 0x1p50) || !(d <= 0x1p50)) { // NaN, Inf or huge: certify nothing
-		*xh = __builtin_inff();
-		*dx = __builtin_inff();
-		return;
-	}
-	*xh = (float)h * (1 + 0x1p-20f);
-	*dx = (float)d * (1 + 0x1p-20f);
-}
-
-// binbf adds to ones[r] the certified votes for class 1 of the teachers in
-// V groups (V = 1 or 2, first teacher t0) on the R rows whose bf16 pairs are
-// at xb + r*xs, and appends the teachers it cannot certify on row r to the
-// list todo + r*ts (length nt[r]).
-TBF AI void binbf(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                  int64_t dim2, const uint32_t *xb, int64_t xs, const float *xh, const float *dx, const int R,
-                  const int V, __mmask16 valid0, __mmask16 valid1, int32_t t0, int32_t *todo, int64_t ts, int *nt,
-                  int32_t *ones) {
-	__m512 acc[2][R512];
-	const uint32_t *w1 = wb + dim2 * 16;
-#pragma GCC unroll 16
-	for (int r = 0; r < R; r++) {
-		acc[0][r] = _mm512_loadu_ps(bp);
-		if (V == 2) acc[1][r] = _mm512_loadu_ps(bp + 16);
-	}
-	for (int64_t j = 0; j < dim2; j++) {
-		__m512bh a = (__m512bh)_mm512_load_si512(wb + j * 16);
-		__m512bh b = V == 2 ? (__m512bh)_mm512_load_si512(w1 + j * 16) : a;
-#pragma GCC unroll 16
-		for (int r = 0; r < R; r++) {
-			__m512bh xv = (__m512bh)_mm512_set1_epi32((int)xb[r * xs + j]);
-			acc[0][r] = _mm512_dpbf16_ps(acc[0][r], a, xv);
-			if (V == 2) acc[1][r] = _mm512_dpbf16_ps(acc[1][r], b, xv);
-		}
-	}
-	const __m512 zero = _mm512_setzero_ps();
-	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	for (int v = 0; v < V; v++) {
-		const __m512 q0 = _mm512_loadu_ps(p0 + v * 16), q1 = _mm512_loadu_ps(p1 + v * 16),
-		             q2 = _mm512_loadu_ps(p2 + v * 16);
-		const __m512i tv = _mm512_add_epi32(iota, _mm512_set1_epi32(t0 + v * 16));
-		const __mmask16 valid = v ? valid1 : valid0;
-#pragma GCC unroll 16
-		for (int r = 0; r < R; r++) {
-			__m512 t = _mm512_fmadd_ps(q1, _mm512_set1_ps(xh[r]), _mm512_fmadd_ps(q2, _mm512_set1_ps(dx[r]), q0));
-			__mmask16 sure = _mm512_mask_cmp_ps_mask(valid, _mm512_abs_ps(acc[v][r]), t, _CMP_GT_OQ);
-			ones[r] += __builtin_popcount(_mm512_mask_cmp_ps_mask(sure, acc[v][r], zero, _CMP_GT_OQ));
-			__mmask16 unsure = valid & (__mmask16)~sure;
-			// vpcompressd to memory is microcoded on AMD Zen 4: compress in
-			// a register and store all 16 lanes (the lists have room).
-			_mm512_storeu_si512(todo + r * ts + nt[r], _mm512_maskz_compress_epi32(unsure, tv));
-			nt[r] += __builtin_popcount(unsure);
-		}
-	}
-}
+/* ------------------------------------------- AVX-512 column-major tiles */
 
 // transpose16 transposes the 16 × 16 block in v (v[c] lane r becomes v[r]
 // lane c).
@@ -373,82 +226,6 @@ T512 static void transpose12(const float *x, int64_t ld, int64_t dim, int R, flo
 	}
 }
 
-// votesbf is votes512 for two classes on the bf16 packing. Per block of R512
-// rows it converts the rows to bf16, runs binbf over all groups, then
-// rescores row by row the teachers binbf could not certify, so that the
-// float32 row stays in L1 while the teachers' weights stream past it.
-// scratch holds the bf16 rows, the lists and, for column-major x, the
-// float32 rows (pate_votes_bf16_scratch).
-TBF AI void votesbf(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                    const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
-                    const int64_t ld, int64_t n, int32_t *counts, void *scratch) {
-	const int64_t dim2 = (dim + 1) / 2, xs = (dim2 + 15) & ~(int64_t)15; // 64-byte bf16 rows
-	const int64_t ts = groups * 16 + 16;                                  // list room per row
-	uint32_t *xb = (uint32_t *)scratch;
-	int32_t *todo = (int32_t *)(xb + R512 * xs);
-	float *xt = (float *)(todo + R512 * ts);
-	const int64_t rem = k - (groups - 1) * 16;
-	const __mmask16 last = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
-	for (int64_t i = 0; i < n; i += R512) {
-		const int R = (int)(n - i < R512 ? n - i : R512);
-		const float *xr[R512];
-		float xh[R512], dx[R512];
-		if (ld) transpose12(x + i, ld, dim, R, xt);
-		for (int r = 0; r < R; r++) {
-			xr[r] = ld ? xt + r * dim : x + (i + r) * dim;
-			bfrow(xr[r], dim, (uint16_t *)(xb + r * xs), &xh[r], &dx[r]);
-		}
-		int32_t ones[R512] = {0};
-		int nt[R512] = {0};
-		int64_t g = 0;
-		for (; g + 2 <= groups; g += 2) {
-			const __mmask16 v1 = g + 2 == groups ? last : (__mmask16)0xffff;
-#define BF2(RR)                                                                                                        \
-	binbf(wb + g * dim2 * 16, bp + g * 16, p0 + g * 16, p1 + g * 16, p2 + g * 16, dim2, xb, xs, xh, dx, RR, 2,     \
-	      0xffff, v1, (int32_t)(g * 16), todo, ts, nt, ones)
-			ROWCASES(BF2)
-		}
-		if (g < groups) {
-#define BF1(RR)                                                                                                        \
-	binbf(wb + g * dim2 * 16, bp + g * 16, p0 + g * 16, p1 + g * 16, p2 + g * 16, dim2, xb, xs, xh, dx, RR, 1,     \
-	      last, last, (int32_t)(g * 16), todo, ts, nt, ones)
-			ROWCASES(BF1)
-		}
-		for (int r = 0; r < R; r++) ones[r] += rescore(todo + r * ts, nt[r], dw, db, xr[r], dim);
-		int32_t *cb = counts + i * 2;
-		for (int r = 0; r < R; r++) {
-			cb[2 * r] = (int32_t)k - ones[r];
-			cb[2 * r + 1] = ones[r];
-		}
-	}
-}
-
-TBF static void votesbfrm(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                          const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
-                          int64_t n, int32_t *counts, void *scratch) {
-	votesbf(wb, bp, p0, p1, p2, dw, db, groups, k, dim, x, 0, n, counts, scratch);
-}
-TBF static void votesbfcm(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                          const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
-                          int64_t ld, int64_t n, int32_t *counts, void *scratch) {
-	if (ld <= 0) __builtin_unreachable();
-	votesbf(wb, bp, p0, p1, p2, dw, db, groups, k, dim, x, ld, n, counts, scratch);
-}
-
-int64_t pate_votes_bf16_scratch(int64_t dim, int64_t groups) {
-	const int64_t xs = (((dim + 1) / 2) + 15) & ~(int64_t)15;
-	return R512 * xs * 4 + R512 * (groups * 16 + 16) * 4 + R512 * dim * 4;
-}
-
-void pate_votes_bf16(const uint32_t *wb, const float *bp, const float *p0, const float *p1, const float *p2,
-                     const float *dw, const float *db, int64_t groups, int64_t k, int64_t dim, const float *x,
-                     int64_t ld, int64_t n, int32_t *counts, void *scratch) {
-	if (ld)
-		votesbfcm(wb, bp, p0, p1, p2, dw, db, groups, k, dim, x, ld, n, counts, scratch);
-	else
-		votesbfrm(wb, bp, p0, p1, p2, dw, db, groups, k, dim, x, n, counts, scratch);
-}
-
 /* ------------------------------------------------------------------- AVX2 */
 
 #define R256 6 /* rows per block: 1 group (2 × 8 lanes) × 6 rows = 12 accumulators */
@@ -480,15 +257,18 @@ T256 AI void bin256(const float *wp, const float *bp, int64_t dim, const float *
 	for (int r = 0; r < R; r++) ones[r] += gt0count256(lo[r], zero) + gt0count256(hi[r], zero);
 }
 
-T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t dim, const float *x, const int64_t ld,
-                   const int R, int32_t *counts) {
+// mc256 is mc512 on AVX2 for one group (two registers of 8 teachers).
+T256 AI void mc256(const float *wp, const float *bp, const int32_t *rp, int64_t classes, int64_t dim, const float *x,
+                   const int64_t ld, const int R, int32_t *counts) {
 	__m256 best[2][R256];
 	__m256i idx[2][R256];
 	const int64_t pc = classes - 1;
+	const __m256i r0 = _mm256_loadu_si256((const __m256i *)rp), r1 = _mm256_loadu_si256((const __m256i *)(rp + 8));
 #pragma GCC unroll 8
 	for (int r = 0; r < R; r++) {
 		best[0][r] = best[1][r] = _mm256_setzero_ps();
-		idx[0][r] = idx[1][r] = _mm256_setzero_si256();
+		idx[0][r] = r0;
+		idx[1][r] = r1;
 	}
 	for (int64_t c = 0; c < pc; c++) {
 		__m256 lo[R256], hi[R256];
@@ -544,8 +324,8 @@ T256 AI void mc256(const float *wp, const float *bp, int64_t classes, int64_t di
 	default: CALL(1); break;                                                                                       \
 	}
 
-T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                      int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
+T256 AI void votes256(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k, int64_t classes,
+                      int64_t pc, int64_t dim, const float *x, const int64_t ld, int64_t n, int32_t *counts) {
 	const int64_t pad = groups * 16 - k;
 	for (int64_t i = 0; i < n; i += R256) {
 		const int R = (int)(n - i < R256 ? n - i : R256);
@@ -567,7 +347,8 @@ T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t 
 		for (int64_t q = 0; q < (int64_t)R * classes; q++) cb[q] = 0;
 		for (int64_t g = 0; g < groups; g++) {
 			const float *w = wp + g * pc * dim * 16, *b = bp + g * pc * 16;
-#define MC256(RR) mc256(w, b, classes, dim, xb, ld, RR, cb)
+			const int32_t *ri = rp + g * 16;
+#define MC256(RR) mc256(w, b, ri, classes, dim, xb, ld, RR, cb)
 			ROWCASES6(MC256)
 		}
 		for (int r = 0; r < R; r++) cb[r * classes] -= (int32_t)pad;
@@ -580,10 +361,10 @@ T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t 
 // integers, from 16-bit copies of the weights and rows (vpmaddwd: twice the
 // multiply-adds per instruction of vfmadd, half the bytes loaded per
 // multiply-add; see doc.go for what that gains), and each is certified
-// against a bound T on its distance from the float32 score, as the bf16
-// path does: a teacher whose |integer score| > T votes its sign; the others
-// (and every NaN, Inf, huge or tiny row) are rescored in float32 by
-// rescore256. A teacher's weights and a row are scaled by powers of two,
+// against a bound T on its distance from the float32 score: a teacher whose
+// |integer score| > T votes its sign, which is the sign of the exact score
+// and of any float32 sum of it; the others (and every padded teacher, NaN,
+// Inf, huge or tiny row) are rescored in float32 by rescore256. A teacher's weights and a row are scaled by powers of two,
 // 2^et and 2^er, so that their largest magnitude is below 2^bq, and rounded
 // to integers (q = round(v·2^e), ties to even), with bq chosen per dim (pack.go) so that no sum of dim
 // products of |q| <= 2^bq overflows 32 bits. The score estimate is then
@@ -597,9 +378,11 @@ T256 AI void votes256(const float *wp, const float *bp, int64_t groups, int64_t 
 
 #define RI 6 /* rows per block: 1 group (2 × 8 lanes) × 6 rows = 12 accumulators */
 
-// dots256 is dots on AVX2: s[u] = b[u] + Σ w[u][j]·x[j] in float32 for
-// T <= 4 teachers, each with the same two 8-lane accumulators and the same
-// final reduction whatever T is.
+// dots256 sets s[u] = b[u] + Σ w[u][j]·x[j] in float32 for T <= 4 teachers
+// at once, so each load of x serves T of them. Each teacher sums with the
+// same two 8-lane accumulators and the same final reduction whatever T is,
+// so a score does not depend on which teachers it is computed with, nor on
+// the layout x came from.
 T256 AI void dots256(const float *const *w, const float *x, int64_t dim, const float *b, const int T, float *s) {
 	__m256 a0[4], a1[4];
 	for (int u = 0; u < T; u++) a0[u] = a1[u] = _mm256_setzero_ps();
@@ -620,7 +403,8 @@ T256 AI void dots256(const float *const *w, const float *x, int64_t dim, const f
 	}
 }
 
-// rescore256 is rescore on AVX2.
+// rescore256 returns how many of the nt teachers in list (rows of dw,
+// biases db) score > 0 on the float32 row x.
 T256 static int rescore256(const int32_t *list, int nt, const float *dw, const float *db, const float *x, int64_t dim) {
 	int c = 0, q = 0;
 	const float *w[4];
@@ -816,7 +600,7 @@ T256 static void votesicm(const uint32_t *wq, const float *bp, const float *sw, 
 // 16-bit integers into 32-bit lanes in one instruction, 32 multiply-adds per
 // instruction against vfmadd's 16. Rows are rounded by qrow, the bound and
 // the rescoring are those of the AVX2 int16 path, blocks are R512 rows × two
-// groups as in binbf.
+// groups as in bin512.
 
 #define TVN __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni,avx2,fma,popcnt")))
 
@@ -870,7 +654,8 @@ TVN AI void bini512(const uint32_t *wq, const float *bp, const float *sw, const 
 			const __mmask16 sure = _mm512_mask_cmp_ps_mask(valid, _mm512_abs_ps(e), t, _CMP_GT_OQ);
 			ones[r] += __builtin_popcount(_mm512_mask_cmp_ps_mask(sure, e, zero, _CMP_GT_OQ));
 			const __mmask16 unsure = valid & (__mmask16)~sure;
-			// As in binbf: compress in a register, store all 16 lanes.
+			// vpcompressd to memory is microcoded on AMD Zen 4: compress in
+			// a register and store all 16 lanes (the lists have room).
 			_mm512_storeu_si512(todo + r * ts + nt[r], _mm512_maskz_compress_epi32(unsure, tv));
 			nt[r] += __builtin_popcount(unsure);
 		}
@@ -959,36 +744,38 @@ void pate_votes_int16(int vnni, const uint32_t *wq, const float *bp, const float
 // Each layout gets its own copy of the kernels, with the stride of the other
 // layout a constant zero: ld = 0 is row-major x (n × dim), ld > 0 column-major
 // (x[j*ld + r]).
-T512 static void votes512rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
-	votes512(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+T512 static void votes512rm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes512(wp, bp, rp, groups, k, classes, pc, dim, x, 0, n, counts);
 }
-T512 static void votes512cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+T512 static void votes512cm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n,
+                            int32_t *counts) {
 	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
-	votes512(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+	votes512(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 }
-T256 static void votes256rm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t n, int32_t *counts) {
-	votes256(wp, bp, groups, k, classes, pc, dim, x, 0, n, counts);
+T256 static void votes256rm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t n, int32_t *counts) {
+	votes256(wp, bp, rp, groups, k, classes, pc, dim, x, 0, n, counts);
 }
-T256 static void votes256cm(const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                            int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+T256 static void votes256cm(const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                            int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n,
+                            int32_t *counts) {
 	if (ld <= 0) __builtin_unreachable(); // folds XAT to the column-major form
-	votes256(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+	votes256(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 }
 
-void pate_votes(int level, const float *wp, const float *bp, int64_t groups, int64_t k, int64_t classes, int64_t pc,
-                int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
+void pate_votes(int level, const float *wp, const float *bp, const int32_t *rp, int64_t groups, int64_t k,
+                int64_t classes, int64_t pc, int64_t dim, const float *x, int64_t ld, int64_t n, int32_t *counts) {
 	if (level >= PATE_ISA_AVX512) {
 		if (ld)
-			votes512cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+			votes512cm(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 		else
-			votes512rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+			votes512rm(wp, bp, rp, groups, k, classes, pc, dim, x, n, counts);
 	} else {
 		if (ld)
-			votes256cm(wp, bp, groups, k, classes, pc, dim, x, ld, n, counts);
+			votes256cm(wp, bp, rp, groups, k, classes, pc, dim, x, ld, n, counts);
 		else
-			votes256rm(wp, bp, groups, k, classes, pc, dim, x, n, counts);
+			votes256rm(wp, bp, rp, groups, k, classes, pc, dim, x, n, counts);
 	}
 }

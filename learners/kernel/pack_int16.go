@@ -11,8 +11,10 @@ import "math"
 // 2^-et, and p1, p2 and p0 hold per teacher, rounded up, the factors of the
 // bound T on the distance between its integer score and its exact score:
 // p1 = ‖ŵ−w‖ + G‖w‖ + C‖ŵ‖, p2 = ‖ŵ−w‖ + ‖ŵ‖ + G‖w‖, p0 = (G+C)|b| + A,
-// with G as for the bf16 packing, C = 2⁻²⁰ the slack of converting the
-// integer score to float32, and A the products and sums that underflow.
+// with G = γ_m = m·2⁻²⁴/(1−m·2⁻²⁴), which bounds the rounding of a float32
+// sum of m ≥ dim+2 terms, C = 2⁻²⁰ the slack of converting the integer
+// score to float32, and A the products and sums that underflow (see
+// certSlack).
 type packedInt16 struct {
 	w              []uint32
 	sw, p0, p1, p2 []float32
@@ -57,7 +59,7 @@ func packInt16(l *Linear, groups int) *packedInt16 {
 		p2: alignedFloats(groups * group),
 		bq: bq,
 	}
-	for t := 0; t < l.k; t++ {
+	for t := 0; t < l.kv; t++ {
 		gi, lane := t/group, t%group
 		row := l.dw[t*dim : (t+1)*dim]
 		var mx float64
