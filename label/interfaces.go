@@ -168,6 +168,9 @@ type batchStarter interface {
 type orderBounded interface {
 	maxOrder(p MechanismParams) int
 	auditOrders(rep *Report, res *AuditResult, deltaConv float64)
+	// setOrder completes p for a budget (ε, δ) fixed before the run: its
+	// defaults and the orders its charge holds on.
+	setOrder(p *MechanismParams, eps, delta float64) error
 }
 
 // orderBoundedOf returns the named mechanism when its charges hold up to an
