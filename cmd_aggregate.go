@@ -42,6 +42,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Usage: "output format: parquet, file or stream (default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
+			&cli.StringFlag{Name: "privacy-unit", Usage: "the privacy unit the votes' teachers were partitioned by (pate label --privacy-unit COL), recorded in the ledger (default: a row)"},
 		}, append(ledgerFlags(), budgetFlags()...)...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
@@ -67,12 +68,15 @@ func runAggregate(c *cli.Context, e *env) error {
 	}
 	mem := memory.DefaultAllocator
 	batch := c.Int("batch-size")
-	// The ledger identifies the votes by their rows: to compose these runs
-	// with the pate label runs on the data the votes came from, name the
-	// dataset (--dataset) in both.
+	// Without --dataset the ledger identifies the votes by their rows: to
+	// compose these runs with the pate label runs on the data the votes
+	// came from (and to keep a lifetime), name the dataset in both.
 	lr, votesStdin, err := openLedger(c, e, "--votes", c.String("votes"))
 	if err != nil {
 		return err
+	}
+	if lr != nil {
+		lr.unit = c.String("privacy-unit")
 	}
 	// A CSV of votes is read as integers throughout (declared, not inferred
 	// from the votes, which are sensitive): a cell that is not an integer is

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/ledger"
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -43,7 +44,7 @@ Its figures are exact functions of the votes: NOT PRIVATE. The smooth-sensitivit
 release itself (GNMax only; parameters fixed in advance; one noisy sample, its cost included):
    pate analyze --votes V --mechanism gnmax --sigma 40 --delta 1e-5 --release-ss \
        --beta 0.0329 --sigma-ss 6.23 --ss-order 8`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "votes", Usage: "vote counts: Parquet, Arrow or CSV, one integer column per class", Required: true},
 			&cli.StringFlag{Name: "mechanism", Value: "confident-gnmax", Usage: "confident-gnmax, gnmax or lnmax"},
 			&cli.Float64Flag{Name: "threshold", Usage: "Confident-GNMax threshold T"},
@@ -61,7 +62,8 @@ release itself (GNMax only; parameters fixed in advance; one noisy sample, its c
 			&cli.BoolFlag{Name: "release-ss", Usage: "gnmax: draw one smooth-sensitivity release of the data-dependent ε (a noisy sample; needs --beta, --sigma-ss and --ss-order fixed in advance) and print only it"},
 			&cli.Float64Flag{Name: "ss-order", Usage: "the Rényi order of --release-ss, fixed in advance"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
-		},
+			&cli.StringFlag{Name: "privacy-unit", Usage: "--release-ss: the privacy unit the votes' teachers were partitioned by (pate label --privacy-unit COL), recorded in the ledger (default: a row)"},
+		}, ledgerFlags()...),
 		Action: func(c *cli.Context) error {
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
@@ -96,6 +98,11 @@ func runAnalyze(c *cli.Context, e *env) error {
 	}
 	if c.Bool("release-ss") {
 		return runReleaseSS(c, e)
+	}
+	for _, f := range []string{"dataset", "lifetime-epsilon", "privacy-unit"} {
+		if c.IsSet(f) {
+			return usagef("--%s is for the ledger, which only --release-ss spends", f)
+		}
 	}
 	if c.IsSet("ss-order") {
 		return usagef("--ss-order goes with --release-ss")
@@ -163,7 +170,10 @@ func runAnalyze(c *cli.Context, e *env) error {
 // releaseNote says what a --release-ss output is.
 const releaseNote = "SMOOTH-SENSITIVITY RELEASE: one noisy sample of the data-dependent ε of these votes (discrete Gaussian noise from the secure source, " +
 	"scaled by the β-smooth sensitivity; β, σ_SS and the order fixed before the votes were read), its own cost included. " +
-	"Each run draws new noise and is a new release that costs again: publish one sample, once. It is not recorded in the ledger."
+	"Each run draws new noise and is a new release that costs again: publish one sample, once. It is recorded in the privacy ledger (before the noise is drawn) at its own ε."
+
+// releaseSSMechanism names a smooth-sensitivity release in the ledger.
+const releaseSSMechanism = "gnmax-ss-release"
 
 // runReleaseSS draws one smooth-sensitivity release of GNMax's
 // data-dependent ε and prints only what is released: the parameters, fixed
@@ -193,7 +203,20 @@ func runReleaseSS(c *cli.Context, e *env) error {
 	if cost := rdp.GNSSDiscreteRDP(beta, sigmaSS, order); math.IsInf(cost, 1) || math.IsNaN(cost) {
 		return usagef("--ss-order %g is outside the orders where the release has a finite cost for --beta %g (1 < λ < e^{2β}/(e^{2β}−1))", order, beta)
 	}
-	votes, err := readVotes(c.String("votes"), e)
+	// The release's own cost, data-independent: its ε at δ is what the
+	// ledger charges (by basic composition: one order's RDP is no zCDP ρ).
+	costEps, _ := rdp.EpsImproved([]float64{order}, []float64{rdp.GNSSDiscreteRDP(beta, sigmaSS, order)}, delta)
+	costEps = rdp.RoundUp(costEps, 6)
+	lr, votesStdin, err := openLedger(c, e, "--votes", c.String("votes"))
+	if err != nil {
+		return err
+	}
+	if lr != nil {
+		lr.unit = c.String("privacy-unit")
+	}
+	ve := *e
+	ve.stdin = votesStdin
+	votes, err := readVotes(c.String("votes"), &ve)
 	if err != nil {
 		return err
 	}
@@ -203,9 +226,25 @@ func runReleaseSS(c *cli.Context, e *env) error {
 		}
 		votes = votes[:n]
 	}
+	// Write-ahead: the release is in the ledger before its noise is drawn.
+	var entry *ledger.Run
+	if lr != nil {
+		entry, err = lr.record(ledger.BeginRequest{Mechanism: releaseSSMechanism, MaxRho: math.Inf(1), Delta: delta, Epsilon: costEps})
+		if err != nil {
+			return err
+		}
+	}
 	r, err := label.ReleaseGNMaxSS(votes, sigma, beta, sigmaSS, order, delta, c.String("conversion"), noise.NewCryptoSource())
 	if err != nil {
+		// A refusal may depend on the votes: the entry stays, charged.
+		sayRecorded(c, e, entry, "the release failed: charged its ε")
 		return fmt.Errorf("%w: --votes %s: %v", label.ErrInvalidInput, c.String("votes"), err)
+	}
+	if entry != nil {
+		if err := entry.End(math.Inf(1)); err != nil {
+			return fmt.Errorf("--ledger: %w", err)
+		}
+		sayRecorded(c, e, entry, fmt.Sprintf("charged ε = %g at δ = %g", costEps, delta))
 	}
 	if c.Bool("json") {
 		b, err := json.MarshalIndent(struct {

@@ -55,7 +55,7 @@ Examples:
 			&cli.BoolFlag{Name: "diagnostics", Usage: "print statistics of the sensitive data that no mechanism protects (dropped rows, teachers without rows) on stderr, marked NOT PRIVATE; for the data owner only"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher (default: a row is a unit)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
-			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb or tree"},
+			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb, tree or gbt (boosted trees split at public bin edges)"},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded. Private only while the seed is secret and used once: the ledger refuses a seed it has seen"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
@@ -64,7 +64,8 @@ Examples:
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
 			// The plan: the student, the query selection and the teacher-only stream.
-			&cli.StringFlag{Name: "student", Usage: "the student trained on the teachers' answers, which labels every other row (pate_source = student; no privacy cost): logreg, nb or tree (default: logreg)"},
+			&cli.StringFlag{Name: "student", Usage: "the student trained on the teachers' answers, which labels every other row (pate_source = student; no privacy cost): logreg, nb, tree, gbt (boosted trees, class-balanced) or knn (k nearest answered rows, see --neighbors) (default: logreg)"},
+			&cli.IntFlag{Name: "neighbors", Usage: "k of --student knn (default 10)"},
 			&cli.BoolFlag{Name: "self-train", Usage: "pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Usage: "which rows are queries: uncertain (in rounds, the rows the student is least sure of, among the first 100,000 public rows), random (a uniform sample) or first (the first rows) (default: uncertain; first with --teachers-only)"},
 			&cli.StringFlag{Name: "save-labeler", Usage: "save the student, the public feature encoding, the classes and the run's report to this file, for pate predict"},
@@ -99,13 +100,13 @@ var labelRequired = []string{"private", "label", "public", "epsilon", "delta", "
 // labelCategories groups pate label's other flags in its help, in order.
 var labelCategories = []flagCategory{
 	{"Plan: the student and the queries (default: planned from ε, δ and the teachers)",
-		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner"}},
+		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner", "neighbors"}},
 	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
 		"diagnostics"}},
 	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed", "save-labeler"}},
 	{"Mechanism and noise (default: confident-gnmax, noise planned from ε)", []string{"mechanism", "sigma",
 		"threshold", "sigma1", "sigma2", "laplace-scale", "answered-fraction", "sigma-ratio", "bins", "em-epsilon",
-		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold"}},
+		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold", "knn-k", "sample-rate"}},
 	{"Replicable labels", []string{"replicable", "shared-seed-file", "replicable-width"}},
 	{"Privacy ledger", []string{"ledger", "no-ledger", "dataset", "lifetime-epsilon"}},
 }
@@ -173,6 +174,9 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
+	if lr != nil {
+		lr.noisyShown = bar.showedNoisy
+	}
 	if c.String("save-labeler") != "" && cfg.Student == "" && !label.TrainsModel(cfg.Mechanism) {
 		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
 	}

@@ -22,9 +22,13 @@ func ledgerCommand(e *env, jsonErrors *bool) *cli.Command {
 
 The ledger directory is --ledger, else $PATE_LEDGER, else $XDG_DATA_HOME/pate/ledger,
 else ~/.local/share/pate/ledger. A run without an end entry (crashed, killed, failed or
-still running) is charged its maximum spend and its whole δ. The total of a dataset is
-the composition of all its runs, whatever their label columns: their zCDP ρ and their δ
-add up, and the ρ converts to ε at the summed δ less the runs' failure δs.`,
+still running) is charged its maximum spend and its whole δ. A dataset is a name given
+with --dataset (every run under the name composes, whatever rows it read) or, without
+one, one exact multiset of rows (a near copy is another dataset). The total of a dataset
+is the composition of all its runs, whatever their label columns: the smaller of their
+zCDP ρ (and RDP curves) converted at the summed δ less the runs' failure δs, and basic
+composition (the sum of each run's ε at its own δ). Runs that protect different privacy
+units (--privacy-unit) are composed apart: such a dataset has one total per unit.`,
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "ledger", Usage: "ledger directory"},
 				&cli.BoolFlag{Name: "json", Usage: "print the ledger as JSON"},
@@ -70,16 +74,37 @@ func runLedgerShow(c *cli.Context, e *env) error {
 	w := e.stdout
 	fmt.Fprintf(w, "ledger %s: %d dataset(s)\n", dir, len(ds))
 	for _, d := range ds {
-		fmt.Fprintf(w, "\ndataset %s…  labels %v  runs %d\n", d.ID[:16], d.Labels, len(d.Runs))
-		fmt.Fprintf(w, "  total ρ = %s  →  ε = %s at δ = %.3g (the sum of the runs' δs; of it %.3g failure δ: discoveries, svt)\n", fnum(d.Rho), fnum(d.Epsilon), d.Delta, d.FailureDelta)
+		kind := "unnamed: its rows exactly"
+		if d.Named {
+			kind = "named"
+		}
+		fmt.Fprintf(w, "\ndataset %s… (%s)  labels %v  runs %d\n", d.ID[:16], kind, d.Labels, len(d.Runs))
+		if len(d.Units) > 1 {
+			fmt.Fprintf(w, "  runs of %d privacy units: no one total; each unit's runs composed apart\n", len(d.Units))
+			for _, u := range d.Units {
+				fmt.Fprintf(w, "  unit %s: %d run(s), total ρ = %s  →  ε = %s at δ = %.3g\n", ledger.UnitName(u.PrivacyUnit), u.Runs, fnum(u.Rho), fnum(u.Epsilon), u.Delta)
+			}
+		} else {
+			unit := ""
+			if len(d.Runs) > 0 {
+				unit = d.Runs[0].PrivacyUnit
+			}
+			fmt.Fprintf(w, "  unit %s: total ρ = %s  →  ε = %s at δ = %.3g (the sum of the runs' δs; of it %.3g failure δ: discoveries, svt)\n", ledger.UnitName(unit), fnum(d.Rho), fnum(d.Epsilon), d.Delta, d.FailureDelta)
+		}
 		for _, r := range d.Runs {
 			state := fmt.Sprintf("ended, realized ρ = %s", fnum(r.Rho))
+			if math.IsInf(r.Rho, 1) && r.Epsilon > 0 {
+				state = fmt.Sprintf("ended, charged its ε = %g (no zCDP reading)", r.Epsilon)
+			}
 			if !r.Finished {
 				state = "NO END ENTRY (crashed, failed or running): charged its maximum"
 			}
 			seeded := ""
 			if r.Seeded {
 				seeded = " seeded"
+			}
+			if r.PrivacyUnit != "" {
+				seeded += " unit " + r.PrivacyUnit
 			}
 			fmt.Fprintf(w, "  %s  %s  %-15s labels %v  ε = %g δ = %g  max ρ = %s  charged ρ = %s  %s%s\n",
 				r.Started.Format("2006-01-02 15:04:05Z"), r.Run, r.Mechanism, r.Labels, r.Epsilon, r.Delta, fnum(r.MaxRho), fnum(r.Charged), state, seeded)

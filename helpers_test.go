@@ -49,7 +49,7 @@ func withOwnLedger(t *testing.T, args []string) []string {
 		return args
 	}
 	switch args[0] {
-	case "label", "aggregate", "replicate":
+	case "label", "aggregate", "replicate", "analyze":
 	default:
 		return args
 	}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -246,5 +248,93 @@ func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
 			t.Fatalf("the run did not start within %v", limit)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects a process's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestInterruptChargesShownFigures: the progress bar shows "answered N,
+// ε spent X", figures derived from the noise drawn. A run interrupted after
+// the bar showed them has released them: the ledger charges the spend the
+// run had realized when it stopped (ρ > 0, at most its maximum), not the
+// "released nothing" ρ = 0 that made repeated interrupts free noisy answer
+// counts on main. A run interrupted with no bar (stderr not a terminal)
+// showed nothing and is still charged nothing.
+func TestInterruptChargesShownFigures(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("signals are POSIX")
+	}
+	t.Parallel()
+	bin := pateBinary(t)
+	const rows = 2_000_000
+	pq := filepath.Join(t.TempDir(), "public.parquet")
+	writeBigPublic(t, pq, rows)
+	answered := regexp.MustCompile(`answered [1-9][0-9]*, ε spent`)
+	tests := []struct {
+		name     string
+		bar      bool
+		wantRho  bool // charged a positive ρ
+		wantSaid string
+	}{
+		{"the bar showed noisy figures", true, true, "charged the spend realized so far"},
+		{"no bar", false, false, "charged nothing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outDir := t.TempDir(), t.TempDir()
+			out := filepath.Join(outDir, "labeled.arrow")
+			cmd := exec.Command(bin, "label", "-o", out, "--private", badFile("sens.parquet"), "--label", "y", "--public", pq,
+				"--features", "x,z", "--teachers", "3", "--classes", "0,1", "--mechanism", "gnmax", "--sigma", "40",
+				"--delta", "1e-5", "--batch-size", "8192", "--max-queries", strconv.Itoa(rows), "--teachers-only", "--ledger", dir)
+			cmd.Env = append(os.Environ(), "PATE_PROGRESS=never")
+			if tc.bar {
+				cmd.Env = append(os.Environ(), "PATE_PROGRESS=always")
+			}
+			var stderr lockedBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.bar {
+				waitFor(t, 20*time.Second, func() bool { return answered.MatchString(stderr.String()) })
+			} else {
+				waitFor(t, 20*time.Second, func() bool { return tempGrown(outDir) })
+			}
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("want exit %d after the signal, got %v; stderr: %s", exitInterrupted, err, stderr.String())
+			}
+			d := onlyDataset(t, dir)
+			if len(d.Runs) != 1 || !d.Runs[0].Finished {
+				t.Fatalf("the interrupted run in the ledger: %+v", d.Runs)
+			}
+			r := d.Runs[0]
+			if tc.wantRho != (r.Rho > 0) || r.Rho > r.MaxRho {
+				t.Fatalf("interrupted run charged ρ = %g (maximum %g); want a positive ρ: %v", r.Rho, r.MaxRho, tc.wantRho)
+			}
+			if !strings.Contains(stderr.String(), tc.wantSaid) {
+				t.Errorf("stderr does not say %q: %s", tc.wantSaid, stderr.String())
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/learners"
 )
 
 // reportedArgs is the command line as a report records it: the program's
@@ -55,6 +56,9 @@ func labelFlags(c *cli.Context) (labelOptions, error) {
 			return o, usagef("--teachers-only labels without a student: drop --student, --self-train and --select uncertain")
 		}
 	}
+	if c.IsSet("neighbors") && c.Int("neighbors") < 1 {
+		return o, usagef("--neighbors must be at least 1, got %d", c.Int("neighbors"))
+	}
 	if c.Int("teachers") <= 0 {
 		return o, usagef("--teachers must be at least 1, got %d", c.Int("teachers"))
 	}
@@ -66,7 +70,7 @@ func labelFlags(c *cli.Context) (labelOptions, error) {
 	if o.format, o.seed, err = outputFlags(c); err != nil {
 		return o, err
 	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0", "sample-rate"} {
 		if c.IsSet(flag) {
 			v, err := strconv.ParseFloat(c.String(flag), 64)
 			if err != nil || !(v > 0 && v <= math.MaxFloat64) {
@@ -106,6 +110,7 @@ func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config 
 		PrivacyUnit:      c.String("privacy-unit"),
 		Teachers:         c.Int("teachers"),
 		Learner:          c.String("learner"),
+		LearnerOptions:   learners.LearnerOptions{Neighbors: c.Int("neighbors")},
 		Mechanism:        c.String("mechanism"),
 		Epsilon:          c.Float64("epsilon"),
 		Delta:            c.Float64("delta"),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,7 +92,7 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 	t.Parallel()
 	dir, tmp := t.TempDir(), t.TempDir()
 	out1, out2 := filepath.Join(tmp, "1.arrow"), filepath.Join(tmp, "2.arrow")
-	if code, _, stderr := pate(t, ledgerArgs(dir, out1, "--epsilon", "1", "--lifetime-epsilon", "1.2")...); code != 0 {
+	if code, _, stderr := pate(t, ledgerArgs(dir, out1, "--epsilon", "1", "--lifetime-epsilon", "1.2", "--dataset", "adult")...); code != 0 {
 		t.Fatalf("first run: exit %d: %s", code, stderr)
 	}
 	d := onlyDataset(t, dir)
@@ -99,7 +100,7 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 		t.Fatalf("first run not recorded with its end: %+v", d.Runs)
 	}
 	before := ledgerBytes(t, dir)
-	code, _, stderr := pate(t, ledgerArgs(dir, out2, "--epsilon", "1", "--lifetime-epsilon", "1.2")...)
+	code, _, stderr := pate(t, ledgerArgs(dir, out2, "--epsilon", "1", "--lifetime-epsilon", "1.2", "--dataset", "adult")...)
 	if code != exitBudget {
 		t.Fatalf("second run: exit %d, want %d: %s", code, exitBudget, stderr)
 	}
@@ -111,7 +112,7 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 	}
 	// The begin entry is written while the run trains; a refused stream
 	// must not have written a byte.
-	code, stdout, stderr := pate(t, ledgerArgs(dir, "-", "--epsilon", "1", "--lifetime-epsilon", "1.2")...)
+	code, stdout, stderr := pate(t, ledgerArgs(dir, "-", "--epsilon", "1", "--lifetime-epsilon", "1.2", "--dataset", "adult")...)
 	if code != exitBudget || len(stdout) != 0 {
 		t.Fatalf("refused stream: exit %d (want %d), %d bytes on stdout: %s", code, exitBudget, len(stdout), stderr)
 	}
@@ -120,7 +121,7 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 	}
 	// A smaller run still fits, and the report carries no dataset hash.
 	rp := filepath.Join(tmp, "r.json")
-	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "0.2", "--lifetime-epsilon", "1.2", "--report", rp)...); code != 0 {
+	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "0.2", "--lifetime-epsilon", "1.2", "--dataset", "adult", "--report", rp)...); code != 0 {
 		t.Fatalf("small run: exit %d: %s", code, stderr)
 	}
 	d = onlyDataset(t, dir)
@@ -150,7 +151,7 @@ func TestLedgerConcurrentRace(t *testing.T) {
 			go func(i int) {
 				defer wg.Done()
 				cmd := exec.Command(bin, ledgerArgs(dir, filepath.Join(tmp, string(rune('a'+i))+".arrow"),
-					"--epsilon", "1", "--lifetime-epsilon", "1.2")...)
+					"--epsilon", "1", "--lifetime-epsilon", "1.2", "--dataset", "adult")...)
 				<-start
 				err := cmd.Run()
 				var ee *exec.ExitError
@@ -287,12 +288,12 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 func TestLedgerSequence(t *testing.T) {
 	t.Parallel()
 	dir, tmp := t.TempDir(), t.TempDir()
-	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "1.arrow"), "--epsilon", "1")...); code != 0 {
+	if code, _, stderr := pate(t, ledgerArgs(dir, filepath.Join(tmp, "1.arrow"), "--epsilon", "1", "--dataset", "adult")...); code != 0 {
 		t.Fatalf("label: exit %d: %s", code, stderr)
 	}
 	code, _, stderr := pate(t, "replicate", "--private", "testdata/adult_train.parquet", "--label", "income",
 		"--public", "testdata/adult_public.parquet", "--epsilon", "1", "--delta", "1e-5", "--max-queries", "300",
-		"--classes", "0,1", "--teachers", "20", "--repeats", "1", "--private-report", "--report-epsilon", "1", "--ledger", dir)
+		"--classes", "0,1", "--teachers", "20", "--repeats", "1", "--private-report", "--report-epsilon", "1", "--ledger", dir, "--dataset", "adult")
 	if code != 0 {
 		t.Fatalf("replicate: exit %d: %s", code, stderr)
 	}
@@ -300,8 +301,13 @@ func TestLedgerSequence(t *testing.T) {
 	if len(d.Runs) != 2 || d.Runs[1].Mechanism != "replicate-report" {
 		t.Fatalf("runs %+v", d.Runs)
 	}
+	// Two runs of ε = 1 each: basic composition says 2 at δ = 2e-5 (their
+	// zCDP ρ, the report's ε²/2 = 0.5 among them, said 4.73).
+	if !(d.Epsilon <= 2) {
+		t.Fatalf("a label run and a private report at ε = 1 each compose to ε = %g, above basic composition's 2", d.Epsilon)
+	}
 	before := ledgerBytes(t, dir)
-	code, _, stderr = pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "1", "--lifetime-epsilon", "2")...)
+	code, _, stderr = pate(t, ledgerArgs(dir, filepath.Join(tmp, "3.arrow"), "--epsilon", "1", "--lifetime-epsilon", "2", "--dataset", "adult")...)
 	if code != exitBudget {
 		t.Fatalf("third run: exit %d, want %d (the ledger is at ε = %g before it): %s", code, exitBudget, d.Epsilon, stderr)
 	}
@@ -510,10 +516,10 @@ func TestLedgerIdentity(t *testing.T) {
 		t.Fatalf("named dataset: %+v", d)
 	}
 	votes := t.TempDir()
-	if code, _, stderr := pate(t, agg("--ledger", votes, "--lifetime-epsilon", "1e-3")...); code != exitBudget {
+	if code, _, stderr := pate(t, agg("--ledger", votes, "--lifetime-epsilon", "1e-3", "--dataset", "votes")...); code != exitBudget {
 		t.Fatalf("aggregate past its lifetime: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := pate(t, agg("--ledger", votes)...); code != 0 {
+	if code, _, stderr := pate(t, agg("--ledger", votes, "--dataset", "votes")...); code != 0 {
 		t.Fatalf("aggregate: exit %d: %s", code, stderr)
 	}
 	// Its classes are the vote indices, public: no discovery δ.
@@ -592,5 +598,197 @@ func TestLedgerFailedRunCharged(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "charged its maximum") || !strings.Contains(stderr, filepath.Join(dir, d.ID+".jsonl")) {
 		t.Errorf("stderr does not say the failed run is charged, and where: %q", stderr)
+	}
+}
+
+// nearCopies writes, beside the CSV at src, the copies of its rows a
+// lifetime must not be escaped by: one row fewer, one row twice, the
+// column col rounded to tens, and an added column "note".
+func nearCopies(t *testing.T, src, col string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	header := strings.Split(lines[0], ",")
+	ci := -1
+	for i, h := range header {
+		if h == col {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		t.Fatalf("no column %q in %v", col, header)
+	}
+	rounded := []string{lines[0]}
+	for _, ln := range lines[1:] {
+		f := strings.Split(ln, ",")
+		if len(f[ci]) > 1 {
+			f[ci] = f[ci][:len(f[ci])-1] + "0"
+		}
+		rounded = append(rounded, strings.Join(f, ","))
+	}
+	extra := []string{lines[0] + ",note"}
+	for _, ln := range lines[1:] {
+		extra = append(extra, ln+",same")
+	}
+	copies := map[string][]string{
+		"one row fewer":    lines[:len(lines)-1],
+		"a duplicated row": append(append([]string(nil), lines...), lines[1]),
+		"values rounded":   rounded,
+		"an unused column": extra,
+	}
+	out := map[string]string{}
+	dir := t.TempDir()
+	for name, ls := range copies {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".csv")
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = p
+	}
+	return out
+}
+
+// TestLedgerNearCopies: a lifetime is kept for a named dataset only
+// (--lifetime-epsilon without --dataset is a usage error, exit 2), and
+// every run under the name is charged to it whatever rows it read: a copy
+// with one row fewer, a duplicated row, values rounded otherwise or an
+// unused column added is refused once the named dataset's lifetime is
+// spent, and warned about as rows that changed under the name. (On main
+// each copy was a new dataset with a fresh lifetime, and the lifetime was
+// accepted without a name.)
+func TestLedgerNearCopies(t *testing.T) {
+	t.Parallel()
+	csvPath := filepath.Join(t.TempDir(), "adult_train.csv")
+	writeCSV(t, "testdata/adult_train.parquet", csvPath)
+	dir, tmp := t.TempDir(), t.TempDir()
+	args := func(private string, extra ...string) []string {
+		return append([]string{"label", "--private", private, "--label", "income", "--public", "testdata/adult_public.parquet",
+			"--delta", "1e-5", "--epsilon", "1", "--teachers", "20", "--classes", "0,1", "--max-queries", "100",
+			"--exclude", "note", "--ledger", dir, "-o", filepath.Join(tmp, "o.arrow")}, extra...)
+	}
+	// --exclude names a column of the data: the original has no "note".
+	args0 := func(private string, extra ...string) []string {
+		a := args(private, extra...)
+		for i := range a {
+			if a[i] == "--exclude" {
+				return append(a[:i:i], a[i+2:]...)
+			}
+		}
+		return a
+	}
+	code, _, stderr := pate(t, args0(csvPath, "--lifetime-epsilon", "1.2")...)
+	if code != exitUsage || !strings.Contains(stderr, "--dataset") {
+		t.Fatalf("a lifetime without --dataset: exit %d (want %d): %s", code, exitUsage, stderr)
+	}
+	if b := ledgerBytes(t, dir); len(b) != 0 {
+		t.Fatalf("the refused run wrote to the ledger: %s", b)
+	}
+	if code, _, stderr := pate(t, args0(csvPath, "--lifetime-epsilon", "1.2", "--dataset", "adult")...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	} else if strings.Contains(stderr, "differ") {
+		t.Errorf("the first run was warned about changed rows: %s", stderr)
+	}
+	before := ledgerBytes(t, dir)
+	for name, path := range nearCopies(t, csvPath, "fnlwgt") {
+		t.Run(name, func(t *testing.T) {
+			a := args(path, "--lifetime-epsilon", "1.2", "--dataset", "adult")
+			if name != "an unused column" {
+				a = args0(path, "--lifetime-epsilon", "1.2", "--dataset", "adult")
+			}
+			code, _, stderr := pate(t, a...)
+			if code != exitBudget {
+				t.Fatalf("exit %d, want %d (refused: the named dataset's lifetime is spent): %s", code, exitBudget, stderr)
+			}
+			if !strings.Contains(stderr, "differ from those of 1 earlier run") {
+				t.Errorf("no warning that the rows under the name changed: %s", stderr)
+			}
+		})
+	}
+	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+		t.Errorf("refused runs wrote to the ledger")
+	}
+	if d := onlyDataset(t, dir); len(d.Runs) != 1 || !d.Named {
+		t.Fatalf("the named dataset: %d runs, named %v", len(d.Runs), d.Named)
+	}
+}
+
+// TestLedgerMixedUnits: a run protecting one patient's rows (here, every
+// row of one age) and a run protecting one row do not compose into one
+// figure: under a lifetime the second unit is refused (exit 3, nothing
+// written); without one it is recorded, and pate ledger show composes
+// each unit apart with no overall total. (On main the unit was not
+// recorded and the two were summed into one ε.)
+func TestLedgerMixedUnits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := func(extra ...string) (int, string) {
+		code, _, stderr := pate(t, append(ledgerArgs(dir, filepath.Join(t.TempDir(), "o.arrow"), "--epsilon", "1", "--dataset", "adult"), extra...)...)
+		return code, stderr
+	}
+	if code, stderr := run("--lifetime-epsilon", "5"); code != 0 {
+		t.Fatalf("row-level run: exit %d: %s", code, stderr)
+	}
+	before := ledgerBytes(t, dir)
+	if code, stderr := run("--lifetime-epsilon", "5", "--privacy-unit", "age"); code != exitBudget || !strings.Contains(stderr, "privacy unit") {
+		t.Fatalf("a run of another unit under a lifetime: exit %d (want %d): %s", code, exitBudget, stderr)
+	}
+	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+		t.Fatalf("the refused run wrote to the ledger")
+	}
+	if code, stderr := run("--privacy-unit", "age"); code != 0 {
+		t.Fatalf("unit-level run without a lifetime: exit %d: %s", code, stderr)
+	}
+	d := onlyDataset(t, dir)
+	if !math.IsInf(d.Epsilon, 1) || len(d.Units) != 2 || d.Runs[1].PrivacyUnit != "age" {
+		t.Fatalf("mixed units: ε %g, units %+v, runs %+v", d.Epsilon, d.Units, d.Runs)
+	}
+	code, stdout, stderr := pate(t, "ledger", "show", "--ledger", dir)
+	if code != 0 || !strings.Contains(stdout, "runs of 2 privacy units") || !strings.Contains(stdout, "unit one value of age: 1 run(s)") {
+		t.Fatalf("ledger show: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := pate(t, "ledger", "show", "--json", "--ledger", dir); code != 0 || !strings.Contains(stdout, `"units"`) {
+		t.Fatalf("ledger show --json: exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// TestLedgerReleaseSS: pate analyze --release-ss is a release, recorded in
+// the ledger before its noise is drawn and charged its own ε (its RDP at
+// the fixed order converted at δ), and refused (exit 3, nothing printed)
+// past the named dataset's lifetime. (On main it was never recorded.)
+func TestLedgerReleaseSS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := func(extra ...string) []string {
+		return append([]string{"analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--mechanism", "gnmax", "--sigma", "40",
+			"--queries", "200", "--delta", "1e-5", "--release-ss", "--beta", "0.0329", "--sigma-ss", "6.23", "--ss-order", "8",
+			"--ledger", dir, "--dataset", "mnist"}, extra...)
+	}
+	cost, _ := rdp.EpsImproved([]float64{8}, []float64{rdp.GNSSDiscreteRDP(0.0329, 6.23, 8)}, 1e-5)
+	cost = rdp.RoundUp(cost, 6)
+	code, stdout, stderr := pate(t, args()...)
+	if code != 0 || !strings.Contains(stdout, "SMOOTH-SENSITIVITY RELEASE") || !strings.Contains(stderr, "recorded in the privacy ledger") {
+		t.Fatalf("release: exit %d\n%s%s", code, stdout, stderr)
+	}
+	d := onlyDataset(t, dir)
+	if len(d.Runs) != 1 || d.Runs[0].Mechanism != "gnmax-ss-release" || !d.Runs[0].Finished || d.Runs[0].Epsilon != cost || d.Epsilon != cost {
+		t.Fatalf("the release in the ledger: %+v, total ε %g; want its ε %g", d.Runs, d.Epsilon, cost)
+	}
+	before := ledgerBytes(t, dir)
+	code, stdout, stderr = pate(t, args("--lifetime-epsilon", strconv.FormatFloat(1.5*cost, 'g', -1, 64))...)
+	if code != exitBudget || stdout != "" {
+		t.Fatalf("a second release past the lifetime: exit %d (want %d)\n%s%s", code, exitBudget, stdout, stderr)
+	}
+	if after := ledgerBytes(t, dir); !bytes.Equal(before, after) {
+		t.Errorf("the refused release wrote to the ledger")
+	}
+	if code, _, stderr := pate(t, "analyze", "--votes", "testdata/votes/mnist_250_teachers.parquet", "--sigma", "40", "--delta", "1e-5",
+		"--dataset", "mnist"); code != exitUsage {
+		t.Errorf("--dataset without --release-ss: exit %d (want %d): %s", code, exitUsage, stderr)
+	}
+	if code, _, stderr := pate(t, "ledger", "show", "--json", "--ledger", dir); code != 0 {
+		t.Errorf("ledger show --json of an ε-only run: exit %d: %s", code, stderr)
 	}
 }

@@ -47,6 +47,20 @@ import (
 // version is the tool's version, written into every report.
 const version = "0.1.0"
 
+// versionLine is what pate --version prints after "pate version": the
+// version, then what the binary was built with and votes with here, as the
+// reports state it (label.Build): the Go version, cgo on or off (a build
+// without cgo, as go install makes where there is no C compiler, has only
+// the pure-Go vote kernel) and the vote kernel this CPU runs.
+func versionLine() string {
+	b := label.Build()
+	cgo := "off"
+	if b.CGO {
+		cgo = "on"
+	}
+	return fmt.Sprintf("%s (%s, cgo %s, vote kernel %s)", version, b.GoVersion, cgo, b.VoteKernel)
+}
+
 // Exit codes, decided in one place (exitCode).
 const (
 	exitOK          = 0
@@ -116,7 +130,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	app := &cli.App{
 		Name:    "pate",
 		Usage:   "label public data with differentially private labels learned from sensitive data (PATE)",
-		Version: version,
+		Version: versionLine(),
 		Description: `pate trains an ensemble of teachers on disjoint parts of a sensitive labelled dataset,
 streams a public dataset through them and releases, for each public row, a label chosen by a noisy
 vote, together with a privacy report. Anything trained on the labels is differentially private with

@@ -47,11 +47,15 @@ func TestChosenMechanismMetadata(t *testing.T) {
 		name  string
 		extra []string
 		out   string // "" : standard output
+		want  string
 	}{
-		{"arrow file", []string{"--seed", "11", "--save-labeler", labeler}, "o.arrow"},
-		{"parquet file", []string{"--seed", "12"}, "o.parquet"},
-		{"stream file", []string{"--seed", "13", "--format", "stream"}, "o.arrows"},
-		{"stream on stdout", []string{"--seed", "14"}, ""},
+		{"arrow file", []string{"--seed", "11", "--save-labeler", labeler}, "o.arrow", "dp-logreg"},
+		{"parquet file", []string{"--seed", "12"}, "o.parquet", "dp-logreg"},
+		{"stream file", []string{"--seed", "13", "--format", "stream"}, "o.arrows", "dp-logreg"},
+		{"stream on stdout", []string{"--seed", "14"}, "", "dp-logreg"},
+		// Five teachers see enough rows each: the chooser keeps PATE.
+		{"PATE kept, stream on stdout", []string{"--seed", "15", "--teachers", "5"}, "", "confident-gnmax"},
+		{"PATE kept, arrow file", []string{"--seed", "16", "--teachers", "5"}, "p5.arrow", "confident-gnmax"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,8 +74,8 @@ func TestChosenMechanismMetadata(t *testing.T) {
 			} else {
 				got = fileMechanism(t, out)
 			}
-			if got != "dp-logreg" {
-				t.Errorf("pate.mechanism = %q, want dp-logreg (the mechanism the chooser picked)", got)
+			if got != tc.want {
+				t.Errorf("pate.mechanism = %q, want %s (the mechanism the chooser picked)", got, tc.want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -133,15 +134,28 @@ func writeTemp(path string, b []byte) (*atomicfile.File, error) {
 	return f, nil
 }
 
-// progress draws a bar on stderr when stderr is a terminal.
+// progress draws a bar on stderr when stderr is a terminal ($PATE_PROGRESS
+// "always" draws it on any stderr, say a CI log; "never" on none). The bar
+// shows the answered queries and the ε spent, figures derived from the
+// noise: once it has shown them (noisy), an interrupted run is charged
+// what it had spent.
 type progress struct {
-	bar  *progressbar.ProgressBar
-	last time.Time
+	bar   *progressbar.ProgressBar
+	last  time.Time
+	noisy atomic.Bool
 }
 
 func newProgress(e *env, off bool, total int64) *progress {
 	f, ok := e.stderr.(*os.File)
-	if off || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+	switch os.Getenv("PATE_PROGRESS") {
+	case "always":
+		off = off || !ok
+	case "never":
+		off = true
+	default:
+		off = off || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb"
+	}
+	if off {
 		return &progress{}
 	}
 	if total <= 0 {
@@ -162,9 +176,14 @@ func (p *progress) update(s label.Progress) {
 	if p.bar == nil {
 		return
 	}
+	p.noisy.Store(true) // set before the figures can be drawn
 	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
 	_ = p.bar.Set64(s.Rows)
 }
+
+// showedNoisy reports whether the bar may have shown figures derived from
+// the noise.
+func (p *progress) showedNoisy() bool { return p.noisy.Load() }
 
 func (p *progress) finish() {
 	if p.bar != nil {

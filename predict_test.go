@@ -41,6 +41,8 @@ func TestPredictMatchesStudent(t *testing.T) {
 		{"logreg", false},
 		{"nb", true},
 		{"tree", true},
+		{"gbt", false},
+		{"knn", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.learner, func(t *testing.T) {

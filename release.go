@@ -85,15 +85,22 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 		// A run that failed after reading the sensitive data may have
 		// revealed something by failing (an abort that one dataset
 		// triggers and its neighbour does not): its begin entry stays,
-		// charged its maximum. Only a run interrupted by the user (not by
-		// the data) that released nothing (a file output is released only
-		// by its final rename, a stream by its batches) is closed at zero.
+		// charged its maximum. A run interrupted by the user (not by the
+		// data) that released no output (a file output is released only
+		// by its final rename, a stream by its batches) is closed at what
+		// it showed: nothing, or, when the progress bar showed figures
+		// derived from its noise, the spend realized when it stopped.
 		if entry != nil {
 			if c.Context.Err() != nil && (out != "-" || cw.Rows == 0) {
-				if lerr := entry.End(0); lerr != nil {
+				rho, said := 0.0, "interrupted before releasing anything: charged nothing"
+				if lr.noisyShown != nil && lr.noisyShown() {
+					rho = label.SpentBefore(err)
+					said = fmt.Sprintf("interrupted after the progress bar showed figures derived from the noise: charged the spend realized so far, ρ = %.6g", rho)
+				}
+				if lerr := entry.End(rho); lerr != nil {
 					return errors.Join(err, fmt.Errorf("--ledger: %w", lerr))
 				}
-				sayRecorded(c, e, entry, "interrupted before releasing anything: charged nothing")
+				sayRecorded(c, e, entry, said)
 			} else {
 				sayRecorded(c, e, entry, "the run failed: charged its maximum spend")
 			}
@@ -154,6 +161,15 @@ type ledgerRun struct {
 	s        *ledger.Session
 	lifetime float64      // --lifetime-epsilon (0: none)
 	tee      *identityTee // identifies the data as the run reads it, or nil
+	// unit is the privacy unit recorded for a run whose configuration
+	// does not name one (--privacy-unit of pate aggregate and pate analyze:
+	// the unit the teachers of the votes were partitioned by).
+	unit string
+	warn func(string) // the ledger's warnings (stderr)
+	// noisyShown, when set, says whether figures derived from the run's
+	// noise were shown while it ran (the progress bar's answered count and
+	// ε spent): an interrupted run is then charged what it had spent.
+	noisyShown func() bool
 }
 
 // noRun says that the run will not read the sensitive data (it failed
@@ -313,11 +329,8 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		}
 		return nil, stdin, nil
 	}
-	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
-		return nil, stdin, usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
-	}
-	if c.IsSet("dataset") && c.String("dataset") == "" {
-		return nil, stdin, usagef("--dataset: give a name")
+	if err := lifetimeFlags(c); err != nil {
+		return nil, stdin, err
 	}
 	dir, err := ledgerDir(c)
 	if err != nil {
@@ -341,17 +354,42 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 		identify = func() (string, error) { return fileIdentity(path, hashStdin) }
 	}
 	s := l.Session(c.String("dataset"), identify, flag)
-	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon")}, stdin, nil
+	warn := func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: ledger: %s\n", msg) }
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon"), warn: warn}, stdin, nil
+}
+
+// lifetimeFlags checks --dataset and --lifetime-epsilon: a lifetime is kept
+// for a named dataset only. By its rows alone, a copy with one row fewer,
+// a duplicated row or an added column is another dataset with a fresh
+// lifetime; under a name every run composes, whatever rows it read.
+func lifetimeFlags(c *cli.Context) error {
+	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
+		return usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
+	}
+	if c.IsSet("dataset") && c.String("dataset") == "" {
+		return usagef("--dataset: give a name")
+	}
+	if c.IsSet("lifetime-epsilon") && !c.IsSet("dataset") {
+		return usagef("--lifetime-epsilon needs --dataset NAME: a lifetime is kept for a named dataset, which every run that gives the name charges " +
+			"(by its rows alone, a copy with one row fewer or one more column would be another dataset with a fresh lifetime)")
+	}
+	return nil
 }
 
 // record writes the begin entry of a run (write-ahead) into the dataset's
 // file, refusing it (ErrBudgetRefused) when it would take the dataset past
 // --lifetime-epsilon or reuses a seed.
 func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
+	if req.PrivacyUnit == "" {
+		req.PrivacyUnit = lr.unit
+	}
+	req.Warn = lr.warn
 	run, err := lr.s.Begin(req, lr.lifetime)
 	var se *ledger.StoreError
 	switch {
-	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused):
+	case errors.Is(err, ledger.ErrLifetimeNeedsName):
+		return nil, usagef("--lifetime-epsilon needs --dataset NAME")
+	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) || errors.Is(err, ledger.ErrMixedUnits):
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
 	case errors.As(err, &se):
 		return nil, fmt.Errorf("--ledger %s: %w", se.Dir, se.Err)
@@ -403,7 +441,7 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
-		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg),
+		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg), PrivacyUnit: cfg.PrivacyUnit,
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB

@@ -46,6 +46,7 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 		PrivacyUnit:     unit,
 		Neighbouring:    nb,
 		PlannedFraction: plannedFraction(cfg),
+		Build:           Build(),
 	}
 	if r, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok {
 		rep.Teachers, rep.Learner = 0, r.learnerName()

@@ -119,7 +119,11 @@ type Config struct {
 	// rounding drawn from a key shared with other curators (replicable.go).
 	Replicable *Replicable
 
-	// Progress, when set, is called after every public batch.
+	// Progress, when set, is called after every public batch. Its Answered
+	// and EpsilonSpent derive from the noise drawn so far: a caller that
+	// shows them and then stops the run (cancels its context) has released
+	// them, and must charge what the run had spent, which SpentBefore reads
+	// from Run's error.
 	Progress func(Progress)
 	// Warn, when set, receives warnings meant for the local user (stderr).
 	// A warning never depends on the sensitive values.

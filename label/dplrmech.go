@@ -127,7 +127,8 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if !ok {
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
 	}
-	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound), DPLogRegOptions{})
+	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound),
+		DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) }})
 	v.x, v.y = nil, nil
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)

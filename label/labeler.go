@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/learners"
 )
 
 // SourceColumn is the name of the output column that says where each
@@ -38,6 +40,10 @@ type Labeler struct {
 	listVotes  bool          // aggregate mode: predictions in one list column
 
 	trained *Trained // what labels rows after the last Run (see Trained)
+
+	// The histogram learners' split edges, fitted by Run on the public
+	// head (invariant 2); nil when no learner of the run needs them.
+	bins *learners.Bins
 
 	// The chooser's release (choose.go): nil when the run made no choice.
 	choice    *ChoiceReport

@@ -10,6 +10,7 @@ type (
 	AuditLabel      = report.AuditLabel
 	AuditResult     = report.AuditResult
 	BudgetReport    = report.BudgetReport
+	BuildReport     = report.BuildReport
 	ChoiceReport    = report.ChoiceReport
 	ChoiceCandidate = report.ChoiceCandidate
 	ClassDiscovery  = report.ClassDiscovery

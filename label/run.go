@@ -88,6 +88,9 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if err := enc.CheckSchema(sensitive.Schema()); err != nil {
 		return nil, invalid("%s: %v", cfg.sens(), err)
 	}
+	if l.bins, err = l.publicBins(enc, head, headRows); err != nil {
+		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
+	}
 
 	// 2. Teachers.
 	res := <-sensCh
@@ -151,7 +154,10 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	err = st.stream(ctx, head, public, out)
 	head = nil // the stream owns (and has released) the head batches
 	if err != nil {
-		return nil, spentBefore(err, discovered)
+		// What the filter had spent when the stream stopped (the discovery's
+		// and the chooser's ρ included): an interrupted run whose figures
+		// were shown (Config.Progress) is charged it.
+		return nil, spentBefore(err, math.Max(discovered, st.rhoSpent()))
 	}
 	l.finishReport(rep, st, agg, filter, td)
 	l.keepTrained(st)

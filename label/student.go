@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -48,6 +49,12 @@ const (
 	// UncertainRounds is the number of query rounds of SelectUncertain; the
 	// first is a uniform random sample of the candidates.
 	UncertainRounds = 5
+	// BalanceExponent tempers the student's class weights: a class of n_c
+	// of the n answers weighs (n / (classes·n_c))^BalanceExponent per row.
+	// The answers under-represent the classes the teachers rarely agree
+	// on (the rare ones); 1 would weigh every class alike, which costs
+	// accuracy where the imbalance is real.
+	BalanceExponent = 0.5
 )
 
 // Noise streams of the student and the selection (see run.go).
@@ -151,7 +158,7 @@ type student struct {
 
 func newStudent(st *runState) (*student, error) {
 	cfg := &st.l.cfg
-	lr, err := learners.NewLearner(cfg.Student, cfg.LearnerOptions)
+	lr, err := learners.NewLearner(cfg.Student, st.l.learnerOptions())
 	if err != nil {
 		return nil, paramError("student", ": %v", err)
 	}
@@ -240,7 +247,7 @@ func (s *student) train() error {
 		return nil
 	}
 	x := &learners.Matrix{Rows: len(s.y), Cols: s.dim, Data: s.x}
-	m, err := s.learner.Fit(x, s.y, s.classes)
+	m, err := s.fit(x, s.y)
 	if err != nil {
 		return fmt.Errorf("training the student: %w", err)
 	}
@@ -270,7 +277,7 @@ func (s *student) train() error {
 			}
 		}
 		if st.PseudoLabelled > 0 {
-			m2, err := s.learner.Fit(&learners.Matrix{Rows: len(ys), Cols: s.dim, Data: xs}, ys, s.classes)
+			m2, err := s.fit(&learners.Matrix{Rows: len(ys), Cols: s.dim, Data: xs}, ys)
 			if err != nil {
 				return fmt.Errorf("self-training the student: %w", err)
 			}
@@ -421,13 +428,20 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 	x := learners.NewMatrix(rows, dim)
 	counts := make([]int32, rows*classes)
 	m := learners.NewMatrix(0, dim)
+	// Linear teachers vote on every candidate at once (one fused kernel
+	// pass); others, whose votes cost far more (boosted trees: thousands
+	// of tree walks a row), vote on a candidate when it is put to them.
+	ens, _ := st.ens.(*learners.Ensemble)
+	lazy := ens == nil || !ens.Stacked()
 	off := 0
 	for _, r := range head {
 		if err := st.enc.Encode(r, m); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrInvalidInput, st.l.cfg.pub(), err)
 		}
 		copy(x.Data[off*dim:], m.Data[:m.Rows*dim])
-		st.ens.Votes(m, counts[off*classes:(off+m.Rows)*classes])
+		if !lazy {
+			st.ens.Votes(m, counts[off*classes:(off+m.Rows)*classes])
+		}
 		off += m.Rows
 	}
 	target := int(min(st.selectionTarget(), int64(rows)))
@@ -441,7 +455,12 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 	src := st.l.source(streamSelect)
 	zCheck := make([]int64, 1)
 	zArg := make([]int64, classes)
+	one := &learners.Matrix{Rows: 1, Cols: dim}
 	ask := func(i int) bool { // false: the budget stopped the queries
+		if lazy {
+			one.Data = x.Row(i)
+			st.ens.Votes(one, counts[i*classes:(i+1)*classes])
+		}
 		st.agg.noiseFor(src, zCheck, zArg)
 		c, o := st.agg.query(counts[i*classes:(i+1)*classes], zCheck[0], zArg, nil, st.filter)
 		switch o {
@@ -473,6 +492,7 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 	}
 	proba := make([]float32, rows*classes)
 	margin := make([]float32, rows)
+	predicted := make([]int32, rows)
 	for asked < target {
 		if len(sp.y) == 0 { // nothing to learn from yet: keep sampling at random
 			j := asked + int(noise.UniformUint64(src, uint64(rows-asked)))
@@ -483,7 +503,7 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 			asked++
 			continue
 		}
-		mod, err := sp.learner.Fit(&learners.Matrix{Rows: len(sp.y), Cols: dim, Data: sp.x}, sp.y, classes)
+		mod, err := sp.fit(&learners.Matrix{Rows: len(sp.y), Cols: dim, Data: sp.x}, sp.y)
 		if err != nil {
 			return fmt.Errorf("training the selection student: %w", err)
 		}
@@ -495,14 +515,16 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 		for i := 0; i < rows; i++ {
 			p := proba[i*classes : (i+1)*classes]
 			var a, b float32 // two largest
-			for _, v := range p {
+			top := 0
+			for c, v := range p {
 				if v > a {
-					a, b = v, a
+					a, b, top = v, a, c
 				} else if v > b {
 					b = v
 				}
 			}
 			margin[i] = a - b
+			predicted[i] = int32(top)
 		}
 		rest := perm[asked:]
 		slices.SortStableFunc(rest, func(i, j int) int {
@@ -514,6 +536,7 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 			}
 			return i - j
 		})
+		balanceRound(rest, min(perRound, target-asked), predicted, classes)
 		end := min(target, asked+perRound)
 		for ; asked < end; asked++ {
 			if !ask(perm[asked]) {
@@ -541,4 +564,159 @@ func (st *runState) startStudent(head []arrow.Record) error {
 		return st.selectUncertain(head)
 	}
 	return nil
+}
+
+// fit trains the student's learner on answered (or pseudo-labelled) rows.
+// When the answers are imbalanced (see imbalanced), a learner that takes
+// row weights gets class-balanced ones (see BalanceExponent), so that a
+// class the answers hold few of is not drowned by the majority; otherwise
+// every row weighs the same. The answers are released labels: their
+// class counts are public, and so is this choice.
+func (s *student) fit(x *learners.Matrix, y []int32) (learners.Model, error) {
+	wl, ok := s.learner.(learners.WeightedLearner)
+	if !ok {
+		return s.learner.Fit(x, y, s.classes)
+	}
+	if !imbalanced(y, s.classes) {
+		return s.learner.Fit(x, y, s.classes)
+	}
+	return wl.FitWeighted(x, y, classWeights(y, s.classes, BalanceExponent), s.classes)
+}
+
+// ImbalanceRatio is the ratio of the largest to the smallest class count
+// among the answers above which the student weighs the classes: Adult's
+// answers (about 3 to 1, as its data) are fitted as they are.
+const ImbalanceRatio = 4
+
+// imbalanced reports whether the largest class of y holds more than
+// ImbalanceRatio times the rows of the smallest class present.
+func imbalanced(y []int32, classes int) bool {
+	counts := make([]int, classes)
+	for _, c := range y {
+		counts[c]++
+	}
+	lo, hi := len(y), 0
+	for _, n := range counts {
+		if n > 0 {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+	}
+	return hi > ImbalanceRatio*lo
+}
+
+// classWeights returns each row's weight (n / (k·n_c))^alpha, with n_c the
+// rows of its class and k the classes present: alpha = 1 weighs every
+// class alike, 0 every row alike.
+func classWeights(y []int32, classes int, alpha float64) []float32 {
+	counts := make([]int, classes)
+	for _, c := range y {
+		counts[c]++
+	}
+	present := 0
+	for _, n := range counts {
+		if n > 0 {
+			present++
+		}
+	}
+	per := make([]float32, classes)
+	for c, n := range counts {
+		if n > 0 {
+			per[c] = float32(math.Pow(float64(len(y))/(float64(present)*float64(n)), alpha))
+		}
+	}
+	w := make([]float32, len(y))
+	for i, c := range y {
+		w[i] = per[c]
+	}
+	return w
+}
+
+// binSampleRows bounds the public rows the bin edges are fitted on: every
+// s-th row of the head, so that a sorted file does not bias them.
+const binSampleRows = 20_000
+
+// publicBins fits the split edges of the histogram learners on the public
+// head (headRows rows, evenly thinned to binSampleRows), when the teachers
+// or the student are one (invariant 2: nothing a teacher splits on is
+// fitted on sensitive data); nil otherwise.
+func (l *Labeler) publicBins(enc *learners.Encoder, head []arrow.Record, headRows int) (*learners.Bins, error) {
+	cfg := &l.cfg
+	if cfg.LearnerOptions.Bins != nil || (cfg.Learner != "gbt" && cfg.Student != "gbt") {
+		return nil, nil
+	}
+	step := max(1, (headRows+binSampleRows-1)/binSampleRows)
+	dim := enc.Dim()
+	x := learners.NewMatrix(0, dim)
+	x.Data = make([]float32, 0, (headRows/step+1)*dim)
+	m := learners.NewMatrix(0, dim)
+	next := 0 // the next kept row, counted over the head
+	first := 0
+	for _, r := range head {
+		if err := enc.Encode(r, m); err != nil {
+			return nil, err
+		}
+		for ; next < first+m.Rows; next += step {
+			x.Data = append(x.Data, m.Row(next-first)...)
+			x.Rows++
+		}
+		first += m.Rows
+	}
+	return learners.PublicBins(x, learners.DefaultMaxBins), nil
+}
+
+// learnerOptions are the learner options of the run: the configuration's,
+// with the public bin edges Run fitted.
+func (l *Labeler) learnerOptions() learners.LearnerOptions {
+	o := l.cfg.LearnerOptions
+	if o.Bins == nil {
+		o.Bins = l.bins
+	}
+	return o
+}
+
+// balanceRound reorders the candidates rest (least sure first) so that
+// its first n are the round's queries taken class by class: the least
+// sure candidate the student predicts class 0, then class 1, …, round
+// robin over the classes it predicts for some candidate (each turn in the
+// order of their margins, should the budget stop it midway). The plain
+// smallest margins would spend a round on the classes the student
+// confuses most, and a rare class it never predicts with confidence
+// would get no answers to learn from (class-balanced uncertainty). The
+// rest keep their order after the n.
+func balanceRound(rest []int, n int, predicted []int32, classes int) {
+	if n <= 0 || classes < 2 {
+		return
+	}
+	queues := make([][]int, classes)
+	pos := make(map[int]int, len(rest))
+	for p, i := range rest {
+		queues[predicted[i]] = append(queues[predicted[i]], i)
+		pos[i] = p
+	}
+	picked := make([]int, 0, len(rest))
+	taken := make(map[int]bool, n)
+	for len(picked) < n {
+		// One turn: each class's least sure candidate, least sure first.
+		start := len(picked)
+		for c := range queues {
+			if len(queues[c]) == 0 || len(picked) == n {
+				continue
+			}
+			i := queues[c][0]
+			queues[c] = queues[c][1:]
+			picked = append(picked, i)
+			taken[i] = true
+		}
+		if len(picked) == start {
+			break
+		}
+		turn := picked[start:]
+		slices.SortFunc(turn, func(a, b int) int { return pos[a] - pos[b] })
+	}
+	for _, i := range rest {
+		if !taken[i] {
+			picked = append(picked, i)
+		}
+	}
+	copy(rest, picked)
 }

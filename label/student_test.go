@@ -64,6 +64,9 @@ func TestStudentLabelsEveryRow(t *testing.T) {
 		{"nb random self-train", "nb", SelectRandom, true, 0.7},
 		{"tree first self-train", "tree", SelectFirst, true, 0.55},
 		{"tree uncertain", "tree", SelectUncertain, false, 0.55},
+		{"gbt uncertain", "gbt", SelectUncertain, false, 0.7},
+		{"gbt first self-train", "gbt", SelectFirst, true, 0.7},
+		{"knn random", "knn", SelectRandom, false, 0.65},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -244,5 +247,135 @@ func TestStudentSpoolRemovedOnError(t *testing.T) {
 				t.Errorf("spool left behind: %v", left)
 			}
 		})
+	}
+}
+
+// TestBinsArePublic: the boosted teachers' and student's bin edges are
+// fitted on the public head alone: two runs on different sensitive data
+// and the same public data split on identical edges (and other public data
+// gives other edges).
+func TestBinsArePublic(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	run := func(privSeed, pubSeed uint64) (*Labeler, []int64, []string) {
+		rng := rand.New(rand.NewPCG(4, 2))
+		const d, k = 8, 2
+		w := make([]float64, d*k)
+		for i := range w {
+			w[i] = rng.NormFloat64() / math.Sqrt(d)
+		}
+		priv := synthetic(mem, 3000, d, k, 500, true, rand.New(rand.NewPCG(privSeed, 1)), w)
+		defer priv.release()
+		pub := synthetic(mem, 2000, d, k, 500, true, rand.New(rand.NewPCG(pubSeed, 1)), w)
+		defer pub.release()
+		seed := uint64(3)
+		cfg := studentConfig(&seed)
+		cfg.Allocator, cfg.Learner, cfg.Student, cfg.Select, cfg.PublicRows, cfg.MaxQueries = mem, "gbt", "gbt", SelectUncertain, 2000, 300
+		l, err := New(cfg, priv.schema, pub.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := &collect{}
+		rep, err := l.Run(context.Background(), priv, pub, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Student == nil || rep.Student.Learner != "gbt" || rep.Learner != "gbt" {
+			t.Fatalf("report: learner %q, student %+v", rep.Learner, rep.Student)
+		}
+		return l, out.labels, out.sources
+	}
+	a, labels, sources := run(100, 7)
+	b, _, _ := run(200, 7)
+	c, _, _ := run(100, 8)
+	if a.bins == nil || a.bins.Dim() != 8 {
+		t.Fatalf("bins %+v, want edges for 8 columns", a.bins)
+	}
+	if !slices.EqualFunc(a.bins.Edges, b.bins.Edges, slices.Equal) {
+		t.Error("other sensitive rows, same public rows: the bin edges differ")
+	}
+	if slices.EqualFunc(a.bins.Edges, c.bins.Edges, slices.Equal) {
+		t.Error("other public rows: the same bin edges")
+	}
+	answered := 0
+	for i, s := range sources {
+		if s == SourceTeachers {
+			answered++
+		}
+		if labels[i] < 0 {
+			t.Fatalf("row %d (%s) unlabelled", i, s)
+		}
+	}
+	if answered < 50 {
+		t.Errorf("%d answers from boosted teachers, want at least 50", answered)
+	}
+}
+
+func TestBalanceRound(t *testing.T) {
+	tests := []struct {
+		name      string
+		rest      []int // least sure first
+		predicted []int32
+		n         int
+		want      []int
+	}{
+		{"one class predicted", []int{3, 1, 0, 2}, []int32{0, 0, 0, 0}, 2, []int{3, 1, 0, 2}},
+		{"round robin", []int{0, 1, 2, 3, 4, 5}, []int32{0, 0, 0, 0, 1, 2}, 4, []int{0, 4, 5, 1, 2, 3}},
+		{"a turn in margin order", []int{5, 0, 1, 2}, []int32{1, 1, 0, 0, 0, 1}, 2, []int{5, 2, 0, 1}},
+		{"round larger than the candidates", []int{1, 0}, []int32{1, 0}, 5, []int{1, 0}},
+		{"nothing to pick", []int{1, 0}, []int32{1, 0}, 0, []int{1, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rest := slices.Clone(tc.rest)
+			balanceRound(rest, tc.n, tc.predicted, 3)
+			if !slices.Equal(rest, tc.want) {
+				t.Errorf("order %v, want %v", rest, tc.want)
+			}
+		})
+	}
+}
+
+func TestImbalanced(t *testing.T) {
+	tests := []struct {
+		name string
+		y    []int32
+		want bool
+	}{
+		{"balanced", []int32{0, 1, 2, 0, 1, 2}, false},
+		{"four to one", []int32{0, 0, 0, 0, 1}, false},
+		{"five to one", []int32{0, 0, 0, 0, 0, 1}, true},
+		{"absent classes ignored", []int32{2, 2, 1}, false},
+		{"one class", []int32{1, 1, 1}, false},
+	}
+	for _, tc := range tests {
+		if got := imbalanced(tc.y, 3); got != tc.want {
+			t.Errorf("%s: imbalanced = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestClassWeights(t *testing.T) {
+	y := []int32{0, 0, 0, 0, 0, 0, 1, 1, 3, 3} // class 2 absent
+	tests := []struct {
+		alpha float64
+		want  [4]float64 // per class
+	}{
+		{0, [4]float64{1, 1, 0, 1}},
+		{1, [4]float64{10.0 / 18, 10.0 / 6, 0, 10.0 / 6}},
+		{0.5, [4]float64{math.Sqrt(10.0 / 18), math.Sqrt(10.0 / 6), 0, math.Sqrt(10.0 / 6)}},
+	}
+	for _, tc := range tests {
+		w := classWeights(y, 4, tc.alpha)
+		var total float64
+		for i, c := range y {
+			if math.Abs(float64(w[i])-tc.want[c]) > 1e-6 {
+				t.Errorf("alpha %g: row %d (class %d) weight %g, want %g", tc.alpha, i, c, w[i], tc.want[c])
+			}
+			total += float64(w[i])
+		}
+		if tc.alpha == 1 && math.Abs(total-float64(len(y))) > 1e-5 {
+			t.Errorf("balanced weights sum to %g, want %d", total, len(y))
+		}
 	}
 }

@@ -428,7 +428,7 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitive
 	})
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		g.Go(func() error {
-			lr, err := learners.NewLearner(cfg.Learner, cfg.LearnerOptions)
+			lr, err := learners.NewLearner(cfg.Learner, l.learnerOptions())
 			if err != nil {
 				return paramError("learner", ": %v", err)
 			}

@@ -46,22 +46,8 @@ func TestVoteTilesFoldsEmbedding(t *testing.T) {
 				}
 				return []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[r%3]
 			}
-			s := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: tc.typ, Nullable: true}}, nil)
-			rb := array.NewRecordBuilder(mem, s)
-			lb := rb.Field(0).(array.ListLikeBuilder)
-			vb := lb.ValueBuilder().(*array.Float32Builder)
-			for r := 0; r < rows; r++ {
-				lb.Append(true)
-				for j := 0; j < dim; j++ {
-					v := 0.02*float64(j) + 0.1*rng.NormFloat64()
-					if j == r%dim && special(r) != 0 {
-						v = special(r)
-					}
-					vb.Append(float32(v))
-				}
-			}
-			rec := rb.NewRecord()
-			rb.Release()
+			rec := foldTestRecord(mem, tc.typ, dim, rows, rng, special)
+			s := rec.Schema()
 			defer rec.Release()
 
 			enc, err := learners.FitEncoder(s, []string{"emb"}, []arrow.Record{rec}, learners.EncoderOptions{MaxSampleRows: 500})
@@ -126,38 +112,67 @@ func TestVoteTilesFoldsEmbedding(t *testing.T) {
 			raw.Votes(0, rows, oneCall, make([]float32, dim*rows))
 			xc := make([]float32, dim*rows)
 			p.EncodeColumns(0, rows, xc, rows)
-			for j, e := range ens {
-				got := b.counts
-				if j > 0 {
-					got = b.more[j-1].counts
-				}
-				if !slices.Equal(got, oneCall[j]) {
-					t.Fatalf("label %d: tiled votes differ from the folded votes in one call", j)
-				}
-				k := e.Classes()
-				encoded := make([]int32, rows*k)
-				e.VotesColumns(xc, rows, rows, encoded)
-				differ, split := 0, 0
-				for r := 0; r < rows; r++ {
-					g, w := got[r*k:(r+1)*k], encoded[r*k:(r+1)*k]
-					if slices.Max(w) < int32(e.Teachers()) {
-						split++
-					}
-					if slices.Equal(g, w) {
-						continue
-					}
-					if special(r) != 0 {
-						t.Fatalf("label %d, row %d holds %v: votes %v, want exactly the encoded path's %v", j, r, special(r), g, w)
-					}
-					differ++
-				}
-				if split < rows/20 {
-					t.Fatalf("label %d: only %d of %d rows have split votes: the test data are too weak", j, split, rows)
-				}
-				if differ > rows/100 {
-					t.Errorf("label %d: %d of %d rows differ from the encoded path, want near-ties only (at most 1%%)", j, differ, rows)
-				}
-			}
+			checkFoldedVotes(t, ens, b, oneCall, xc, rows, special)
 		})
+	}
+}
+
+// foldTestRecord builds rows embeddings of dim float32s of type typ, with
+// special(r) written into element r%dim of row r where it is not 0.
+func foldTestRecord(mem memory.Allocator, typ arrow.DataType, dim, rows int, rng *rand.Rand, special func(int) float64) arrow.Record {
+	s := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: typ, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(mem, s)
+	lb := rb.Field(0).(array.ListLikeBuilder)
+	vb := lb.ValueBuilder().(*array.Float32Builder)
+	for r := 0; r < rows; r++ {
+		lb.Append(true)
+		for j := 0; j < dim; j++ {
+			v := 0.02*float64(j) + 0.1*rng.NormFloat64()
+			if j == r%dim && special(r) != 0 {
+				v = special(r)
+			}
+			vb.Append(float32(v))
+		}
+	}
+	defer rb.Release()
+	return rb.NewRecord()
+}
+
+// checkFoldedVotes holds the tiled votes (b) to the folded votes in one call
+// exactly, and to the encoded path except at near-ties; rows holding a
+// special value must match the encoded path exactly.
+func checkFoldedVotes(t *testing.T, ens []*learners.Ensemble, b *batch, oneCall [][]int32, xc []float32, rows int, special func(int) float64) {
+	t.Helper()
+	for j, e := range ens {
+		got := b.counts
+		if j > 0 {
+			got = b.more[j-1].counts
+		}
+		if !slices.Equal(got, oneCall[j]) {
+			t.Fatalf("label %d: tiled votes differ from the folded votes in one call", j)
+		}
+		k := e.Classes()
+		encoded := make([]int32, rows*k)
+		e.VotesColumns(xc, rows, rows, encoded)
+		differ, split := 0, 0
+		for r := 0; r < rows; r++ {
+			g, w := got[r*k:(r+1)*k], encoded[r*k:(r+1)*k]
+			if slices.Max(w) < int32(e.Teachers()) {
+				split++
+			}
+			if slices.Equal(g, w) {
+				continue
+			}
+			if special(r) != 0 {
+				t.Fatalf("label %d, row %d holds %v: votes %v, want exactly the encoded path's %v", j, r, special(r), g, w)
+			}
+			differ++
+		}
+		if split < rows/20 {
+			t.Fatalf("label %d: only %d of %d rows have split votes: the test data are too weak", j, split, rows)
+		}
+		if differ > rows/100 {
+			t.Errorf("label %d: %d of %d rows differ from the encoded path, want near-ties only (at most 1%%)", j, differ, rows)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func TestRoundingNormBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rd := &rounder{src: newBits(3), sensSq: sensSq}
+			rd := newRounder(newBits(3), sensSq)
 			for trial := 0; trial < 2000; trial++ {
 				z := make([]float64, c.classes)
 				val := make([]float64, c.feats)
@@ -155,7 +155,7 @@ func TestRoundingNormBound(t *testing.T) {
 		for j := range val {
 			val[j], ind[j] = 0.5, int32(j)
 		}
-		rd := &rounder{src: newBits(9), sensSq: 26}
+		rd := newRounder(newBits(9), 26)
 		sum := make([]int64, 100)
 		rd.add(sum, []float64{1}, 1, 99, ind, val)
 		var n2 int64
@@ -180,7 +180,7 @@ func TestRoundingNormBound(t *testing.T) {
 // over many draws the average rounded value of each coordinate is within
 // 5 standard errors of the scaled value.
 func TestRoundingUnbiased(t *testing.T) {
-	rd := &rounder{src: newBits(5), sensSq: 1 << 40}
+	rd := newRounder(newBits(5), 1<<40)
 	z := []float64{0.3, -0.7}
 	val := []float64{1.25, -0.4}
 	ind := []int32{0, 1}

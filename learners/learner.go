@@ -3,6 +3,7 @@ package learners
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -47,6 +48,11 @@ type LearnerOptions struct {
 	MaxDepth int
 	// MinLeaf is the minimum number of rows in a tree leaf (default 1).
 	MinLeaf int
+	// Bins are the split edges of the histogram learners ("gbt"), fitted
+	// on public data (PublicBins); nil: each fit bins its own rows.
+	Bins *Bins
+	// Neighbors is k of the k-nearest-neighbours model (default 10).
+	Neighbors int
 }
 
 // Defaults of LearnerOptions.
@@ -58,10 +64,12 @@ const (
 )
 
 // LearnerNames lists the names NewLearner accepts.
-var LearnerNames = []string{"logreg", "nb", "tree"}
+var LearnerNames = []string{"logreg", "nb", "tree", "gbt", "knn"}
 
 // NewLearner returns the learner called name: "logreg" (multinomial logistic
-// regression with L2), "nb" (Gaussian naive Bayes) or "tree" (CART).
+// regression with L2), "nb" (Gaussian naive Bayes), "tree" (CART), "gbt"
+// (histogram gradient-boosted trees, see GBT) or "knn" (k nearest
+// neighbours, see KNN).
 func NewLearner(name string, opts LearnerOptions) (Learner, error) {
 	if opts.C == 0 {
 		opts.C = DefaultC
@@ -85,8 +93,12 @@ func NewLearner(name string, opts LearnerOptions) (Learner, error) {
 		return &GaussianNB{VarSmoothing: 1e-9}, nil
 	case "tree":
 		return &Tree{MaxDepth: opts.MaxDepth, MinLeaf: opts.MinLeaf}, nil
+	case "gbt":
+		return NewGBT(opts), nil
+	case "knn":
+		return NewKNN(opts)
 	}
-	return nil, fmt.Errorf("learners: unknown learner %q (valid: logreg, nb, tree)", name)
+	return nil, fmt.Errorf("learners: unknown learner %q (valid: %s)", name, strings.Join(LearnerNames, ", "))
 }
 
 // checkFit validates the arguments of Fit and returns the class counts.

@@ -21,6 +21,12 @@ import (
 //	                f64 invVar[classes·dim], f64 konst[classes]
 //	tree            u32 classes, u32 nodes, per node (i32 feature, i32 class,
 //	                i32 left, i32 right, f64 threshold), f32 proba[nodes·classes]
+//	gbt             u32 classes, u32 dim, u32 depth, u32 scores, u32 seen,
+//	                u32 trees, i32 seen classes[seen], f32 base[scores], per
+//	                tree (i32 feature[2^depth−1], f32 threshold[2^depth−1],
+//	                f32 leaf[2^depth])
+//	knn             u32 classes, u32 dim, u32 k, u32 rows, f32 x[rows·dim],
+//	                i32 y[rows]
 
 // Model kinds of EncodeModel.
 const (
@@ -28,6 +34,8 @@ const (
 	ModelLinearRowNorm = "linear-rownorm"
 	ModelGaussianNB    = "gaussian-nb"
 	ModelTree          = "tree"
+	ModelGBT           = "gbt"
+	ModelKNN           = "knn"
 )
 
 // ErrModelFormat reports stored model bytes that do not describe a valid
@@ -69,6 +77,12 @@ func EncodeModel(m Model) (string, []byte, error) {
 		}
 		w.f32s(m.proba)
 		return ModelTree, w.b, nil
+	case *gbtModel:
+		m.encode(&w)
+		return ModelGBT, w.b, nil
+	case *knnModel:
+		m.encode(&w)
+		return ModelKNN, w.b, nil
 	}
 	return "", nil, fmt.Errorf("learners: a %T cannot be stored", m)
 }
@@ -101,6 +115,14 @@ func DecodeModel(kind string, data []byte, classes, dim int) (Model, error) {
 		m = nb
 	case ModelTree:
 		m = r.tree(classes, dim)
+	case ModelGBT:
+		if g := r.gbt(classes, dim); g != nil {
+			m = g
+		}
+	case ModelKNN:
+		if k := r.knn(classes, dim); k != nil {
+			m = k
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown kind %q", ErrModelFormat, kind)
 	}

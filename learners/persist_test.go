@@ -27,6 +27,9 @@ func TestEncodeModelRoundTrip(t *testing.T) {
 		{"nb", func() Learner { l, _ := NewLearner("nb", LearnerOptions{}); return l }, ModelGaussianNB},
 		{"tree", func() Learner { l, _ := NewLearner("tree", LearnerOptions{MaxDepth: 5}); return l }, ModelTree},
 		{"dp-logreg", dp, ModelLinearRowNorm},
+		{"gbt", func() Learner { return &GBT{Bins: PublicBins(x, 16), Rounds: 20} }, ModelGBT},
+		{"gbt, own bins, depth 4", func() Learner { return &GBT{Rounds: 10, Depth: 4} }, ModelGBT},
+		{"knn", func() Learner { l, _ := NewLearner("knn", LearnerOptions{Neighbors: 7}); return l }, ModelKNN},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -136,121 +136,149 @@ func TestWrite(t *testing.T) {
 				}
 			}
 
-			// ε over the queries: one point per timeline entry, ending at
-			// the ε of the realized spend; the budget line at the claim.
-			dc := 0.0
-			if rep.ClassDiscovery != nil {
-				dc = float64(rep.ClassDiscovery.Delta)
-			}
-			for _, l := range rep.Labels {
-				if l.ClassDiscovery != nil {
-					dc += float64(l.ClassDiscovery.Delta)
-				}
-			}
-			spend := find(charts["chart-epsilon"], "polyline", "spend")
-			if len(spend) != 1 || int(fattr(t, spend[0], "data-n")) != len(rep.Timeline) {
-				t.Fatalf("spend line: want %d points", len(rep.Timeline))
-			}
-			last := rep.Timeline[len(rep.Timeline)-1]
-			wantEps := rdp.RoundUp(rdp.ZCDPEps(float64(last.Rho), float64(rep.Guarantee.Delta)-dc), 6)
-			if got := fattr(t, spend[0], "data-final-epsilon"); got != wantEps {
-				t.Errorf("final ε %v, want %v", got, wantEps)
-			}
-			if math.Abs(wantEps-float64(rep.Spent.EpsilonImproved)) > 1e-6 && rep.Mechanism != label.MechanismLNMax {
-				t.Errorf("final ε %v far from the report's %v", wantEps, rep.Spent.EpsilonImproved)
-			}
-			pts := strings.Fields(mustAttr(t, spend[0], "points"))
-			if len(pts) != len(rep.Timeline) {
-				t.Errorf("%d points drawn, timeline has %d", len(pts), len(rep.Timeline))
-			}
-			budget := find(charts["chart-epsilon"], "line", "budget")
-			if rep.Budget.Filter {
-				if len(budget) != 1 || fattr(t, budget[0], "data-epsilon") != float64(rep.Guarantee.Epsilon) {
-					t.Errorf("budget line missing or wrong")
-				}
-			} else if len(budget) != 0 {
-				t.Errorf("budget line drawn for a run without a filter")
-			}
-			stop := find(charts["chart-epsilon"], "line", "stop")
-			if rep.Budget.StoppedOn != (len(stop) == 1) {
-				t.Errorf("stop marker: %d, stopped %v", len(stop), rep.Budget.StoppedOn)
-			}
-			if len(stop) == 1 && int64(fattr(t, stop[0], "data-row")) != rep.Budget.StoppedAtRow {
-				t.Errorf("stop marker at row %v, want %d", fattr(t, stop[0], "data-row"), rep.Budget.StoppedAtRow)
-			}
-
-			// Answered and abstained.
-			ans := find(charts["chart-answered"], "polyline", "answered")
-			abs := find(charts["chart-answered"], "polyline", "abstained")
-			if len(ans) != 1 || len(abs) != 1 {
-				t.Fatalf("answered/abstained lines missing")
-			}
-			if got := int64(fattr(t, ans[0], "data-final")); got != rep.Queries.Answered {
-				t.Errorf("answered %d, report %d", got, rep.Queries.Answered)
-			}
-			notq := int64(0)
-			if nq := find(charts["chart-answered"], "polyline", "not-queried"); len(nq) == 1 {
-				notq = int64(fattr(t, nq[0], "data-final"))
-			}
-			if got := int64(fattr(t, abs[0], "data-final")) + notq; got != rep.Queries.Abstained {
-				t.Errorf("abstained %d, report %d", got, rep.Queries.Abstained)
-			}
-
-			// Released labels: a bar per class, or with several label
-			// columns a table row per column.
-			for _, l := range rep.Labels {
-				row := regexp.MustCompile(`<tr><th>` + regexp.QuoteMeta(l.Label) + `</th>.*?</tr>`).FindString(page)
-				for _, want := range []string{fmt.Sprintf(">%d<", l.Answered), fmt.Sprintf(">%d<", l.NoisyArgmaxes), "σ2 = " + l.Params.Sigma2} {
-					if !strings.Contains(row, want) {
-						t.Errorf("label column %s: row %q lacks %q", l.Label, row, want)
-					}
-				}
-			}
-			var barsL []*node
-			if len(rep.Labels) == 0 {
-				barsL = find(charts["chart-labels"], "rect", "bar")
-			}
-			if len(barsL) != len(rep.Released) {
-				t.Fatalf("%d label bars, %d classes released", len(barsL), len(rep.Released))
-			}
-			for _, b := range barsL {
-				name := mustAttr(t, b, "data-name")
-				if got := int64(fattr(t, b, "data-count")); got != rep.Released[name] {
-					t.Errorf("class %s: bar %d, report %d", name, got, rep.Released[name])
-				}
-			}
-
-			// Conversions.
-			wantConv := map[string]float64{
-				"improved (best order)": float64(rep.Spent.EpsilonImproved),
-				"classic (Mironov)":     float64(rep.Spent.EpsilonClassic),
-			}
-			if rep.Spent.EpsilonGDP != nil {
-				wantConv["Gaussian DP"] = float64(*rep.Spent.EpsilonGDP)
-			}
-			barsC := find(charts["chart-conversions"], "rect", "bar")
-			if len(barsC) != len(wantConv) {
-				t.Fatalf("%d conversion bars, want %d", len(barsC), len(wantConv))
-			}
-			for _, b := range barsC {
-				name := mustAttr(t, b, "data-name")
-				if got := fattr(t, b, "data-epsilon"); got != wantConv[name] {
-					t.Errorf("%s: bar %v, report %v", name, got, wantConv[name])
-				}
-			}
-			claim := find(charts["chart-conversions"], "line", "claim")
-			if len(claim) != 1 || fattr(t, claim[0], "data-epsilon") != float64(rep.Guarantee.Epsilon) {
-				t.Errorf("claim line missing or wrong")
-			}
-
-			// Parameters and explanation.
-			for _, s := range []string{rep.Mechanism, rep.Params.Sigma1, rep.Params.Sigma2, rep.Params.Sigma, rep.Params.LaplaceScale,
-				`data-field="answered">` + strconv.FormatInt(rep.Queries.Answered, 10) + "<", "What the guarantee means", "neighbours"} {
-				if !strings.Contains(page, s) {
-					t.Errorf("page lacks %q", s)
-				}
-			}
+			checkEpsilonChart(t, rep, charts, page)
+			checkAnsweredChart(t, rep, charts, page)
+			checkReleasedLabels(t, rep, charts, page)
+			checkConversions(t, rep, charts, page)
+			checkParameters(t, rep, charts, page)
 		})
+	}
+}
+
+// checkEpsilonChart checks the ε chart: one point per timeline entry, ending at
+// the ε of the realized spend; the budget line at the claim; the stop marker.
+func checkEpsilonChart(t *testing.T, rep *label.Report, charts map[string]*node, page string) {
+	t.Helper()
+	// ε over the queries: one point per timeline entry, ending at
+	// the ε of the realized spend; the budget line at the claim.
+	dc := 0.0
+	if rep.ClassDiscovery != nil {
+		dc = float64(rep.ClassDiscovery.Delta)
+	}
+	for _, l := range rep.Labels {
+		if l.ClassDiscovery != nil {
+			dc += float64(l.ClassDiscovery.Delta)
+		}
+	}
+	spend := find(charts["chart-epsilon"], "polyline", "spend")
+	if len(spend) != 1 || int(fattr(t, spend[0], "data-n")) != len(rep.Timeline) {
+		t.Fatalf("spend line: want %d points", len(rep.Timeline))
+	}
+	last := rep.Timeline[len(rep.Timeline)-1]
+	wantEps := rdp.RoundUp(rdp.ZCDPEps(float64(last.Rho), float64(rep.Guarantee.Delta)-dc), 6)
+	if got := fattr(t, spend[0], "data-final-epsilon"); got != wantEps {
+		t.Errorf("final ε %v, want %v", got, wantEps)
+	}
+	if math.Abs(wantEps-float64(rep.Spent.EpsilonImproved)) > 1e-6 && rep.Mechanism != label.MechanismLNMax {
+		t.Errorf("final ε %v far from the report's %v", wantEps, rep.Spent.EpsilonImproved)
+	}
+	pts := strings.Fields(mustAttr(t, spend[0], "points"))
+	if len(pts) != len(rep.Timeline) {
+		t.Errorf("%d points drawn, timeline has %d", len(pts), len(rep.Timeline))
+	}
+	budget := find(charts["chart-epsilon"], "line", "budget")
+	if rep.Budget.Filter {
+		if len(budget) != 1 || fattr(t, budget[0], "data-epsilon") != float64(rep.Guarantee.Epsilon) {
+			t.Errorf("budget line missing or wrong")
+		}
+	} else if len(budget) != 0 {
+		t.Errorf("budget line drawn for a run without a filter")
+	}
+	stop := find(charts["chart-epsilon"], "line", "stop")
+	if rep.Budget.StoppedOn != (len(stop) == 1) {
+		t.Errorf("stop marker: %d, stopped %v", len(stop), rep.Budget.StoppedOn)
+	}
+	if len(stop) == 1 && int64(fattr(t, stop[0], "data-row")) != rep.Budget.StoppedAtRow {
+		t.Errorf("stop marker at row %v, want %d", fattr(t, stop[0], "data-row"), rep.Budget.StoppedAtRow)
+	}
+}
+
+// checkAnsweredChart checks the answered and abstained lines against the report.
+func checkAnsweredChart(t *testing.T, rep *label.Report, charts map[string]*node, page string) {
+	t.Helper()
+	// Answered and abstained.
+	ans := find(charts["chart-answered"], "polyline", "answered")
+	abs := find(charts["chart-answered"], "polyline", "abstained")
+	if len(ans) != 1 || len(abs) != 1 {
+		t.Fatalf("answered/abstained lines missing")
+	}
+	if got := int64(fattr(t, ans[0], "data-final")); got != rep.Queries.Answered {
+		t.Errorf("answered %d, report %d", got, rep.Queries.Answered)
+	}
+	notq := int64(0)
+	if nq := find(charts["chart-answered"], "polyline", "not-queried"); len(nq) == 1 {
+		notq = int64(fattr(t, nq[0], "data-final"))
+	}
+	if got := int64(fattr(t, abs[0], "data-final")) + notq; got != rep.Queries.Abstained {
+		t.Errorf("abstained %d, report %d", got, rep.Queries.Abstained)
+	}
+}
+
+// checkReleasedLabels checks a bar per class, or with several label columns a
+// table row per column.
+func checkReleasedLabels(t *testing.T, rep *label.Report, charts map[string]*node, page string) {
+	t.Helper()
+	// Released labels: a bar per class, or with several label
+	// columns a table row per column.
+	for _, l := range rep.Labels {
+		row := regexp.MustCompile(`<tr><th>` + regexp.QuoteMeta(l.Label) + `</th>.*?</tr>`).FindString(page)
+		for _, want := range []string{fmt.Sprintf(">%d<", l.Answered), fmt.Sprintf(">%d<", l.NoisyArgmaxes), "σ2 = " + l.Params.Sigma2} {
+			if !strings.Contains(row, want) {
+				t.Errorf("label column %s: row %q lacks %q", l.Label, row, want)
+			}
+		}
+	}
+	var barsL []*node
+	if len(rep.Labels) == 0 {
+		barsL = find(charts["chart-labels"], "rect", "bar")
+	}
+	if len(barsL) != len(rep.Released) {
+		t.Fatalf("%d label bars, %d classes released", len(barsL), len(rep.Released))
+	}
+	for _, b := range barsL {
+		name := mustAttr(t, b, "data-name")
+		if got := int64(fattr(t, b, "data-count")); got != rep.Released[name] {
+			t.Errorf("class %s: bar %d, report %d", name, got, rep.Released[name])
+		}
+	}
+}
+
+// checkConversions checks the conversion bars and the claim line.
+func checkConversions(t *testing.T, rep *label.Report, charts map[string]*node, page string) {
+	t.Helper()
+	// Conversions.
+	wantConv := map[string]float64{
+		"improved (best order)": float64(rep.Spent.EpsilonImproved),
+		"classic (Mironov)":     float64(rep.Spent.EpsilonClassic),
+	}
+	if rep.Spent.EpsilonGDP != nil {
+		wantConv["Gaussian DP"] = float64(*rep.Spent.EpsilonGDP)
+	}
+	barsC := find(charts["chart-conversions"], "rect", "bar")
+	if len(barsC) != len(wantConv) {
+		t.Fatalf("%d conversion bars, want %d", len(barsC), len(wantConv))
+	}
+	for _, b := range barsC {
+		name := mustAttr(t, b, "data-name")
+		if got := fattr(t, b, "data-epsilon"); got != wantConv[name] {
+			t.Errorf("%s: bar %v, report %v", name, got, wantConv[name])
+		}
+	}
+	claim := find(charts["chart-conversions"], "line", "claim")
+	if len(claim) != 1 || fattr(t, claim[0], "data-epsilon") != float64(rep.Guarantee.Epsilon) {
+		t.Errorf("claim line missing or wrong")
+	}
+}
+
+// checkParameters checks the parameters and the explanation on the page.
+func checkParameters(t *testing.T, rep *label.Report, charts map[string]*node, page string) {
+	t.Helper()
+	// Parameters and explanation.
+	for _, s := range []string{rep.Mechanism, rep.Params.Sigma1, rep.Params.Sigma2, rep.Params.Sigma, rep.Params.LaplaceScale,
+		`data-field="answered">` + strconv.FormatInt(rep.Queries.Answered, 10) + "<", "What the guarantee means", "neighbours"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
 	}
 }
 

@@ -636,8 +636,9 @@ func (r RunSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		MaxRho  report.Float `json:"max_rho"`
+		Rho     report.Float `json:"rho"`
 		Charged report.Float `json:"charged_rho"`
-	}{plain(r), report.Float(r.MaxRho), report.Float(r.Charged)})
+	}{plain(r), report.Float(r.MaxRho), report.Float(r.Rho), report.Float(r.Charged)})
 }
 
 // svtDeltaShare is the share of its δ that an svt run spends on its

@@ -249,7 +249,10 @@ func TestLazyTies(t *testing.T) {
 			}
 		})
 	}
+}
 
+// TestLazyTiesGeometric forces ties in the geometric draw of exp(−1) steps.
+func TestLazyTiesGeometric(t *testing.T) {
 	t.Run("geometric", func(t *testing.T) {
 		// X's first 64 bits tie with e^{−j}'s first digit; the second word
 		// decides between v = j and v = j − 1.
@@ -291,68 +294,73 @@ func TestLazyTies(t *testing.T) {
 		}
 	})
 
-	t.Run("laplace sample", func(t *testing.T) {
-		// DiscreteLaplace(41): the low 16 bits of the first word give u = 17
-		// by Lemire's method (27180·41 = 17·2^16 + 268), its high 16 bits
-		// tie with the acceptance digit, and so do the 48 bits after them
-		// (the next 16 of w1, the low 32 of w2); the third word, X's second,
-		// decides against D_2.
-		l := mustLaplace(t, "41")
-		d := l.acc[17]
-		d2 := floatExpDigits(t, 17, 41, 2)[1]
-		for _, tc := range []struct {
-			second uint64
-			want   int64
-			words  int
-		}{
-			// Accepted: the high half of w2 gives the geometric's bits
-			// 0xffff (v = 0) and sign 0: y = 17.
-			{second: d2 - 1, want: 17, words: 3},
-			// Rejected: the high half of w2 is the next proposal, u = 40
-			// (0xffff·41 = 40·2^16 + 65495) with acceptance bits 0 (below
-			// every digit); w4 gives v = 0 and sign 0: y = 40.
-			{second: d2 + 1, want: 40, words: 4},
-		} {
-			w1 := 27180 | (d>>48)<<16 | (d>>32&0xffff)<<32
-			w2 := d&0xffffffff | 0xffff<<32
-			w4 := uint64(0xffff)
-			src := &scriptSource{t: t, words: []uint64{w1, w2, tc.second, w4}}
-			if got := l.Sample(src); got != tc.want || src.i != tc.words {
-				t.Errorf("second word %#x: sample %d from %d words, want %d from %d", tc.second, got, src.i, tc.want, tc.words)
-			}
-		}
-	})
+}
 
-	t.Run("gaussian sample", func(t *testing.T) {
-		// DiscreteGaussian(40), t = 41: the low half of w1 is the proposal
-		// u = 17 with acceptance bits 0; its high half has the geometric's
-		// bits 0xffff (v = 0), sign 0 and, in its top 15 bits, the spare
-		// bits that start the Gaussian acceptance's X: they tie with the
-		// top 15 bits of exp(−γ(17))'s first digit d, and w2's next 17 + 32
-		// bits tie with the rest of d; the third word decides against D_2.
-		g := mustGaussian(t, "40")
-		d := g.acc[17]
-		d2 := floatExpDigits(t, g.gammaNum(17), g.den, 2)[1]
-		for _, tc := range []struct {
-			second uint64
-			want   int64
-			words  int
-		}{
-			{second: d2 - 1, want: 17, words: 3},
-			// Rejected: w4 proposes u = 40 (accepted, v = 0, sign 0) with
-			// spare bits 0, below exp(−γ(40))'s digit: y = 40.
-			{second: d2 + 1, want: 40, words: 4},
-		} {
-			z := 0xffff | (d>>49)<<17
-			w1 := 27180 | z<<32
-			w2 := d>>32&(1<<17-1) | (d&0xffffffff)<<17
-			w4 := uint64(0xffff | 0xffff<<32)
-			src := &scriptSource{t: t, words: []uint64{w1, w2, tc.second, w4}}
-			if got := g.Sample(src); got != tc.want || src.i != tc.words {
-				t.Errorf("second word %#x: sample %d from %d words, want %d from %d", tc.second, got, src.i, tc.want, tc.words)
-			}
+// TestLazyTiesLaplaceSample scripts a discrete Laplace sample whose
+// acceptance ties with its table digit, decided by the word after it.
+func TestLazyTiesLaplaceSample(t *testing.T) {
+	// DiscreteLaplace(41): the low 16 bits of the first word give u = 17
+	// by Lemire's method (27180·41 = 17·2^16 + 268), its high 16 bits
+	// tie with the acceptance digit, and so do the 48 bits after them
+	// (the next 16 of w1, the low 32 of w2); the third word, X's second,
+	// decides against D_2.
+	l := mustLaplace(t, "41")
+	d := l.acc[17]
+	d2 := floatExpDigits(t, 17, 41, 2)[1]
+	for _, tc := range []struct {
+		second uint64
+		want   int64
+		words  int
+	}{
+		// Accepted: the high half of w2 gives the geometric's bits
+		// 0xffff (v = 0) and sign 0: y = 17.
+		{second: d2 - 1, want: 17, words: 3},
+		// Rejected: the high half of w2 is the next proposal, u = 40
+		// (0xffff·41 = 40·2^16 + 65495) with acceptance bits 0 (below
+		// every digit); w4 gives v = 0 and sign 0: y = 40.
+		{second: d2 + 1, want: 40, words: 4},
+	} {
+		w1 := 27180 | (d>>48)<<16 | (d>>32&0xffff)<<32
+		w2 := d&0xffffffff | 0xffff<<32
+		w4 := uint64(0xffff)
+		src := &scriptSource{t: t, words: []uint64{w1, w2, tc.second, w4}}
+		if got := l.Sample(src); got != tc.want || src.i != tc.words {
+			t.Errorf("second word %#x: sample %d from %d words, want %d from %d", tc.second, got, src.i, tc.want, tc.words)
 		}
-	})
+	}
+}
+
+// TestLazyTiesGaussianSample scripts a discrete Gaussian sample whose
+// acceptance ties with its table digit, decided by the word after it.
+func TestLazyTiesGaussianSample(t *testing.T) {
+	// DiscreteGaussian(40), t = 41: the low half of w1 is the proposal
+	// u = 17 with acceptance bits 0; its high half has the geometric's
+	// bits 0xffff (v = 0), sign 0 and, in its top 15 bits, the spare
+	// bits that start the Gaussian acceptance's X: they tie with the
+	// top 15 bits of exp(−γ(17))'s first digit d, and w2's next 17 + 32
+	// bits tie with the rest of d; the third word decides against D_2.
+	g := mustGaussian(t, "40")
+	d := g.acc[17]
+	d2 := floatExpDigits(t, g.gammaNum(17), g.den, 2)[1]
+	for _, tc := range []struct {
+		second uint64
+		want   int64
+		words  int
+	}{
+		{second: d2 - 1, want: 17, words: 3},
+		// Rejected: w4 proposes u = 40 (accepted, v = 0, sign 0) with
+		// spare bits 0, below exp(−γ(40))'s digit: y = 40.
+		{second: d2 + 1, want: 40, words: 4},
+	} {
+		z := 0xffff | (d>>49)<<17
+		w1 := 27180 | z<<32
+		w2 := d>>32&(1<<17-1) | (d&0xffffffff)<<17
+		w4 := uint64(0xffff | 0xffff<<32)
+		src := &scriptSource{t: t, words: []uint64{w1, w2, tc.second, w4}}
+		if got := g.Sample(src); got != tc.want || src.i != tc.words {
+			t.Errorf("second word %#x: sample %d from %d words, want %d from %d", tc.second, got, src.i, tc.want, tc.words)
+		}
+	}
 }
 
 // TestLazyBernoulliMatchesCKS20 draws Bernoulli(exp(−γ)) by lazy comparison

@@ -62,6 +62,22 @@ type Report struct {
 	// Choice is the chooser's noisy count and rule, when the run chose
 	// its mechanism (package label's choose.go).
 	Choice *ChoiceReport `json:"choice,omitempty"`
+	// Build says what ran the mechanism; absent from reports of older
+	// versions.
+	Build *BuildReport `json:"build,omitempty"`
+}
+
+// BuildReport describes the binary and the CPU that made a report: the Go
+// version, whether cgo was on and the vote kernel the teachers voted with.
+// It says nothing of the data and is no privacy figure: the audit does not
+// read it. Runs of different kernels may differ on teachers whose scores
+// tie to within float32 rounding (package learners/kernel), and a build
+// without cgo only has the pure-Go kernel.
+type BuildReport struct {
+	GoVersion string `json:"go_version"`
+	CGO       bool   `json:"cgo"`
+	// VoteKernel is "generic", "avx2", "avx512" or "avx512-vnni".
+	VoteKernel string `json:"vote_kernel"`
 }
 
 // PureDPReport describes the pure ε-DP events of the pure mechanisms
@@ -304,6 +320,11 @@ type MechanismParams struct {
 	SVTEpsilon0  string `json:"svt_epsilon0,omitempty"`  // svt: ε of one sparse-vector instance
 	SVTCutoff    int64  `json:"svt_cutoff,omitempty"`    // svt: instances (unstable answers) planned for
 	SVTThreshold int64  `json:"svt_threshold,omitempty"` // svt: distance-to-instability threshold w
+
+	// private-knn (package label's privknn.go); Sigma is its noise.
+	KNNK       int    `json:"knn_k,omitempty"`       // neighbours that vote
+	SampleRate string `json:"sample_rate,omitempty"` // probability γ that a sensitive row is in a query's subsample
+	MaxOrder   int    `json:"max_order,omitempty"`   // the charge holds at the Rényi orders 2..MaxOrder
 }
 
 // SourceCounts counts output rows by the source of their label.
