@@ -175,7 +175,7 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 		Clip: Float(p.Clip), Scale: Float(p.Gamma), Beta: Float(learners.DefaultRoundingBeta),
 		LearnRate: Float(p.LearnRate), RowNorm: Float(p.RowNorm), CountShare: Float(DPLogRegCountShare),
 		Rule: "learners.PlanDPLogReg: clip, learning rate, row norm constant; integer scale and sensitivity from the parameter count; " +
-			"steps = clamp(round(6·s), 20, min(1000, max(200, 10¹⁰/(noisy rows·params)))), s = noisy rows·√(2ρ)/√params; σc and σ the smallest 4-digit decimals that fit the budget's shares",
+			"steps = clamp(round(6·s), 20, min(1000, max(200, 1.5·10⁹/(noisy rows·params)))), s = noisy rows·√(2ρ)/√params; σc and σ the smallest 4-digit decimals that fit the budget's shares",
 		Noise:    "the sum over the sensitive rows of their rounded gradients, plus N_Z(0, σ²) on each of released_dims coordinates",
 		Rounding: "scaled by integer_scale, randomized rounding repeated until ‖r‖² ≤ sensitivity_sq (truncated towards zero after 64 draws)",
 	}

@@ -384,7 +384,7 @@ func TestPlanDPLogReg(t *testing.T) {
 		}
 	}
 	// The step rule: clamp(round(6·rows·√(2ρ)/√params), 20, cap), cap =
-	// min(1000, max(200, 10¹⁰/(rows·params))).
+	// min(1000, max(200, 1.5·10⁹/(rows·params))).
 	for _, c := range []struct {
 		dim, classes int
 		rows, rho    float64
@@ -397,9 +397,12 @@ func TestPlanDPLogReg(t *testing.T) {
 		{180, 3, 2124, 0.0045, 52}, // 6·2124·√0.009/√543 = 51.9
 		{9, 11, 100, 0.0178, 20},   // 6·100·0.1887/10.49 = 10.8, raised
 		{9, 11, 660, 40, 1000},     // ε ≈ 50: 6·660·8.94/10.49 = 3377, capped
-		// 26 classes, 13,000 rows: 6·13000·0.1887/21.02 = 700
-		{16, 26, 13000, 0.0178, 700},
-		// 10⁶ rows of 650 parameters: 10¹⁰/(6.5·10⁸) = 15 passes, so the
+		// 26 classes, 13,000 rows: 6·13000·0.1887/21.02 = 700, above the
+		// work cap 1.5·10⁹/(13000·442) = 261
+		{16, 26, 13000, 0.0178, 261},
+		// adult's shape: 1.5·10⁹/(32561·224) = 205
+		{111, 2, 32561, 0.0178, 205},
+		// 10⁶ rows of 650 parameters: 1.5·10⁹/(6.5·10⁸) = 2 passes, so the
 		// cap is the base 200
 		{64, 10, 1e6, 0.0178, 200},
 	} {
@@ -408,7 +411,7 @@ func TestPlanDPLogReg(t *testing.T) {
 			t.Fatal(err)
 		}
 		params := float64(ParamCount(c.dim, c.classes))
-		capSteps := math.Min(1000, math.Max(200, math.Floor(1e10/(c.rows*params))))
+		capSteps := math.Min(1000, math.Max(200, math.Floor(1.5e9/(c.rows*params))))
 		want := int(math.Min(capSteps, math.Max(20, math.Round(6*c.rows*math.Sqrt(2*c.rho)/math.Sqrt(params)))))
 		if p.Steps != c.want || p.Steps != want {
 			t.Errorf("%+v: %d steps, want %d (formula %d)", c, p.Steps, c.want, want)
