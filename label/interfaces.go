@@ -168,6 +168,9 @@ type batchStarter interface {
 type orderBounded interface {
 	maxOrder(p MechanismParams) int
 	auditOrders(rep *Report, res *AuditResult, deltaConv float64)
+	// setOrder completes p for a budget (ε, δ) fixed before the run: its
+	// defaults and the orders its charge holds on.
+	setOrder(p *MechanismParams, eps, delta float64) error
 }
 
 // orderBoundedOf returns the named mechanism when its charges hold up to an
@@ -295,7 +298,7 @@ func DescribeNoise(name string, p MechanismParams) string {
 // mechanism; false when it cannot analyse it.
 func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 	am, ok := argmaxOf(name)
-	if !ok {
+	if !ok || am.accounting() == rdp.NoAccounting {
 		return rdp.NoAccounting, false
 	}
 	return am.accounting(), true
@@ -306,7 +309,7 @@ func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 func AnalyzableMechanisms() []string {
 	var names []string
 	for _, m := range registry {
-		if _, ok := m.(argmaxMechanism); ok {
+		if am, ok := m.(argmaxMechanism); ok && am.accounting() != rdp.NoAccounting {
 			names = append(names, m.Name())
 		}
 	}

@@ -113,6 +113,13 @@ func (m privateKNNMechanism) validate(cfg *Config) error {
 		return paramError("mechanism", " %s takes %v, %v and %v: the other mechanisms' noise flags do not apply", cfg.Mechanism,
 			ParamName("sigma"), ParamName("knn-k"), ParamName("sample-rate"))
 	}
+	return m.setOrder(p, cfg.Epsilon, cfg.Delta)
+}
+
+// setOrder fills in the defaults of p, checks them, and sets the orders
+// the charge holds on to reach the one at which the filter of (ε, δ)
+// converts.
+func (m privateKNNMechanism) setOrder(p *MechanismParams, eps, delta float64) error {
 	m.complete(p, 0)
 	if p.KNNK < 1 {
 		return paramError("knn-k", " must be at least 1, got %d", p.KNNK)
@@ -125,13 +132,11 @@ func (m privateKNNMechanism) validate(cfg *Config) error {
 			return invalid("%w", err)
 		}
 	}
-	order, err := knnOrder(cfg.Epsilon, cfg.Delta)
+	order, err := knnOrder(eps, delta)
 	if err != nil {
 		return err
 	}
-	if p.MaxOrder < order {
-		p.MaxOrder = order
-	}
+	p.MaxOrder = max(p.MaxOrder, order)
 	return nil
 }
 

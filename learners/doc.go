@@ -1,7 +1,8 @@
 // Package learners provides the numeric side of pate: a dense float32
 // Matrix, a feature Encoder that turns Arrow record batches into matrices,
 // the teacher learners (multinomial logistic regression, Gaussian naive
-// Bayes, CART decision tree) behind the Learner and Model interfaces, the
+// Bayes, CART decision tree, histogram gradient-boosted trees) and the
+// k-nearest-neighbours student behind the Learner and Model interfaces, the
 // Ensemble that counts the teachers' votes, and the decision stumps of the
 // seed papers' private learners (Stump, StumpIndex: their learning half; the
 // private choice among them is package label's).
@@ -10,7 +11,10 @@
 // mechanisms. It upholds privacy invariant 2 of the design: an Encoder is
 // fitted on public data only, and a Learner fits each teacher on that
 // teacher's rows alone, using nothing fitted on the rest of the sensitive
-// data. The Ensemble gives each teacher exactly one vote per row (invariant 3).
+// data; the boosted trees split at Bins fitted on public data (PublicBins).
+// The Ensemble gives each teacher exactly one vote per row (invariant 3).
+// NeighborIndex is the exact brute-force nearest-neighbour search of the
+// kNN model, for any caller with float32 rows.
 //
 // DPLogReg is the learning half of differentially private logistic
 // regression: it clips, scales and rounds the per-example gradients to

@@ -210,6 +210,8 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 					d := qn[i-q0] + ix.norms[j] - 2*kernel.Dot(qr, ix.base.Row(j))
 					if d < 0 {
 						d = 0 // rounding of a near-duplicate
+					} else if !(d <= math.MaxFloat32) {
+						d = math.MaxFloat32 // NaN or overflow: farthest, but a neighbour still
 					}
 					if d >= worst { // ties keep the lower index, met first
 						continue

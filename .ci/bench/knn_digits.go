@@ -114,15 +114,18 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		ok := 0
+		ok, labelled := 0, 0
 		for i := range got {
+			if got[i] != "" {
+				labelled++
+			}
 			if got[i] != "" && got[i] == truth[i] {
 				ok++
 			}
 		}
 		acc := float64(ok) / float64(len(got))
 		sum += acc
-		fmt.Printf("seed %d: accuracy %.4f (%d/%d)\n", seed, acc, ok, len(got))
+		fmt.Printf("seed %d: accuracy %.4f (%d/%d right, %d labelled)\n", seed, acc, ok, len(got), labelled)
 	}
 	mean := sum / float64(*seeds)
 	fmt.Printf("private-knn at ε = %s, δ = 1e-5: mean accuracy %.4f = %.3f of the %d-NN ceiling\n", *eps, mean, mean/ceil, *k)

@@ -188,7 +188,8 @@ func (c snappyCodec) Decode(dst, src []byte) []byte {
 }
 
 // brotliCodec: Arrow's Go codec fills at most len(dst) bytes and returns
-// what it got; so does this one, with a pooled reader.
+// what it got, and panics on a corrupt or truncated stream; so does this
+// one, with a pooled reader.
 type brotliCodec struct{ compress.Codec }
 
 var brotliReaders sync.Pool // of *brotli.Reader
@@ -209,19 +210,17 @@ func (c brotliCodec) Decode(dst, src []byte) []byte {
 	} else if err := r.Reset(br); err != nil {
 		panic(err)
 	}
-	n := 0
-	for n < len(dst) {
-		k, err := r.Read(dst[n:])
+	// Arrow's loop, read for read: it stops at a read of nothing, which
+	// with dst full is a read into an empty slice that still reports a
+	// truncated or corrupt stream.
+	n, k := 0, -1
+	var err error
+	for k != 0 && err == nil {
+		k, err = r.Read(dst[n:])
 		n += k
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			panic(err)
-		}
-		if k == 0 {
-			break
-		}
+	}
+	if err != nil && err != io.EOF {
+		panic(err)
 	}
 	brotliReaders.Put(r)
 	return dst[:n]
