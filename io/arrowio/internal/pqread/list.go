@@ -220,7 +220,7 @@ func (pd *plainDecoder) firstPageStreams(off, n int64, codec compress.Compressio
 	if codec != compress.Codecs.Snappy && codec != compress.Codecs.Uncompressed {
 		return false
 	}
-	hc := headerChecker{r: pd.r, size: pd.size}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size}
 	h, _, err := hc.header(off, off+n)
 	return err == nil && h.typ == pageData && h.v1 && !h.v2 && streamable(h, codec)
 }
@@ -251,7 +251,7 @@ func (lc *listChunk) done() bool {
 func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 	c := &lc.plainChunk
 	c.dictN = -1
-	hc := headerChecker{r: pd.r, size: pd.size}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size}
 	end := off + n
 	for pos, page := off, 0; pos < end; page++ {
 		h, hl, err := hc.header(pos, end)

@@ -133,7 +133,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	}
 	// Every page must be one the cursor decodes: streamed, or small
 	// enough to decode whole.
-	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size, buf: pd.chunk}
 	defer func() { pd.chunk = hc.buf }()
 	var seen int64
 	for pos, page := off, 0; pos < off+n; page++ {

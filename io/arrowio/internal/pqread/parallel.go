@@ -243,7 +243,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 			if p.plainLeaves != nil {
 				pd = &plainDecoder{r: f, size: size, tune: p.tune}
 			}
-			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size}, scopes[w])
+			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size, maxNested: p.tune.MaxNestedValues}, scopes[w])
 		}
 	}
 	if !opts.SelectLater {

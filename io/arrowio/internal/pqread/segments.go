@@ -280,7 +280,7 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 		return false, nil
 	}
 	end := start + n
-	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size, buf: pd.chunk}
 	defer func() { pd.chunk = hc.buf }()
 	cs := s.cols[k]
 	var seen int64

@@ -55,6 +55,9 @@ type Tuning struct {
 	// a window of FooterWindowBytes at a time (at least one row group;
 	// footer.go).
 	LazyFooterMin, FooterWindowBytes int
+	// MaxNestedValues bounds the level entries of a nested column chunk
+	// left to Arrow's reader (pagecheck.go).
+	MaxNestedValues int64
 	// OnDecode, when set (by a test), runs in the worker before it decodes
 	// row group rg (to inject panics); OnSegment runs in the worker of
 	// segment seg of streamed row group rg before it decodes its columns;
@@ -82,6 +85,7 @@ func DefaultTuning() *Tuning {
 		ListStreamBytes:    256 << 20,
 		LazyFooterMin:      1 << 20,
 		FooterWindowBytes:  128 << 10,
+		MaxNestedValues:    1 << 27,
 	}
 }
 
