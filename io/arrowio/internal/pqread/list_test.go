@@ -558,7 +558,7 @@ func TestLookAhead(t *testing.T) {
 }
 
 // TestListWholeBound: a list chunk is decoded whole by the fast path up to
-// maxListBytes of values and by pqarrow past it, both times with the rows
+// Tuning.MaxListBytes of values and by pqarrow past it, both times with the rows
 // pqarrow reads, in a row group read column by column and in one streamed
 // in segments (one row group of a million 384-float32 rows is 1.5 GB).
 func TestListWholeBound(t *testing.T) {
@@ -597,7 +597,7 @@ func TestListWholeBound(t *testing.T) {
 	}
 }
 
-// TestListWindow: a reader holds at most listWindowBytes of list values in
+// TestListWindow: a reader holds at most Tuning.ListWindowBytes of list values in
 // the row groups it decodes ahead, and two row groups whatever their size:
 // with the bound below one row group its window is two, and its look-ahead
 // three row groups (the window and the one read out); the rows read are
