@@ -26,7 +26,7 @@ func TestAuditRoundTrip(t *testing.T) {
 			pure := mech == label.MechanismPrivateLearner || mech == label.MechanismSVT || mech == label.MechanismStableEM
 			// A pure ε-DP guarantee needs a public class set; dp-logreg's
 			// model has one output per class, so its cost needs it too.
-			if pure || mech == label.MechanismDPLogReg {
+			if pure || mech == label.MechanismDPLogReg || mech == label.MechanismPrivateKNN {
 				args = append(args, "--classes", "0,1")
 			}
 			code, _, stderr := pate(t, args...)

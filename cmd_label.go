@@ -106,7 +106,7 @@ var labelCategories = []flagCategory{
 	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed", "save-labeler"}},
 	{"Mechanism and noise (default: confident-gnmax, noise planned from ε)", []string{"mechanism", "sigma",
 		"threshold", "sigma1", "sigma2", "laplace-scale", "answered-fraction", "sigma-ratio", "bins", "em-epsilon",
-		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold"}},
+		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold", "knn-k", "sample-rate"}},
 	{"Replicable labels", []string{"replicable", "shared-seed-file", "replicable-width"}},
 	{"Privacy ledger", []string{"ledger", "no-ledger", "dataset", "lifetime-epsilon"}},
 }

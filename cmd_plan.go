@@ -124,6 +124,9 @@ func runPlan(c *cli.Context, e *env) error {
 			return printChoice(c, e, eps, delta, choice)
 		}
 	}
+	if err := label.CompleteParams(kind, eps, delta, &p); err != nil {
+		return err
+	}
 	var err error
 	switch {
 	case given:

@@ -28,7 +28,8 @@ func budgetFlags() []cli.Flag {
 			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
 			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
 			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes), " +
-			"dp-logreg (one DP logistic regression trained on the rows labels every row; needs --classes)"},
+			"dp-logreg (one DP logistic regression trained on the rows labels every row; needs --classes), " +
+			"private-knn (per query, the k nearest of a Poisson subsample of the sensitive rows vote; needs --classes and --epsilon)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
 		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},
@@ -46,6 +47,8 @@ func budgetFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gamma", Usage: "stable-em: probability γ of answering a uniformly random label (default 0.5)"},
 		&cli.StringFlag{Name: "svt-epsilon0", Usage: "svt: ε of one sparse-vector instance (default: planned from --svt-cutoff)"},
 		&cli.Int64Flag{Name: "svt-cutoff", Usage: "svt: plan for this many instances: the run stops at the N-th unstable query (default 1)"},
+		&cli.IntFlag{Name: "knn-k", Usage: "private-knn: neighbours that vote per query (default 10)"},
+		&cli.StringFlag{Name: "sample-rate", Usage: "private-knn: probability γ that a sensitive row joins a query's Poisson subsample (default 0.1)"},
 		&cli.Int64Flag{Name: "svt-threshold", Usage: "svt: threshold w on the distance to instability (default: the smallest that keeps the stable-release failure below δ/2)"},
 	}
 }
@@ -57,6 +60,7 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 		Sigma1: c.String("sigma1"), Sigma2: c.String("sigma2"), LaplaceScale: c.String("laplace-scale"),
 		Bins: c.Int("bins"), EMEpsilon: c.String("em-epsilon"), SubsetRate: c.String("subset-rate"), Gamma: c.String("gamma"),
 		SVTEpsilon0: c.String("svt-epsilon0"), SVTCutoff: c.Int64("svt-cutoff"), SVTThreshold: c.Int64("svt-threshold"),
+		KNNK: c.Int("knn-k"), SampleRate: c.String("sample-rate"),
 	}
 }
 

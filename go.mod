@@ -3,9 +3,10 @@ module github.com/pate-tool/pate
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.3.0
 	github.com/apache/arrow/go/v15 v15.0.2
 	github.com/golang/snappy v0.0.4
-	github.com/klauspost/compress v1.16.7
+	github.com/klauspost/compress v1.20.4
 	github.com/pierrec/lz4/v4 v4.1.18
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -18,7 +19,6 @@ require (
 
 require (
 	github.com/JohnCGriffin/overflow v0.0.0-20211019200055-46fa312c352c // indirect
-	github.com/andybalholm/brotli v1.0.5 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/goccy/go-json v0.10.2 // indirect

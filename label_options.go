@@ -70,7 +70,7 @@ func labelFlags(c *cli.Context) (labelOptions, error) {
 	if o.format, o.seed, err = outputFlags(c); err != nil {
 		return o, err
 	}
-	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0"} {
+	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0", "sample-rate"} {
 		if c.IsSet(flag) {
 			v, err := strconv.ParseFloat(c.String(flag), 64)
 			if err != nil || !(v > 0 && v <= math.MaxFloat64) {

@@ -69,44 +69,7 @@ func multiAdult(t *testing.T, queries string, minAcc float64) {
 		t.Fatalf("report labels: %+v", rep.Labels)
 	}
 
-	// The composition of both labels' events, by the accountant: the RDP
-	// curves of every threshold check, noisy argmax and class discovery,
-	// added, converted at δ minus the discoveries' δ (the improved
-	// conversion at the best order, or the zCDP conversion of the total ρ
-	// when smaller, as the report does).
-	const delta = 1e-5
-	orders := rdp.DefaultOrders()
-	acc := rdp.NewAccountant(orders)
-	var rho, discDelta float64
-	for _, l := range rep.Labels {
-		s1, s2 := parseF(t, l.Params.Sigma1), parseF(t, l.Params.Sigma2)
-		acc.AddScaled(rdp.ThresholdRDP(s1, orders), float64(l.ThresholdChecks))
-		acc.AddScaled(rdp.GaussianRDP(s2, orders), float64(l.NoisyArgmaxes))
-		rho += float64(l.ThresholdChecks)*rdp.ThresholdRho(s1) + float64(l.NoisyArgmaxes)*rdp.GNMaxRho(s2)
-		if d := l.ClassDiscovery; d != nil {
-			sd := parseF(t, d.Sigma)
-			acc.AddScaled(rdp.ThresholdRDP(sd, orders), 1) // one count per unit: sensitivity 1
-			rho += rdp.ThresholdRho(sd)
-			discDelta += float64(d.Delta)
-		}
-		if l.ThresholdChecks != rep.Queries.Seen {
-			t.Errorf("%s: %d threshold checks for %d queries: every query is put to every label", l.Label, l.ThresholdChecks, rep.Queries.Seen)
-		}
-	}
-	if err := acc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	eps, _ := acc.EpsImproved(delta - discDelta)
-	eps = rdp.RoundUp(math.Min(eps, rdp.ZCDPEps(rho, delta-discDelta)), 6)
-	if math.Abs(rho-float64(rep.Spent.Rho)) > 1e-12*rho {
-		t.Errorf("report's ρ %.15g, composition of both labels' events %.15g", float64(rep.Spent.Rho), rho)
-	}
-	if math.Abs(eps-float64(rep.Spent.EpsilonImproved)) > 2e-6 {
-		t.Errorf("report's ε %.6f, the accountant's composition of both labels' events %.6f", float64(rep.Spent.EpsilonImproved), eps)
-	}
-	if g := float64(rep.Guarantee.Epsilon); g > 2 || float64(rep.Spent.EpsilonImproved) > g {
-		t.Errorf("guarantee ε %g, spent %g: the total must stay within --epsilon 2", g, float64(rep.Spent.EpsilonImproved))
-	}
+	checkMultiAdultSpend(t, rep)
 	if res, err := label.Audit(rep); err != nil || !res.Holds {
 		t.Fatalf("audit: %v", err)
 	}
@@ -297,5 +260,47 @@ func TestLabelSingleLabelDatasets(t *testing.T) {
 				t.Errorf("answered %d (report %d), accuracy %.4f (want ≥ %g)", ans, rep.Queries.Answered, acc, tc.minAcc)
 			}
 		})
+	}
+}
+
+// checkMultiAdultSpend composes both labels' events by the accountant: the
+// RDP curves of every threshold check, noisy argmax and class discovery,
+// added, converted at δ minus the discoveries' δ (the improved conversion at
+// the best order, or the zCDP conversion of the total ρ when smaller, as the
+// report does), and holds the report's figures to it.
+func checkMultiAdultSpend(t *testing.T, rep *label.Report) {
+	t.Helper()
+	const delta = 1e-5
+	orders := rdp.DefaultOrders()
+	acc := rdp.NewAccountant(orders)
+	var rho, discDelta float64
+	for _, l := range rep.Labels {
+		s1, s2 := parseF(t, l.Params.Sigma1), parseF(t, l.Params.Sigma2)
+		acc.AddScaled(rdp.ThresholdRDP(s1, orders), float64(l.ThresholdChecks))
+		acc.AddScaled(rdp.GaussianRDP(s2, orders), float64(l.NoisyArgmaxes))
+		rho += float64(l.ThresholdChecks)*rdp.ThresholdRho(s1) + float64(l.NoisyArgmaxes)*rdp.GNMaxRho(s2)
+		if d := l.ClassDiscovery; d != nil {
+			sd := parseF(t, d.Sigma)
+			acc.AddScaled(rdp.ThresholdRDP(sd, orders), 1) // one count per unit: sensitivity 1
+			rho += rdp.ThresholdRho(sd)
+			discDelta += float64(d.Delta)
+		}
+		if l.ThresholdChecks != rep.Queries.Seen {
+			t.Errorf("%s: %d threshold checks for %d queries: every query is put to every label", l.Label, l.ThresholdChecks, rep.Queries.Seen)
+		}
+	}
+	if err := acc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	eps, _ := acc.EpsImproved(delta - discDelta)
+	eps = rdp.RoundUp(math.Min(eps, rdp.ZCDPEps(rho, delta-discDelta)), 6)
+	if math.Abs(rho-float64(rep.Spent.Rho)) > 1e-12*rho {
+		t.Errorf("report's ρ %.15g, composition of both labels' events %.15g", float64(rep.Spent.Rho), rho)
+	}
+	if math.Abs(eps-float64(rep.Spent.EpsilonImproved)) > 2e-6 {
+		t.Errorf("report's ε %.6f, the accountant's composition of both labels' events %.6f", float64(rep.Spent.EpsilonImproved), eps)
+	}
+	if g := float64(rep.Guarantee.Epsilon); g > 2 || float64(rep.Spent.EpsilonImproved) > g {
+		t.Errorf("guarantee ε %g, spent %g: the total must stay within --epsilon 2", g, float64(rep.Spent.EpsilonImproved))
 	}
 }

@@ -9,6 +9,7 @@
 #   PATE_AUDIT_E2E_RUNS=N           # end-to-end runs a side (default 30000)
 #   ONLY="stable-em svt" bash .ci/mutation.sh
 #   ONLY=DPLogReg bash .ci/mutation.sh
+#   ONLY=private-knn SHORT=1 bash .ci/mutation.sh
 #                                   # only some mutants, and only their
 #                                   # audits on the unmodified code: each
 #                                   # space-separated word is a regular
@@ -108,6 +109,8 @@ mutants=(
 	"dp-logreg: step σ halved"            label/dplogreg.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffDPLogReg
 	"dp-logreg: count ρ halved"           label/dplogreg.go "rho = rdp.DiscreteGaussianRho(1, sc, 1)" "rho = rdp.DiscreteGaussianRho(1, sc, 1) / 2" TestTradeoffDPLogRegCount
 	"dp-logreg: count σ halved"           label/dplogreg.go "g, err = dplrSampler(sc)" "g, err = dplrSampler(sc / 2)" TestTradeoffDPLogRegCount
+	"private-knn: γ halved in the ρ"      label/privknn.go "r, err := rdp.SGMRho(g, z, p.MaxOrder)" "r, err := rdp.SGMRho(g/2, z, p.MaxOrder)" TestTradeoffPrivateKNN
+	"private-knn: σ halved"               label/privknn.go "dg, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); dg, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffPrivateKNN
 )
 # Mutants no audit can see, printed for the record (not counted): the claim
 # is looser than the mutation's factor, so the mutated claim may even be

@@ -78,6 +78,11 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		return Spend{}, invalid("δ %g minus the class discovery's δ %g is not in (0, 1)", delta, discDelta)
 	}
 	orders := rdp.DefaultOrders()
+	maxOrder := math.Inf(1)
+	if ob, ok := orderBoundedOf(mechanism); ok { // its charges hold up to an order
+		maxOrder = float64(ob.maxOrder(labels[0].Params))
+		orders = slices.DeleteFunc(orders, func(o float64) bool { return o > maxOrder })
+	}
 	curve := make([]float64, len(orders))
 	var rho, gaussRho, mu2, pureEps float64
 	var checks, argmaxes int64
@@ -121,7 +126,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		curve[i] += gaussRho * o
 	}
 	ei, oi := rdp.EpsImproved(orders, curve, deltaConv)
-	if z := rdp.ZCDPEps(rho, deltaConv); z < ei {
+	if z := rdp.ZCDPEps(rho, deltaConv); z < ei && zcdpOrder(rho, deltaConv) <= maxOrder {
 		ei, oi = z, zcdpOrder(rho, deltaConv)
 	}
 	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)
@@ -140,7 +145,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		v := Float(rdp.RoundUp(pureEps, epsDecimals))
 		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
 	}
-	if !pureAnswers(mechanism) {
+	if !pureAnswers(mechanism) && math.IsInf(maxOrder, 1) { // Gaussian DP needs every order
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
 		sp.EpsilonGDP = &g
 	}
@@ -357,6 +362,9 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 			return nil, err
 		}
 		res.DiscoveryDelta = DiscoveryDelta(delta, false)
+	}
+	if ob, ok := mechanismOf(rep.Mechanism).(orderBounded); ok && rep.Budget.Filter {
+		ob.auditOrders(rep, res, delta-res.DiscoveryDelta)
 	}
 	var modelRho float64
 	if m, ok := mechanismOf(rep.Mechanism).(modelMechanism); ok {

@@ -48,6 +48,10 @@ type DPLogRegOptions struct {
 	// integer scale and the sensitivity stay those planned). It must read
 	// no sensitive data.
 	Adjust func(*learners.DPLogRegParams)
+	// Diagnose, when set, is told how many rows training dropped for a
+	// value or gradient that was not finite: a statistic of the sensitive
+	// data that no mechanism protects (Config.Diagnose), never released.
+	Diagnose func(string)
 }
 
 // dplrNoise adds exact discrete Gaussian noise to every coordinate.
@@ -126,6 +130,9 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	m, err := l.Fit(x, y, classes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
+	}
+	if l.Dropped > 0 && opts.Diagnose != nil {
+		opts.Diagnose(fmt.Sprintf("dp-logreg: %d sensitive rows were dropped from training for a value or gradient that is not finite", l.Dropped))
 	}
 	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps}, nil
 }

@@ -41,5 +41,5 @@ func ExampleFitDPLogReg() {
 	m.Predict(pub, out)
 	fmt.Printf("%d steps, ε spent ≤ %.3g of %g; public labels %v\n", rel.Params.Steps, rdp.RoundUp(rdp.ZCDPEps(rel.Rho, 1e-5), 3), f.Epsilon(), out)
 	// Output:
-	// 200 steps, ε spent ≤ 1 of 1; public labels [0 1]
+	// 1000 steps, ε spent ≤ 1 of 1; public labels [0 1]
 }

@@ -30,7 +30,8 @@ import (
 // the clip, learning rate and row norm are constants; the integer scale
 // and SensSq follow the number of parameters classes·(features+1) (public:
 // the features are those of the encoder fitted on the public data, the
-// classes are declared); the steps follow the signal-to-noise ratio of the
+// classes are declared or released by the private class discovery before
+// the model is planned); the steps follow the signal-to-noise ratio of the
 // noisy count and the budget. The features are encoded by the encoder
 // fitted on the public head (its scaling is public) and each encoded row is
 // scaled to ℓ2 norm at most RowNorm on its own. The report's dp_logreg
@@ -68,8 +69,6 @@ func (dpLogRegMechanism) validate(cfg *Config) error {
 		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
 	case !(cfg.Epsilon > 0):
 		return paramError("mechanism", " %s needs %v: the model spends the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"))
-	case cfg.Classes == nil:
-		return paramError("mechanism", " %s needs %v: the model's shape (and its cost) must be public", cfg.Mechanism, ParamName("classes"))
 	case cfg.PrivacyUnit != "":
 		return paramError("mechanism", " %s clips the gradient of one row: %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
 	case cfg.Select == SelectUncertain:
@@ -128,7 +127,8 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if !ok {
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
 	}
-	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound), DPLogRegOptions{})
+	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound),
+		DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) }})
 	v.x, v.y = nil, nil
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
@@ -175,7 +175,7 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 		Clip: Float(p.Clip), Scale: Float(p.Gamma), Beta: Float(learners.DefaultRoundingBeta),
 		LearnRate: Float(p.LearnRate), RowNorm: Float(p.RowNorm), CountShare: Float(DPLogRegCountShare),
 		Rule: "learners.PlanDPLogReg: clip, learning rate, row norm constant; integer scale and sensitivity from the parameter count; " +
-			"steps = clamp(round(6·s), 20, 200), s = noisy rows·√(2ρ)/√params; σc and σ the smallest 4-digit decimals that fit the budget's shares",
+			"steps = clamp(round(6·s), 20, min(1000, max(200, 10¹⁰/(noisy rows·params)))), s = noisy rows·√(2ρ)/√params; σc and σ the smallest 4-digit decimals that fit the budget's shares",
 		Noise:    "the sum over the sensitive rows of their rounded gradients, plus N_Z(0, σ²) on each of released_dims coordinates",
 		Rounding: "scaled by integer_scale, randomized rounding repeated until ‖r‖² ≤ sensitivity_sq (truncated towards zero after 64 draws)",
 	}

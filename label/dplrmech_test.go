@@ -106,7 +106,7 @@ func TestDPLogRegValidate(t *testing.T) {
 	}{
 		{"valid", func(*Config) {}, true},
 		{"no epsilon", func(c *Config) { c.Epsilon = 0 }, false},
-		{"no classes", func(c *Config) { c.Classes = nil }, false},
+		{"no classes: the private class discovery releases them", func(c *Config) { c.Classes = nil }, true},
 		{"privacy unit", func(c *Config) { c.PrivacyUnit = "user" }, false},
 		{"two labels", func(c *Config) { c.Labels = []string{"a", "b"} }, false},
 		{"replicable", func(c *Config) { c.Replicable = &Replicable{} }, false},

@@ -161,8 +161,31 @@ type batchStarter interface {
 	startBatch(l *Labeler, first int64)
 }
 
+// orderBounded is an argmax mechanism whose ρ per answer holds on the
+// Rényi orders 2..maxOrder only (private-knn: subsampling amplifies there):
+// its realized spend is converted on those orders, and pate audit checks
+// that they reach the order of the claim.
+type orderBounded interface {
+	maxOrder(p MechanismParams) int
+	auditOrders(rep *Report, res *AuditResult, deltaConv float64)
+	// setOrder completes p for a budget (ε, δ) fixed before the run: its
+	// defaults and the orders its charge holds on.
+	setOrder(p *MechanismParams, eps, delta float64) error
+}
+
+// orderBoundedOf returns the named mechanism when its charges hold up to an
+// order.
+func orderBoundedOf(name string) (orderBounded, bool) {
+	m, err := lookup(name)
+	if err != nil {
+		return nil, false
+	}
+	ob, ok := m.(orderBounded)
+	return ob, ok
+}
+
 // registry lists the mechanisms, the default first.
-var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}}
+var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}, privateKNNMechanism{}}
 
 // Mechanisms lists the names of the aggregation mechanisms, the default
 // first.
@@ -275,7 +298,7 @@ func DescribeNoise(name string, p MechanismParams) string {
 // mechanism; false when it cannot analyse it.
 func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 	am, ok := argmaxOf(name)
-	if !ok {
+	if !ok || am.accounting() == rdp.NoAccounting {
 		return rdp.NoAccounting, false
 	}
 	return am.accounting(), true
@@ -286,7 +309,7 @@ func AnalyzeAccounting(name string) (rdp.Accounting, bool) {
 func AnalyzableMechanisms() []string {
 	var names []string
 	for _, m := range registry {
-		if _, ok := m.(argmaxMechanism); ok {
+		if am, ok := m.(argmaxMechanism); ok && am.accounting() != rdp.NoAccounting {
 			names = append(names, m.Name())
 		}
 	}

@@ -203,28 +203,7 @@ func TestMultiLabelRun(t *testing.T) {
 
 			// The joint spend, by hand: ρ adds up over the events of both
 			// columns and the two class discoveries.
-			var rho float64
-			for _, lr := range rep.Labels {
-				p := lr.Params
-				switch tc.mech {
-				case MechanismConfidentGNMax:
-					s1, s2 := atof(t, p.Sigma1), atof(t, p.Sigma2)
-					rho += float64(lr.ThresholdChecks)/(2*s1*s1) + float64(lr.NoisyArgmaxes)/(s2*s2)
-					if lr.ThresholdChecks != rep.Queries.Seen {
-						t.Errorf("%s: %d threshold checks for %d queries", lr.Label, lr.ThresholdChecks, rep.Queries.Seen)
-					}
-				case MechanismGNMax:
-					s := atof(t, p.Sigma)
-					rho += float64(lr.NoisyArgmaxes) / (s * s)
-				case MechanismLNMax:
-					e := 2 / atof(t, p.LaplaceScale)
-					rho += float64(lr.NoisyArgmaxes) * e * e / 2
-				}
-				if d := lr.ClassDiscovery; d != nil {
-					s := atof(t, d.Sigma)
-					rho += 1 / (2 * s * s)
-				}
-			}
+			rho := jointRho(t, rep, tc.mech)
 			if math.Abs(rho-float64(rep.Spent.Rho)) > 1e-12*rho {
 				t.Errorf("spent ρ %.15g, composition of both columns' events %.15g", float64(rep.Spent.Rho), rho)
 			}
@@ -599,4 +578,33 @@ func TestEmpiricalJointAudit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jointRho composes by hand the ρ of both label columns' events and their
+// class discoveries, as the report's spend must.
+func jointRho(t *testing.T, rep *Report, mech string) float64 {
+	t.Helper()
+	var rho float64
+	for _, lr := range rep.Labels {
+		p := lr.Params
+		switch mech {
+		case MechanismConfidentGNMax:
+			s1, s2 := atof(t, p.Sigma1), atof(t, p.Sigma2)
+			rho += float64(lr.ThresholdChecks)/(2*s1*s1) + float64(lr.NoisyArgmaxes)/(s2*s2)
+			if lr.ThresholdChecks != rep.Queries.Seen {
+				t.Errorf("%s: %d threshold checks for %d queries", lr.Label, lr.ThresholdChecks, rep.Queries.Seen)
+			}
+		case MechanismGNMax:
+			s := atof(t, p.Sigma)
+			rho += float64(lr.NoisyArgmaxes) / (s * s)
+		case MechanismLNMax:
+			e := 2 / atof(t, p.LaplaceScale)
+			rho += float64(lr.NoisyArgmaxes) * e * e / 2
+		}
+		if d := lr.ClassDiscovery; d != nil {
+			s := atof(t, d.Sigma)
+			rho += 1 / (2 * s * s)
+		}
+	}
+	return rho
 }

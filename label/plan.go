@@ -63,6 +63,16 @@ func planNoise(kind string, rho float64, n int64, p *MechanismParams, frac, rati
 	return nil
 }
 
+// CompleteParams fills in the parameters of the named mechanism that a
+// budget (ε, δ) fixes before a run (private-knn: its defaults and the Rényi
+// orders its charge holds on); it leaves the others' parameters unchanged.
+func CompleteParams(kind string, eps, delta float64, p *MechanismParams) error {
+	if ob, ok := orderBoundedOf(kind); ok {
+		return ob.setOrder(p, eps, delta)
+	}
+	return nil
+}
+
 // Plan returns the smallest noise with which n queries of the mechanism
 // spend at most eps at delta under the run's data-independent zCDP
 // accounting (for Confident-GNMax, with the fraction frac of them answered
@@ -71,6 +81,9 @@ func Plan(kind string, eps, delta float64, n int64, p MechanismParams, frac, rat
 	f, err := rdp.NewFilter(eps, delta)
 	if err != nil {
 		return p, invalid("%w", err)
+	}
+	if err := CompleteParams(kind, eps, delta, &p); err != nil {
+		return p, err
 	}
 	if err := planNoise(kind, f.Budget(), n, &p, frac, ratio); err != nil {
 		return p, invalid("%w", err)
@@ -97,6 +110,9 @@ func QueriesThatFit(kind string, classes int, eps, delta float64, p MechanismPar
 	f, err := rdp.NewFilter(eps, delta)
 	if err != nil {
 		return 0, invalid("%w", err)
+	}
+	if err := CompleteParams(kind, eps, delta, &p); err != nil {
+		return 0, err
 	}
 	per, err := PlannedRho(kind, classes, 1, p, frac)
 	if err != nil {

@@ -92,10 +92,29 @@ type voter interface {
 // sensitiveRows encodes the sensitive rows and their labels for the
 // mechanisms that work on the rows themselves (no teachers): y is the class
 // index of each row, -1 when the label is null or not a declared class.
-func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Matrix, []int32, *teacherData, error) {
+func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (_ *learners.Matrix, _ []int32, _ *teacherData, err error) {
 	cfg := &l.cfg
 	td := l.chosen // the class sets the chooser fixed, declared or discovered
-	if td == nil {
+	switch {
+	case td != nil:
+	case cfg.Classes == nil:
+		// No --classes: the private class discovery releases them (charged
+		// with the run's budget, as for PATE), and the model is shaped by
+		// the released set.
+		sd := l.readLabels(recs)
+		if err = l.partition(sd); err != nil {
+			return nil, nil, nil, err
+		}
+		if td, err = l.classSets(sd); err != nil {
+			return nil, nil, nil, err
+		}
+		discovered := td.discoveryRho
+		defer func() { // a failure from here on comes after the discovery
+			if err != nil {
+				err = spentBefore(err, discovered)
+			}
+		}()
+	default:
 		cs, err := newClassSet(l.labelField.Type, cfg.Classes)
 		if err != nil {
 			return nil, nil, nil, paramError("classes", ": %v", err)

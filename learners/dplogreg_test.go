@@ -106,7 +106,7 @@ func TestRoundingNormBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rd := &rounder{src: newBits(3), sensSq: sensSq}
+			rd := newRounder(newBits(3), sensSq)
 			for trial := 0; trial < 2000; trial++ {
 				z := make([]float64, c.classes)
 				val := make([]float64, c.feats)
@@ -155,7 +155,7 @@ func TestRoundingNormBound(t *testing.T) {
 		for j := range val {
 			val[j], ind[j] = 0.5, int32(j)
 		}
-		rd := &rounder{src: newBits(9), sensSq: 26}
+		rd := newRounder(newBits(9), 26)
 		sum := make([]int64, 100)
 		rd.add(sum, []float64{1}, 1, 99, ind, val)
 		var n2 int64
@@ -180,7 +180,7 @@ func TestRoundingNormBound(t *testing.T) {
 // over many draws the average rounded value of each coordinate is within
 // 5 standard errors of the scaled value.
 func TestRoundingUnbiased(t *testing.T) {
-	rd := &rounder{src: newBits(5), sensSq: 1 << 40}
+	rd := newRounder(newBits(5), 1<<40)
 	z := []float64{0.3, -0.7}
 	val := []float64{1.25, -0.4}
 	ind := []int32{0, 1}
@@ -383,7 +383,8 @@ func TestPlanDPLogReg(t *testing.T) {
 			t.Errorf("%v: two plans differ", c)
 		}
 	}
-	// The step rule: clamp(round(6·rows·√(2ρ)/√params), 20, 200).
+	// The step rule: clamp(round(6·rows·√(2ρ)/√params), 20, cap), cap =
+	// min(1000, max(200, 10¹⁰/(rows·params))).
 	for _, c := range []struct {
 		dim, classes int
 		rows, rho    float64
@@ -391,16 +392,24 @@ func TestPlanDPLogReg(t *testing.T) {
 	}{
 		// 6·1198·√0.0356/√650 = 53.2
 		{64, 10, 1198, 0.0178, 53},
-		// 6·2124·√(2·0.0711)/√543 = 206.0, capped
-		{180, 3, 2124, 0.0711, 200},
+		// 6·2124·√(2·0.0711)/√543 = 206.0, under the cap of 1000
+		{180, 3, 2124, 0.0711, 206},
 		{180, 3, 2124, 0.0045, 52}, // 6·2124·√0.009/√543 = 51.9
 		{9, 11, 100, 0.0178, 20},   // 6·100·0.1887/10.49 = 10.8, raised
+		{9, 11, 660, 40, 1000},     // ε ≈ 50: 6·660·8.94/10.49 = 3377, capped
+		// 26 classes, 13,000 rows: 6·13000·0.1887/21.02 = 700
+		{16, 26, 13000, 0.0178, 700},
+		// 10⁶ rows of 650 parameters: 10¹⁰/(6.5·10⁸) = 15 passes, so the
+		// cap is the base 200
+		{64, 10, 1e6, 0.0178, 200},
 	} {
 		p, err := PlanDPLogReg(c.dim, c.classes, c.rows, c.rho)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := int(math.Min(200, math.Max(20, math.Round(6*c.rows*math.Sqrt(2*c.rho)/math.Sqrt(float64(ParamCount(c.dim, c.classes)))))))
+		params := float64(ParamCount(c.dim, c.classes))
+		capSteps := math.Min(1000, math.Max(200, math.Floor(1e10/(c.rows*params))))
+		want := int(math.Min(capSteps, math.Max(20, math.Round(6*c.rows*math.Sqrt(2*c.rho)/math.Sqrt(params)))))
 		if p.Steps != c.want || p.Steps != want {
 			t.Errorf("%+v: %d steps, want %d (formula %d)", c, p.Steps, c.want, want)
 		}

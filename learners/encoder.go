@@ -70,7 +70,8 @@ type Feature struct {
 	Width  int `json:"width"`
 
 	// Numeric: the sample's mean and (population) standard deviation of the
-	// finite values, their minimum and maximum (±Inf is clipped to them), and
+	// finite values, their minimum and maximum (every value is clamped to
+	// them before it is scaled), and
 	// whether a missing-indicator column follows the value column.
 	Mean    float64 `json:"mean,omitempty"`
 	Std     float64 `json:"std,omitempty"`
@@ -93,7 +94,10 @@ type Feature struct {
 // Encoding, per feature column in order:
 //   - numeric: (x − mean)/std; null and NaN become the mean (0) and, when the
 //     fitting sample had any null or NaN, a missing-indicator column follows;
-//     ±Inf is clipped to the sample's max/min; a constant column has std 1;
+//     every other value, ±Inf and huge finite ones alike, is first clamped to
+//     the sample's [min, max] (the public range), so that no value can
+//     overflow or reach a model unbounded; a constant column has std 1 (see
+//     Feature.bound for statistics that overflowed);
 //   - string: one-hot over the TopK most frequent sample values (ties broken
 //     by value), then an "other" column and a "missing" column (null);
 //   - bool: 0/1, then a missing-indicator column (null → 0, indicator 1);
@@ -233,9 +237,7 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 				f.Std = math.Sqrt(s.m2 / float64(s.n))
 				f.Min, f.Max = s.min, s.max
 			}
-			if !(f.Std > 0) || math.IsInf(f.Std, 0) {
-				f.Std = 1
-			}
+			f.bound()
 			f.Missing = s.missing > 0 && f.Column == "" // a list's: its indicator
 			f.Width = 1
 			if f.Missing {
@@ -299,6 +301,11 @@ func (e *Encoder) UnmarshalJSON(b []byte) error {
 	}
 	if w != p.Width {
 		return fmt.Errorf("learners: stored encoder has width %d, its columns %d", p.Width, w)
+	}
+	for i := range p.Columns {
+		if p.Columns[i].Kind == KindNumeric {
+			p.Columns[i].bound()
+		}
 	}
 	*e = Encoder(p)
 	e.init()
@@ -817,40 +824,83 @@ func encodeNumeric(col arrow.Array, lo int, f *Feature, t tile) {
 	}
 }
 
-// scale returns the encoded value and missing indicator of one numeric value.
+// maxScaled bounds the magnitude of an encoded numeric value, |x − mean|/std
+// for x in the public range [Min, Max]: a fitted standard deviation bounds it
+// by √(rows) (about 316 for the default sample), so the bound only bites when
+// the statistics themselves overflowed (a public column of values near
+// ±MaxFloat64); it keeps every encoded value, its square and a row's squared
+// norm finite in float32 and float64.
+const maxScaled = 1e9
+
+// bound makes a numeric feature's statistics safe to encode with: a finite
+// range Min ≤ Max (else [0, 0]), a finite mean within it (else its
+// midpoint), and a finite standard deviation > 0 (else 1) large enough that
+// every value of the range encodes within ±maxScaled. Whatever a value is,
+// clamped to [Min, Max] it then encodes as a finite float32 (privacy
+// invariant 8: one row's contribution is bounded whatever its values).
+// Fitting calls it, and so does restoring a stored encoder.
+func (f *Feature) bound() {
+	if !finite(f.Min) || !finite(f.Max) || f.Min > f.Max {
+		f.Min, f.Max = 0, 0
+	}
+	if !finite(f.Mean) || f.Mean < f.Min || f.Mean > f.Max {
+		f.Mean = f.Min/2 + f.Max/2
+	}
+	if !(f.Std > 0) || !finite(f.Std) {
+		f.Std = 1
+	}
+	// The largest distance to the mean, in standard deviations, computed
+	// so that it cannot overflow (Max − Min may exceed MaxFloat64).
+	ext := math.Max(f.Max/f.Std-f.Mean/f.Std, f.Mean/f.Std-f.Min/f.Std)
+	if ext > maxScaled {
+		f.Std *= ext / maxScaled
+		if !finite(f.Std) {
+			f.Std = math.MaxFloat64
+		}
+	}
+}
+
+// clamp returns v within [lo, hi], for v not NaN: a value outside the
+// public range (±Inf included) encodes as the range's end. Two comparisons,
+// not math.Min and math.Max, which are calls that also order NaN and ±0.
+func clamp(v, lo, hi float64) float64 {
+	if v > hi {
+		return hi
+	}
+	if v < lo {
+		return lo
+	}
+	return v
+}
+
+// scale returns the encoded value and missing indicator of one numeric
+// value: missing for null and NaN, else clamped to the public range and
+// standardised.
 func (f *Feature) scale(v float64, valid bool) (float32, float32) {
 	if !valid || math.IsNaN(v) {
 		return 0, 1
 	}
-	if math.IsInf(v, 1) {
-		v = f.Max
-	} else if math.IsInf(v, -1) {
-		v = f.Min
-	}
-	return float32((v - f.Mean) / f.Std), 0
+	return float32((clamp(v, f.Min, f.Max) - f.Mean) / f.Std), 0
 }
 
 func encodeNum[T number](vals []T, col arrow.Array, lo int, f *Feature, t tile) {
 	d, rs := t.d, t.rs
 	at, miss := t.at(0, f.Offset), t.at(0, f.Offset+1) // row 0's cells
-	mean, inv := f.Mean, 1/f.Std
+	mean, inv, vlo, vhi := f.Mean, 1/f.Std, f.Min, f.Max
 	nulls := col.NullN() > 0
 	for r, x := range vals[lo : lo+t.rows] {
 		v := float64(x)
-		// One test sorts out the rare cases: v−v is 0 for every finite v
-		// and NaN for NaN and ±Inf.
-		if v-v != 0 || (nulls && col.IsNull(lo+r)) {
-			switch {
-			case (nulls && col.IsNull(lo+r)) || v != v:
-				if f.Missing {
-					d[miss+r*rs] = 1
-				}
-				continue // the mean encodes as 0
-			case v > 0:
-				v = f.Max
-			default:
-				v = f.Min
+		if v != v || (nulls && col.IsNull(lo+r)) {
+			if f.Missing {
+				d[miss+r*rs] = 1
 			}
+			continue // the mean encodes as 0
+		}
+		// The public range bounds every value, finite or not.
+		if v > vhi {
+			v = vhi
+		} else if v < vlo {
+			v = vlo
 		}
 		d[at+r*rs] = float32((v - mean) * inv)
 	}

@@ -46,6 +46,10 @@ type FoldedEnsemble struct {
 	enc *Encoder
 	lin *kernel.Linear
 	dim int // the list elements voted on in place
+	// lo, hi: each element's public range [Min, Max] in float32, rounded
+	// inwards. A row voted on in place must lie within it, because the
+	// encoded path clamps to it (see Encoder): any other row is encoded.
+	lo, hi []float32
 }
 
 // Fold returns the ensemble with enc's standardisation folded into its
@@ -125,7 +129,36 @@ func (e *Ensemble) Fold(enc *Encoder) *FoldedEnsemble {
 	if err != nil {
 		return nil
 	}
-	return &FoldedEnsemble{e: e, enc: enc, lin: lin, dim: dim}
+	lo, hi := make([]float32, dim), make([]float32, dim)
+	for j := range lo {
+		f := &enc.Columns[j]
+		lo[j], hi[j] = float32(f.Min), float32(f.Max)
+		if float64(lo[j]) < f.Min {
+			lo[j] = math.Nextafter32(lo[j], float32(math.Inf(1)))
+		}
+		if float64(hi[j]) > f.Max {
+			hi[j] = math.Nextafter32(hi[j], float32(math.Inf(-1)))
+		}
+	}
+	return &FoldedEnsemble{e: e, enc: enc, lin: lin, dim: dim, lo: lo, hi: hi}
+}
+
+// inRange reports whether every row of v (dim values each, back to back)
+// lies within the public range [lo, hi] of its elements; NaN and ±Inf do
+// not.
+func inRange(v, lo, hi []float32) bool {
+	dim := len(lo)
+	hi = hi[:dim]
+	for len(v) >= dim {
+		row := v[:dim]
+		for j, x := range row {
+			if !(x >= lo[j] && x <= hi[j]) {
+				return false
+			}
+		}
+		v = v[dim:]
+	}
+	return true
 }
 
 // Ensemble returns the ensemble that was folded.
@@ -181,7 +214,8 @@ func (p *Prepared) Raw(fs []*FoldedEnsemble) *RawBatch {
 
 // Votes overwrites counts[j] ((hi−lo) × classes of fs[j]) with the votes of
 // the teachers of fs[j] on rows [lo, hi) of the batch. A row whose list is
-// not null and holds exactly Dim() values, none null, all finite, is voted
+// not null and holds exactly Dim() values, none null, all within the
+// public range of their element (which the encoded path clamps to), is voted
 // on in place by the folded teachers; any other row is encoded into scratch
 // (at least Dim()·(hi−lo) values) and voted on by the teachers themselves,
 // exactly as Prepared.EncodeColumns and Ensemble.VotesColumns would.
@@ -190,7 +224,8 @@ func (b *RawBatch) Votes(lo, hi int, counts [][]int32, scratch []float32) {
 	if n <= 0 {
 		return
 	}
-	if s, ok := b.span(lo, hi); ok && allFinite(b.vals[s:s+n*dim]) {
+	f0 := b.fs[0]
+	if s, ok := b.span(lo, hi); ok && inRange(b.vals[s:s+n*dim], f0.lo, f0.hi) {
 		for j, f := range b.fs {
 			f.lin.Votes(b.vals[s:s+n*dim], n, counts[j])
 		}
@@ -263,7 +298,8 @@ func (b *RawBatch) span(lo, hi int) (int, bool) {
 }
 
 // clean returns where row r starts in b.vals when it can be voted on in
-// place: not null, dim values, none null, all finite.
+// place: not null, dim values, none null, all within the public range
+// (finite).
 func (b *RawBatch) clean(r int) (int, bool) {
 	if b.listNulls && b.list.IsNull(r) {
 		return 0, false
@@ -278,7 +314,7 @@ func (b *RawBatch) clean(r int) (int, bool) {
 			return 0, false
 		}
 	}
-	if !allFinite(b.vals[s:e]) {
+	if !inRange(b.vals[s:e], b.fs[0].lo, b.fs[0].hi) {
 		return 0, false
 	}
 	return int(s), true

@@ -371,7 +371,9 @@ func fallsBack(t *testing.T, typ arrow.DataType, dim int, seed uint64, onBatch b
 			}
 			n := p.Rows()
 			want := encodedVotes(t, p, e)
-			bad := func(r int) bool { return isBad(r + lo) }
+			// A row with a value outside the fitted range is encoded too
+			// (the encoded path clamps it).
+			bad := func(r int) bool { return isBad(r+lo) || outsideRange(enc, part, r) }
 			// A marker whose folded teachers all vote for class 2 shows
 			// which path each row took: the teachers themselves never
 			// all do (the last one always votes 1).
@@ -405,6 +407,30 @@ func fallsBack(t *testing.T, typ arrow.DataType, dim int, seed uint64, onBatch b
 			}
 		}
 	}
+}
+
+// outsideRange reports whether row r of rec's list column holds a
+// non-null, non-NaN value outside its element's fitted range [Min, Max].
+func outsideRange(enc *Encoder, rec arrow.Record, r int) bool {
+	a := rec.Column(0).(listArray)
+	if a.IsNull(r) {
+		return false
+	}
+	vals, ok := a.ListValues().(*array.Float32)
+	if !ok {
+		return false
+	}
+	s, e := a.ValueOffsets(r)
+	for j := s; j < e && int(j-s) < len(enc.Columns) && enc.Columns[j-s].Kind == KindNumeric; j++ {
+		if vals.IsNull(int(j)) {
+			continue
+		}
+		v, f := float64(vals.Value(int(j))), &enc.Columns[j-s]
+		if v < f.Min || v > f.Max {
+			return true
+		}
+	}
+	return false
 }
 
 // newEnsembleMust returns a stacked ensemble of 4 random linear teachers

@@ -183,14 +183,18 @@ func encodeList(col arrow.Array, lo int, fs []Feature, ls *listScale, t tile) bo
 // teacher's rows of the sensitive data).
 type listScale struct {
 	mean, std, inv []float64
+	lo, hi         []float64 // the public range each element is clamped to
 	off            []int
 	run            bool // off[j] is off[0]+j: the elements are adjacent in a row
 }
 
 func newListScale(fs []Feature) *listScale {
-	ls := &listScale{mean: make([]float64, len(fs)), std: make([]float64, len(fs)), inv: make([]float64, len(fs)), off: make([]int, len(fs)), run: true}
+	n := len(fs)
+	ls := &listScale{mean: make([]float64, n), std: make([]float64, n), inv: make([]float64, n),
+		lo: make([]float64, n), hi: make([]float64, n), off: make([]int, n), run: true}
 	for j := range fs {
 		ls.mean[j], ls.std[j], ls.inv[j], ls.off[j] = fs[j].Mean, fs[j].Std, 1/fs[j].Std, fs[j].Offset
+		ls.lo[j], ls.hi[j] = fs[j].Min, fs[j].Max
 		ls.run = ls.run && fs[j].Offset == fs[0].Offset+j
 	}
 	return ls
@@ -211,13 +215,15 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 			continue // an empty list: every element is missing (0)
 		}
 		row := vals[s:e]
-		mean, std, inv, at := ls.mean[:len(row)], ls.std[:len(row)], ls.inv[:len(row)], ls.off[:len(row)]
+		n := len(row)
+		mean, std, inv, at := ls.mean[:n], ls.std[:n], ls.inv[:n], ls.off[:n]
+		vlo, vhi := ls.lo[:n], ls.hi[:n]
 		off := r * t.rs
 		if ls.run && cs == 1 && !valNulls {
 			// A row-major tile and adjacent elements (an embedding's
 			// rows, encoded for a teacher): the row's run is one slice
 			// of the tile, written in order.
-			encodeRun(row, t.d[off+at[0]:off+at[0]+len(row)], mean, std, inv, fs)
+			encodeRun(row, t.d[off+at[0]:off+at[0]+n], mean, std, inv, vlo, vhi)
 			continue
 		}
 		for j, x := range row {
@@ -225,13 +231,14 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 				continue // the mean encodes as 0
 			}
 			v := float64(x)
-			// (*Feature).scale, inlined: v−v is 0 for every finite v
-			// and NaN for NaN and ±Inf.
-			if v-v != 0 {
-				var ok bool
-				if v, ok = notFinite(v, &fs[j]); !ok {
-					continue // the mean encodes as 0
-				}
+			// (*Feature).scale, inlined.
+			if v != v {
+				continue // the mean encodes as 0
+			}
+			if v > vhi[j] {
+				v = vhi[j]
+			} else if v < vlo[j] {
+				v = vlo[j]
 			}
 			t.d[at[j]*cs+off] = scaled(v, mean[j], std[j], inv[j])
 		}
@@ -240,33 +247,23 @@ func encodeListOf[T float32 | float64](a listArray, vals []T, lo int, fs []Featu
 
 // encodeRun is encodeListOf's loop for one row whose elements go to the
 // adjacent values of dst, none null: the same values, written in order
-// with no offset table.
-func encodeRun[T float32 | float64](row []T, dst []float32, mean, std, inv []float64, fs []Feature) {
-	dst = dst[:len(row)]
-	mean, std, inv = mean[:len(row)], std[:len(row)], inv[:len(row)]
+// with no offset table. Each value is clamped to its element's public
+// range [lo, hi] (±Inf included); NaN encodes as the mean (0).
+func encodeRun[T float32 | float64](row []T, dst []float32, mean, std, inv, lo, hi []float64) {
+	n := len(row)
+	dst = dst[:n]
+	mean, std, inv, lo, hi = mean[:n], std[:n], inv[:n], lo[:n], hi[:n]
 	for j, x := range row {
 		v := float64(x)
-		if v-v != 0 {
-			var ok bool
-			if v, ok = notFinite(v, &fs[j]); !ok {
-				continue // the mean encodes as 0
-			}
+		if v != v {
+			continue // the mean encodes as 0
+		}
+		if v > hi[j] {
+			v = hi[j]
+		} else if v < lo[j] {
+			v = lo[j]
 		}
 		dst[j] = scaled(v, mean[j], std[j], inv[j])
-	}
-}
-
-// notFinite returns what (*Feature).scale scales in place of a NaN or
-// infinite v: f's maximum for +Inf, its minimum for −Inf; false for NaN,
-// which encodes as the mean (0).
-func notFinite(v float64, f *Feature) (float64, bool) {
-	switch {
-	case v != v:
-		return 0, false
-	case v > 0:
-		return f.Max, true
-	default:
-		return f.Min, true
 	}
 }
 

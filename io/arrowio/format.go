@@ -3,8 +3,8 @@ package arrowio
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"github.com/pate-tool/pate/io/arrowio/internal/ioerr"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -15,9 +15,9 @@ var (
 	// ErrFormat reports input whose format is unknown or whose bytes are
 	// corrupt (including panics recovered from the Arrow and Parquet
 	// decoders).
-	ErrFormat = errors.New("unknown or corrupt format")
+	ErrFormat = ioerr.ErrFormat
 	// ErrNoColumn reports a projected column that the input does not have.
-	ErrNoColumn = errors.New("no such column")
+	ErrNoColumn = ioerr.ErrNoColumn
 )
 
 // Format is an input file format.

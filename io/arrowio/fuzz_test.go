@@ -3,6 +3,9 @@ package arrowio
 import (
 	"bytes"
 	"errors"
+	"github.com/pate-tool/pate/io/arrowio/internal/arrowfix"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"io"
 	"os"
 	"path/filepath"
@@ -158,9 +161,10 @@ func FuzzReadParquet(f *testing.F) {
 // run of a billion levels), which the readers then allocate, and fuzzing
 // spent its time zeroing them.
 func fuzzBounds(f *testing.F) {
-	d, l := maxDecompressed, maxListBytes
-	f.Cleanup(func() { maxDecompressed, maxListBytes = d, l })
-	maxDecompressed, maxListBytes = 1<<24, 1<<24
+	d := arrowfix.MaxDecompressed
+	f.Cleanup(func() { arrowfix.MaxDecompressed = d })
+	arrowfix.MaxDecompressed = 1 << 24
+	f.Cleanup(pqread.SetMaxListBytesForTests(1 << 24))
 }
 
 // FuzzReadParquetStreamed is FuzzReadParquet with row groups of more than
@@ -182,44 +186,42 @@ func FuzzReadParquetStreamed(f *testing.F) {
 		f.Add(b)
 	}
 	spanning := filepath.Join(f.TempDir(), "spanning.parquet")
-	writeSpanningList(f, spanning, 300, compress.Codecs.Snappy)
+	pqtest.WriteSpanningList(f, spanning, 300, compress.Codecs.Snappy)
 	b, err := os.ReadFile(spanning)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)
-	writeSpanningNullList(f, spanning, 300, compress.Codecs.Snappy)
+	pqtest.WriteSpanningNullList(f, spanning, 300, compress.Codecs.Snappy)
 	if b, err = os.ReadFile(spanning); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)
 	spool := f.TempDir()
 	fuzzBounds(f)
-	defer func(r, s, l, m int64) { maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft = r, s, l, m }(maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft)
-	// (maxFreeLeft 0: byte-stream-split pages are read by ranges.)
-	maxColumnwiseRows, segmentRows, listStreamBytes, maxFreeLeft = 64, 64, 0, 0
-	withFooterWindows(f, 1)
+	// (A free-left bound of 0: byte-stream-split pages are read by ranges.)
+	f.Cleanup(pqread.SetStreamedForTests(64, 64, 0, 0, 1))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadIPCFile(f *testing.F) {
 	addSeeds(f, FormatIPCFile)
 	spool := f.TempDir()
-	maxDecompressed = 1 << 24
+	arrowfix.MaxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadIPCStream(f *testing.F) {
 	addSeeds(f, FormatIPCStream)
 	spool := f.TempDir()
-	maxDecompressed = 1 << 24
+	arrowfix.MaxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 
 func FuzzReadCSV(f *testing.F) {
 	addSeeds(f, FormatCSV)
 	spool := f.TempDir()
-	maxDecompressed = 1 << 24
+	arrowfix.MaxDecompressed = 1 << 24
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
 }
 

@@ -287,3 +287,19 @@ func readReleasing(t *testing.T, r *Reader, schema *arrow.Schema, ref arrow.Reco
 		rec.Release()
 	}
 }
+
+// readRest reads r to its end and returns its batches (caller releases).
+func readRest(r *Reader) ([]arrow.Record, error) {
+	var recs []arrow.Record
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return recs, nil
+		}
+		if err != nil {
+			releaseAll(recs)
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+}

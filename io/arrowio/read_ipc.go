@@ -3,6 +3,8 @@ package arrowio
 import (
 	"errors"
 	"fmt"
+	"github.com/pate-tool/pate/io/arrowio/internal/arrowfix"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
 	"io"
 	"os"
 
@@ -15,8 +17,8 @@ type ipcFileSource struct {
 	name    string
 	fr      *ipc.FileReader
 	i       int
-	mem     *scope
-	recycle *recycler
+	mem     *arrowfix.Scope
+	recycle *pqread.Recycler
 	closed  bool
 }
 
@@ -34,28 +36,28 @@ func openIPCFile(f *os.File, name string, opts ReadOptions) (source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	blocks, err := checkIPCFile(f, st.Size())
+	blocks, err := arrowfix.CheckIPCFile(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", name, ErrFormat, err)
 	}
-	rc := newRecycler(opts.Allocator, ipcRecycleBytes)
-	mem := newScope(rc)
+	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes)
+	mem := arrowfix.NewScope(rc)
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 	if err != nil {
-		mem.rollback()
-		rc.close()
+		mem.Rollback()
+		rc.Close()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", name, ErrFormat, err)
 	}
 	if fr.NumRecords() != len(blocks) {
 		fr.Close()
-		mem.rollback()
-		rc.close()
+		mem.Rollback()
+		rc.Close()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %d record batches, footer lists %d: %w", name, fr.NumRecords(), len(blocks), ErrFormat)
 	}
-	mem.commit()
+	mem.Commit()
 	var rows int64
 	for _, b := range blocks {
-		rows += b.rows
+		rows += b.NumRows()
 	}
 	return withoutViews(&ipcFileSource{name: name, fr: fr, mem: mem, recycle: rc, rows: rows}, opts.Allocator), nil
 }
@@ -68,7 +70,7 @@ func (s *ipcFileSource) numRows() int64 { return s.rows }
 
 func (s *ipcFileSource) next() (arrow.Record, error) {
 	if s.i >= s.fr.NumRecords() {
-		s.recycle.close() // nothing will take the kept buffers
+		s.recycle.Close() // nothing will take the kept buffers
 		return nil, io.EOF
 	}
 	rec, err := s.fr.RecordAt(s.i) // owned by us, unlike Record(i)
@@ -82,7 +84,7 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 		s.fail()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file at batch %d: %w: %w", s.name, s.i-1, ErrFormat, err)
 	}
-	s.mem.commit()
+	s.mem.Commit()
 	return rec, nil
 }
 
@@ -92,8 +94,8 @@ func (s *ipcFileSource) fail() {
 	if !s.closed {
 		s.closed = true
 		s.fr.Close()
-		s.mem.rollback()
-		s.recycle.close()
+		s.mem.Rollback()
+		s.recycle.Close()
 	}
 }
 
@@ -102,7 +104,7 @@ func (s *ipcFileSource) close() error {
 		return nil
 	}
 	s.closed = true
-	defer s.recycle.close()
+	defer s.recycle.Close()
 	return s.fr.Close()
 }
 
@@ -110,23 +112,23 @@ type ipcStreamSource struct {
 	name     string
 	rd       *ipc.Reader
 	i        int
-	mem      *scope
-	recycle  *recycler
+	mem      *arrowfix.Scope
+	recycle  *pqread.Recycler
 	released bool
 }
 
 func openIPCStream(r io.Reader, name string, opts ReadOptions) (source, error) {
-	mr := &checkedMessageReader{r: r, refs: 1}
-	rc := newRecycler(opts.Allocator, ipcRecycleBytes)
-	mem := newScope(rc)
+	mr := arrowfix.NewCheckedMessageReader(r)
+	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes)
+	mem := arrowfix.NewScope(rc)
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
 		mr.Release()
-		mem.rollback()
-		rc.close()
+		mem.Rollback()
+		rc.Close()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc stream: %w: %w", name, ErrFormat, err)
 	}
-	mem.commit()
+	mem.Commit()
 	return withoutViews(&ipcStreamSource{name: name, rd: rd, mem: mem, recycle: rc}, opts.Allocator), nil
 }
 
@@ -140,7 +142,7 @@ func (s *ipcStreamSource) next() (arrow.Record, error) {
 	rec, err := s.rd.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			s.recycle.close() // nothing will take the kept buffers
+			s.recycle.Close() // nothing will take the kept buffers
 			return nil, io.EOF
 		}
 		s.fail()
@@ -155,7 +157,7 @@ func (s *ipcStreamSource) next() (arrow.Record, error) {
 		return nil, fmt.Errorf("%s: corrupt arrow ipc stream at batch %d: %w: %w", s.name, s.i-1, ErrFormat, err)
 	}
 	rec.Retain() // the ipc.Reader releases it on the next Read
-	s.mem.commit()
+	s.mem.Commit()
 	return rec, nil
 }
 
@@ -165,8 +167,8 @@ func (s *ipcStreamSource) fail() {
 	if !s.released {
 		s.released = true
 		s.rd.Release()
-		s.mem.rollback()
-		s.recycle.close()
+		s.mem.Rollback()
+		s.recycle.Close()
 	}
 }
 
@@ -174,7 +176,7 @@ func (s *ipcStreamSource) close() error {
 	if !s.released {
 		s.released = true
 		s.rd.Release()
-		s.recycle.close()
+		s.recycle.Close()
 	}
 	return nil
 }

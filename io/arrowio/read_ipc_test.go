@@ -1,6 +1,8 @@
 package arrowio
 
 import (
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,16 +13,15 @@ import (
 )
 
 // TestIPCRecycledBuffers reads Arrow IPC files and streams of many
-// batches of one size (every column kind of plainSchema: nulls, strings,
+// batches of one size (every column kind of pqtest.PlainSchema: nulls, strings,
 // dates; bodies plain and zstd-compressed), releasing each batch before
 // reading the next, with the recycler's poisoning on: buffers are reused,
 // every value read is right (a reused buffer Arrow did not overwrite
 // whole, or one still in use, would show), and nothing leaks.
 func TestIPCRecycledBuffers(t *testing.T) {
-	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
-	poisonRecycled = true
+	defer pqread.SetPoisonRecycledForTests(true)()
 	const rows, batch = 9_100, 700
-	ref := plainRecord(memory.NewGoAllocator(), 0, rows)
+	ref := pqtest.PlainRecord(memory.NewGoAllocator(), 0, rows)
 	defer ref.Release()
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -38,7 +39,7 @@ func TestIPCRecycledBuffers(t *testing.T) {
 			writeIPCBatches(t, path, ref, batch, tc.file, tc.opts)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			before := recycledBuffers.Load()
+			before := pqread.RecycledBuffersForTests()
 			r, err := Open(path, ReadOptions{Allocator: mem})
 			if err != nil {
 				t.Fatal(err)
@@ -46,14 +47,14 @@ func TestIPCRecycledBuffers(t *testing.T) {
 			if got := r.Format(); (got == FormatIPCFile) != tc.file {
 				t.Fatalf("read as %v", got)
 			}
-			at := readReleasing(t, r, plainSchema, ref)
+			at := readReleasing(t, r, pqtest.PlainSchema, ref)
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if at != rows {
 				t.Fatalf("read %d rows, want %d", at, rows)
 			}
-			if n := recycledBuffers.Load() - before; n == 0 {
+			if n := pqread.RecycledBuffersForTests() - before; n == 0 {
 				t.Error("no buffer was recycled")
 			}
 		})

@@ -3,6 +3,8 @@ package arrowio
 import (
 	"errors"
 	"fmt"
+	"github.com/pate-tool/pate/io/arrowio/internal/arrowfix"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
 	"io"
 	"os"
 	"slices"
@@ -154,7 +156,7 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 	}()
 	var full *arrow.Schema
 	if format == FormatParquet {
-		pf, _, err := openParquetFooter(f, parquet.NewReaderProperties(opts.Allocator))
+		pf, _, err := pqread.OpenFooter(f, parquet.NewReaderProperties(opts.Allocator))
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt parquet file: %w: %w", path, ErrFormat, err)
 		}
@@ -166,14 +168,14 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 			return nil, -1, fmt.Errorf("%s: parquet schema: %w: %w", path, ErrFormat, err)
 		}
 		md := full.Metadata()
-		full = arrow.NewSchema(stripFieldIDs(full.Fields()), &md)
+		full = arrow.NewSchema(pqread.StripFieldIDs(full.Fields()), &md)
 		rows = pf.NumRows()
 	} else {
 		st, err := f.Stat()
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: %w", path, err)
 		}
-		blocks, err := checkIPCFile(f, st.Size())
+		blocks, err := arrowfix.CheckIPCFile(f, st.Size())
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", path, ErrFormat, err)
 		}
@@ -188,7 +190,7 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 		fr.Close()
 		rows = 0
 		for _, b := range blocks {
-			rows += b.rows
+			rows += b.NumRows()
 		}
 	}
 	if len(opts.Columns) == 0 {

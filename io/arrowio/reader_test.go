@@ -3,6 +3,7 @@ package arrowio
 import (
 	"bytes"
 	"errors"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
 	"io"
 	"os"
 	"path/filepath"
@@ -466,7 +467,7 @@ func TestSelect(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				before := plainColumns.Load()
+				before := pqread.PlainColumnsForTests()
 				if err := r.Select(cols); err != nil {
 					t.Fatal(err)
 				}
@@ -484,7 +485,7 @@ func TestSelect(t *testing.T) {
 					t.Fatalf("schema %v, want %v", r.Schema(), ws)
 				}
 				sameRows(t, ws, got, wantRecs)
-				if name == FormatParquet.String() && parquetPlainFast {
+				if name == FormatParquet.String() && pqread.PlainFastForTests() {
 					// id and x are on the fast path, a chunk per row group.
 					pf, err := file.OpenParquetFile(path, false)
 					if err != nil {
@@ -497,7 +498,7 @@ func TestSelect(t *testing.T) {
 					case "x", "flag+id":
 						wantPlain = perColumn
 					}
-					if n := plainColumns.Load() - before; n != wantPlain {
+					if n := pqread.PlainColumnsForTests() - before; n != wantPlain {
 						t.Errorf("the fast path decoded %d column chunks, want %d", n, wantPlain)
 					}
 				}

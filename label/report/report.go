@@ -306,6 +306,11 @@ type MechanismParams struct {
 	SVTEpsilon0  string `json:"svt_epsilon0,omitempty"`  // svt: ε of one sparse-vector instance
 	SVTCutoff    int64  `json:"svt_cutoff,omitempty"`    // svt: instances (unstable answers) planned for
 	SVTThreshold int64  `json:"svt_threshold,omitempty"` // svt: distance-to-instability threshold w
+
+	// private-knn (package label's privknn.go); Sigma is its noise.
+	KNNK       int    `json:"knn_k,omitempty"`       // neighbours that vote
+	SampleRate string `json:"sample_rate,omitempty"` // probability γ that a sensitive row is in a query's subsample
+	MaxOrder   int    `json:"max_order,omitempty"`   // the charge holds at the Rényi orders 2..MaxOrder
 }
 
 // SourceCounts counts output rows by the source of their label.

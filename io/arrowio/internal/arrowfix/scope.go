@@ -1,0 +1,88 @@
+package arrowfix
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// Scope is an allocator that remembers the buffers allocated since its last
+// commit. Arrow v15's IPC decoder leaks the buffers of a record batch it
+// fails to decode (found by FuzzReadIPCStream); after such a failure the
+// reader is released first, which frees everything it still owns, and
+// rollback then frees what is left: the leaked buffers.
+type Scope struct {
+	parent memory.Allocator
+	mu     sync.Mutex
+	open   map[unsafe.Pointer][]byte
+}
+
+// NewScope returns a Scope over parent.
+func NewScope(parent memory.Allocator) *Scope {
+	return &Scope{parent: parent, open: make(map[unsafe.Pointer][]byte)}
+}
+
+func (s *Scope) track(b []byte) {
+	if cap(b) > 0 {
+		s.open[unsafe.Pointer(unsafe.SliceData(b))] = b
+	}
+}
+
+func (s *Scope) untrack(b []byte) {
+	if cap(b) > 0 {
+		delete(s.open, unsafe.Pointer(unsafe.SliceData(b)))
+	}
+}
+
+// Allocate implements memory.Allocator.
+func (s *Scope) Allocate(n int) []byte {
+	b := s.parent.Allocate(n)
+	s.mu.Lock()
+	s.track(b)
+	s.mu.Unlock()
+	return b
+}
+
+// Reallocate implements memory.Allocator.
+func (s *Scope) Reallocate(n int, b []byte) []byte {
+	s.mu.Lock()
+	_, mine := s.open[unsafe.Pointer(unsafe.SliceData(b))]
+	s.untrack(b)
+	s.mu.Unlock()
+	nb := s.parent.Reallocate(n, b)
+	if mine {
+		s.mu.Lock()
+		s.track(nb)
+		s.mu.Unlock()
+	}
+	return nb
+}
+
+// Free implements memory.Allocator.
+func (s *Scope) Free(b []byte) {
+	s.mu.Lock()
+	s.untrack(b)
+	s.mu.Unlock()
+	s.parent.Free(b)
+}
+
+// commit forgets the buffers allocated so far: they belong to a batch that
+// was handed out.
+func (s *Scope) Commit() {
+	s.mu.Lock()
+	clear(s.open)
+	s.mu.Unlock()
+}
+
+// rollback frees the buffers allocated since the last commit that nobody
+// freed. Call it only once nothing references them any more.
+func (s *Scope) Rollback() {
+	s.mu.Lock()
+	open := s.open
+	s.open = make(map[unsafe.Pointer][]byte)
+	s.mu.Unlock()
+	for _, b := range open {
+		s.parent.Free(b)
+	}
+}

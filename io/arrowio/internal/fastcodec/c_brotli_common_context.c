@@ -1,5 +1,0 @@
-//go:build cgo
-
-// One translation unit of the vendored brotli decoder (see brotli/README.pate.md).
-
-#include "brotli/c/common/context.c"

@@ -1,5 +1,0 @@
-//go:build cgo
-
-// One translation unit of the vendored libdeflate (see libdeflate/README.pate.md).
-
-#include "libdeflate/lib/utils.c"

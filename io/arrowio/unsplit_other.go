@@ -1,7 +1,0 @@
-//go:build !amd64
-
-package arrowio
-
-// unsplitBlocks has no loop of its own here: unsplit's portable loop
-// joins every value.
-func unsplitBlocks(dst, src []byte, w, nn int) int { return 0 }

@@ -1,0 +1,266 @@
+package label
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/learners"
+)
+
+// knnFixture is n rows of d features around classes centres, and their
+// classes (every fifth row of class -1: no declared class).
+func knnFixture(n, d, classes int, seed uint64) (*learners.Matrix, []int32) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := learners.NewMatrix(n, d)
+	y := make([]int32, n)
+	for i := range y {
+		c := i % classes
+		y[i] = int32(c)
+		for j := 0; j < d; j++ {
+			x.Data[i*d+j] = float32(rng.NormFloat64())
+			if j == c%d {
+				x.Data[i*d+j] += 3
+			}
+		}
+		if i%5 == 4 {
+			y[i] = -1
+		}
+	}
+	return x, y
+}
+
+// bruteKNN is the histogram of the k nearest usable rows among those keep
+// says, by exact float64 distance (ties to the lower index).
+func bruteKNN(x *learners.Matrix, y []int32, q []float32, k, classes int, keep func(i int) bool) []int32 {
+	type nb struct {
+		d float64
+		i int
+	}
+	var nbs []nb
+	for i := 0; i < x.Rows; i++ {
+		if y[i] < 0 || !keep(i) {
+			continue
+		}
+		var d float64
+		for j, v := range x.Row(i) {
+			t := float64(v) - float64(q[j])
+			d += t * t
+		}
+		nbs = append(nbs, nb{d, i})
+	}
+	sort.Slice(nbs, func(a, b int) bool { return nbs[a].d < nbs[b].d || nbs[a].d == nbs[b].d && nbs[a].i < nbs[b].i })
+	h := make([]int32, classes)
+	for _, n := range nbs[:min(k, len(nbs))] {
+		h[y[n.i]]++
+	}
+	return h
+}
+
+// TestKNNVotesExact: with γ = 1 every usable row is in the subsample, and
+// the histogram is that of the exact k nearest; with γ < 1 each query votes
+// min(k, |S|) times and S holds about γ of the rows.
+func TestKNNVotesExact(t *testing.T) {
+	const d, classes = 6, 3
+	x, y := knnFixture(400, d, classes, 1)
+	q, _ := knnFixture(37, d, classes, 2) // not a multiple of the chunk
+	for _, k := range []int{1, 5, 40} {
+		seed := uint64(3)
+		l := &Labeler{cfg: Config{Seed: &seed, Params: MechanismParams{KNNK: k, SampleRate: "1"}}}
+		v, err := privateKNNMechanism{}.learner(l, x, y, classes, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.(batchStarter).startBatch(l, 0)
+		counts := make([]int32, q.Rows*classes)
+		v.Votes(q, counts)
+		for i := 0; i < q.Rows; i++ {
+			want := bruteKNN(x, y, q.Row(i), k, classes, func(int) bool { return true })
+			if got := counts[i*classes : (i+1)*classes]; !slices.Equal(got, want) {
+				t.Fatalf("k=%d row %d: votes %v, exact %v", k, i, got, want)
+			}
+		}
+	}
+
+	seed := uint64(5)
+	l := &Labeler{cfg: Config{Seed: &seed, Params: MechanismParams{KNNK: 400, SampleRate: "0.25"}}}
+	v, err := privateKNNMechanism{}.learner(l, x, y, classes, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.(batchStarter).startBatch(l, 0)
+	counts := make([]int32, q.Rows*classes)
+	v.Votes(q, counts)
+	var total int
+	for _, c := range counts {
+		total += int(c)
+	}
+	// 320 usable rows, rate 1/4: 80 a query, k above it: every one votes.
+	mean := float64(total) / float64(q.Rows)
+	if sd := math.Sqrt(320 * 0.25 * 0.75 / float64(q.Rows)); math.Abs(mean-80) > 5*sd {
+		t.Errorf("%.1f votes per query, want about 80 (sd %.2f)", mean, sd)
+	}
+	// A seeded run draws the same subsamples again.
+	v.(batchStarter).startBatch(l, 0)
+	again := make([]int32, len(counts))
+	v.Votes(q, again)
+	if !slices.Equal(counts, again) {
+		t.Error("the same seed and batch drew different subsamples")
+	}
+}
+
+// TestKNNSensitivity: adding one row to the sensitive data moves the votes
+// of a fixed subsample by at most √2 in ℓ2 (one vote from one class to
+// another, or one vote more while S has fewer than k rows).
+func TestKNNSensitivity(t *testing.T) {
+	const d, classes = 4, 3
+	x, y := knnFixture(60, d, classes, 7)
+	q, _ := knnFixture(50, d, classes, 8)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := 0; trial < 200; trial++ {
+		k := 1 + rng.IntN(12)
+		keep := make([]bool, x.Rows+1)
+		for i := range keep {
+			keep[i] = rng.Float64() < 0.3
+		}
+		keep[x.Rows] = true // the added row is in the subsample
+		extra := learners.NewMatrix(x.Rows+1, d)
+		copy(extra.Data, x.Data)
+		for j := 0; j < d; j++ {
+			extra.Data[x.Rows*d+j] = float32(rng.NormFloat64() * 2)
+		}
+		ye := append(slices.Clone(y), int32(rng.IntN(classes)))
+		qi := q.Row(trial % q.Rows)
+		a := bruteKNN(x, y, qi, k, classes, func(i int) bool { return keep[i] })
+		b := bruteKNN(extra, ye, qi, k, classes, func(i int) bool { return keep[i] })
+		var l2 float64
+		for c := range a {
+			t := float64(a[c] - b[c])
+			l2 += t * t
+		}
+		if l2 > knnSens2 {
+			t.Fatalf("trial %d: ‖Δvotes‖² = %g > %d", trial, l2, knnSens2)
+		}
+	}
+}
+
+// TestPrivateKNNValidate: the settings private-knn cannot honour are
+// refused before any data is read, and its defaults are filled in.
+func TestPrivateKNNValidate(t *testing.T) {
+	ok := func() Config {
+		return Config{Mechanism: MechanismPrivateKNN, Epsilon: 1, Delta: 1e-5, Classes: []string{"0", "1"}}
+	}
+	tests := []struct {
+		name string
+		edit func(*Config)
+		ok   bool
+	}{
+		{"valid", func(*Config) {}, true},
+		{"explicit sigma", func(c *Config) { c.Params.Sigma = "30" }, true},
+		{"student", func(c *Config) { c.Student = "logreg" }, true},
+		{"no epsilon", func(c *Config) { c.Epsilon = 0 }, false},
+		{"epsilon beyond the orders", func(c *Config) { c.Epsilon = 200 }, false},
+		{"no classes", func(c *Config) { c.Classes = nil }, false},
+		{"privacy unit", func(c *Config) { c.PrivacyUnit = "user" }, false},
+		{"two labels", func(c *Config) { c.Labels = []string{"a", "b"} }, false},
+		{"replicable", func(c *Config) { c.Replicable = &Replicable{} }, false},
+		{"select uncertain", func(c *Config) { c.Select = SelectUncertain }, false},
+		{"another mechanism's noise", func(c *Config) { c.Params.Sigma2 = "30" }, false},
+		{"k negative", func(c *Config) { c.Params.KNNK = -1 }, false},
+		{"rate above 1", func(c *Config) { c.Params.SampleRate = "1.5" }, false},
+		{"rate zero", func(c *Config) { c.Params.SampleRate = "0" }, false},
+		{"rate not a number", func(c *Config) { c.Params.SampleRate = "x" }, false},
+		{"sigma negative", func(c *Config) { c.Params.Sigma = "-2" }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok()
+			tc.edit(&cfg)
+			err := privateKNNMechanism{}.validate(&cfg)
+			if tc.ok != (err == nil) {
+				t.Fatalf("validate: %v, want ok = %v", err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("error %v is not an invalid input", err)
+			}
+			if err == nil {
+				p := cfg.Params
+				want := int(math.Ceil(rdp.ZCDPOrder(rdp.RhoForEps(cfg.Epsilon, cfg.Delta), cfg.Delta)))
+				if p.KNNK != DefaultKNNK || p.SampleRate != DefaultSampleRate || p.MaxOrder != want {
+					t.Errorf("completed params %+v, want k %d, γ %s, max order %d", p, DefaultKNNK, DefaultSampleRate, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPrivateKNNRun: a seeded run labels every public row through the
+// engine, spends within its budget, and pate audit re-derives its claim;
+// a report edited to understate its cost (a higher γ, a lower σ or
+// max order than it ran with, a lower spend) fails the audit.
+func TestPrivateKNNRun(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	priv, pub, truth := studentData(mem)
+	defer priv.release()
+	defer pub.release()
+	seed := uint64(11)
+	cfg := studentConfig(&seed)
+	cfg.Allocator, cfg.Mechanism, cfg.Epsilon = mem, MechanismPrivateKNN, 2
+	cfg.Params = MechanismParams{KNNK: 30, SampleRate: "0.2"}
+	l, err := New(cfg, priv.schema, pub.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &collect{}
+	rep, err := l.Run(context.Background(), priv, pub, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Queries.Answered != 400 || rep.Spent.NoisyArgmaxes != 400 {
+		t.Fatalf("answered %d (%d argmaxes), want the 400 queries", rep.Queries.Answered, rep.Spent.NoisyArgmaxes)
+	}
+	hit := 0
+	for i, s := range out.sources[:400] {
+		if s != SourceTeachers {
+			t.Fatalf("row %d: source %q", i, s)
+		}
+		if out.labels[i] == truth[i] {
+			hit++
+		}
+	}
+	if acc := float64(hit) / 400; acc < 0.7 {
+		t.Errorf("accuracy %.3f of the answered queries", acc)
+	}
+	if rep.Params.Sigma == "" || rep.Params.MaxOrder < 2 {
+		t.Fatalf("params %+v: σ and max order not planned", rep.Params)
+	}
+	if res, err := Audit(rep); err != nil || !res.Holds {
+		t.Fatalf("audit of the run: %v", err)
+	}
+	tests := []struct {
+		name string
+		edit func(*Report)
+	}{
+		{"rate edited up", func(r *Report) { r.Params.SampleRate = "0.4" }},
+		{"sigma edited down", func(r *Report) { r.Params.Sigma = "1" }},
+		{"spend understated", func(r *Report) { r.Spent.Rho /= 2 }},
+		{"max order edited down", func(r *Report) { r.Params.MaxOrder = 2 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := *rep
+			tc.edit(&r)
+			if res, err := Audit(&r); err == nil && res.Holds {
+				t.Fatal("the edited report passed the audit")
+			}
+		})
+	}
+}
