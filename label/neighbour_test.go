@@ -312,6 +312,7 @@ func teachersNeighbour(learner string) neighbourCheck {
 		if err != nil {
 			return nil, err
 		}
+		l.bins = learners.PublicBins(e.xPub, learners.DefaultMaxBins) // as Run fits them on the public head
 		ens, _, err := l.trainTeachers(context.Background(), recs, e.enc)
 		if err != nil {
 			return nil, fmt.Errorf("training the teachers (a refusal that depends on the row): %w", err)
