@@ -79,6 +79,9 @@ type planChoice struct {
 	Threshold     int     `json:"threshold"`
 	Chosen        string  `json:"chosen"`
 	CountRhoShare float64 `json:"count_share"`
+	// Candidates are the ways of labelling the rule weighed, in its
+	// order of preference.
+	Candidates []label.ChoiceCandidate `json:"candidates"`
 }
 
 func runPlan(c *cli.Context, e *env) error {
@@ -114,12 +117,13 @@ func runPlan(c *cli.Context, e *env) error {
 		if rows < 0 || teachers < 1 {
 			return usagef("--rows must be ≥ 0 and --teachers ≥ 1")
 		}
-		sigma, mech, r, err := label.PlanChoice(eps, delta, rows, teachers, classes)
+		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes)
 		if err != nil {
 			return err
 		}
 		choice = &planChoice{Rule: label.ChoiceRule, CountSigma: sigma, Rows: rows, Teachers: teachers, Classes: classes,
-			RowsPerClass: r, Threshold: label.ChooseRowsPerClass, Chosen: mech, CountRhoShare: label.DPLogRegCountShare}
+			RowsPerClass: r, Threshold: label.ChooseRowsPerClass, Chosen: mech, CountRhoShare: label.DPLogRegCountShare,
+			Candidates: cands}
 		if n <= 0 && p == (label.MechanismParams{}) {
 			return printChoice(c, e, eps, delta, choice)
 		}
@@ -200,6 +204,17 @@ func writeChoice(w io.Writer, ch *planChoice) {
 	fmt.Fprintf(w, "choice:      %s\n", ch.Rule)
 	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; a run with no --mechanism, classes declared or discovered)\n", ch.CountSigma, 100*ch.CountRhoShare)
 	fmt.Fprintf(w, "             %d rows / (%d teachers · %d classes) = %.3g → %s\n", ch.Rows, ch.Teachers, ch.Classes, ch.RowsPerClass, ch.Chosen)
+	for _, c := range ch.Candidates {
+		mark, name := "no ", c.Mechanism
+		if c.Eligible {
+			mark = "yes"
+		}
+		if c.Student != "" {
+			name += " + " + c.Student + " student"
+		}
+		fmt.Fprintf(w, "  candidate  %s %s: %s\n", mark, name, c.Why)
+	}
+	fmt.Fprintln(w, "             the first eligible candidate runs; the choice costs the count alone (no candidate is trained to compare)")
 }
 
 // andList joins names as "a, b and c".

@@ -58,6 +58,17 @@ func publish(c *cli.Context, e *env, w *arrowio.Writer, rep *label.Report, cfg l
 }
 
 func printSummary(e *env, rep *label.Report, out string) {
+	if rep.Plan != "" {
+		fmt.Fprintf(e.stderr, "pate: plan: %s\n", rep.Plan)
+	}
+	if d := rep.ClassDiscovery; d != nil {
+		unit := "rows"
+		if rep.PrivacyUnit != "" && rep.PrivacyUnit != "row" {
+			unit = "privacy units"
+		}
+		fmt.Fprintf(e.stderr, "pate: classes: %d released privately; a class is released when its noisy count clears T = %d %s (σ = %s), "+
+			"so a rarer class is never labelled: declare the classes with --classes to keep them all\n", len(rep.Classes), d.Threshold, unit, d.Sigma)
+	}
 	fmt.Fprintln(e.stderr, sourcesLine(rep))
 	if pd := rep.PureDP; pd != nil { // a run of pure ε-DP events
 		fmt.Fprintf(e.stderr, "pate: guarantee (ε, δ) = (%g, %g) [%s; %s]; %d of at most %d events of ε %.6g charged\n",

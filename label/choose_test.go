@@ -17,26 +17,44 @@ func TestChooseByRule(t *testing.T) {
 		rows     int64
 		teachers int
 		classes  int
+		student  string
 		want     string
 	}{
-		{"adult: 65 rows per class and teacher", 32_561, 250, 2, ""},
-		{"exactly the threshold keeps PATE", 5000, 250, 2, ""},
-		{"one row below the threshold", 4999, 250, 2, MechanismDPLogReg},
-		{"breast cancer", 379, 250, 2, MechanismDPLogReg},
-		{"digits", 1198, 250, 10, MechanismDPLogReg},
-		{"26 classes of 13k rows", 13_000, 250, 26, MechanismDPLogReg},
-		{"7 classes of 40k rows", 40_000, 250, 7, ""},
-		{"few teachers", 60, 3, 2, ""},
-		{"a negative noisy count", -5, 250, 2, MechanismDPLogReg},
-		{"no teachers counts as one", 20, 0, 2, ""},
+		{"adult with the linear default student", 32_561, 250, 2, "logreg", MechanismDPLogReg},
+		{"adult with a non-linear student", 32_561, 250, 2, "tree", ""},
+		{"exactly the threshold keeps PATE", 5000, 250, 2, "tree", ""},
+		{"one row below the threshold", 4999, 250, 2, "tree", MechanismDPLogReg},
+		{"naive Bayes is linear too", 32_561, 250, 2, "nb", MechanismDPLogReg},
+		{"breast cancer", 379, 250, 2, "logreg", MechanismDPLogReg},
+		{"digits", 1198, 250, 10, "tree", MechanismDPLogReg},
+		{"26 classes of 13k rows", 13_000, 250, 26, "tree", MechanismDPLogReg},
+		{"7 classes of 40k rows", 40_000, 250, 7, "tree", ""},
+		{"few teachers", 60, 3, 2, "tree", ""},
+		{"a negative noisy count", -5, 250, 2, "tree", MechanismDPLogReg},
+		{"no teachers counts as one", 20, 0, 2, "tree", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, r := ChooseByRule(tc.rows, tc.teachers, tc.classes)
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.student)
 			if got != tc.want {
-				t.Errorf("ChooseByRule(%d, %d, %d) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, got, r, tc.want)
+				t.Errorf("ChooseByRule(%d, %d, %d, %s) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.student, got, r, tc.want)
+			}
+			// The candidates: PATE, private-knn, dp-logreg; the chosen one
+			// is the first eligible, dp-logreg always is.
+			if len(cands) != 3 || cands[0].Mechanism != Mechanisms[0] || cands[2].Mechanism != MechanismDPLogReg || !cands[2].Eligible {
+				t.Fatalf("candidates %+v", cands)
+			}
+			if cands[0].Eligible != (tc.want == "") || cands[1].Eligible || cands[0].Why == "" || cands[1].Why == "" {
+				t.Errorf("candidates %+v do not explain the choice %q", cands, got)
 			}
 		})
+	}
+	// Reports of the first rule are audited by it: R alone.
+	if got := chooseByFirstRule(32_561, 250, 2); got != "" {
+		t.Errorf("first rule on adult = %q, want PATE", got)
+	}
+	if got := chooseByFirstRule(4999, 250, 2); got != MechanismDPLogReg {
+		t.Errorf("first rule below the threshold = %q, want dp-logreg", got)
 	}
 }
 
@@ -46,11 +64,11 @@ func TestPlanChoice(t *testing.T) {
 		classes  int
 		wantMech string
 	}{
-		{32_561, 2, Mechanisms[0]},
+		{32_561, 2, MechanismDPLogReg}, // the default student is linear
 		{379, 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
-		sigma, mech, _, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes)
+		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,11 +76,11 @@ func TestPlanChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mech != tc.wantMech || sigma != want {
+		if mech != tc.wantMech || sigma != want || len(cands) != 3 {
 			t.Errorf("rows %d: PlanChoice = σ %g, %s; want σ %g, %s", tc.rows, sigma, mech, want, tc.wantMech)
 		}
 	}
-	if _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("ε = 0: err = %v, want ErrInvalidInput", err)
 	}
 }
@@ -127,6 +145,56 @@ func TestAuditChoice(t *testing.T) {
 				t.Errorf("choice ρ = %g, want %g", got, rho)
 			}
 		})
+	}
+	// Reports of the current rule: the student and the candidates enter it.
+	current := func(rows int64, student string) *Report {
+		r := base()
+		_, _, cands := ChooseByRule(rows, 250, 2, student)
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
+		return r
+	}
+	pateRun := func(r *Report) {
+		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
+		r.Student = &StudentReport{Learner: r.Choice.Student}
+	}
+	for _, tc := range []struct {
+		name   string
+		rep    *Report
+		edit   func(*Report)
+		failed string
+	}{
+		{"dp-logreg for adult's count and a linear student", current(32_561, "logreg"), func(*Report) {}, ""},
+		{"PATE for adult's count and a linear student", current(32_561, "logreg"), pateRun, "choice follows"},
+		{"PATE for adult's count and a tree student", current(32_561, "tree"), pateRun, ""},
+		{"PATE whose student is not the rule's", current(32_561, "tree"), func(r *Report) {
+			pateRun(r)
+			r.Student.Learner = "logreg"
+		}, "choice follows"},
+		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
+		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.edit(tc.rep)
+			res := &AuditResult{}
+			if _, err := choiceRhoOf(tc.rep, res); err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, c := range res.Checks {
+				if !c.OK {
+					failed = append(failed, c.Name)
+				}
+			}
+			if (tc.failed == "") != (len(failed) == 0) || (tc.failed != "" && !strings.HasPrefix(strings.Join(failed, "|"), tc.failed)) {
+				t.Errorf("failed %v, want %q", failed, tc.failed)
+			}
+		})
+	}
+	// A rule this version does not know is refused, not guessed at.
+	unknown := base()
+	unknown.Choice.Rule = "some later rule"
+	if _, err := choiceRhoOf(unknown, &AuditResult{}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "version that wrote it") {
+		t.Errorf("unknown rule: err = %v, want ErrInvalidInput naming the version", err)
 	}
 	// Without a filter there is no budget to plan the count from.
 	rep := base()

@@ -12,6 +12,7 @@ type (
 	BudgetReport    = report.BudgetReport
 	BuildReport     = report.BuildReport
 	ChoiceReport    = report.ChoiceReport
+	ChoiceCandidate = report.ChoiceCandidate
 	ClassDiscovery  = report.ClassDiscovery
 	DPLogRegReport  = report.DPLogRegReport
 	Float           = report.Float

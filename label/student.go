@@ -567,21 +567,53 @@ func (st *runState) startStudent(head []arrow.Record) error {
 }
 
 // fit trains the student's learner on answered (or pseudo-labelled) rows.
-// When the answers are imbalanced (see imbalanced), a learner that takes
-// row weights gets class-balanced ones (see BalanceExponent), so that a
-// class the answers hold few of is not drowned by the majority; otherwise
-// every row weighs the same. The answers are released labels: their
+// When the answers are imbalanced (see imbalanced), the classes get
+// balancing weights (see BalanceExponent), so that a class the answers
+// hold few of is not drowned by the majority: as row weights for a learner
+// that takes them, else by repeating the rows of the lighter classes.
+// Otherwise every row weighs the same. The answers are released labels: their
 // class counts are public, and so is this choice.
 func (s *student) fit(x *learners.Matrix, y []int32) (learners.Model, error) {
-	wl, ok := s.learner.(learners.WeightedLearner)
-	if !ok {
-		return s.learner.Fit(x, y, s.classes)
-	}
 	if !imbalanced(y, s.classes) {
 		return s.learner.Fit(x, y, s.classes)
 	}
-	return wl.FitWeighted(x, y, classWeights(y, s.classes, BalanceExponent), s.classes)
+	w := classWeights(y, s.classes, BalanceExponent)
+	if wl, ok := s.learner.(learners.WeightedLearner); ok {
+		return wl.FitWeighted(x, y, w, s.classes)
+	}
+	xr, yr := replicate(x, y, w)
+	return s.learner.Fit(xr, yr, s.classes)
 }
+
+// replicate stands in for row weights with a learner that takes none:
+// each row is repeated w/w_min times (rounded; the lightest class's rows
+// once each), scaled down to at most maxReplication times the rows in all,
+// so that memory stays bounded by the answers'.
+func replicate(x *learners.Matrix, y []int32, w []float32) (*learners.Matrix, []int32) {
+	wmin := float64(slices.Min(w))
+	extra := 0.0 // the copies beyond each row's first
+	for _, v := range w {
+		extra += float64(v)/wmin - 1
+	}
+	copies := func(v float32) int { return int(math.Round(float64(v)/wmin - 1)) }
+	if budget := (maxReplication - 1) * float64(len(y)); extra > budget {
+		scale := budget / extra
+		copies = func(v float32) int { return int((float64(v)/wmin - 1) * scale) }
+	}
+	out := learners.NewMatrix(0, x.Cols)
+	var yr []int32
+	for i, c := range y {
+		for range 1 + copies(w[i]) {
+			out.Data = append(out.Data, x.Row(i)...)
+			out.Rows++
+			yr = append(yr, c)
+		}
+	}
+	return out, yr
+}
+
+// maxReplication bounds replicate's rows, as a multiple of its input's.
+const maxReplication = 4
 
 // ImbalanceRatio is the ratio of the largest to the smallest class count
 // among the answers above which the student weighs the classes: Adult's

@@ -266,8 +266,22 @@ type ChoiceReport struct {
 	Teachers   int    `json:"teachers"`    // T of the rule
 	Classes    int    `json:"classes"`     // C of the rule (declared or discovered)
 	Threshold  Float  `json:"threshold"`   // rows per class and teacher that keep PATE
-	Rule       string `json:"rule"`
-	Why        string `json:"why"`
+	// Student is the student PATE would train (an input of the rule:
+	// a linear one cannot beat dp-logreg); "" in reports of the first rule.
+	Student string `json:"student,omitempty"`
+	Rule    string `json:"rule"`
+	Why     string `json:"why"`
+	// Candidates are the ways of labelling the rule weighed, in its order
+	// of preference, each with whether it was eligible and why.
+	Candidates []ChoiceCandidate `json:"candidates,omitempty"`
+}
+
+// ChoiceCandidate is one way of labelling the chooser weighed.
+type ChoiceCandidate struct {
+	Mechanism string `json:"mechanism"`
+	Student   string `json:"student,omitempty"`
+	Eligible  bool   `json:"eligible"`
+	Why       string `json:"why"`
 }
 
 // LabelReport is what one label column of a multi-label run cost and
