@@ -1,6 +1,7 @@
 package label
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -512,29 +513,10 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 			return fmt.Errorf("student %s gives no probabilities for --select uncertain", sp.info.Learner)
 		}
 		pm.PredictProba(x, proba)
-		for i := 0; i < rows; i++ {
-			p := proba[i*classes : (i+1)*classes]
-			var a, b float32 // two largest
-			top := 0
-			for c, v := range p {
-				if v > a {
-					a, b, top = v, a, c
-				} else if v > b {
-					b = v
-				}
-			}
-			margin[i] = a - b
-			predicted[i] = int32(top)
-		}
+		margins(proba, classes, margin, predicted)
 		rest := perm[asked:]
 		slices.SortStableFunc(rest, func(i, j int) int {
-			switch {
-			case margin[i] < margin[j]:
-				return -1
-			case margin[i] > margin[j]:
-				return 1
-			}
-			return i - j
+			return cmp.Or(cmp.Compare(margin[i], margin[j]), i-j)
 		})
 		balanceRound(rest, min(perRound, target-asked), predicted, classes)
 		end := min(target, asked+perRound)
@@ -545,6 +527,25 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 		}
 	}
 	return nil
+}
+
+// margins sets, for each row of proba (classes probabilities a row), the
+// margin between its two most probable classes and the most probable one.
+func margins(proba []float32, classes int, margin []float32, predicted []int32) {
+	for i := range margin {
+		p := proba[i*classes : (i+1)*classes]
+		var a, b float32 // two largest
+		top := 0
+		for c, v := range p {
+			if v > a {
+				a, b, top = v, a, c
+			} else if v > b {
+				b = v
+			}
+		}
+		margin[i] = a - b
+		predicted[i] = int32(top)
+	}
 }
 
 // startStudent prepares the selection and, with Config.Student, the
