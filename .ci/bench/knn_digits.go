@@ -141,15 +141,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		ok, labelled := 0, 0
-		for i := range got {
-			if got[i] != "" {
-				labelled++
-			}
-			if got[i] != "" && got[i] == truth[i] {
-				ok++
-			}
-		}
+		ok, labelled := score(got, truth)
 		acc := float64(ok) / float64(len(got))
 		sum += acc
 		fmt.Printf("seed %d: accuracy %.4f (%d/%d right, %d labelled)\n", seed, acc, ok, len(got), labelled)
@@ -158,6 +150,19 @@ func main() {
 	fmt.Printf("private-knn at ε = %s, δ = 1e-5: mean accuracy %.4f = %.3f of the %d-NN ceiling\n", *eps, mean, mean/ceil, *k)
 	fmt.Printf("command: pate label --private %s --label %s --public %s --classes %s --mechanism private-knn --epsilon %s --delta 1e-5 -o out.arrow %s\n",
 		private, lab, public, strings.Join(vals, ","), *eps, strings.Join(flag.Args(), " "))
+}
+
+// score counts the labelled rows and those labelled right.
+func score(got, truth []string) (ok, labelled int) {
+	for i := range got {
+		if got[i] != "" {
+			labelled++
+		}
+		if got[i] != "" && got[i] == truth[i] {
+			ok++
+		}
+	}
+	return ok, labelled
 }
 
 // embed replaces every column but lab by one fixed_size_list<float32>
