@@ -148,82 +148,91 @@ func TestInterrupt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			outDir := t.TempDir()
-			out := filepath.Join(outDir, "labeled.arrow")
-			previous := []byte("the previous run's output\n")
-			if err := os.WriteFile(out, previous, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			target := out
-			if tc.stdout {
-				target = "-"
-			}
-			cmd := exec.Command(bin, args(tc.public, target)...)
-			cmd.Env = append(os.Environ(), "PATE_LEDGER="+ledger)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			started := time.Now()
-			// Wait until the run is under way: output bytes on stdout, or a
-			// temporary file beside the target that has grown.
-			var first int64
-			if tc.stdout {
-				k, err := io.ReadFull(stdout, make([]byte, 4<<20))
-				if err != nil {
-					t.Fatalf("no output on stdout (%d bytes): %v; stderr: %s", k, err, stderr.String())
-				}
-				first = int64(k)
-			}
-			got := make(chan int64, 1)
-			go func() {
-				n, _ := io.Copy(io.Discard, stdout)
-				got <- first + n
-			}()
-			if !tc.stdout {
-				waitFor(t, 20*time.Second, func() bool { return tempGrown(outDir) })
-			}
-			ranFor := time.Since(started)
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
-			signalled := time.Now()
-			err = cmd.Wait()
-			stopped := time.Since(signalled)
-			n := <-got
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatalf("the run finished before the signal (after %v; %d bytes on stdout): %v; stderr: %s", ranFor, n, err, stderr.String())
-			}
-			if code := ee.ExitCode(); code != exitInterrupted {
-				t.Fatalf("exit %d, want %d; stderr: %s", code, exitInterrupted, stderr.String())
-			}
-			t.Logf("signalled after %v, stopped %v later; %d bytes on stdout; stderr: %s",
-				ranFor.Round(time.Millisecond), stopped.Round(time.Millisecond), n, strings.TrimSpace(stderr.String()))
-			if stopped > 5*time.Second {
-				t.Errorf("took %v to stop after the signal", stopped)
-			}
-			msg := strings.TrimSpace(stderr.String())
-			if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "interrupted") {
-				t.Errorf("want one line saying the run was interrupted, got %q", msg)
-			}
-			// A previous file at the path survives; nothing else is left.
-			b, err := os.ReadFile(out)
-			if err != nil || !bytes.Equal(b, previous) {
-				t.Errorf("the previous output was not kept: %q, %v", b, err)
-			}
-			entries, _ := os.ReadDir(outDir)
-			for _, e := range entries {
-				if e.Name() != filepath.Base(out) {
-					t.Errorf("left %s behind", e.Name())
-				}
-			}
+			interruptRun(t, bin, func(out string) []string { return args(tc.public, out) }, ledger, tc.sig, tc.stdout)
 		})
+	}
+}
+
+// interruptRun starts a run whose output would replace a previous file (or
+// go to stdout), signals it once it is under way, and checks that it stops
+// promptly with the interrupted exit code, one line on stderr, the previous
+// file kept and nothing else left behind.
+func interruptRun(t *testing.T, bin string, args func(out string) []string, ledger string, sig syscall.Signal, stdout bool) {
+	t.Helper()
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "labeled.arrow")
+	previous := []byte("the previous run's output\n")
+	if err := os.WriteFile(out, previous, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := out
+	if stdout {
+		target = "-"
+	}
+	cmd := exec.Command(bin, args(target)...)
+	cmd.Env = append(os.Environ(), "PATE_LEDGER="+ledger)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	// Wait until the run is under way: output bytes on stdout, or a
+	// temporary file beside the target that has grown.
+	var first int64
+	if stdout {
+		k, err := io.ReadFull(pipe, make([]byte, 4<<20))
+		if err != nil {
+			t.Fatalf("no output on stdout (%d bytes): %v; stderr: %s", k, err, stderr.String())
+		}
+		first = int64(k)
+	}
+	got := make(chan int64, 1)
+	go func() {
+		n, _ := io.Copy(io.Discard, pipe)
+		got <- first + n
+	}()
+	if !stdout {
+		waitFor(t, 20*time.Second, func() bool { return tempGrown(outDir) })
+	}
+	ranFor := time.Since(started)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	err = cmd.Wait()
+	stopped := time.Since(signalled)
+	n := <-got
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("the run finished before the signal (after %v; %d bytes on stdout): %v; stderr: %s", ranFor, n, err, stderr.String())
+	}
+	if code := ee.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, exitInterrupted, stderr.String())
+	}
+	t.Logf("signalled after %v, stopped %v later; %d bytes on stdout; stderr: %s",
+		ranFor.Round(time.Millisecond), stopped.Round(time.Millisecond), n, strings.TrimSpace(stderr.String()))
+	if stopped > 5*time.Second {
+		t.Errorf("took %v to stop after the signal", stopped)
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, "interrupted") {
+		t.Errorf("want one line saying the run was interrupted, got %q", msg)
+	}
+	// A previous file at the path survives; nothing else is left.
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Equal(b, previous) {
+		t.Errorf("the previous output was not kept: %q, %v", b, err)
+	}
+	entries, _ := os.ReadDir(outDir)
+	for _, e := range entries {
+		if e.Name() != filepath.Base(out) {
+			t.Errorf("left %s behind", e.Name())
+		}
 	}
 }
 

@@ -99,16 +99,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if res.err != nil {
 		return nil, errorf(res.err, "%s", cfg.sens())
 	}
-	var ens voter
-	var td *teacherData
-	if m, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok { // it learns from the rows themselves
-		ens, td, err = l.trainRows(ctx, m, sensRecs, enc, head)
-	} else {
-		ens, td, err = l.trainTeachers(ctx, sensRecs, enc)
-		if err == nil && l.chosen != nil { // the chooser picked dp-logreg: train it instead
-			ens, td, err = l.trainRows(ctx, mechanismOf(cfg.Mechanism).(rowMechanism), sensRecs, enc, head)
-		}
-	}
+	ens, td, err := l.train(ctx, sensRecs, enc, head)
 	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
 	sensRecs = nil
 	if err != nil {
@@ -162,6 +153,20 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	l.finishReport(rep, st, agg, filter, td)
 	l.keepTrained(st)
 	return rep, nil
+}
+
+// train trains what votes: the teachers, or a mechanism that learns from the
+// rows themselves (also when the chooser picked dp-logreg after the
+// teachers' class discovery).
+func (l *Labeler) train(ctx context.Context, sensRecs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
+	if m, ok := mechanismOf(l.cfg.Mechanism).(rowMechanism); ok {
+		return l.trainRows(ctx, m, sensRecs, enc, head)
+	}
+	ens, td, err := l.trainTeachers(ctx, sensRecs, enc)
+	if err == nil && l.chosen != nil {
+		return l.trainRows(ctx, mechanismOf(l.cfg.Mechanism).(rowMechanism), sensRecs, enc, head)
+	}
+	return ens, td, err
 }
 
 // newRunState sets up the state of the stream: the voter, the aggregator

@@ -1,6 +1,7 @@
 package label
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -512,29 +513,10 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 			return fmt.Errorf("student %s gives no probabilities for --select uncertain", sp.info.Learner)
 		}
 		pm.PredictProba(x, proba)
-		for i := 0; i < rows; i++ {
-			p := proba[i*classes : (i+1)*classes]
-			var a, b float32 // two largest
-			top := 0
-			for c, v := range p {
-				if v > a {
-					a, b, top = v, a, c
-				} else if v > b {
-					b = v
-				}
-			}
-			margin[i] = a - b
-			predicted[i] = int32(top)
-		}
+		margins(proba, classes, margin, predicted)
 		rest := perm[asked:]
 		slices.SortStableFunc(rest, func(i, j int) int {
-			switch {
-			case margin[i] < margin[j]:
-				return -1
-			case margin[i] > margin[j]:
-				return 1
-			}
-			return i - j
+			return cmp.Or(cmp.Compare(margin[i], margin[j]), i-j)
 		})
 		balanceRound(rest, min(perRound, target-asked), predicted, classes)
 		end := min(target, asked+perRound)
@@ -545,6 +527,25 @@ func (st *runState) selectUncertain(head []arrow.Record) error {
 		}
 	}
 	return nil
+}
+
+// margins sets, for each row of proba (classes probabilities a row), the
+// margin between its two most probable classes and the most probable one.
+func margins(proba []float32, classes int, margin []float32, predicted []int32) {
+	for i := range margin {
+		p := proba[i*classes : (i+1)*classes]
+		var a, b float32 // two largest
+		top := 0
+		for c, v := range p {
+			if v > a {
+				a, b, top = v, a, c
+			} else if v > b {
+				b = v
+			}
+		}
+		margin[i] = a - b
+		predicted[i] = int32(top)
+	}
 }
 
 // startStudent prepares the selection and, with Config.Student, the
@@ -567,21 +568,53 @@ func (st *runState) startStudent(head []arrow.Record) error {
 }
 
 // fit trains the student's learner on answered (or pseudo-labelled) rows.
-// When the answers are imbalanced (see imbalanced), a learner that takes
-// row weights gets class-balanced ones (see BalanceExponent), so that a
-// class the answers hold few of is not drowned by the majority; otherwise
-// every row weighs the same. The answers are released labels: their
+// When the answers are imbalanced (see imbalanced), the classes get
+// balancing weights (see BalanceExponent), so that a class the answers
+// hold few of is not drowned by the majority: as row weights for a learner
+// that takes them, else by repeating the rows of the lighter classes.
+// Otherwise every row weighs the same. The answers are released labels: their
 // class counts are public, and so is this choice.
 func (s *student) fit(x *learners.Matrix, y []int32) (learners.Model, error) {
-	wl, ok := s.learner.(learners.WeightedLearner)
-	if !ok {
-		return s.learner.Fit(x, y, s.classes)
-	}
 	if !imbalanced(y, s.classes) {
 		return s.learner.Fit(x, y, s.classes)
 	}
-	return wl.FitWeighted(x, y, classWeights(y, s.classes, BalanceExponent), s.classes)
+	w := classWeights(y, s.classes, BalanceExponent)
+	if wl, ok := s.learner.(learners.WeightedLearner); ok {
+		return wl.FitWeighted(x, y, w, s.classes)
+	}
+	xr, yr := replicate(x, y, w)
+	return s.learner.Fit(xr, yr, s.classes)
 }
+
+// replicate stands in for row weights with a learner that takes none:
+// each row is repeated w/w_min times (rounded; the lightest class's rows
+// once each), scaled down to at most maxReplication times the rows in all,
+// so that memory stays bounded by the answers'.
+func replicate(x *learners.Matrix, y []int32, w []float32) (*learners.Matrix, []int32) {
+	wmin := float64(slices.Min(w))
+	extra := 0.0 // the copies beyond each row's first
+	for _, v := range w {
+		extra += float64(v)/wmin - 1
+	}
+	copies := func(v float32) int { return int(math.Round(float64(v)/wmin - 1)) }
+	if budget := (maxReplication - 1) * float64(len(y)); extra > budget {
+		scale := budget / extra
+		copies = func(v float32) int { return int((float64(v)/wmin - 1) * scale) }
+	}
+	out := learners.NewMatrix(0, x.Cols)
+	var yr []int32
+	for i, c := range y {
+		for range 1 + copies(w[i]) {
+			out.Data = append(out.Data, x.Row(i)...)
+			out.Rows++
+			yr = append(yr, c)
+		}
+	}
+	return out, yr
+}
+
+// maxReplication bounds replicate's rows, as a multiple of its input's.
+const maxReplication = 4
 
 // ImbalanceRatio is the ratio of the largest to the smallest class count
 // among the answers above which the student weighs the classes: Adult's

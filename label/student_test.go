@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/learners"
 )
 
 // studentData is a synthetic private set and a public set that carries its
@@ -355,6 +357,23 @@ func TestImbalanced(t *testing.T) {
 	}
 }
 
+func TestReplicate(t *testing.T) {
+	x := &learners.Matrix{Rows: 4, Cols: 1, Data: []float32{10, 11, 12, 13}}
+	y := []int32{0, 0, 0, 1}
+	xr, yr := replicate(x, y, []float32{0.5, 0.5, 0.5, 1.6})
+	if want := []float32{10, 11, 12, 13, 13, 13}; !slices.Equal(xr.Data, want) || xr.Rows != 6 {
+		t.Errorf("rows %v (%d), want %v", xr.Data, xr.Rows, want)
+	}
+	if want := []int32{0, 0, 0, 1, 1, 1}; !slices.Equal(yr, want) {
+		t.Errorf("labels %v, want %v", yr, want)
+	}
+	// A weight ratio of 100 is capped at four times the rows in all.
+	xr, _ = replicate(x, y, []float32{1, 1, 1, 100})
+	if xr.Rows > 4*x.Rows || xr.Rows < x.Rows+2 {
+		t.Errorf("%d rows after the cap, want between %d and %d", xr.Rows, x.Rows+2, 4*x.Rows)
+	}
+}
+
 func TestClassWeights(t *testing.T) {
 	y := []int32{0, 0, 0, 0, 0, 0, 1, 1, 3, 3} // class 2 absent
 	tests := []struct {
@@ -377,5 +396,56 @@ func TestClassWeights(t *testing.T) {
 		if tc.alpha == 1 && math.Abs(total-float64(len(y))) > 1e-5 {
 			t.Errorf("balanced weights sum to %g, want %d", total, len(y))
 		}
+	}
+}
+
+// TestStudentFitDoesNotCollapse: on answers 19 to 1 where the rare class
+// overlaps the majority, a student fitted as the answers are predicts the
+// rare class on few rows; the balanced fit (weights for gbt, repeated
+// rows for logreg) finds more of the rare class.
+func TestStudentFitDoesNotCollapse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	n := 2000
+	x := learners.NewMatrix(n, 2)
+	y := make([]int32, n)
+	for i := range n {
+		if i%20 == 0 {
+			y[i] = 1
+		}
+		x.Data[2*i] = float32(rng.NormFloat64() + 1.5*float64(y[i]))
+		x.Data[2*i+1] = float32(rng.NormFloat64())
+	}
+	for _, name := range []string{"logreg", "gbt"} {
+		t.Run(name, func(t *testing.T) {
+			lr, err := learners.NewLearner(name, learners.LearnerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &student{learner: lr, classes: 2}
+			rare := func(m learners.Model) int {
+				out := make([]int32, n)
+				m.Predict(x, out)
+				k := 0
+				for i, c := range out {
+					if c == 1 && y[i] == 1 {
+						k++
+					}
+				}
+				return k
+			}
+			plain, err := lr.Fit(x, y, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bal, err := s.fit(x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, b := rare(plain), rare(bal)
+			t.Logf("rare rows found: %d as answered, %d balanced (of %d)", p, b, n/20)
+			if b < p+10 {
+				t.Errorf("balanced fit finds %d rare rows, plain %d: want 10 more", b, p)
+			}
+		})
 	}
 }

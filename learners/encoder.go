@@ -134,7 +134,34 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 	if opts.MaxSampleRows <= 0 {
 		opts.MaxSampleRows = DefaultMaxSampleRows
 	}
-	enc := &Encoder{Columns: make([]Feature, 0, len(features))}
+	columns, err := featureColumns(schema, features, batches, opts)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := gatherStats(columns, batches, opts.MaxSampleRows)
+	if err != nil {
+		return nil, err
+	}
+	enc := &Encoder{}
+	enc.Columns, stats = keepListIndicators(columns, stats)
+
+	off := 0
+	for i := range enc.Columns {
+		f := &enc.Columns[i]
+		s := &stats[i]
+		f.Offset = off
+		f.fit(s, opts.TopK)
+		off += f.Width
+	}
+	enc.Width = off
+	enc.init()
+	return enc, nil
+}
+
+// featureColumns lists the encoder's features for the named columns: one
+// each, or for a list column one per element and its missing indicator.
+func featureColumns(schema *arrow.Schema, features []string, batches []arrow.Record, opts EncoderOptions) ([]Feature, error) {
+	out := make([]Feature, 0, len(features))
 	seen := make(map[string]bool, len(features))
 	for _, name := range features {
 		if seen[name] {
@@ -151,7 +178,7 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 			return nil, fmt.Errorf("learners: feature column %q: %w", name, err)
 		}
 		if kind != KindVector {
-			enc.Columns = append(enc.Columns, Feature{Name: name, Kind: kind, Type: typ.String()})
+			out = append(out, Feature{Name: name, Kind: kind, Type: typ.String()})
 			continue
 		}
 		width, err := vectorWidth(typ, name, batches, opts.MaxSampleRows)
@@ -159,18 +186,22 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 			return nil, fmt.Errorf("learners: feature column %q: %w", name, err)
 		}
 		for j := 0; j < width; j++ {
-			enc.Columns = append(enc.Columns, Feature{Name: fmt.Sprintf("%s[%d]", name, j), Kind: KindNumeric, Type: typ.String(), Column: name, Elem: j})
+			out = append(out, Feature{Name: fmt.Sprintf("%s[%d]", name, j), Kind: KindNumeric, Type: typ.String(), Column: name, Elem: j})
 		}
 		// Kept below if the sample had a missing element.
-		enc.Columns = append(enc.Columns, Feature{Name: name + "=<missing>", Kind: KindListMissing, Type: typ.String(), Column: name, Elem: -1, ListWidth: width})
+		out = append(out, Feature{Name: name + "=<missing>", Kind: KindListMissing, Type: typ.String(), Column: name, Elem: -1, ListWidth: width})
 	}
+	return out, nil
+}
 
-	// Gather statistics over the sample.
-	stats := make([]fitStats, len(enc.Columns))
+// gatherStats gathers the columns' statistics over at most maxRows rows of
+// the sample.
+func gatherStats(columns []Feature, batches []arrow.Record, maxRows int) ([]fitStats, error) {
+	stats := make([]fitStats, len(columns))
 	for i := range stats {
 		stats[i] = fitStats{min: math.Inf(1), max: math.Inf(-1), counts: map[string]int{}}
 	}
-	left := opts.MaxSampleRows
+	left := maxRows
 	for bi, rec := range batches {
 		if left <= 0 {
 			break
@@ -178,12 +209,12 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		n := min(int(rec.NumRows()), left)
 		left -= n
 		skip := 0
-		for i := range enc.Columns {
+		for i := range columns {
 			if skip > 0 {
 				skip-- // fitted with element 0 by addList
 				continue
 			}
-			f := &enc.Columns[i]
+			f := &columns[i]
 			if f.Kind == KindListMissing {
 				continue // from its elements' statistics
 			}
@@ -192,7 +223,7 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 				return nil, fmt.Errorf("learners: fitting batch %d: %w", bi, err)
 			}
 			if f.Column != "" {
-				if k := elemRun(enc.Columns[i:]); k > 1 && addList(stats[i:i+k], col, n) {
+				if k := elemRun(columns[i:]); k > 1 && addList(stats[i:i+k], col, n) {
 					skip = k - 1
 					continue
 				}
@@ -204,12 +235,16 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 			}
 		}
 	}
+	return stats, nil
+}
 
-	// A list's indicator stays if one of its elements was missing.
-	kept := enc.Columns[:0]
+// keepListIndicators drops a list's missing indicator unless one of its
+// elements was missing in the sample.
+func keepListIndicators(columns []Feature, stats []fitStats) ([]Feature, []fitStats) {
+	kept := columns[:0]
 	keptStats := stats[:0]
 	listMissing := false
-	for i, f := range enc.Columns {
+	for i, f := range columns {
 		switch {
 		case f.Kind == KindListMissing:
 			if !listMissing {
@@ -223,53 +258,47 @@ func FitEncoder(schema *arrow.Schema, features []string, batches []arrow.Record,
 		kept = append(kept, f)
 		keptStats = append(keptStats, stats[i])
 	}
-	enc.Columns, stats = kept, keptStats
+	return kept, keptStats
+}
 
-	off := 0
-	for i := range enc.Columns {
-		f := &enc.Columns[i]
-		s := &stats[i]
-		f.Offset = off
-		switch f.Kind {
-		case KindNumeric:
-			if s.n > 0 {
-				f.Mean = s.mean
-				f.Std = math.Sqrt(s.m2 / float64(s.n))
-				f.Min, f.Max = s.min, s.max
-			}
-			f.bound()
-			f.Missing = s.missing > 0 && f.Column == "" // a list's: its indicator
-			f.Width = 1
-			if f.Missing {
-				f.Width = 2
-			}
-		case KindListMissing:
-			f.Width = 1
-		case KindString:
-			vals := make([]string, 0, len(s.counts))
-			for v := range s.counts {
-				vals = append(vals, v)
-			}
-			sort.Slice(vals, func(a, b int) bool {
-				ca, cb := s.counts[vals[a]], s.counts[vals[b]]
-				if ca != cb {
-					return ca > cb
-				}
-				return vals[a] < vals[b]
-			})
-			if len(vals) > opts.TopK {
-				vals = vals[:opts.TopK]
-			}
-			f.Vocab = vals
-			f.Width = len(vals) + 2
-		case KindBool:
+// fit sets the feature's scaling, range, vocabulary and width from its
+// sample statistics.
+func (f *Feature) fit(s *fitStats, topK int) {
+	switch f.Kind {
+	case KindNumeric:
+		if s.n > 0 {
+			f.Mean = s.mean
+			f.Std = math.Sqrt(s.m2 / float64(s.n))
+			f.Min, f.Max = s.min, s.max
+		}
+		f.bound()
+		f.Missing = s.missing > 0 && f.Column == "" // a list's: its indicator
+		f.Width = 1
+		if f.Missing {
 			f.Width = 2
 		}
-		off += f.Width
+	case KindListMissing:
+		f.Width = 1
+	case KindString:
+		vals := make([]string, 0, len(s.counts))
+		for v := range s.counts {
+			vals = append(vals, v)
+		}
+		sort.Slice(vals, func(a, b int) bool {
+			ca, cb := s.counts[vals[a]], s.counts[vals[b]]
+			if ca != cb {
+				return ca > cb
+			}
+			return vals[a] < vals[b]
+		})
+		if len(vals) > topK {
+			vals = vals[:topK]
+		}
+		f.Vocab = vals
+		f.Width = len(vals) + 2
+	case KindBool:
+		f.Width = 2
 	}
-	enc.Width = off
-	enc.init()
-	return enc, nil
 }
 
 func (e *Encoder) init() {

@@ -43,42 +43,67 @@ func main() {
 	eps := flag.String("eps", "1", "ε")
 	seeds := flag.Int("seeds", 3, "seeds 1..N")
 	k := flag.Int("k", 10, "neighbours of the non-private ceiling")
+	set := flag.String("set", "digits", "digits (its 64 pixels as FLOAT[64]) or adult (its public encoding as FLOAT[d])")
+	data := flag.String("data", "../shared/datasets", "shared datasets folder (adult)")
+	given := flag.Float64("ceiling", 0, "the k-NN ceiling, when known (adult's takes minutes: .ci/utility prints it)")
 	flag.Parse()
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	all, err := readAll("testdata/digits.parquet")
+	var sens, pub []arrow.Record
+	var truth, ys []string
+	lab := "label"
+	switch *set {
+	case "digits":
+		all, err := readAll("testdata/digits.parquet")
+		if err != nil {
+			log.Fatal(err)
+		}
+		one, err := concat(all)
+		if err != nil {
+			log.Fatal(err)
+		}
+		emb, err := embed(one, lab)
+		if err != nil {
+			log.Fatal(err)
+		}
+		perm := rand.New(rand.NewPCG(20261124, 0)).Perm(int(emb.NumRows()))
+		cut := len(perm) * 2 / 3
+		if sens, err = take(emb, perm[:cut]); err != nil {
+			log.Fatal(err)
+		}
+		pubFull, err := take(emb, perm[cut:])
+		if err != nil {
+			log.Fatal(err)
+		}
+		if truth, err = column(pubFull, lab); err != nil {
+			log.Fatal(err)
+		}
+		pub = dropColumn(pubFull, lab)
+	case "adult":
+		lab = "income"
+		s, err := readAll(filepath.Join(*data, "adult_train.parquet"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		p, err := readAll(filepath.Join(*data, "adult_test.parquet"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if truth, err = column(p, lab); err != nil {
+			log.Fatal(err)
+		}
+		if sens, pub, err = encodeEmbedding(s, dropColumn(p, lab), lab); err != nil {
+			log.Fatal(err)
+		}
+	default:
+		log.Fatalf("-set %q: digits or adult", *set)
+	}
+	ys, err := column(sens, lab)
 	if err != nil {
 		log.Fatal(err)
 	}
-	one, err := concat(all)
-	if err != nil {
-		log.Fatal(err)
-	}
-	emb, err := embed(one, "label")
-	if err != nil {
-		log.Fatal(err)
-	}
-	perm := rand.New(rand.NewPCG(20261124, 0)).Perm(int(emb.NumRows()))
-	cut := len(perm) * 2 / 3
-	sens, err := take(emb, perm[:cut])
-	if err != nil {
-		log.Fatal(err)
-	}
-	pubFull, err := take(emb, perm[cut:])
-	if err != nil {
-		log.Fatal(err)
-	}
-	truth, err := column(pubFull, "label")
-	if err != nil {
-		log.Fatal(err)
-	}
-	ys, err := column(sens, "label")
-	if err != nil {
-		log.Fatal(err)
-	}
-	pub := dropColumn(pubFull, "label")
-	private, public := filepath.Join(*dir, "digits_emb_private.arrow"), filepath.Join(*dir, "digits_emb_public.arrow")
+	private, public := filepath.Join(*dir, *set+"_emb_private.arrow"), filepath.Join(*dir, *set+"_emb_public.arrow")
 	if err := write(private, sens); err != nil {
 		log.Fatal(err)
 	}
@@ -86,11 +111,13 @@ func main() {
 		log.Fatal(err)
 	}
 	vals := classes(append(append([]string(nil), ys...), truth...))
-	ceil, err := knnCeiling(sens, pub, ys, truth, *k)
-	if err != nil {
-		log.Fatal(err)
+	ceil := *given
+	if ceil == 0 {
+		if ceil, err = knnCeiling(sens, pub, ys, truth, *k); err != nil {
+			log.Fatal(err)
+		}
 	}
-	fmt.Printf("digits as FLOAT[64]: %d sensitive, %d public rows, %d classes\n", len(ys), len(truth), len(vals))
+	fmt.Printf("%s as an embedding column: %d sensitive, %d public rows, %d classes\n", *set, len(ys), len(truth), len(vals))
 	fmt.Printf("non-private %d-NN ceiling (public encoding, every sensitive row): %.4f\n", *k, ceil)
 
 	bin := filepath.Join(*dir, "pate")
@@ -100,7 +127,7 @@ func main() {
 	sum := 0.0
 	for seed := 1; seed <= *seeds; seed++ {
 		out := filepath.Join(*dir, "out.arrow")
-		args := []string{"label", "--private", private, "--label", "label", "--public", public,
+		args := []string{"label", "--private", private, "--label", lab, "--public", public,
 			"--classes", strings.Join(vals, ","), "--mechanism", "private-knn",
 			"--epsilon", *eps, "--delta", "1e-5", "-o", out, "--seed", strconv.Itoa(seed), "--no-ledger"}
 		args = append(args, flag.Args()...)
@@ -110,27 +137,32 @@ func main() {
 		if err := cmd.Run(); err != nil {
 			log.Fatalf("%v: %s", err, stderr.String())
 		}
-		got, err := readColumn(out, "label")
+		got, err := readColumn(out, lab)
 		if err != nil {
 			log.Fatal(err)
 		}
-		ok, labelled := 0, 0
-		for i := range got {
-			if got[i] != "" {
-				labelled++
-			}
-			if got[i] != "" && got[i] == truth[i] {
-				ok++
-			}
-		}
+		ok, labelled := score(got, truth)
 		acc := float64(ok) / float64(len(got))
 		sum += acc
 		fmt.Printf("seed %d: accuracy %.4f (%d/%d right, %d labelled)\n", seed, acc, ok, len(got), labelled)
 	}
 	mean := sum / float64(*seeds)
 	fmt.Printf("private-knn at ε = %s, δ = 1e-5: mean accuracy %.4f = %.3f of the %d-NN ceiling\n", *eps, mean, mean/ceil, *k)
-	fmt.Printf("command: pate label --private %s --label label --public %s --classes %s --mechanism private-knn --epsilon %s --delta 1e-5 -o out.arrow %s\n",
-		private, public, strings.Join(vals, ","), *eps, strings.Join(flag.Args(), " "))
+	fmt.Printf("command: pate label --private %s --label %s --public %s --classes %s --mechanism private-knn --epsilon %s --delta 1e-5 -o out.arrow %s\n",
+		private, lab, public, strings.Join(vals, ","), *eps, strings.Join(flag.Args(), " "))
+}
+
+// score counts the labelled rows and those labelled right.
+func score(got, truth []string) (ok, labelled int) {
+	for i := range got {
+		if got[i] != "" {
+			labelled++
+		}
+		if got[i] != "" && got[i] == truth[i] {
+			ok++
+		}
+	}
+	return ok, labelled
 }
 
 // embed replaces every column but lab by one fixed_size_list<float32>
@@ -161,6 +193,53 @@ func embed(rec arrow.Record, lab string) (arrow.Record, error) {
 	li := rec.Schema().FieldIndices(lab)[0]
 	s := arrow.NewSchema([]arrow.Field{{Name: "pixels", Type: col.DataType(), Nullable: true}, rec.Schema().Field(li)}, nil)
 	return array.NewRecord(s, []arrow.Array{col, rec.Column(li)}, rec.NumRows()), nil
+}
+
+// encodeEmbedding encodes the sensitive and public rows with the encoder
+// pate fits on the public rows (one-hot categories, scaled numbers) and
+// returns them as one fixed_size_list<float32> column "emb" (plus lab on the
+// sensitive side): a public map, so the sensitive file stays one row per
+// row.
+func encodeEmbedding(sens, pub []arrow.Record, lab string) ([]arrow.Record, []arrow.Record, error) {
+	var feats []string
+	for _, f := range pub[0].Schema().Fields() {
+		feats = append(feats, f.Name)
+	}
+	enc, err := learners.FitEncoder(pub[0].Schema(), feats, pub, learners.EncoderOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	conv := func(recs []arrow.Record, keep bool) ([]arrow.Record, error) {
+		x, err := encode(enc, recs)
+		if err != nil {
+			return nil, err
+		}
+		b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, int32(x.Cols), arrow.PrimitiveTypes.Float32)
+		defer b.Release()
+		vb := b.ValueBuilder().(*array.Float32Builder)
+		for i := 0; i < x.Rows; i++ {
+			b.Append(true)
+			vb.AppendValues(x.Row(i), nil)
+		}
+		col := b.NewArray()
+		fields := []arrow.Field{{Name: "emb", Type: col.DataType(), Nullable: true}}
+		cols := []arrow.Array{col}
+		if keep {
+			one, err := concat(recs)
+			if err != nil {
+				return nil, err
+			}
+			li := one.Schema().FieldIndices(lab)[0]
+			fields, cols = append(fields, one.Schema().Field(li)), append(cols, one.Column(li))
+		}
+		return []arrow.Record{array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(x.Rows))}, nil
+	}
+	s, err := conv(sens, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := conv(pub, false)
+	return s, p, err
 }
 
 // knnCeiling is the accuracy of the exact k-NN vote among every sensitive

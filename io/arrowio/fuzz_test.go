@@ -67,10 +67,10 @@ func addSeeds(f *testing.F, format Format) {
 // fuzzRoundTrip reads data as standard input. Reading must never panic;
 // whatever is read successfully, written back with the Writer and read
 // again, must be equal.
-func fuzzRoundTrip(t *testing.T, data []byte, spool string) {
+func fuzzRoundTrip(t *testing.T, data []byte, spool string, tune *pqread.Tuning) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	opts := ReadOptions{BatchSize: 7, Allocator: mem, Stdin: bytes.NewReader(data), TempDir: spool}
+	opts := ReadOptions{BatchSize: 7, Allocator: mem, Stdin: bytes.NewReader(data), TempDir: spool, tune: tune}
 	s, recs, err := readAllErr("-", opts)
 	defer releaseAll(recs)
 	if err != nil {
@@ -153,7 +153,9 @@ func FuzzReadParquet(f *testing.F) {
 	addSeeds(f, FormatParquet)
 	spool := f.TempDir()
 	fuzzBounds(f)
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+	tune := pqread.DefaultTuning()
+	tune.MaxListBytes = 1 << 24
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 // fuzzBounds lowers the bounds on what one column chunk may decode to: a
@@ -164,7 +166,6 @@ func fuzzBounds(f *testing.F) {
 	d := arrowfix.MaxDecompressed
 	f.Cleanup(func() { arrowfix.MaxDecompressed = d })
 	arrowfix.MaxDecompressed = 1 << 24
-	f.Cleanup(pqread.SetMaxListBytesForTests(1 << 24))
 }
 
 // FuzzReadParquetStreamed is FuzzReadParquet with row groups of more than
@@ -199,30 +200,36 @@ func FuzzReadParquetStreamed(f *testing.F) {
 	f.Add(b)
 	spool := f.TempDir()
 	fuzzBounds(f)
-	// (A free-left bound of 0: byte-stream-split pages are read by ranges.)
-	f.Cleanup(pqread.SetStreamedForTests(64, 64, 0, 0, 1))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+	// Row groups over 64 rows streamed in segments of 64, list chunks by
+	// cursors, every footer a window of one row group at a time, and (a
+	// free-left bound of 0) byte-stream-split pages read by ranges.
+	tune := pqread.DefaultTuning()
+	tune.MaxListBytes = 1 << 24
+	tune.MaxColumnwiseRows, tune.SegmentRows, tune.ListStreamBytes = 64, 64, 0
+	tune.LazyFooterMin, tune.FooterWindowBytes = 0, 1
+	f.Cleanup(pqread.SetMaxFreeLeftForTests(0))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 func FuzzReadIPCFile(f *testing.F) {
 	addSeeds(f, FormatIPCFile)
 	spool := f.TempDir()
 	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
 }
 
 func FuzzReadIPCStream(f *testing.F) {
 	addSeeds(f, FormatIPCStream)
 	spool := f.TempDir()
 	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
 }
 
 func FuzzReadCSV(f *testing.F) {
 	addSeeds(f, FormatCSV)
 	spool := f.TempDir()
 	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
 }
 
 // viewRecords is two batches of string_view and binary_view columns, with

@@ -18,6 +18,7 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 		TempDir:     opts.TempDir,
 		SelectLater: opts.SelectLater,
 		NoSpill:     opts.NoSpill,
+		Tuning:      opts.tune,
 	})
 	if err != nil {
 		return nil, err

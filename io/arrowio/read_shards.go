@@ -156,7 +156,7 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 	}()
 	var full *arrow.Schema
 	if format == FormatParquet {
-		pf, _, err := pqread.OpenFooter(f, parquet.NewReaderProperties(opts.Allocator))
+		pf, _, err := pqread.OpenFooter(f, parquet.NewReaderProperties(opts.Allocator), nil)
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt parquet file: %w: %w", path, ErrFormat, err)
 		}

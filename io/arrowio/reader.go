@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
 	"io"
 	"os"
 	"slices"
@@ -74,6 +75,10 @@ type ReadOptions struct {
 	// noise. Never for sensitive data, whose row count is sensitive (it
 	// is ignored with CSVTypes).
 	CountRows bool
+
+	// tune, when not nil, sets the Parquet reader's thresholds and
+	// switches (tests and benchmarks; nil: pqread.DefaultTuning).
+	tune *pqread.Tuning
 }
 
 // source yields owned record batches of one input format.

@@ -485,7 +485,7 @@ func TestSelect(t *testing.T) {
 					t.Fatalf("schema %v, want %v", r.Schema(), ws)
 				}
 				sameRows(t, ws, got, wantRecs)
-				if name == FormatParquet.String() && pqread.PlainFastForTests() {
+				if name == FormatParquet.String() {
 					// id and x are on the fast path, a chunk per row group.
 					pf, err := file.OpenParquetFile(path, false)
 					if err != nil {

@@ -110,3 +110,35 @@ func TestZCDPOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSGMRho: the planned σ fits the budget with the filter's exact
+// arithmetic, one step below it does not, and it is below the unsampled σ.
+func TestPlanSGMRho(t *testing.T) {
+	for _, tc := range []struct {
+		queries  int
+		q        float64
+		maxOrder int
+	}{{100, 0.1, 18}, {599, 0.3, 18}, {10000, 0.05, 40}, {5, 1, 8}} {
+		budget := RhoForEps(1, 1e-5)
+		s, err := PlanSGMRho(budget, tc.queries, tc.q, 2, tc.maxOrder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		charge := func(s float64) float64 {
+			r, err := SGMRho(tc.q, s/math.Sqrt2, tc.maxOrder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if !exactFits(budget, []int{tc.queries}, []float64{charge(s)}) {
+			t.Errorf("%+v: σ %g does not fit", tc, s)
+		}
+		if below := s * (1 - 2e-3); exactFits(budget, []int{tc.queries}, []float64{charge(below)}) {
+			t.Errorf("%+v: σ %g is not the smallest: %g fits", tc, s, below)
+		}
+		if full := math.Sqrt(float64(tc.queries) / budget); s > full*(1+1e-3) {
+			t.Errorf("%+v: σ %g above the unsampled %g", tc, s, full)
+		}
+	}
+}

@@ -13,6 +13,11 @@ import (
 // Both end the process with "fatal error: out of memory", which recover
 // cannot catch. The checks below bound every vector by the metadata's size
 // and every buffer by the message body.
+//
+// Upstream fix that retires this file (and ipccheck.go): Arrow Go verifying
+// flatbuffer messages and bounding its allocations by the bytes present, as
+// Arrow C++ does since ARROW-5605, with its readers run against the
+// malformed-IPC fuzz corpus (apache/arrow-go issue #77).
 
 // MaxDecompressed bounds the uncompressed size a compressed IPC buffer may
 // claim (Arrow allocates it before decompressing). Tests lower it.

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
+// (Upstream fix that retires this file: see fbcheck.go.)
+
 // CheckedMessageReader is an ipc.MessageReader that checks each message's
 // metadata (checkMessage) before Arrow decodes it, and reads bodies into
 // buffers that grow with the bytes actually read rather than with the

@@ -11,7 +11,9 @@ import (
 // commit. Arrow v15's IPC decoder leaks the buffers of a record batch it
 // fails to decode (found by FuzzReadIPCStream); after such a failure the
 // reader is released first, which frees everything it still owns, and
-// rollback then frees what is left: the leaked buffers.
+// rollback then frees what is left: the leaked buffers. Upstream fix that
+// retires it: Arrow Go's IPC decoder releasing the buffers it allocated on
+// every error path.
 type Scope struct {
 	parent memory.Allocator
 	mu     sync.Mutex

@@ -72,8 +72,8 @@ func BenchmarkReadParquet(b *testing.B) {
 	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy, 1<<18)
 	writeWideParquet(b, files["dictionary"], rows, cols, compress.Codecs.Snappy, 1<<17, true)
 	defer func(buf int64, par, fast bool) {
-		parquetBufferSize, parquetParallel, parquetPlainFast = buf, par, fast
-	}(parquetBufferSize, parquetParallel, parquetPlainFast)
+		testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast = buf, par, fast
+	}(testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast)
 	for _, tc := range []struct {
 		file     string
 		batch    int
@@ -98,7 +98,7 @@ func BenchmarkReadParquet(b *testing.B) {
 			name += "/fast=false"
 		}
 		b.Run(name, func(b *testing.B) {
-			parquetBufferSize, parquetParallel, parquetPlainFast = tc.buf, tc.parallel, !tc.slow
+			testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast = tc.buf, tc.parallel, !tc.slow
 			b.SetBytes(rows * cols * 8)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -136,7 +136,7 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 	const rows, cols = 1_000_000, 64
 	path := filepath.Join(b.TempDir(), "wide_snappy_rg131072.parquet")
 	writeWideParquet(b, path, rows, cols, compress.Codecs.Snappy, 131072)
-	defer func(one bool) { parquetOneReader = one }(parquetOneReader)
+	defer func(one bool) { testTuning.OneReader = one }(testTuning.OneReader)
 	for _, tc := range []struct {
 		name      string
 		workers   int
@@ -147,7 +147,7 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 		{"W=2", 2, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			parquetOneReader = tc.oneReader
+			testTuning.OneReader = tc.oneReader
 			b.SetBytes(rows * cols * 8)
 			b.ReportAllocs()
 			for b.Loop() {

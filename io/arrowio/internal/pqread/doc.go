@@ -32,6 +32,10 @@
 //     allocates without bound on hostile headers; unnecessary once it bounds
 //     container sizes by the bytes left).
 //   - recycle.go: an allocator that reuses freed value buffers.
+//   - tuning.go: the reader's thresholds and switches (Tuning), their
+//     defaults in one place (DefaultTuning); a reader takes its own from
+//     Options.Tuning, which is how tests and benchmarks send files down one
+//     path or another.
 //
 // Errors of a corrupt file wrap ioerr.ErrFormat, which io/arrowio exports as
 // ErrFormat.

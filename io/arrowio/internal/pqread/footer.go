@@ -26,26 +26,16 @@ import (
 // (lazyFooter). Short footers, nearly every file, are decoded whole as
 // before.
 
-// Tuning of the windowed footer, variables so that the tests can send every
-// file down the windowed path.
-var (
-	// lazyFooterMin is the footer length from which row groups are
-	// decoded a window at a time.
-	lazyFooterMin = 1 << 20
-	// footerWindowBytes is how much of the footer's row groups one window
-	// decodes (at least one row group).
-	footerWindowBytes = 128 << 10
-)
-
 // lazyFooter decodes the row groups of a parsed footer's metadata (md,
 // whose RowGroups has an entry per row group of the file, nil until
 // decoded) as they are needed. Every method is safe on a nil *lazyFooter,
 // the footer of a file decoded whole, and does nothing there.
 type lazyFooter struct {
-	r      io.ReaderAt
-	at     int64 // file offset of the footer's first byte
-	leaves int   // the schema's leaf columns
-	md     *metadata.FileMetaData
+	windowBytes int // the most bytes of row groups a window decodes (Tuning.FooterWindowBytes)
+	r           io.ReaderAt
+	at          int64 // file offset of the footer's first byte
+	leaves      int   // the schema's leaf columns
+	md          *metadata.FileMetaData
 	// The values of the fields a window needs besides its row groups
 	// (version, schema, num_rows: the key-value metadata, Arrow's schema
 	// among it, can be large and is decoded once, with md), and where
@@ -59,14 +49,18 @@ type lazyFooter struct {
 	released []bool
 }
 
-// OpenFooter opens f's Parquet reader. A footer of lazyFooterMin
+// OpenFooter opens f's Parquet reader. A footer of t.LazyFooterMin
 // bytes or more that holds nothing the windows cannot take apart is
 // decoded without its row groups, which the returned lazyFooter decodes
 // later; any other footer is decoded whole by Arrow (and the lazyFooter is
 // nil). Either way every row group has been checked to have a column chunk
-// with metadata per leaf column, unencrypted.
-func OpenFooter(f *os.File, props *parquet.ReaderProperties) (*file.Reader, *lazyFooter, error) {
-	lf, err := scanFooter(f)
+// with metadata per leaf column, unencrypted. A nil t means
+// DefaultTuning().
+func OpenFooter(f *os.File, props *parquet.ReaderProperties, t *Tuning) (*file.Reader, *lazyFooter, error) {
+	if t == nil {
+		t = defaults
+	}
+	lf, err := scanFooter(f, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,21 +120,21 @@ func checkArrowSchema(kv metadata.KeyValueMetadata) error {
 // scanFooter reads f's footer and, if it is one to decode a window at a
 // time, returns its lazyFooter with the row groups still to be decoded;
 // nil (and no error) for a footer to decode whole.
-func scanFooter(f *os.File) (*lazyFooter, error) {
+func scanFooter(f *os.File, t *Tuning) (*lazyFooter, error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return nil, nil
 	}
 	size := st.Size()
 	var tail [8]byte
-	if size < int64(lazyFooterMin)+12 {
+	if size < int64(t.LazyFooterMin)+12 {
 		return nil, nil
 	}
 	if _, err := f.ReadAt(tail[:], size-8); err != nil {
 		return nil, nil
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[:4]))
-	if !bytes.Equal(tail[4:], []byte("PAR1")) || n < int64(lazyFooterMin) || n > size-12 {
+	if !bytes.Equal(tail[4:], []byte("PAR1")) || n < int64(t.LazyFooterMin) || n > size-12 {
 		return nil, nil
 	}
 	at := size - 8 - n
@@ -152,7 +146,7 @@ func scanFooter(f *os.File) (*lazyFooter, error) {
 	if !ok {
 		return nil, nil // Arrow's own decoding says what is wrong with it
 	}
-	lf := &lazyFooter{r: f, at: at, spans: fs.spans, rows: fs.rows}
+	lf := &lazyFooter{r: f, at: at, spans: fs.spans, rows: fs.rows, windowBytes: t.FooterWindowBytes}
 	for id := 1; id <= 3; id++ {
 		v := fs.fields[id]
 		lf.head = append(lf.head, 1<<4|v.typ) // each field's id is the last one's plus 1
@@ -215,7 +209,7 @@ func (lf *lazyFooter) numRows(pf *file.Reader, rg int) int64 {
 }
 
 // ensure decodes row group rg's metadata if it is not yet: it and the
-// row groups after it, up to footerWindowBytes of the footer. It must be
+// row groups after it, up to Tuning.FooterWindowBytes of the footer. It must be
 // called before md.RowGroups[rg] is read, in the goroutine that reads it.
 func (lf *lazyFooter) ensure(rg int) error {
 	if lf == nil {
@@ -234,7 +228,7 @@ func (lf *lazyFooter) ensure(rg int) error {
 	}
 	end := rg + 1
 	for end < len(lf.rows) && lf.md.RowGroups[end] == nil && !lf.released[end] &&
-		lf.spans[end+1]-lf.spans[rg] <= int64(footerWindowBytes) {
+		lf.spans[end+1]-lf.spans[rg] <= int64(lf.windowBytes) {
 		end++
 	}
 	sub, err := lf.decode(rg, end)
@@ -325,7 +319,7 @@ func (lf *lazyFooter) each(md *metadata.FileMetaData, fn func(rg int, g *metadat
 			continue
 		}
 		end := rg + 1
-		for end < len(lf.rows) && lf.spans[end+1]-lf.spans[rg] <= int64(footerWindowBytes) {
+		for end < len(lf.rows) && lf.spans[end+1]-lf.spans[rg] <= int64(lf.windowBytes) {
 			end++
 		}
 		sub, err := lf.decode(rg, end)

@@ -23,9 +23,9 @@ import (
 // windows of window bytes, until the test ends.
 func withFooterWindows(t testing.TB, window int) {
 	t.Helper()
-	oldMin, oldWindow := lazyFooterMin, footerWindowBytes
-	lazyFooterMin, footerWindowBytes = 0, window
-	t.Cleanup(func() { lazyFooterMin, footerWindowBytes = oldMin, oldWindow })
+	oldMin, oldWindow := testTuning.LazyFooterMin, testTuning.FooterWindowBytes
+	testTuning.LazyFooterMin, testTuning.FooterWindowBytes = 0, window
+	t.Cleanup(func() { testTuning.LazyFooterMin, testTuning.FooterWindowBytes = oldMin, oldWindow })
 }
 
 // arrowFooter is the footer of the Parquet file at path as Arrow decodes
@@ -169,12 +169,12 @@ func TestLazyFooter(t *testing.T) {
 func TestLazyFooterMemory(t *testing.T) {
 	path := writeRowGroups(t, 20000, 10, compress.Codecs.Snappy) // 2,000 row groups
 	held := func(windowed bool) uint64 {
-		old := lazyFooterMin
-		defer func() { lazyFooterMin = old }()
+		old := testTuning.LazyFooterMin
+		defer func() { testTuning.LazyFooterMin = old }()
 		if windowed {
 			withFooterWindows(t, 8<<10)
 		} else {
-			lazyFooterMin = 1 << 40
+			testTuning.LazyFooterMin = 1 << 40
 		}
 		var before, after runtime.MemStats
 		runtime.GC()

@@ -29,6 +29,11 @@ var ErrFormat = ioerr.ErrFormat
 // DefaultBatchSize is arrowio's default batch size.
 const DefaultBatchSize = 65536
 
+// testTuning is the tuning openFile gives a reader opened without one:
+// tests set its fields (and restore them) to send files down one path or
+// another.
+var testTuning = DefaultTuning()
+
 // ReadOptions are the options of Open, as arrowio.ReadOptions passes them.
 type ReadOptions = Options
 
@@ -52,6 +57,9 @@ func openFile(path string, opts ReadOptions) (r *Reader, err error) {
 	}
 	if opts.BatchSize == 0 {
 		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Tuning == nil {
+		opts.Tuning = testTuning
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator

@@ -36,19 +36,14 @@ import (
 // wrong length, more than one level of nesting) gives up, and the chunk is
 // decoded by pqarrow as before.
 
-// maxListBytes bounds the decoded values of a list chunk the fast path
-// decodes (a column chunk is decoded whole; a variable for the tests). A
+// Tuning.MaxListBytes bounds the decoded values of a list chunk the fast path
+// decodes (a column chunk is decoded whole). A
 // chunk over it goes to pqarrow, which takes several times the memory and
 // ten times the time: 1M rows of FLOAT[384] in one row group (pyarrow's
 // default row-group size, DuckDB's ROW_GROUP_SIZE 1000000) are 1.5 GB of
 // values, and a bound of 2^28 values sent them there: 20 s and 7 GB of
 // peak RSS, against 2.7 s and 1.9 GB decoded whole. 4 GiB holds a million
 // 1,024-float32 embeddings; the offsets are int32 in any case.
-var maxListBytes int64 = 4 << 30
-
-// listWholeBytes bounds the chunk listColumn reads whole; a larger one
-// is read a page at a time (a variable for the tests).
-var listWholeBytes int64 = maxPlainKeep
 
 // listFast reports whether dt is a list type listColumn may decode.
 func listFast(dt arrow.DataType) bool {
@@ -144,7 +139,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 		}
 		slots = rows * width // a null row may have one entry, and width slots
 	}
-	if nvals < rows || slots > math.MaxInt32 || slots > maxListBytes/int64(w) {
+	if nvals < rows || slots > math.MaxInt32 || slots > pd.tuning().MaxListBytes/int64(w) {
 		return nil, false
 	}
 	codec, ok := streamCodec(cc)
@@ -158,7 +153,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 	}
 	var buf []byte
 	defer pd.trim()
-	if n <= listWholeBytes && !pd.firstPageStreams(off, n, cc.Compression()) {
+	if n <= pd.tuning().ListWholeBytes && !pd.firstPageStreams(off, n, cc.Compression()) {
 		if int64(cap(pd.chunk)) < n {
 			pd.chunk = make([]byte, n)
 		}
@@ -225,7 +220,7 @@ func (pd *plainDecoder) firstPageStreams(off, n int64, codec compress.Compressio
 	if codec != compress.Codecs.Snappy && codec != compress.Codecs.Uncompressed {
 		return false
 	}
-	hc := headerChecker{r: pd.r, size: pd.size}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size}
 	h, _, err := hc.header(off, off+n)
 	return err == nil && h.typ == pageData && h.v1 && !h.v2 && streamable(h, codec)
 }
@@ -256,7 +251,7 @@ func (lc *listChunk) done() bool {
 func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 	c := &lc.plainChunk
 	c.dictN = -1
-	hc := headerChecker{r: pd.r, size: pd.size}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size}
 	end := off + n
 	for pos, page := off, 0; pos < end; page++ {
 		h, hl, err := hc.header(pos, end)
@@ -655,14 +650,13 @@ func (p *parallelParquet) wholeList(s *rgStream, k int, pd *plainDecoder) bool {
 	return true
 }
 
-// listWindowBytes bounds the list values of the row groups a reader decodes
+// Tuning.ListWindowBytes bounds the list values of the row groups a reader decodes
 // ahead (the window): DuckDB writes FLOAT[384] in row groups of 189 MB of
 // values, and four of them in flight were 860 MB of peak RSS and a fifth of
 // a labelling run's page faults, for no speed (one row group is decoded
 // faster than its rows are labelled). A window of two of them measured
 // 2.08 s against 2.30 s a run, peak RSS 690 MB. gen.go's 100 MB row
 // groups also get a window of two, at the same speed as three.
-var listWindowBytes int64 = 256 << 20
 
 // lookAhead returns the bytes of list values the reader may hold decoded
 // at once: a list column's values are decoded a whole row group at a time
@@ -701,8 +695,8 @@ func (p *parallelParquet) listBytes() int64 {
 				w = 8
 			}
 			v := max(cc.NumValues(), 0) * w
-			if v > listStreamBytes && p.rows[rg] > segmentRows {
-				v = v / p.rows[rg] * segmentRows // decoded a segment at a time
+			if v > p.tune.ListStreamBytes && p.rows[rg] > p.tune.SegmentRows {
+				v = v / p.rows[rg] * p.tune.SegmentRows // decoded a segment at a time
 			}
 			b += v
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // A list column chunk of a streamed row group is decoded whole when its
-// values fit in listStreamBytes, and a segment at a time otherwise: one row
+// values fit in Tuning.ListStreamBytes, and a segment at a time otherwise: one row
 // group of a million FLOAT[384] rows (pyarrow's default row-group size) is
 // 1.5 GB of values, which decoded whole took 1.9 GB of peak RSS and a
 // worker's second before the first row was out. A listCursor walks the
@@ -39,13 +39,8 @@ var listCursors, listSpans atomic.Int64
 // the cursor, which sizes its page buffer by them before it reads the
 // page: a page of a few bytes may declare 2^31 null elements (an RLE
 // run). DuckDB's pages are 100 MB; a chunk with a larger one is decoded
-// whole, within maxListBytes.
+// whole, within Tuning.MaxListBytes.
 const maxCursorPage = 1 << 30
-
-// listStreamBytes is the decoded size of a list chunk from which a
-// streamed row group decodes it a segment at a time (a variable for the
-// tests).
-var listStreamBytes int64 = 256 << 20
 
 // listCursor is the position in a list chunk of a streamed row group.
 type listCursor struct {
@@ -107,7 +102,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 		return nil
 	}
 	nvals := cc.NumValues()
-	if nvals < s.rows || nvals*int64(w) <= listStreamBytes {
+	if nvals < s.rows || nvals*int64(w) <= p.tune.ListStreamBytes {
 		return nil
 	}
 	// A variable-size list's null and empty lists and null elements are
@@ -138,7 +133,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	}
 	// Every page must be one the cursor decodes: streamed, or small
 	// enough to decode whole.
-	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size, buf: pd.chunk}
 	defer func() { pd.chunk = hc.buf }()
 	var seen int64
 	for pos, page := off, 0; pos < off+n; page++ {

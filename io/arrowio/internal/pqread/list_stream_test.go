@@ -46,8 +46,8 @@ func checkSpanningNullRows(t *testing.T, name string, a arrow.Array, first int) 
 // cursor (streamed pages and not) and whole, and checks every row against
 // pqtest.SpanningNullRow.
 func TestListNullsSpanningPages(t *testing.T) {
-	defer func(b int64) { listStreamBytes = b }(listStreamBytes)
-	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
+	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
 	const rows = 3000
 	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
@@ -55,9 +55,9 @@ func TestListNullsSpanningPages(t *testing.T) {
 		pqtest.WriteSpanningNullList(t, path, rows, codec)
 		for _, mode := range []string{"whole", "cursor", "cursor, streamed pages"} {
 			name := codec.String() + "/" + mode
-			listStreamBytes, maxColumnwiseRows, segmentRows = 0, 400, 400
+			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 0, 400, 400
 			if mode == "whole" {
-				listStreamBytes = 1 << 40
+				testTuning.ListStreamBytes = 1 << 40
 			}
 			if mode == "cursor, streamed pages" {
 				hugePageBytes = 16
@@ -65,7 +65,7 @@ func TestListNullsSpanningPages(t *testing.T) {
 			before, spans, ahead := listCursors.Load(), listSpans.Load(), aheadPagesRead.Load()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			got, err, n := readParquetWith(t, path, true, mem, []string{"n32"})
-			listStreamBytes, maxColumnwiseRows, segmentRows, hugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
+			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, hugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -128,7 +128,7 @@ func TestListCursorFewRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pd := &plainDecoder{r: f, size: st.Size()}
+		pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
 		lr := &listCursor{
 			lc: listChunk{plainChunk: plainChunk{codec: c, codecID: cc.Compression(), w: 4, dictN: -1},
 				maxDef: 3, cont: true, nullable: true, shape: shape},
@@ -224,8 +224,8 @@ func TestListCursor(t *testing.T) {
 		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", cursor: duckdbListCols},
 		{name: "polars/none/v1/huge-pages", path: writers + "polars_emb.parquet", cursor: []string{"e32"}, huge: true},
 	}
-	defer func(b int64) { listStreamBytes = b }(listStreamBytes)
-	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
+	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,14 +250,14 @@ func TestListCursor(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: pqarrow: %v", c, err)
 				}
-				listStreamBytes, maxColumnwiseRows, segmentRows = 0, 400, 400
+				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 0, 400, 400
 				if tc.huge {
 					hugePageBytes = 1024
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				before, streamed, spans, ahead := listCursors.Load(), pageStreams.Load(), listSpans.Load(), aheadPagesRead.Load()
 				got, err, _ := readParquetWith(t, path, true, mem, []string{c})
-				listStreamBytes, maxColumnwiseRows, segmentRows = 256<<20, 1<<18, 64<<10
+				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 256<<20, 1<<18, 64<<10
 				hugePageBytes = 8 << 20
 				if err != nil {
 					t.Fatalf("%s: %v", c, err)
@@ -293,14 +293,14 @@ func TestListCursor(t *testing.T) {
 // DuckDB wrote NULL and hold DuckDB's values elsewhere; the same files'
 // other list columns (null elements, empty lists) read too.
 func TestDuckDBNullArrays(t *testing.T) {
-	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	v := func(i, j int) float32 { return float32(float64((i*(j+3))%97)/8 - float64(j)) }
 	for _, path := range []string{"../../testdata/writers/duckdb_emb.parquet", "../../testdata/writers/duckdb_emb_v2.parquet"} {
 		for _, streamed := range []bool{false, true} {
 			for _, fast := range []bool{true, false} {
-				maxColumnwiseRows, segmentRows = 1<<18, 64<<10
+				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 1<<18, 64<<10
 				if streamed {
-					maxColumnwiseRows, segmentRows = 500, 500
+					testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
 				}
 				name := path + "/streamed=" + strconv.FormatBool(streamed) + "/fast=" + strconv.FormatBool(fast)
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

@@ -184,8 +184,8 @@ func TestParquetListFastPath(t *testing.T) {
 				tc.fast = listFastCols
 			}
 			if tc.byPage {
-				defer func(b int64, h int32) { listWholeBytes, hugePageBytes = b, h }(listWholeBytes, hugePageBytes)
-				listWholeBytes, hugePageBytes = 0, 1024
+				defer func(b int64, h int32) { testTuning.ListWholeBytes, hugePageBytes = b, h }(testTuning.ListWholeBytes, hugePageBytes)
+				testTuning.ListWholeBytes, hugePageBytes = 0, 1024
 				if tc.huge > 0 {
 					hugePageBytes = tc.huge
 				}
@@ -196,8 +196,8 @@ func TestParquetListFastPath(t *testing.T) {
 			}
 			streamed := pageStreams.Load()
 			if tc.stream {
-				defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
-				maxColumnwiseRows, segmentRows = 500, 500
+				defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
+				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
 			}
 			pf, err := file.OpenParquetFile(path, false)
 			if err != nil {
@@ -344,9 +344,9 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 	}
 	if byPage {
 		lc.buf = nil
-		return lc, lc.decodeAt(&plainDecoder{r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
+		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
 	}
-	return lc, lc.decode(&plainDecoder{})
+	return lc, lc.decode(&plainDecoder{tune: testTuning})
 }
 
 // FuzzListChunk feeds arbitrary bytes to the list fast path's page decoder
@@ -558,7 +558,7 @@ func TestLookAhead(t *testing.T) {
 }
 
 // TestListWholeBound: a list chunk is decoded whole by the fast path up to
-// maxListBytes of values and by pqarrow past it, both times with the rows
+// Tuning.MaxListBytes of values and by pqarrow past it, both times with the rows
 // pqarrow reads, in a row group read column by column and in one streamed
 // in segments (one row group of a million 384-float32 rows is 1.5 GB).
 func TestListWholeBound(t *testing.T) {
@@ -571,17 +571,17 @@ func TestListWholeBound(t *testing.T) {
 	}
 	defer releaseAll(want)
 	const chunk = rows * 5 * 4 // f32 is FixedSizeListOf(5, float32)
-	defer func(b int64) { maxListBytes = b }(maxListBytes)
+	defer func(b int64) { testTuning.MaxListBytes = b }(testTuning.MaxListBytes)
 	for _, streamed := range []bool{false, true} {
 		if streamed {
-			defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
-			maxColumnwiseRows, segmentRows = 500, 500
+			defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
+			testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
 		}
 		for _, tc := range []struct {
 			bound int64
 			fast  bool
 		}{{chunk, true}, {chunk - 1, false}} {
-			maxListBytes = tc.bound
+			testTuning.MaxListBytes = tc.bound
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			got, err, n := readParquetWith(t, path, true, mem, []string{"f32"})
 			if err != nil {
@@ -597,7 +597,7 @@ func TestListWholeBound(t *testing.T) {
 	}
 }
 
-// TestListWindow: a reader holds at most listWindowBytes of list values in
+// TestListWindow: a reader holds at most Tuning.ListWindowBytes of list values in
 // the row groups it decodes ahead, and two row groups whatever their size:
 // with the bound below one row group its window is two, and its look-ahead
 // three row groups (the window and the one read out); the rows read are
@@ -629,8 +629,8 @@ func TestListWindow(t *testing.T) {
 	}
 	defer releaseAll(want)
 
-	defer func(b int64) { listWindowBytes = b }(listWindowBytes)
-	listWindowBytes = most - 1
+	defer func(b int64) { testTuning.ListWindowBytes = b }(testTuning.ListWindowBytes)
+	testTuning.ListWindowBytes = most - 1
 	r, p = open()
 	defer r.Close()
 	if p.window != 2 || wide <= 2 {
@@ -656,8 +656,8 @@ func TestListWindow(t *testing.T) {
 func TestParquetListRecycledStreamed(t *testing.T) {
 	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
 	poisonRecycled = true
-	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
-	maxColumnwiseRows, segmentRows = 500, 500
+	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
+	testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
 	const rows = 12000
 	path := filepath.Join(t.TempDir(), "streamed.parquet")
 	writeListFile(t, path, plainFile{rows: rows, rgRows: 2000, codec: compress.Codecs.Snappy})

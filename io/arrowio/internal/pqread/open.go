@@ -18,24 +18,6 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
-// Parquet read tuning, variables so that the benchmark can compare
-// settings.
-var (
-	// parquetBufferSize is the read buffer of each column chunk stream
-	// (ReaderProperties.BufferedStreamEnabled keeps memory bounded by it
-	// instead of loading whole column chunks).
-	parquetBufferSize int64 = 64 << 10
-	// parquetParallel decodes the columns of a batch in parallel
-	// goroutines (pqarrow's ArrowReadProperties.Parallel). Off: a panic in
-	// those goroutines could not be recovered, and on 2 cores it gains
-	// little (see BenchmarkReadParquet).
-	parquetParallel = false
-	// parquetOneReader reads with one record reader over every row group
-	// in the calling goroutine (the reference the tests compare the
-	// row-group workers with).
-	parquetOneReader = false
-)
-
 // Options configures Open: the fields of arrowio.ReadOptions that reach
 // the Parquet reader.
 type Options struct {
@@ -56,6 +38,9 @@ type Options struct {
 	// NoSpill keeps the decoded pages of a large row group in memory
 	// instead of spilling them to a temporary file.
 	NoSpill bool
+	// Tuning holds the reader's thresholds and switches; nil means
+	// DefaultTuning().
+	Tuning *Tuning
 }
 
 // Source is a Parquet file being read: Next hands out owned records, then
@@ -89,10 +74,14 @@ type parquetSource struct {
 // file wrap ioerr.ErrFormat, and a projected column the file does not have
 // ioerr.ErrNoColumn.
 func Open(f *os.File, name string, opts Options) (Source, error) {
+	if opts.Tuning == nil {
+		opts.Tuning = DefaultTuning()
+	}
+	t := opts.Tuning
 	props := parquet.NewReaderProperties(opts.Allocator)
 	props.BufferedStreamEnabled = true
-	props.BufferSize = parquetBufferSize
-	pf, lf, err := OpenFooter(f, props)
+	props.BufferSize = t.BufferSize
+	pf, lf, err := OpenFooter(f, props, t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ioerr.ErrFormat, err)
 	}
@@ -104,7 +93,7 @@ func Open(f *os.File, name string, opts Options) (Source, error) {
 	// benchmark only, keeps the one-reader path, which needs every row
 	// group's metadata.)
 	n := pf.NumRowGroups()
-	workers := n > 0 && !parquetParallel && !parquetOneReader
+	workers := n > 0 && !t.Parallel && !t.OneReader
 	var groups []int // the record reader's row groups: all, or the first for its schema
 	if workers {
 		groups = []int{0}
@@ -116,7 +105,7 @@ func Open(f *os.File, name string, opts Options) (Source, error) {
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ioerr.ErrFormat, err)
 	}
 	s := &parquetSource{name: name, pf: pf, total: pf.NumRows(), mem: opts.Allocator}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: parquetParallel}, opts.Allocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchSize), Parallel: t.Parallel}, opts.Allocator)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ioerr.ErrFormat, err)
@@ -150,7 +139,7 @@ func Open(f *os.File, name string, opts Options) (Source, error) {
 		// Row groups of more than a segment may be streamed in segments,
 		// which the workers share: a file of one row group can use them
 		// all.
-		seg := max(segmentRows, int64(max(opts.BatchSize, minDecodeBatch)))
+		seg := max(t.SegmentRows, int64(max(opts.BatchSize, minDecodeBatch)))
 		units := max(n, int(min(pf.NumRows()/seg+1, 1<<20)))
 		w := workerCount(opts.Workers, units)
 		p, err := newParallelParquet(f, name, pf, lf, rr.Schema(), s.out, leaves, w, opts)

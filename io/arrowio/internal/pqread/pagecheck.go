@@ -50,13 +50,12 @@ import (
 // once, sizing its buffers by them (some 16 bytes an entry), and a page of
 // a few bytes may declare one row of 2^31 entries (an RLE run). So a data
 // page may not declare more values than its chunk has left, and a chunk
-// of a nested column that Arrow decodes may have at most maxNestedValues
-// level entries (pate's own list path, which takes float lists up to
-// 4 GiB of values or by segments, does not go through this check). A
-// variable for the tests.
-var maxNestedValues int64 = 1 << 27
+// of a nested column that Arrow decodes may have at most
+// Tuning.MaxNestedValues level entries (pate's own list path, which takes
+// float lists up to 4 GiB of values or by segments, does not go through
+// this check).
 
-// errNestedTooLarge marks a nested chunk of more than maxNestedValues
+// errNestedTooLarge marks a nested chunk of more than Tuning.MaxNestedValues
 // entries.
 var errNestedTooLarge = errors.New("too many values for Arrow's reader")
 
@@ -70,9 +69,10 @@ var errPageHeader = errors.New("unreadable page header")
 // headerChecker checks the page headers of column chunks of one file; it
 // keeps its read buffer between chunks. One worker uses it.
 type headerChecker struct {
-	r    io.ReaderAt
-	size int64 // the file's size
-	buf  []byte
+	maxNested int64 // Tuning.MaxNestedValues (0: the default)
+	r         io.ReaderAt
+	size      int64 // the file's size
+	buf       []byte
 	// The file's bytes from at on are in buf[:n]: a header that lies in
 	// what the last read brought in is parsed from there (pages smaller
 	// than the read window).
@@ -98,8 +98,12 @@ func (hc *headerChecker) chunk(md *metadata.FileMetaData, rg, leaf int) error {
 		return nil // Arrow refuses a chunk outside the file with its own error
 	}
 	want := cc.NumValues()
-	if want > maxNestedValues && md.Schema.Column(leaf).MaxRepetitionLevel() > 0 {
-		return fmt.Errorf("%w: a nested column chunk of %d values, more than the %d pate decodes outside its list path (a list of float32 or float64 at most one level deep)", errNestedTooLarge, want, maxNestedValues)
+	maxNested := hc.maxNested
+	if maxNested == 0 {
+		maxNested = defaults.MaxNestedValues
+	}
+	if want > maxNested && md.Schema.Column(leaf).MaxRepetitionLevel() > 0 {
+		return fmt.Errorf("%w: a nested column chunk of %d values, more than the %d pate decodes outside its list path (a list of float32 or float64 at most one level deep)", errNestedTooLarge, want, maxNested)
 	}
 	var seen int64
 	for pos := start; pos < end && seen < want; {

@@ -265,15 +265,15 @@ func TestStatedDecodedSize(t *testing.T) {
 // TestNestedValuesBounded: Arrow's reader sizes a list row by its level
 // entries, so a page declaring more values than its chunk has left (a
 // fuzzed file declared one row of 2^31 and the process asked for 34 GB)
-// is refused as corrupt, and a nested chunk of more than maxNestedValues
+// is refused as corrupt, and a nested chunk of more than Tuning.MaxNestedValues
 // entries is refused, naming the column, before Arrow decodes it; pate's
 // own list path still reads such a chunk.
 func TestNestedValuesBounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "n.parquet")
 	pqtest.WriteSpanningNullList(t, path, 300, compress.Codecs.Uncompressed)
 	t.Run("chunk bound", func(t *testing.T) {
-		defer func(n int64) { maxNestedValues = n }(maxNestedValues)
-		maxNestedValues = 100
+		defer func(n int64) { testTuning.MaxNestedValues = n }(testTuning.MaxNestedValues)
+		testTuning.MaxNestedValues = 100
 		recs, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"n32"})
 		releaseAll(recs)
 		if !errors.Is(err, errNestedTooLarge) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "n32"`) {
@@ -355,7 +355,7 @@ func TestSmallPagesShareReads(t *testing.T) {
 		hr := &countingReaderAt{r: bytes.NewReader(raw)}
 		pr2 := &countingReaderAt{r: bytes.NewReader(raw)}
 		hc := headerChecker{r: hr, size: int64(len(raw))}
-		pd := plainDecoder{r: pr2, size: int64(len(raw))}
+		pd := plainDecoder{tune: testTuning, r: pr2, size: int64(len(raw))}
 		pages := 0
 		for rg := range len(md.RowGroups) {
 			for leaf := range md.Schema.NumColumns() {

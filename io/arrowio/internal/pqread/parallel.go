@@ -33,10 +33,6 @@ const minDecodeBatch = 4096
 // groups of such a file would take gigabytes.
 const maxSlotRecords = 8
 
-// testHookDecode, when set by a test, runs in the worker before it
-// decodes row group rg (to inject panics).
-var testHookDecode func(rg int)
-
 // errAborted marks a row group whose worker stopped early (Close, or an
 // error in an earlier row group); Read never reaches it.
 var errAborted = errors.New("row group decoding aborted")
@@ -50,6 +46,7 @@ var errAborted = errors.New("row group decoding aborted")
 // i >= cur+window (cur: the slot next is draining), so at most window row
 // groups are decoded and not yet consumed.
 type parallelParquet struct {
+	tune   *Tuning
 	name   string
 	sc     *arrow.Schema // schema of the decoded records
 	out    *arrow.Schema // outSchema
@@ -140,6 +137,7 @@ func workerCount(opt, rowGroups int) int {
 func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter, sc, out *arrow.Schema, leaves []int, workers int, opts Options) (*parallelParquet, error) {
 	n := pf.NumRowGroups()
 	p := &parallelParquet{
+		tune: opts.Tuning,
 		name: name, sc: sc, out: out, total: pf.NumRows(), leaves: leaves,
 		rows:   make([]int64, n),
 		window: workers + 1,
@@ -153,7 +151,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 	p.width = decodedRowWidth(pf, leaves)
 	for i := range n {
 		p.rows[i] = lf.numRows(pf, i)
-		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= maxColumnwiseRows && p.rows[i]*p.width <= maxColumnwiseBytes
+		p.colRows[i] = p.rows[i] > 0 && p.rows[i] <= p.tune.MaxColumnwiseRows && p.rows[i]*p.width <= p.tune.MaxColumnwiseBytes
 	}
 	// Each worker has a file.Reader of its own (a file.Reader is not safe
 	// for concurrent use) over the footer pf has parsed: the footer of a
@@ -174,7 +172,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 		pools[w] = &pagePool{mem: opts.Allocator}
 		props := parquet.NewReaderProperties(pools[w])
 		props.BufferedStreamEnabled = true
-		props.BufferSize = parquetBufferSize
+		props.BufferSize = p.tune.BufferSize
 		wpf, err := file.NewParquetReader(f, file.WithReadProps(props), file.WithMetadata(md))
 		if err != nil {
 			return nil, fmt.Errorf("%s: corrupt parquet file: %w: %w", name, ioerr.ErrFormat, err)
@@ -216,25 +214,25 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	if size >= 0 && len(fields) == sc.NumFields() && plainFileOK(md) {
+	if size >= 0 && len(fields) == sc.NumFields() && p.tune.PlainFast && plainFileOK(md) {
 		// Room for the row groups of the window, which are in use while
 		// the next ones are decoded: what is freed is soon taken again.
-		p.recycle = NewRecycler(opts.Allocator, int(min(int64(p.window)*maxColumnwiseBytes, 1<<30)))
+		p.recycle = NewRecycler(opts.Allocator, int(min(int64(p.window)*p.tune.MaxColumnwiseBytes, 1<<30)))
 		p.plainLeaves = make([]int, len(fields))
 		for k, fi := range fields {
 			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
 		}
 		// A list column is decoded a row group at a time: hold no more
-		// than listWindowBytes of them ahead (two at least, one read out
+		// than Tuning.ListWindowBytes of them ahead (two at least, one read out
 		// while the next is decoded).
 		if p.listMost = p.listBytes(); p.listMost > 0 {
-			p.window = max(2, min(p.window, int(listWindowBytes/p.listMost)))
+			p.window = max(2, min(p.window, int(p.tune.ListWindowBytes/p.listMost)))
 		}
 	}
 	p.makeTasks()
-	p.budget = &stateBudget{limit: streamBudget, peak: &peakState}
+	p.budget = &stateBudget{limit: p.tune.StreamBudget, peak: &peakState}
 	p.ahead = &stateBudget{limit: aheadShared}
-	p.spill = &spillFile{dir: spillDir, failed: opts.NoSpill}
+	p.spill = &spillFile{dir: p.tune.SpillDir, failed: opts.NoSpill, onRead: p.tune.OnSpillRead}
 	if opts.TempDir != "" {
 		p.spill.dir = opts.TempDir
 	}
@@ -243,9 +241,9 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 		for w, fr := range frs {
 			var pd *plainDecoder
 			if p.plainLeaves != nil {
-				pd = &plainDecoder{r: f, size: size}
+				pd = &plainDecoder{r: f, size: size, tune: p.tune}
 			}
-			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size}, scopes[w])
+			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size, maxNested: p.tune.MaxNestedValues}, scopes[w])
 		}
 	}
 	if !opts.SelectLater {
@@ -270,7 +268,7 @@ func (p *parallelParquet) makeTasks() {
 	// Row groups are streamed when the fast path may be used at all
 	// (flat projection, regular file), whatever their columns.
 	stream := p.plainLeaves != nil
-	seg := max(segmentRows, p.batch)
+	seg := max(p.tune.SegmentRows, p.batch)
 	var segments int64
 	for _, rows := range p.rows {
 		if rows > 0 {
@@ -283,7 +281,7 @@ func (p *parallelParquet) makeTasks() {
 	stream = stream && segments <= maxStreamTasks
 	// Row groups are decoded several to a task only column by column, and
 	// with no list column (a list column is decoded a row group at a time).
-	group := groupRowGroups && p.listMost == 0 && len(p.fields) == p.sc.NumFields()
+	group := p.tune.GroupRowGroups && p.listMost == 0 && len(p.fields) == p.sc.NumFields()
 	for rg, rows := range p.rows {
 		// A row group of about a segment is decoded whole, column by
 		// column, if it may be (gen.go's and Arrow's 64k-row groups); a
@@ -298,8 +296,8 @@ func (p *parallelParquet) makeTasks() {
 			// 2,048 rows, say) are decoded a batch of them at a time: a
 			// task and a record each would cost more than their rows.
 			if n := len(p.tasks) - 1; group && n >= 0 && p.tasks[n].s == nil && p.tasks[n].last() == rg-1 &&
-				p.colRows[rg] && p.colRows[p.tasks[n].rg] && rows > 0 && p.tasks[n].rows+rows <= min(p.batch, maxColumnwiseRows) &&
-				(p.tasks[n].rows+rows)*p.width <= maxGroupBytes {
+				p.colRows[rg] && p.colRows[p.tasks[n].rg] && rows > 0 && p.tasks[n].rows+rows <= min(p.batch, p.tune.MaxColumnwiseRows) &&
+				(p.tasks[n].rows+rows)*p.width <= p.tune.MaxGroupBytes {
 				p.tasks[n].extra++
 				p.tasks[n].rows += rows
 				continue
@@ -400,8 +398,8 @@ func (p *parallelParquet) decode(fr *pqarrow.FileReader, t, first, last int, poo
 		}
 	}()
 	for rg := first; rg <= last; rg++ {
-		if testHookDecode != nil {
-			testHookDecode(rg)
+		if p.tune.OnDecode != nil {
+			p.tune.OnDecode(rg)
 		}
 		if err := p.footer.ensure(rg); err != nil {
 			return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ioerr.ErrFormat, err)
@@ -472,25 +470,6 @@ func (p *parallelParquet) checkHeaders(hc *headerChecker, rg, k int) error {
 	}
 	return nil
 }
-
-// maxColumnwiseRows and maxColumnwiseBytes bound the row groups decoded
-// column by column: a whole row group is decoded at once, so its size must
-// be bounded whatever its footer says. (Variables so that the tests can
-// send every row group down either path.)
-var (
-	maxColumnwiseRows  int64 = 1 << 18
-	maxColumnwiseBytes int64 = 128 << 20
-)
-
-// groupRowGroups lets a task decode several small row groups as one (a
-// variable so that the tests can read them one at a time too), up to
-// maxGroupBytes of decoded values: a batch of the speed benchmark's
-// 64 float64 columns is 8 MB, and a table of thousands of columns must
-// not hold several times a row group's memory per task.
-var (
-	groupRowGroups       = true
-	maxGroupBytes  int64 = 32 << 20
-)
 
 // decodedRowWidth estimates the decoded bytes of one row of the projected
 // leaves: the width of fixed-size types, 16 bytes for the others.

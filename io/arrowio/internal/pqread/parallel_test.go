@@ -74,9 +74,9 @@ func TestReadParquetParallelOrder(t *testing.T) {
 				noGoroutineLeak(t)
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 				defer mem.AssertSize(t, 0)
-				parquetOneReader = true
+				testTuning.OneReader = true
 				ss, serial := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
-				parquetOneReader = false
+				testTuning.OneReader = false
 				defer releaseAll(serial)
 				ws, wantRecs := fixtureSchema, want
 				if cols != nil {
@@ -90,8 +90,8 @@ func TestReadParquetParallelOrder(t *testing.T) {
 					for _, workers := range workerCounts {
 						t.Run(mode+"/workers="+itoa(workers), func(t *testing.T) {
 							if mode == "lockstep" {
-								defer func(v int64) { maxColumnwiseRows = v }(maxColumnwiseRows)
-								maxColumnwiseRows = 0
+								defer func(v int64) { testTuning.MaxColumnwiseRows = v }(testTuning.MaxColumnwiseRows)
+								testTuning.MaxColumnwiseRows = 0
 							}
 							ps, par := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
 							defer releaseAll(par)
@@ -154,8 +154,8 @@ func TestReadParquetParallelBounded(t *testing.T) {
 		{"small row groups grouped", true, 4000}, // the least decode batch, 4,096 rows
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(g bool) { groupRowGroups = g }(groupRowGroups)
-			groupRowGroups = tc.group
+			defer func(g bool) { testTuning.GroupRowGroups = g }(testTuning.GroupRowGroups)
+			testTuning.GroupRowGroups = tc.group
 			noGoroutineLeak(t)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
@@ -256,12 +256,12 @@ func TestReadParquetParallelErrors(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
 			if tc.panicAt >= 0 {
-				testHookDecode = func(rg int) {
+				testTuning.OnDecode = func(rg int) {
 					if rg == tc.panicAt {
 						panic("injected decoder panic")
 					}
 				}
-				defer func() { testHookDecode = nil }()
+				defer func() { testTuning.OnDecode = nil }()
 			}
 			r, err := openFile(tc.path, ReadOptions{Workers: tc.workers, BatchSize: tc.batch, Allocator: mem})
 			if err != nil {
@@ -462,12 +462,12 @@ func TestGroupedRowGroups(t *testing.T) {
 		writePlainFile(t, path, f.pf)
 		for _, tc := range []struct {
 			batch, workers int
-			groupRows      int64 // maxGroupBytes in rows of decoded values, 0: as is
+			groupRows      int64 // testTuning.MaxGroupBytes in rows of decoded values, 0: as is
 			perTask        int64 // the rows of a full task: whole row groups up to the batch
 		}{
 			{100, 2, 0, int64(4096 / f.pf.rgRows * f.pf.rgRows)}, // batches of at least 4,096 rows are decoded
 			{5000, 1, 0, int64(5000 / f.pf.rgRows * f.pf.rgRows)},
-			{1 << 20, 3, 0, int64(f.pf.rows)}, // the whole file is less than maxColumnwiseRows
+			{1 << 20, 3, 0, int64(f.pf.rows)}, // the whole file is less than testTuning.MaxColumnwiseRows
 			{1 << 20, 2, 2500, int64(2500 / f.pf.rgRows * f.pf.rgRows)},
 		} {
 			t.Run(fmt.Sprintf("%s/batch=%d/group=%d", f.name, tc.batch, tc.groupRows), func(t *testing.T) {
@@ -478,8 +478,8 @@ func TestGroupedRowGroups(t *testing.T) {
 					}
 					width := decodedRowWidth(pf, nil)
 					pf.Close()
-					defer func(v int64) { maxGroupBytes = v }(maxGroupBytes)
-					maxGroupBytes = tc.groupRows * width
+					defer func(v int64) { testTuning.MaxGroupBytes = v }(testTuning.MaxGroupBytes)
+					testTuning.MaxGroupBytes = tc.groupRows * width
 				}
 				noGoroutineLeak(t)
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -487,8 +487,8 @@ func TestGroupedRowGroups(t *testing.T) {
 					defer mem.AssertSize(t, 0)
 				}
 				read := func(group bool) ([]arrow.Record, *parallelParquet) {
-					defer func(g bool) { groupRowGroups = g }(groupRowGroups)
-					groupRowGroups = group
+					defer func(g bool) { testTuning.GroupRowGroups = g }(testTuning.GroupRowGroups)
+					testTuning.GroupRowGroups = group
 					r, err := openFile(path, ReadOptions{Allocator: mem, BatchSize: tc.batch, Workers: tc.workers})
 					if err != nil {
 						t.Fatal(err)

@@ -47,10 +47,6 @@ import (
 // decoder for them (its column reader fails, and pqarrow reads the chunk
 // as empty), so the fast path is the only reader of such columns.
 
-// parquetPlainFast turns the fast path on (a variable for the tests and
-// the benchmark).
-var parquetPlainFast = true
-
 // plainColumns counts the column chunks the fast path decoded (tests).
 var plainColumns atomic.Int64
 
@@ -76,6 +72,7 @@ const maxDictBytes = 16 << 20
 
 // plainDecoder is one row-group worker's state for the fast path.
 type plainDecoder struct {
+	tune    *Tuning // its reader's (nil: the defaults)
 	r       io.ReaderAt
 	size    int64    // of the file
 	chunk   []byte   // the column chunk, reused
@@ -190,7 +187,7 @@ func plainWidth(pt parquet.Type, dt arrow.DataType) int {
 // written by a parquet-mr old enough for pqarrow to pad its chunk ranges
 // (PARQUET-816).
 func plainFileOK(md *metadata.FileMetaData) bool {
-	return parquetPlainFast && !endian.IsBigEndian && md != nil &&
+	return !endian.IsBigEndian && md != nil &&
 		!md.IsSetEncryptionAlgorithm() && md.FileDecryptor == nil &&
 		!md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
 }
@@ -222,12 +219,12 @@ func (pd *plainDecoder) plainGroup(md *metadata.FileMetaData, first int, rows []
 	}
 	var total int64
 	for _, n := range rows {
-		if n <= 0 || n > maxColumnwiseRows {
+		if n <= 0 || n > pd.tuning().MaxColumnwiseRows {
 			return nil, false
 		}
 		total += n
 	}
-	if pd == nil || total <= 0 || total > maxColumnwiseRows {
+	if pd == nil || total <= 0 || total > pd.tuning().MaxColumnwiseRows {
 		return nil, false
 	}
 	d := md.Schema.Column(leaf)
@@ -289,7 +286,7 @@ func (pd *plainDecoder) readChunk(md *metadata.FileMetaData, rg, leaf int, rows 
 		return false
 	}
 	off, n := chunkStart(cc), cc.TotalCompressedSize()
-	if off < 4 || n <= 0 || n > maxColumnwiseBytes || off > pd.size || n > pd.size-off {
+	if off < 4 || n <= 0 || n > pd.tuning().MaxColumnwiseBytes || off > pd.size || n > pd.size-off {
 		return false
 	}
 	if int64(cap(pd.chunk)) < n {

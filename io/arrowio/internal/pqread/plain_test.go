@@ -109,8 +109,8 @@ func pqarrowRows(t *testing.T, path string) []arrow.Record {
 
 func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, int64) {
 	t.Helper()
-	defer func(old bool) { parquetPlainFast = old }(parquetPlainFast)
-	parquetPlainFast = fast
+	defer func(old bool) { testTuning.PlainFast = old }(testTuning.PlainFast)
+	testTuning.PlainFast = fast
 	before := plainColumns.Load()
 	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000})
 	if err != nil {
@@ -459,7 +459,7 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 		return // a corrupt footer: the fast path is never asked
 	}
 	md := pf.MetaData()
-	pd := &plainDecoder{r: f, size: st.Size()}
+	pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	for rg := range pf.NumRowGroups() {
 		for _, c := range cols {
@@ -568,7 +568,7 @@ func FuzzPlainChunk(f *testing.F) {
 		if optional {
 			c.valid = make([]byte, bitutil.BytesForBits(n))
 		}
-		nulls, ok := c.decode(&plainDecoder{})
+		nulls, ok := c.decode(&plainDecoder{tune: testTuning})
 		if !ok {
 			return
 		}

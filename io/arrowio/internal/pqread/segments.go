@@ -24,11 +24,11 @@ import (
 )
 
 // Row groups of more than a segment and a quarter, or too large to decode
-// whole (over maxColumnwiseRows rows or maxColumnwiseBytes decoded:
+// whole (over Tuning.MaxColumnwiseRows rows or MaxColumnwiseBytes decoded:
 // pyarrow's, Spark's and DuckDB's 1M-row groups, Polars' and DuckDB's
 // default ones), are streamed when the fast path may be used on the file
 // (a flat projection of a regular file): the row group is cut
-// into segments of segmentRows rows, each a task of its own for the
+// into segments of Tuning.SegmentRows rows, each a task of its own for the
 // workers, and each column keeps a cursor into its chunk (the next page, the
 // dictionary, the rows of a page that overhang the previous segment). A
 // segment decodes its columns in order, each after the previous segment
@@ -50,10 +50,6 @@ import (
 // a column is one of a few beside the features. A page that fails to
 // decode after that is corrupt: the read fails with ErrFormat.
 
-// segmentRows is the number of rows of a segment (a variable for the
-// tests).
-var segmentRows int64 = 64 << 10
-
 // maxStreamPage bounds a page the stream reads (compressed or not), and
 // maxStreamPageRows its rows (a page of nulls is a few bytes whatever its
 // rows; its validity bitmap is not); maxStreamPages bounds the pages of a
@@ -69,18 +65,9 @@ const (
 // streamedRowGroups counts the row groups streamed by segments (tests).
 var streamedRowGroups atomic.Int64
 
-// helpSegments lets the worker of a segment decode the columns of the
-// earlier segments of its row group (see segmentColumns; a variable for
-// the tests and the benchmark), and helpedColumns counts the columns so
-// decoded (tests).
-var (
-	helpSegments  = true
-	helpedColumns atomic.Int64
-)
-
-// testHookSegment, when set by a test, runs in the worker of segment seg
-// of streamed row group rg before it decodes its columns.
-var testHookSegment func(rg, seg int)
+// helpedColumns counts the columns a segment's worker decoded for the
+// earlier segments of its row group (Tuning.HelpSegments; tests).
+var helpedColumns atomic.Int64
 
 // streamFallbacks counts the columns of streamed row groups read by
 // pqarrow (tests).
@@ -209,7 +196,7 @@ func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) er
 	}
 	props := parquet.NewReaderProperties(p.mem)
 	props.BufferedStreamEnabled = true
-	props.BufferSize = parquetBufferSize
+	props.BufferSize = p.tune.BufferSize
 	pf, err := file.NewParquetReader(p.file, file.WithReadProps(props), file.WithMetadata(p.md))
 	if err != nil {
 		return fmt.Errorf("%s: corrupt parquet file: %w: %w", p.name, ioerr.ErrFormat, err)
@@ -293,7 +280,7 @@ func (p *parallelParquet) scanChunk(s *rgStream, k int, pd *plainDecoder) (bool,
 		return false, nil
 	}
 	end := start + n
-	hc := headerChecker{r: pd.r, size: pd.size, buf: pd.chunk}
+	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size, buf: pd.chunk}
 	defer func() { pd.chunk = hc.buf }()
 	cs := s.cols[k]
 	var seen int64
@@ -370,8 +357,8 @@ func (p *parallelParquet) decodeSegment(fr *pqarrow.FileReader, t int, s *rgStre
 		}
 		return errAborted
 	}
-	if testHookSegment != nil {
-		testHookSegment(s.rg, seg)
+	if p.tune.OnSegment != nil {
+		p.tune.OnSegment(s.rg, seg)
 	}
 	cols, err := p.segmentColumns(s, seg, pd)
 	if err != nil {
@@ -422,7 +409,7 @@ func (p *parallelParquet) segmentColumns(s *rgStream, seg int, pd *plainDecoder)
 			s.dropSegCols(seg)
 			return out, nil
 		}
-		if k < 0 && helpSegments {
+		if k < 0 && p.tune.HelpSegments {
 			for j, cs := range s.cols {
 				if !cs.busy && !cs.bad && cs.next < seg && s.failSeg > cs.next {
 					k, kseg = j, cs.next

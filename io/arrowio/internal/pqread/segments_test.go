@@ -26,9 +26,9 @@ import (
 // in segments of seg rows, for the rest of the test.
 func streamSmall(t *testing.T, seg int64) {
 	t.Helper()
-	oldRows, oldSeg := maxColumnwiseRows, segmentRows
-	maxColumnwiseRows, segmentRows = 1000, seg
-	t.Cleanup(func() { maxColumnwiseRows, segmentRows = oldRows, oldSeg })
+	oldRows, oldSeg := testTuning.MaxColumnwiseRows, testTuning.SegmentRows
+	testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 1000, seg
+	t.Cleanup(func() { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = oldRows, oldSeg })
 }
 
 // TestParquetStreamedRowGroups checks that row groups too large to decode
@@ -253,8 +253,8 @@ func FuzzSnappyStream(f *testing.F) {
 func TestParquetStreamedFewRowGroups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
 	writePlainFile(t, path, plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy})
-	defer func(v int64) { segmentRows = v }(segmentRows)
-	segmentRows = 1000 // segments of 4096 rows, the least decode batch
+	defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
+	testTuning.SegmentRows = 1000 // segments of 4096 rows, the least decode batch
 	want := pqarrowRows(t, path)
 	for _, tc := range []struct {
 		workers  int
@@ -296,11 +296,11 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			path := filepath.Join(dir, "h"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			want := pqarrowRows(t, path)
-			defer func(v int64) { segmentRows = v }(segmentRows)
-			segmentRows = 4096 // 3 segments; one page a column spans them all
+			defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
+			testTuning.SegmentRows = 4096 // 3 segments; one page a column spans them all
 			before := helpedColumns.Load()
 			helped := make(chan bool, 1)
-			testHookSegment = func(rg, seg int) {
+			testTuning.OnSegment = func(rg, seg int) {
 				if seg != 0 {
 					return
 				}
@@ -310,7 +310,7 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 				}
 				helped <- helpedColumns.Load()-before >= int64(len(plainFastCols))
 			}
-			defer func() { testHookSegment = nil }()
+			defer func() { testTuning.OnSegment = nil }()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2})
@@ -355,7 +355,7 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 	ready := make(chan *parallelParquet, 1)
 	var calls int
 	var held []string
-	testHookDecode = func(int) {
+	testTuning.OnDecode = func(int) {
 		calls++
 		if calls != 2 {
 			return
@@ -375,7 +375,7 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 			}
 		}
 	}
-	defer func() { testHookDecode = nil }()
+	defer func() { testTuning.OnDecode = nil }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 1})
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // each (64 live streams), and its v2 pages (BYTE_STREAM_SPLIT, which cannot
 // be read in order) were held decoded whole, 8 MB a column.
 //
-// So each reader has a budget for the page streams' state (streamBudget),
+// So each reader has a budget for the page streams' state (Tuning.StreamBudget),
 // which a stream takes from while it lives. A page whose stream does not
 // fit is still decoded as a stream, but at once and to the end, by the
 // worker at hand, a block at a time into a temporary file from which the
@@ -45,26 +45,15 @@ import (
 // abort. Its space is reused as columns are read through. If it cannot be
 // created or written, pages are kept in memory, or streamed, as before.
 
-// streamBudget bounds the bytes of the page streams' state in one
+// Tuning.StreamBudget bounds the bytes of the page streams' state in one
 // reader: 64 snappy, LZ4 or gzip streams of 1M nullable rows (about 320 KB
 // each) fit, about nine of DuckDB's zstd streams (2.4 MB each) do. (At
 // 64 MB, 1M-row zstd files peaked at 1.26x gen.go's layout, and at 16 MB
 // spilled more for 12 MB less.) maxFreeLeft is the decoded overhang of a
 // page that cannot be streamed that is kept in memory (a writer's 1 MB
 // pages: the 64 MB their overhangs take over 64 columns are what row
-// groups of that size took anyway). Variables for the tests.
-var (
-	streamBudget int64 = 24 << 20
-	maxFreeLeft  int64 = 2 << 20
-)
-
-// testHookSpillRead, when set by a test, may fail a read of the spill
-// file (named name).
-var testHookSpillRead func(name string) error
-
-// spillDir is where spill files are made when ReadOptions.TempDir is ""
-// ("": os.TempDir; tests set it).
-var spillDir string
+// groups of that size took anyway); a variable for the tests.
+var maxFreeLeft int64 = 2 << 20
 
 // Test hooks: the pages spilled, the spill files open, and the largest
 // charge a reader's budget has carried.
@@ -184,6 +173,7 @@ func zstdWindow(b []byte) (int64, bool) {
 // spillFile is a reader's temporary file of decoded pages.
 type spillFile struct {
 	dir    string
+	onRead func(name string) error // Tuning.OnSpillRead
 	mu     sync.Mutex
 	f      *os.File
 	name   string // to remove on close: it could not be removed at once
@@ -297,8 +287,8 @@ func (s *spillFile) readAt(b []byte, off int64) error {
 	if closed || f == nil {
 		return errSpillClosed
 	}
-	if testHookSpillRead != nil {
-		if err := testHookSpillRead(f.Name()); err != nil {
+	if s.onRead != nil {
+		if err := s.onRead(f.Name()); err != nil {
 			return err
 		}
 	}

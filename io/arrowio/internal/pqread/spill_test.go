@@ -27,9 +27,9 @@ import (
 // returns.
 func spillSmall(t *testing.T, budget, freeLeft int64, streamAll bool) string {
 	t.Helper()
-	oldHuge, oldBudget, oldFree, oldDir, oldBlock := hugePageBytes, streamBudget, maxFreeLeft, spillDir, spillBlockRows
+	oldHuge, oldBudget, oldFree, oldDir, oldBlock := hugePageBytes, testTuning.StreamBudget, maxFreeLeft, testTuning.SpillDir, spillBlockRows
 	t.Cleanup(func() {
-		hugePageBytes, streamBudget, maxFreeLeft, spillDir, spillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
+		hugePageBytes, testTuning.StreamBudget, maxFreeLeft, testTuning.SpillDir, spillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
 	})
 	spillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
 	if streamAll {
@@ -37,9 +37,9 @@ func spillSmall(t *testing.T, budget, freeLeft int64, streamAll bool) string {
 	} else {
 		hugePageBytes = 1 << 30 // no page is streamed
 	}
-	streamBudget, maxFreeLeft = budget, freeLeft
-	spillDir = t.TempDir()
-	return spillDir
+	testTuning.StreamBudget, maxFreeLeft = budget, freeLeft
+	testTuning.SpillDir = t.TempDir()
+	return testTuning.SpillDir
 }
 
 // dirEmpty fails the test if dir holds anything.
@@ -134,18 +134,18 @@ func TestParquetSpillFileGone(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, true)
 			var optDir string
 			if tc.noDir || tc.optDir {
-				spillDir = filepath.Join(sdir, "missing")
+				testTuning.SpillDir = filepath.Join(sdir, "missing")
 			}
 			if tc.optDir {
 				optDir = sdir
 			}
 			if tc.failSeg >= 0 {
-				testHookSegment = func(rg, seg int) {
+				testTuning.OnSegment = func(rg, seg int) {
 					if seg == tc.failSeg {
 						panic("injected")
 					}
 				}
-				defer func() { testHookSegment = nil }()
+				defer func() { testTuning.OnSegment = nil }()
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			spilled, streams := spilledPages.Load(), pageStreams.Load()
@@ -286,11 +286,11 @@ func TestParquetSpillReadError(t *testing.T) {
 	streamSmall(t, 1000)
 	sdir := spillSmall(t, 0, 0, true)
 	var spillName atomic.Value // the workers read the spill file at once
-	testHookSpillRead = func(name string) error {
+	testTuning.OnSpillRead = func(name string) error {
 		spillName.Store(name)
 		return &os.PathError{Op: "read", Path: name, Err: syscall.EIO}
 	}
-	defer func() { testHookSpillRead = nil }()
+	defer func() { testTuning.OnSpillRead = nil }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2})
 	if err != nil {

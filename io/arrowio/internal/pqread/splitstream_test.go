@@ -238,16 +238,16 @@ func TestParquetByteStreamSplitByRangesCorrupt(t *testing.T) {
 // ranges. Every element is checked against what DuckDB wrote.
 func TestListCursorByteStreamSplit(t *testing.T) {
 	elem := func(i, j int) float32 { return float32(float64((i*7919+j*104729)%1000003) / 1024) }
-	defer func(b int64) { listStreamBytes = b }(listStreamBytes)
-	defer func(r, s int64) { maxColumnwiseRows, segmentRows = r, s }(maxColumnwiseRows, segmentRows)
+	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
+	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	defer func(f int64) { maxFreeLeft = f }(maxFreeLeft)
 	for _, file := range []string{"duckdb_emb_bss.parquet", "duckdb_emb_bss_stored.parquet"} {
 		for _, byRanges := range []bool{false, true} {
 			name := file + "/whole"
-			listStreamBytes, maxColumnwiseRows, segmentRows, maxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
+			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, maxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
 			if byRanges {
 				name = file + "/by-ranges"
-				listStreamBytes, maxColumnwiseRows, segmentRows, maxFreeLeft = 0, 400, 777, 0
+				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, maxFreeLeft = 0, 400, 777, 0
 			}
 			t.Run(name, func(t *testing.T) {
 				cursors, streams := listCursors.Load(), pageStreams.Load()

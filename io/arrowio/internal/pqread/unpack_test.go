@@ -275,7 +275,7 @@ func TestGatherNulls(t *testing.T) {
 }
 
 // TestGeneratedKernelsCurrent runs gen_unpack.go and checks that
-// parquet_unpack_gen.go is what it writes (go generate ./io/arrowio
+// unpack_gen.go is what it writes (go generate ./io/arrowio/internal/pqread
 // rewrites it).
 func TestGeneratedKernelsCurrent(t *testing.T) {
 	if testing.Short() {
@@ -291,15 +291,15 @@ func TestGeneratedKernelsCurrent(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("go run gen_unpack.go: %v: %s", err, out)
 	}
-	want, err := os.ReadFile(filepath.Join(dir, "parquet_unpack_gen.go"))
+	want, err := os.ReadFile(filepath.Join(dir, "unpack_gen.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("parquet_unpack_gen.go")
+	got, err := os.ReadFile("unpack_gen.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("parquet_unpack_gen.go is not what gen_unpack.go writes: run go generate ./io/arrowio")
+		t.Fatal("unpack_gen.go is not what gen_unpack.go writes: run go generate ./io/arrowio/internal/pqread")
 	}
 }

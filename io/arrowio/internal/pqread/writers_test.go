@@ -82,10 +82,10 @@ func TestReadDuckDBPageV2(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				if small {
-					defer func(r int64) { maxColumnwiseRows = r }(maxColumnwiseRows)
-					maxColumnwiseRows = 1000 // every row group is over it
-					defer func(r int64) { segmentRows = r }(segmentRows)
-					segmentRows = 300 // segments of 700 rows (the batch size), pages overhang them
+					defer func(r int64) { testTuning.MaxColumnwiseRows = r }(testTuning.MaxColumnwiseRows)
+					testTuning.MaxColumnwiseRows = 1000 // every row group is over it
+					defer func(r int64) { testTuning.SegmentRows = r }(testTuning.SegmentRows)
+					testTuning.SegmentRows = 300 // segments of 700 rows (the batch size), pages overhang them
 				}
 				// Arrow v15's DELTA_BINARY_PACKED decoder never frees
 				// a 64-byte buffer per column chunk, nor its page reader
