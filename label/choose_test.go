@@ -20,11 +20,11 @@ func TestChooseByRule(t *testing.T) {
 		student  string
 		want     string
 	}{
-		{"adult with the linear default student", 32_561, 250, 2, "logreg", MechanismDPLogReg},
+		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", ""},
 		{"adult with a non-linear student", 32_561, 250, 2, "tree", ""},
 		{"exactly the threshold keeps PATE", 5000, 250, 2, "tree", ""},
 		{"one row below the threshold", 4999, 250, 2, "tree", MechanismDPLogReg},
-		{"naive Bayes is linear too", 32_561, 250, 2, "nb", MechanismDPLogReg},
+		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", ""},
 		{"breast cancer", 379, 250, 2, "logreg", MechanismDPLogReg},
 		{"digits", 1198, 250, 10, "tree", MechanismDPLogReg},
 		{"26 classes of 13k rows", 13_000, 250, 26, "tree", MechanismDPLogReg},
@@ -64,7 +64,7 @@ func TestPlanChoice(t *testing.T) {
 		classes  int
 		wantMech string
 	}{
-		{32_561, 2, MechanismDPLogReg}, // the default student is linear
+		{32_561, 2, MechanismConfidentGNMax}, // 65 rows per class and teacher
 		{379, 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
@@ -163,8 +163,8 @@ func TestAuditChoice(t *testing.T) {
 		edit   func(*Report)
 		failed string
 	}{
-		{"dp-logreg for adult's count and a linear student", current(32_561, "logreg"), func(*Report) {}, ""},
-		{"PATE for adult's count and a linear student", current(32_561, "logreg"), pateRun, "choice follows"},
+		{"dp-logreg for adult's count and a linear student", current(32_561, "logreg"), func(*Report) {}, "choice follows"},
+		{"PATE for adult's count and a linear student", current(32_561, "logreg"), pateRun, ""},
 		{"PATE for adult's count and a tree student", current(32_561, "tree"), pateRun, ""},
 		{"PATE whose student is not the rule's", current(32_561, "tree"), func(r *Report) {
 			pateRun(r)
