@@ -156,9 +156,12 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 	streamSmall(t, 700)
 	path := filepath.Join(dir, "bad.parquet")
 	var failed, read int
-	step := int64(13)
-	if testing.Short() {
+	step := int64(53)
+	switch {
+	case testing.Short():
 		step = 211
+	case exhaustive():
+		step = 13
 	}
 	for _, rgn := range plainChunkRanges(t, clean, cols) {
 		for o := int64(0); o < rgn[1]; o += step {

@@ -146,9 +146,12 @@ func garbleChunks(t *testing.T, src string, rows int, head, every int64, opts Re
 	path := filepath.Join(t.TempDir(), "bad.parquet")
 	var failed, read int
 	for _, rgn := range plainChunkRanges(t, src, opts.Columns)[:len(opts.Columns)] {
-		step := int64(1)
-		if testing.Short() {
+		step := int64(3)
+		switch {
+		case testing.Short():
 			step = 7
+		case exhaustive():
+			step = 1
 		}
 		for o := int64(0); o < rgn[1]; o += step {
 			if o >= head && o%every != 0 {
