@@ -2,32 +2,12 @@ package label
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/pate-tool/pate/label/internal/fdp"
 	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/learners"
 )
-
-// knnBinaryRenyi is D_λ(P‖Q) for P = (p, 1 − p), Q = (q, 1 − q).
-func knnBinaryRenyi(p, q, l float64) float64 {
-	term := func(a, b float64) float64 {
-		switch {
-		case a == 0:
-			return math.Inf(-1)
-		case b == 0:
-			return math.Inf(1)
-		}
-		return l*math.Log(a) + (1-l)*math.Log(b)
-	}
-	x, y := term(p, q), term(1-p, 1-q)
-	m := math.Max(x, y)
-	if math.IsInf(m, 0) {
-		return m
-	}
-	return (m + math.Log(math.Exp(x-m)+math.Exp(y-m))) / (l - 1)
-}
 
 // knnOrders is a grid of the orders 2..maxOrder, ends included.
 func knnOrders(maxOrder int) []float64 {
@@ -39,53 +19,15 @@ func knnOrders(maxOrder int) []float64 {
 }
 
 // knnCurve is the trade-off curve private-knn's claim implies: ρ-zCDP on
-// the orders 2..maxOrder only (the orders its charge holds on), as
-// fdp.ZCDP is on every order. A test outside it breaks the claim at one of
-// those orders.
+// the orders 2..maxOrder only (the orders its charge holds on).
 func knnCurve(rho float64, maxOrder int) fdp.Curve {
-	orders := knnOrders(maxOrder)
-	return func(alpha float64) float64 {
-		if alpha >= 1 {
-			return 0
-		}
-		if alpha <= 0 {
-			return 1
-		}
-		ok := func(beta float64) bool {
-			for _, l := range orders {
-				if knnBinaryRenyi(alpha, 1-beta, l) > l*rho || knnBinaryRenyi(1-beta, alpha, l) > l*rho {
-					return false
-				}
-			}
-			return true
-		}
-		lo, hi := 0.0, 1-alpha
-		for range 60 {
-			mid := (lo + hi) / 2
-			if ok(mid) {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		return lo
-	}
+	return fdp.ZCDPOnOrders(rho, knnOrders(maxOrder))
 }
 
 // knnRhoLowerBound is the least ρ consistent with a test of rates fpr and
 // fnr on the orders 2..maxOrder.
 func knnRhoLowerBound(maxOrder int) func(fpr, fnr float64) float64 {
-	orders := knnOrders(maxOrder)
-	return func(fpr, fnr float64) float64 {
-		if fpr+fnr >= 1 {
-			return 0
-		}
-		lb := 0.0
-		for _, l := range orders {
-			lb = math.Max(lb, math.Max(knnBinaryRenyi(fpr, 1-fnr, l), knnBinaryRenyi(1-fnr, fpr, l))/l)
-		}
-		return lb
-	}
+	return fdp.RhoLowerBoundOnOrders(knnOrders(maxOrder))
 }
 
 // TestTradeoffPrivateKNN audits private-knn end to end on the sampled

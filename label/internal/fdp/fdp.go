@@ -243,7 +243,11 @@ func binaryRenyi(p, q, l float64) float64 {
 // (α, 1 − α) and (1 − β, β), are within Rényi divergence λρ of each other
 // at every order λ (data processing of Rényi divergence). It holds for
 // every ρ-zCDP mechanism, so it is the claim a zCDP accountant makes.
-func ZCDP(rho float64) Curve {
+func ZCDP(rho float64) Curve { return ZCDPOnOrders(rho, renyiOrders) }
+
+// ZCDPOnOrders is ZCDP's curve when the claim holds on the given orders
+// only (a charge that is ρ-zCDP on a bounded range of orders).
+func ZCDPOnOrders(rho float64, orders []float64) Curve {
 	return func(alpha float64) float64 {
 		if alpha >= 1 {
 			return 0
@@ -252,7 +256,7 @@ func ZCDP(rho float64) Curve {
 			return 1
 		}
 		ok := func(beta float64) bool {
-			for _, l := range renyiOrders {
+			for _, l := range orders {
 				if binaryRenyi(alpha, 1-beta, l) > l*rho || binaryRenyi(1-beta, alpha, l) > l*rho {
 					return false
 				}
@@ -274,13 +278,18 @@ func ZCDP(rho float64) Curve {
 
 // RhoLowerBound is the least ρ for which ρ-zCDP is consistent with a test
 // of rates fpr and fnr (the largest λ-normalised binary Rényi divergence).
-func RhoLowerBound(fpr, fnr float64) float64 {
-	if fpr+fnr >= 1 {
-		return 0
+func RhoLowerBound(fpr, fnr float64) float64 { return RhoLowerBoundOnOrders(renyiOrders)(fpr, fnr) }
+
+// RhoLowerBoundOnOrders is RhoLowerBound over the given orders only.
+func RhoLowerBoundOnOrders(orders []float64) func(fpr, fnr float64) float64 {
+	return func(fpr, fnr float64) float64 {
+		if fpr+fnr >= 1 {
+			return 0
+		}
+		lb := 0.0
+		for _, l := range orders {
+			lb = math.Max(lb, math.Max(binaryRenyi(fpr, 1-fnr, l), binaryRenyi(1-fnr, fpr, l))/l)
+		}
+		return lb
 	}
-	lb := 0.0
-	for _, l := range renyiOrders {
-		lb = math.Max(lb, math.Max(binaryRenyi(fpr, 1-fnr, l), binaryRenyi(1-fnr, fpr, l))/l)
-	}
-	return lb
 }

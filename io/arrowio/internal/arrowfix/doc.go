@@ -7,17 +7,15 @@
 //     decodes it, because Arrow Go trusts the lengths it declares and runs
 //     out of memory (fatally, past any recover) on hostile ones. Unnecessary
 //     once Arrow Go verifies flatbuffer messages and bounds its allocations by
-//     the bytes present, as Arrow C++ does since ARROW-5605 and as
-//     apache/arrow-go issue #77 (run the readers against the malformed-IPC
-//     fuzz corpus) asks of Go.
+//     the bytes present, as Arrow C++ does since ARROW-5605, with its readers
+//     run against a malformed-IPC fuzz corpus.
 //   - scope.go: an allocator that frees the buffers Arrow Go's IPC decoder
 //     leaks when it fails on a record batch. Unnecessary once the decoder
 //     releases what it allocated on every error path.
 //   - nulllists.go: DuckDB's null FLOAT[n] lists, which Arrow Go's Parquet
 //     reader reads with later rows' values shifted, are repaired or refused.
 //     Unnecessary once pqarrow gives an undefined list entry no child slot
-//     (and DuckDB writes one level entry for a null list, duckdb/duckdb pull
-//     request #24899).
+//     (and DuckDB writes one level entry for a null list).
 //   - lz4.go: the LZ4 and LZ4_RAW Parquet codecs, which Arrow v15 lacks,
 //     are added to its codec table (go:linkname; nothing else in the table
 //     is touched, and TestArrowCodecTable fails if the table changes shape).

@@ -17,7 +17,7 @@ import (
 // Upstream fix that retires this file (and ipccheck.go): Arrow Go verifying
 // flatbuffer messages and bounding its allocations by the bytes present, as
 // Arrow C++ does since ARROW-5605, with its readers run against the
-// malformed-IPC fuzz corpus (apache/arrow-go issue #77).
+// malformed-IPC fuzz corpus.
 
 // MaxDecompressed bounds the uncompressed size a compressed IPC buffer may
 // claim (Arrow allocates it before decompressing). Tests lower it.
