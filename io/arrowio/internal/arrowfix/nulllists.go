@@ -26,8 +26,7 @@ import (
 // elements and empty lists read right.
 //
 // Upstream fix that retires this file: pqarrow giving an undefined list
-// entry no child slot (and DuckDB writing one level entry for a null list,
-// duckdb/duckdb pull request #24899).
+// entry no child slot (and DuckDB writing one level entry for a null list).
 
 // ErrNullListSlots says why such a column is refused and the ways out.
 var ErrNullListSlots = fmt.Errorf("a list column whose null rows are written with child entries (as DuckDB writes a NULL FLOAT[n]) that do not add up to its values, which the Parquet reader pate uses would read with later rows' values shifted; leave the column out (--features, --exclude) or write it without null rows (in DuckDB: WHERE col IS NOT NULL, or COALESCE): %w", ioerr.ErrFormat)
