@@ -86,11 +86,11 @@ type WriteOptions struct {
 	// there was none, and the final values given to Commit are ignored;
 	// see Writer.Patchable.
 	Reserve map[string]int
-}
 
-// testHookWrap, when set by tests, wraps the temporary output file to
-// inject write failures.
-var testHookWrap func(io.Writer) io.Writer
+	// wrap, when set (by tests), wraps the output to inject write
+	// failures.
+	wrap func(io.Writer) io.Writer
+}
 
 // Writer writes record batches to an Arrow IPC file or stream atomically:
 // file output goes to a temporary file in the target's folder that Commit
@@ -204,8 +204,8 @@ func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, erro
 		w.tmp = tmp
 		sink = tmp
 	}
-	if testHookWrap != nil {
-		sink = testHookWrap(sink)
+	if opts.wrap != nil {
+		sink = opts.wrap(sink)
 	}
 	w.out = &posWriter{w: bufio.NewWriterSize(sink, 1<<20)}
 

@@ -334,11 +334,10 @@ func TestWriteFailsMidway(t *testing.T) {
 	for _, limit := range []int{0, 100, 1 << 20} {
 		for _, format := range []WriteFormat{WriteFile, WriteStream} {
 			t.Run(format.String()+"/"+itoa(limit), func(t *testing.T) {
-				testHookWrap = func(w io.Writer) io.Writer { return &errAfter{w: w, limit: limit} }
-				defer func() { testHookWrap = nil }()
+				wrap := func(w io.Writer) io.Writer { return &errAfter{w: w, limit: limit} }
 				dir := t.TempDir()
 				path := filepath.Join(dir, "o.arrow")
-				err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Format: format, Allocator: mem, Reserve: map[string]int{"r": 64}}, map[string]string{"r": "v"})
+				err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Format: format, Allocator: mem, Reserve: map[string]int{"r": 64}, wrap: wrap}, map[string]string{"r": "v"})
 				if !errors.Is(err, errInjected) {
 					t.Fatalf("error %v, want the injected failure", err)
 				}
