@@ -3,7 +3,6 @@ package arrowio
 import (
 	"bytes"
 	"errors"
-	"github.com/pate-tool/pate/io/arrowio/internal/arrowfix"
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"io"
@@ -152,20 +151,20 @@ var errTooManyRows = errors.New("fuzz harness: more rows than it keeps in memory
 func FuzzReadParquet(f *testing.F) {
 	addSeeds(f, FormatParquet)
 	spool := f.TempDir()
-	fuzzBounds(f)
-	tune := pqread.DefaultTuning()
-	tune.MaxListBytes = 1 << 24
+	tune := fuzzTuning()
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
-// fuzzBounds lowers the bounds on what one column chunk may decode to: a
-// few bytes of Parquet may legitimately declare a chunk of gigabytes (a
-// run of a billion levels), which the readers then allocate, and fuzzing
-// spent its time zeroing them.
-func fuzzBounds(f *testing.F) {
-	d := arrowfix.MaxDecompressed
-	f.Cleanup(func() { arrowfix.MaxDecompressed = d })
-	arrowfix.MaxDecompressed = 1 << 24
+// fuzzTuning is the default tuning with lower bounds on what one column
+// chunk or IPC buffer may decode to: a few bytes of Parquet may
+// legitimately declare a chunk of gigabytes (a run of a billion levels),
+// which the readers then allocate, and fuzzing spent its time zeroing
+// them.
+func fuzzTuning() *pqread.Tuning {
+	tune := pqread.DefaultTuning()
+	tune.MaxListBytes = 1 << 24
+	tune.MaxDecompressed = 1 << 24
+	return tune
 }
 
 // FuzzReadParquetStreamed is FuzzReadParquet with row groups of more than
@@ -199,37 +198,35 @@ func FuzzReadParquetStreamed(f *testing.F) {
 	}
 	f.Add(b)
 	spool := f.TempDir()
-	fuzzBounds(f)
 	// Row groups over 64 rows streamed in segments of 64, list chunks by
 	// cursors, every footer a window of one row group at a time, and (a
 	// free-left bound of 0) byte-stream-split pages read by ranges.
-	tune := pqread.DefaultTuning()
-	tune.MaxListBytes = 1 << 24
+	tune := fuzzTuning()
 	tune.MaxColumnwiseRows, tune.SegmentRows, tune.ListStreamBytes = 64, 64, 0
 	tune.LazyFooterMin, tune.FooterWindowBytes = 0, 1
-	f.Cleanup(pqread.SetMaxFreeLeftForTests(0))
+	tune.MaxFreeLeft = 0
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 func FuzzReadIPCFile(f *testing.F) {
 	addSeeds(f, FormatIPCFile)
 	spool := f.TempDir()
-	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
+	tune := fuzzTuning()
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 func FuzzReadIPCStream(f *testing.F) {
 	addSeeds(f, FormatIPCStream)
 	spool := f.TempDir()
-	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
+	tune := fuzzTuning()
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 func FuzzReadCSV(f *testing.F) {
 	addSeeds(f, FormatCSV)
 	spool := f.TempDir()
-	arrowfix.MaxDecompressed = 1 << 24
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, nil) })
+	tune := fuzzTuning()
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRoundTrip(t, data, spool, tune) })
 }
 
 // viewRecords is two batches of string_view and binary_view columns, with

@@ -19,6 +19,7 @@ func openParquet(f *os.File, name string, opts ReadOptions) (source, error) {
 		SelectLater: opts.SelectLater,
 		NoSpill:     opts.NoSpill,
 		Tuning:      opts.tune,
+		Stats:       opts.stats,
 	})
 	if err != nil {
 		return nil, err

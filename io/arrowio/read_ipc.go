@@ -36,11 +36,12 @@ func openIPCFile(f *os.File, name string, opts ReadOptions) (source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	blocks, err := arrowfix.CheckIPCFile(f, st.Size())
+	tune := opts.tuning()
+	blocks, err := arrowfix.CheckIPCFile(f, st.Size(), tune.MaxDecompressed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", name, ErrFormat, err)
 	}
-	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes)
+	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes, tune.PoisonRecycled, opts.stats)
 	mem := arrowfix.NewScope(rc)
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 	if err != nil {
@@ -118,8 +119,9 @@ type ipcStreamSource struct {
 }
 
 func openIPCStream(r io.Reader, name string, opts ReadOptions) (source, error) {
-	mr := arrowfix.NewCheckedMessageReader(r)
-	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes)
+	tune := opts.tuning()
+	mr := arrowfix.NewCheckedMessageReader(r, tune.MaxDecompressed)
+	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes, tune.PoisonRecycled, opts.stats)
 	mem := arrowfix.NewScope(rc)
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {

@@ -19,7 +19,8 @@ import (
 // every value read is right (a reused buffer Arrow did not overwrite
 // whole, or one still in use, would show), and nothing leaks.
 func TestIPCRecycledBuffers(t *testing.T) {
-	defer pqread.SetPoisonRecycledForTests(true)()
+	tune := pqread.DefaultTuning()
+	tune.PoisonRecycled = true
 	const rows, batch = 9_100, 700
 	ref := pqtest.PlainRecord(memory.NewGoAllocator(), 0, rows)
 	defer ref.Release()
@@ -39,8 +40,8 @@ func TestIPCRecycledBuffers(t *testing.T) {
 			writeIPCBatches(t, path, ref, batch, tc.file, tc.opts)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			before := pqread.RecycledBuffersForTests()
-			r, err := Open(path, ReadOptions{Allocator: mem})
+			st := new(pqread.Stats)
+			r, err := Open(path, ReadOptions{Allocator: mem, tune: tune, stats: st})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +55,7 @@ func TestIPCRecycledBuffers(t *testing.T) {
 			if at != rows {
 				t.Fatalf("read %d rows, want %d", at, rows)
 			}
-			if n := pqread.RecycledBuffersForTests() - before; n == 0 {
+			if st.RecycledBuffers.Load() == 0 {
 				t.Error("no buffer was recycled")
 			}
 		})

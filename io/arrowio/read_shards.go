@@ -156,7 +156,7 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 	}()
 	var full *arrow.Schema
 	if format == FormatParquet {
-		pf, _, err := pqread.OpenFooter(f, parquet.NewReaderProperties(opts.Allocator), nil)
+		pf, _, err := pqread.OpenFooter(f, parquet.NewReaderProperties(opts.Allocator), opts.tune)
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt parquet file: %w: %w", path, ErrFormat, err)
 		}
@@ -175,7 +175,7 @@ func probeShard(path string, opts ReadOptions) (sch *arrow.Schema, rows int64, e
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: %w", path, err)
 		}
-		blocks, err := arrowfix.CheckIPCFile(f, st.Size())
+		blocks, err := arrowfix.CheckIPCFile(f, st.Size(), opts.tuning().MaxDecompressed)
 		if err != nil {
 			return nil, -1, fmt.Errorf("%s: corrupt arrow ipc file: %w: %w", path, ErrFormat, err)
 		}

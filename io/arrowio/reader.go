@@ -76,9 +76,20 @@ type ReadOptions struct {
 	// is ignored with CSVTypes).
 	CountRows bool
 
-	// tune, when not nil, sets the Parquet reader's thresholds and
-	// switches (tests and benchmarks; nil: pqread.DefaultTuning).
+	// tune, when not nil, sets the readers' thresholds and switches
+	// (tests and benchmarks; nil: pqread.DefaultTuning).
 	tune *pqread.Tuning
+	// stats, when not nil, receives the Parquet reader's and the
+	// recyclers' counts (tests); nil: each reader counts into its own.
+	stats *pqread.Stats
+}
+
+// tuning is the readers' tuning: tune, or the defaults.
+func (o *ReadOptions) tuning() *pqread.Tuning {
+	if o.tune != nil {
+		return o.tune
+	}
+	return pqread.DefaultTuning()
 }
 
 // source yields owned record batches of one input format.

@@ -462,12 +462,12 @@ func TestSelect(t *testing.T) {
 			t.Run(name+"/cols="+strings.Join(cols, "+"), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 				defer mem.AssertSize(t, 0)
-				r, err := Open(path, ReadOptions{Allocator: mem, SelectLater: true, BatchSize: 1000})
+				st := new(pqread.Stats)
+				r, err := Open(path, ReadOptions{Allocator: mem, SelectLater: true, BatchSize: 1000, stats: st})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				before := pqread.PlainColumnsForTests()
 				if err := r.Select(cols); err != nil {
 					t.Fatal(err)
 				}
@@ -498,7 +498,7 @@ func TestSelect(t *testing.T) {
 					case "x", "flag+id":
 						wantPlain = perColumn
 					}
-					if n := pqread.PlainColumnsForTests() - before; n != wantPlain {
+					if n := st.PlainColumns.Load(); n != wantPlain {
 						t.Errorf("the fast path decoded %d column chunks, want %d", n, wantPlain)
 					}
 				}

@@ -19,10 +19,6 @@ import (
 // Arrow C++ does since ARROW-5605, with its readers run against the
 // malformed-IPC fuzz corpus.
 
-// MaxDecompressed bounds the uncompressed size a compressed IPC buffer may
-// claim (Arrow allocates it before decompressing). Tests lower it.
-var MaxDecompressed int64 = 1 << 32
-
 var errFB = errors.New("invalid flatbuffer metadata")
 
 type fbTable struct {
@@ -314,8 +310,9 @@ func checkRecordBatch(rb fbTable, info *msgInfo) error {
 }
 
 // checkCompressed checks the uncompressed-length prefix of each compressed
-// buffer in body.
-func checkCompressed(info msgInfo, body []byte) error {
+// buffer in body: at most maxDecompressed bytes (Arrow allocates them
+// before decompressing).
+func checkCompressed(info msgInfo, body []byte, maxDecompressed int64) error {
 	if !info.compressed {
 		return nil
 	}
@@ -327,7 +324,7 @@ func checkCompressed(info msgInfo, body []byte) error {
 			return fmt.Errorf("%w: compressed buffer %d too short", errFB, k)
 		}
 		n := int64(binary.LittleEndian.Uint64(body[b[0]:]))
-		if n != -1 && (n < 0 || n > MaxDecompressed) {
+		if n != -1 && (n < 0 || n > maxDecompressed) {
 			return fmt.Errorf("%w: compressed buffer %d claims %d bytes uncompressed", errFB, k, n)
 		}
 	}

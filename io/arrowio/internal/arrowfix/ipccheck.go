@@ -20,6 +20,7 @@ import (
 // length the metadata claims.
 type CheckedMessageReader struct {
 	r    io.Reader
+	max  int64 // the most bytes a compressed buffer may claim
 	msg  *ipc.Message
 	refs int64
 }
@@ -27,9 +28,10 @@ type CheckedMessageReader struct {
 var _ ipc.MessageReader = (*CheckedMessageReader)(nil)
 
 // NewCheckedMessageReader returns a message reader of the IPC stream r
-// that checks each message's metadata before Arrow decodes it.
-func NewCheckedMessageReader(r io.Reader) *CheckedMessageReader {
-	return &CheckedMessageReader{r: r, refs: 1}
+// that checks each message's metadata before Arrow decodes it, a
+// compressed buffer claiming at most maxDecompressed bytes uncompressed.
+func NewCheckedMessageReader(r io.Reader, maxDecompressed int64) *CheckedMessageReader {
+	return &CheckedMessageReader{r: r, max: maxDecompressed, refs: 1}
 }
 
 func (m *CheckedMessageReader) Retain() { m.refs++ }
@@ -85,7 +87,7 @@ func (m *CheckedMessageReader) Message() (*ipc.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
 	}
-	if err := checkCompressed(info, body); err != nil {
+	if err := checkCompressed(info, body, m.max); err != nil {
 		return nil, err
 	}
 	if m.msg != nil {
@@ -110,8 +112,9 @@ type IPCBlock struct {
 func (b IPCBlock) NumRows() int64 { return b.rows }
 
 // CheckIPCFile checks the footer of the IPC file f of the given size and
-// returns its record-batch blocks, each checked against the file.
-func CheckIPCFile(f *os.File, size int64) ([]IPCBlock, error) {
+// returns its record-batch blocks, each checked against the file (a
+// compressed buffer claiming at most maxDecompressed bytes uncompressed).
+func CheckIPCFile(f *os.File, size, maxDecompressed int64) ([]IPCBlock, error) {
 	if size < 6+2+4+6 {
 		return nil, fmt.Errorf("%w: file of %d bytes is too short", errFB, size)
 	}
@@ -158,7 +161,7 @@ func CheckIPCFile(f *os.File, size int64) ([]IPCBlock, error) {
 				metaLen: int32(binary.LittleEndian.Uint32(footer[p+8:])),
 				bodyLen: int64(binary.LittleEndian.Uint64(footer[p+16:])),
 			}
-			info, err := checkBlock(f, blk, size-10-flen)
+			info, err := checkBlock(f, blk, size-10-flen, maxDecompressed)
 			if err != nil {
 				return nil, fmt.Errorf("block %d: %w", k, err)
 			}
@@ -173,7 +176,7 @@ func CheckIPCFile(f *os.File, size int64) ([]IPCBlock, error) {
 
 // checkBlock checks that blk lies within the first end bytes of f and
 // that its message metadata is sound, and returns what the metadata says.
-func checkBlock(f *os.File, blk IPCBlock, end int64) (msgInfo, error) {
+func checkBlock(f *os.File, blk IPCBlock, end, maxDecompressed int64) (msgInfo, error) {
 	if blk.offset < 8 || blk.metaLen < 8 || blk.bodyLen < 0 || blk.offset > end ||
 		int64(blk.metaLen) > end-blk.offset || blk.bodyLen > end-blk.offset-int64(blk.metaLen) {
 		return msgInfo{}, fmt.Errorf("%w: block [%d, +%d+%d) outside file", errFB, blk.offset, blk.metaLen, blk.bodyLen)
@@ -199,7 +202,7 @@ func checkBlock(f *os.File, blk IPCBlock, end int64) (msgInfo, error) {
 		if _, err := f.ReadAt(body, blk.offset+int64(blk.metaLen)); err != nil {
 			return info, err
 		}
-		return info, checkCompressed(info, body)
+		return info, checkCompressed(info, body, maxDecompressed)
 	}
 	return info, nil
 }

@@ -212,7 +212,7 @@ func BenchmarkSnappyFragments(b *testing.B) {
 	b.Run("walk", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, ok := snappyFragments(r, 0, int64(len(block)), int64(len(data))); !ok {
+			if _, ok := snappyFragments(r, 0, int64(len(block)), int64(len(data)), DefaultTuning().SnappyFragment); !ok {
 				b.Fatal("refused")
 			}
 		}

@@ -36,6 +36,9 @@
 //     defaults in one place (DefaultTuning); a reader takes its own from
 //     Options.Tuning, which is how tests and benchmarks send files down one
 //     path or another.
+//   - stats.go: what a reader did (Stats: pages streamed or spilled,
+//     columns by the fast path, ...), counted per reader (Options.Stats),
+//     which is how tests see the path a file took.
 //
 // Errors of a corrupt file wrap ioerr.ErrFormat, which io/arrowio exports as
 // ErrFormat.

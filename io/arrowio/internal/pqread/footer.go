@@ -72,13 +72,13 @@ func OpenFooter(f *os.File, props *parquet.ReaderProperties, t *Tuning) (*file.R
 		if err := checkRowGroups(pf.MetaData(), 0); err != nil {
 			return nil, nil, err
 		}
-		if err := checkArrowSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+		if err := checkArrowSchema(pf.MetaData().KeyValueMetadata(), t.MaxDecompressed); err != nil {
 			return nil, nil, err
 		}
 		dropStatistics(pf.MetaData())
 		return pf, nil, nil
 	}
-	if err := checkArrowSchema(lf.md.KeyValueMetadata()); err != nil {
+	if err := checkArrowSchema(lf.md.KeyValueMetadata(), t.MaxDecompressed); err != nil {
 		return nil, nil, err
 	}
 	pf, err := file.NewParquetReader(f, file.WithReadProps(props), file.WithMetadata(lf.md))
@@ -93,8 +93,9 @@ func OpenFooter(f *os.File, props *parquet.ReaderProperties, t *Tuning) (*file.R
 // base64), which pqarrow decodes as Arrow's IPC reader does, trusting its
 // lengths: a corrupt one made it allocate 94 GB (FuzzReadParquetStreamed).
 // The value is decoded as pqarrow decodes it, and its message is read
-// through the checks of the IPC readers (fbcheck.go).
-func checkArrowSchema(kv metadata.KeyValueMetadata) error {
+// through the checks of the IPC readers (fbcheck.go), a compressed
+// buffer claiming at most maxDecompressed bytes.
+func checkArrowSchema(kv metadata.KeyValueMetadata, maxDecompressed int64) error {
 	v := kv.FindValue("ARROW:schema")
 	if v == nil {
 		return nil
@@ -109,7 +110,7 @@ func checkArrowSchema(kv metadata.KeyValueMetadata) error {
 			return nil // pqarrow fails on it the same way, before any allocation
 		}
 	}
-	r := arrowfix.NewCheckedMessageReader(bytes.NewReader(decoded))
+	r := arrowfix.NewCheckedMessageReader(bytes.NewReader(decoded), maxDecompressed)
 	defer r.Release()
 	if _, err := r.Message(); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("the Arrow schema in the key-value metadata: %w", err)

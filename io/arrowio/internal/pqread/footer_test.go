@@ -248,7 +248,7 @@ func TestCheckArrowSchema(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := checkArrowSchema(kv)
+			err := checkArrowSchema(kv, DefaultTuning().MaxDecompressed)
 			if (err == nil) != tc.ok {
 				t.Fatalf("checkArrowSchema: %v, want ok %v", err, tc.ok)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -206,7 +205,7 @@ func (pd *plainDecoder) listColumn(md *metadata.FileMetaData, rg, leaf int, rows
 		data = array.NewData(dt, int(rows), []*memory.Buffer{rowValid, offsets}, []arrow.ArrayData{child}, int(lc.nullRows), 0)
 	}
 	defer data.Release()
-	plainColumns.Add(1)
+	pd.stat().PlainColumns.Add(1)
 	return array.MakeFromData(data), true
 }
 
@@ -222,7 +221,7 @@ func (pd *plainDecoder) firstPageStreams(off, n int64, codec compress.Compressio
 	}
 	hc := headerChecker{maxNested: pd.tuning().MaxNestedValues, r: pd.r, size: pd.size}
 	h, _, err := hc.header(off, off+n)
-	return err == nil && h.typ == pageData && h.v1 && !h.v2 && streamable(h, codec)
+	return err == nil && h.typ == pageData && h.v1 && !h.v2 && pd.tuning().streamable(h, codec)
 }
 
 // decode decodes every page of the chunk, which must hold exactly the
@@ -260,7 +259,7 @@ func (lc *listChunk) decodeAt(pd *plainDecoder, off, n int64) bool {
 		}
 		at := pos + int64(hl)
 		pos = at + int64(h.csize)
-		if h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID) {
+		if h.typ == pageData && h.v1 && !h.v2 && pd.tuning().streamable(h, c.codecID) {
 			if !lc.streamV1(pd, h, at) {
 				return false
 			}
@@ -293,10 +292,10 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 	}
 	var ps pageStream
 	defer ps.close()
-	if !ps.open(c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
+	if !ps.open(pd, c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
 		return false
 	}
-	pageStreams.Add(1)
+	pd.stat().PageStreams.Add(1)
 	w := int64(c.w)
 	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
 	if !ok {
@@ -324,9 +323,6 @@ func (lc *listChunk) streamV1(pd *plainDecoder, h *pageHeader, at int64) bool {
 	return true
 }
 
-// zstdPagesPlaced counts the zstd pages zstdPlaced decoded (tests).
-var zstdPagesPlaced atomic.Int64
-
 // zstdPlaced decodes the zstd DATA_PAGE h (body at byte at of the file, n
 // level entries) into c.values where placePage puts it, reading the body
 // through a bufio.Reader, and then reads its levels from there: the page
@@ -350,7 +346,7 @@ func (lc *listChunk) zstdPlaced(pd *plainDecoder, h *pageHeader, at, n int64) (d
 		c.putBehind(pd, from)
 		return false, false
 	}
-	zstdPagesPlaced.Add(1)
+	pd.stat().ZstdPagesPlaced.Add(1)
 	return true, lc.placedV1(pd, c.values[from:from+size], n, from)
 }
 
@@ -410,10 +406,6 @@ func (lc *listChunk) pageV1(pd *plainDecoder, h *pageHeader, body []byte) bool {
 	return lc.values(pd, h, vals, slots, present)
 }
 
-// listPagesInPlace counts the list pages decompressed straight into place
-// (tests).
-var listPagesInPlace atomic.Int64
-
 // placedV1 decodes a PLAIN DATA_PAGE of n level entries decompressed into
 // c.values from byte from on (placePage): its levels, then its values,
 // which are in place when each entry is a value and the page was placed
@@ -431,7 +423,7 @@ func (lc *listChunk) placedV1(pd *plainDecoder, page []byte, n int64, from int) 
 		if len(vals) > 0 && unsafe.SliceData(vals) != unsafe.SliceData(c.values[at:]) {
 			copy(c.values[at:], vals)
 		} else {
-			listPagesInPlace.Add(1)
+			pd.stat().ListPagesInPlace.Add(1)
 		}
 		c.putBehind(pd, from)
 		c.row += slots

@@ -2,7 +2,6 @@ package pqread
 
 import (
 	"io"
-	"sync/atomic"
 )
 
 // Pages decompressed ahead of a list cursor. A list chunk's pages are
@@ -37,9 +36,6 @@ const (
 // that finds the budget spent reads no further ahead: it opens its pages
 // itself, as a cursor did before the read-ahead.
 
-// aheadPagesRead counts the pages decompressed ahead (tests).
-var aheadPagesRead atomic.Int64
-
 // aheadPage is a page being, or done, decompressed ahead of the cursor.
 type aheadPage struct {
 	pos, next int64 // where its header starts; where the page after it starts
@@ -68,7 +64,7 @@ func (lr *listCursor) readAhead(pd *plainDecoder) {
 		if err != nil || h.csize < 0 || h.usize < 0 || int64(h.csize) > lr.end-lr.scan-int64(hl) {
 			return
 		}
-		if h.typ != pageData || !h.v1 || h.v2 || streamable(h, c.codecID) || splittable(h, c.codecID) ||
+		if t := pd.tuning(); h.typ != pageData || !h.v1 || h.v2 || t.streamable(h, c.codecID) || t.splittable(h, c.codecID) ||
 			h.usize > aheadPageBytes || h.csize > aheadPageBytes ||
 			len(lr.ahead) > 0 && lr.aheadBytes+int64(h.usize) > aheadBytes {
 			return
@@ -88,13 +84,14 @@ func (lr *listCursor) readAhead(pd *plainDecoder) {
 		lr.aheadBytes += int64(h.usize)
 		// The codec and its id, not the chunk: a DATA_PAGE_V2 swaps the
 		// chunk's codec while it is decoded.
-		go inflateAhead(a, plainChunk{codec: c.codec, codecID: c.codecID}, pd.r)
+		go inflateAhead(a, plainChunk{codec: c.codec, codecID: c.codecID}, pd.r, pd.stat())
 	}
 }
 
-// inflateAhead reads a's body and decompresses it. A codec's panic on a
-// corrupt page (Arrow's snappy decoder panics) fails the page.
-func inflateAhead(a *aheadPage, pc plainChunk, r io.ReaderAt) {
+// inflateAhead reads a's body and decompresses it, counted in st. A
+// codec's panic on a corrupt page (Arrow's snappy decoder panics) fails
+// the page.
+func inflateAhead(a *aheadPage, pc plainChunk, r io.ReaderAt, st *Stats) {
 	defer close(a.done)
 	defer func() {
 		if recover() != nil {
@@ -105,7 +102,7 @@ func inflateAhead(a *aheadPage, pc plainChunk, r io.ReaderAt) {
 		return
 	}
 	a.page, a.ok = pc.inflate(a.page, a.body, int(a.h.usize))
-	aheadPagesRead.Add(1)
+	st.AheadPagesRead.Add(1)
 }
 
 // takeAhead returns the page at lr.pos if it was read ahead, once it is

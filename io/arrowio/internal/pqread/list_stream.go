@@ -3,7 +3,6 @@ package pqread
 import (
 	"io"
 	"math"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -30,10 +29,6 @@ import (
 // a chunk whose pages are all ones it decodes; another chunk is decoded
 // whole, as before. A page that does not decode after that is corrupt: the
 // read fails.
-
-// listCursors counts the list chunks decoded a segment at a time, and
-// listSpans their pages that start inside a row (tests).
-var listCursors, listSpans atomic.Int64
 
 // maxCursorPage bounds a page's level entries times the value width on
 // the cursor, which sizes its page buffer by them before it reads the
@@ -148,7 +143,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 				return nil
 			}
 			seen += int64(h.numValues)
-			if !(h.v1 && streamable(h, cc.Compression())) && !splittable(h, cc.Compression()) && (h.usize > maxStreamPage || h.csize > maxStreamPage) {
+			if t := pd.tuning(); !(h.v1 && t.streamable(h, cc.Compression())) && !t.splittable(h, cc.Compression()) && (h.usize > maxStreamPage || h.csize > maxStreamPage) {
 				return nil
 			}
 		default:
@@ -159,7 +154,7 @@ func (p *parallelParquet) newListCursor(s *rgStream, k int, pd *plainDecoder) *l
 	if seen != nvals {
 		return nil
 	}
-	listCursors.Add(1)
+	pd.stat().ListCursors.Add(1)
 	return &listCursor{
 		lc: listChunk{
 			plainChunk: plainChunk{codec: codec, codecID: cc.Compression(), w: w, dictN: -1},
@@ -437,11 +432,11 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			if c.row != n && !(lr.lc.nullable && lr.lc.entries == n) {
 				return false
 			}
-		case h.typ == pageData && h.v1 && !h.v2 && streamable(h, c.codecID):
+		case h.typ == pageData && h.v1 && !h.v2 && pd.tuning().streamable(h, c.codecID):
 			if !lr.openStream(pd, h, at, n) {
 				return false
 			}
-		case (h.typ == pageData && h.v1 && !h.v2 || h.typ == pageDataV2 && h.v2 && !h.v1) && splittable(h, c.codecID):
+		case (h.typ == pageData && h.v1 && !h.v2 || h.typ == pageDataV2 && h.v2 && !h.v1) && pd.tuning().splittable(h, c.codecID):
 			if !lr.openSplit(pd, h, at, n) {
 				return false
 			}
@@ -479,7 +474,7 @@ func (lr *listCursor) openPage(pd *plainDecoder) bool {
 			lr.inRow = false // the last row ended with the page before
 		}
 		if lr.inRow {
-			listSpans.Add(1)
+			pd.stat().ListSpans.Add(1)
 		}
 		return true
 	}
@@ -494,11 +489,11 @@ func (lr *listCursor) openStream(pd *plainDecoder, h *pageHeader, at, n int64) b
 		return false
 	}
 	ps := &pageStream{}
-	if !ps.open(c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
+	if !ps.open(pd, c.codecID, io.NewSectionReader(pd.r, at, int64(h.csize)), int64(h.usize)) {
 		ps.close()
 		return false
 	}
-	pageStreams.Add(1)
+	pd.stat().PageStreams.Add(1)
 	rep, def, left, ok := streamLevels(ps.dec, n, int64(h.usize))
 	if !ok {
 		ps.close()
@@ -565,7 +560,7 @@ func (lr *listCursor) openSplit(pd *plainDecoder, h *pageHeader, at, n int64) bo
 			return false
 		}
 		var ok bool
-		if page, ok = openRangePage(pd.r, c.codecID, at, int64(h.csize), int64(h.usize)); !ok {
+		if page, ok = openRangePage(pd, c.codecID, at, int64(h.csize), int64(h.usize)); !ok {
 			return false
 		}
 		var left int64
@@ -589,7 +584,7 @@ func (lr *listCursor) openSplit(pd *plainDecoder, h *pageHeader, at, n int64) bo
 		}
 		lead := int64(len(lv))
 		var ok bool
-		if page, ok = openRangePage(pd.r, codec, at+lead, int64(h.csize)-lead, int64(h.usize)-lead); !ok {
+		if page, ok = openRangePage(pd, codec, at+lead, int64(h.csize)-lead, int64(h.usize)-lead); !ok {
 			return false
 		}
 	}
@@ -601,7 +596,7 @@ func (lr *listCursor) openSplit(pd *plainDecoder, h *pageHeader, at, n int64) bo
 		return false
 	}
 	ss := &splitStream{page: page, vstart: vstart, nn: present}
-	pageStreams.Add(1)
+	pd.stat().PageStreams.Add(1)
 	if present != slots {
 		// Values to scatter among null slots: read out into buf.
 		return lr.scatterOut(pd, slots, present, func(vals []byte) bool {

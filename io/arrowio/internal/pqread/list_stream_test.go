@@ -48,7 +48,7 @@ func checkSpanningNullRows(t *testing.T, name string, a arrow.Array, first int) 
 func TestListNullsSpanningPages(t *testing.T) {
 	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
 	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
+	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
 	const rows = 3000
 	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
 		path := filepath.Join(t.TempDir(), "n.parquet")
@@ -60,22 +60,22 @@ func TestListNullsSpanningPages(t *testing.T) {
 				testTuning.ListStreamBytes = 1 << 40
 			}
 			if mode == "cursor, streamed pages" {
-				hugePageBytes = 16
+				testTuning.HugePageBytes = 16
 			}
-			before, spans, ahead := listCursors.Load(), listSpans.Load(), aheadPagesRead.Load()
+			before, spans, ahead := testStats.ListCursors.Load(), testStats.ListSpans.Load(), testStats.AheadPagesRead.Load()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			got, err, n := readParquetWith(t, path, true, mem, []string{"n32"})
-			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, hugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
+			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.HugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if cursor := listCursors.Load() > before; cursor != (mode != "whole") || n == 0 && !cursor {
+			if cursor := testStats.ListCursors.Load() > before; cursor != (mode != "whole") || n == 0 && !cursor {
 				t.Errorf("%s: decoded by the cursor %v, by the fast path %d chunks", name, cursor, n)
 			}
-			if mode != "whole" && listSpans.Load() == spans {
+			if mode != "whole" && testStats.ListSpans.Load() == spans {
 				t.Errorf("%s: no row spanned pages", name)
 			}
-			if mode == "cursor" && codec != compress.Codecs.Uncompressed && aheadPagesRead.Load() == ahead {
+			if mode == "cursor" && codec != compress.Codecs.Uncompressed && testStats.AheadPagesRead.Load() == ahead {
 				t.Errorf("%s: no page was decompressed ahead of the cursor", name)
 			}
 			row := 0
@@ -128,7 +128,7 @@ func TestListCursorFewRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
+		pd := &plainDecoder{tune: testTuning, stats: testStats, r: f, size: st.Size()}
 		lr := &listCursor{
 			lc: listChunk{plainChunk: plainChunk{codec: c, codecID: cc.Compression(), w: 4, dictN: -1},
 				maxDef: 3, cont: true, nullable: true, shape: shape},
@@ -142,7 +142,7 @@ func TestListCursorFewRows(t *testing.T) {
 			lr.budget.live.Store(before)
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		ahead := aheadPagesRead.Load()
+		ahead := testStats.AheadPagesRead.Load()
 		for row, k := 0, int64(1); row < rows; k = k%7 + 1 {
 			k = min(k, int64(rows-row))
 			a, ok := lr.next(pd, k, mem)
@@ -159,7 +159,7 @@ func TestListCursorFewRows(t *testing.T) {
 		if c == nil || tc.spent {
 			want = 0
 		}
-		if got := aheadPagesRead.Load() - ahead; got != want {
+		if got := testStats.AheadPagesRead.Load() - ahead; got != want {
 			t.Errorf("%s (budget spent %v): %d pages decompressed ahead, want %d", codec, tc.spent, got, want)
 		}
 		if held := lr.budget.live.Load(); held != before {
@@ -226,7 +226,7 @@ func TestListCursor(t *testing.T) {
 	}
 	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
 	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
+	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path
@@ -252,26 +252,26 @@ func TestListCursor(t *testing.T) {
 				}
 				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 0, 400, 400
 				if tc.huge {
-					hugePageBytes = 1024
+					testTuning.HugePageBytes = 1024
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				before, streamed, spans, ahead := listCursors.Load(), pageStreams.Load(), listSpans.Load(), aheadPagesRead.Load()
+				before, streamed, spans, ahead := testStats.ListCursors.Load(), testStats.PageStreams.Load(), testStats.ListSpans.Load(), testStats.AheadPagesRead.Load()
 				got, err, _ := readParquetWith(t, path, true, mem, []string{c})
 				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 256<<20, 1<<18, 64<<10
-				hugePageBytes = 8 << 20
+				testTuning.HugePageBytes = 8 << 20
 				if err != nil {
 					t.Fatalf("%s: %v", c, err)
 				}
-				if used := listCursors.Load() > before; used != cursor {
+				if used := testStats.ListCursors.Load() > before; used != cursor {
 					t.Errorf("%s: decoded by the cursor %v, want %v", c, used, cursor)
 				}
-				if cursor && tc.spans && (c == "l32" || c == "l32req") && listSpans.Load() == spans {
+				if cursor && tc.spans && (c == "l32" || c == "l32req") && testStats.ListSpans.Load() == spans {
 					t.Errorf("%s: no row spanned pages", c)
 				}
-				if cursor && tc.ahead && aheadPagesRead.Load() == ahead {
+				if cursor && tc.ahead && testStats.AheadPagesRead.Load() == ahead {
 					t.Errorf("%s: no page was decompressed ahead of the cursor", c)
 				}
-				if cursor && tc.huge && !tc.pf.v2 && pageStreams.Load() == streamed {
+				if cursor && tc.huge && !tc.pf.v2 && testStats.PageStreams.Load() == streamed {
 					t.Errorf("%s: no page was streamed", c)
 				}
 				sameRows(t, want[0].Schema(), got, want)

@@ -184,17 +184,17 @@ func TestParquetListFastPath(t *testing.T) {
 				tc.fast = listFastCols
 			}
 			if tc.byPage {
-				defer func(b int64, h int32) { testTuning.ListWholeBytes, hugePageBytes = b, h }(testTuning.ListWholeBytes, hugePageBytes)
-				testTuning.ListWholeBytes, hugePageBytes = 0, 1024
+				defer func(b int64, h int32) { testTuning.ListWholeBytes, testTuning.HugePageBytes = b, h }(testTuning.ListWholeBytes, testTuning.HugePageBytes)
+				testTuning.ListWholeBytes, testTuning.HugePageBytes = 0, 1024
 				if tc.huge > 0 {
-					hugePageBytes = tc.huge
+					testTuning.HugePageBytes = tc.huge
 				}
 			}
 			if tc.firstPage {
-				defer func(h int32) { hugePageBytes = h }(hugePageBytes)
-				hugePageBytes = 1024
+				defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
+				testTuning.HugePageBytes = 1024
 			}
-			streamed := pageStreams.Load()
+			streamed := testStats.PageStreams.Load()
 			if tc.stream {
 				defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
@@ -210,14 +210,14 @@ func TestParquetListFastPath(t *testing.T) {
 			}
 			// Read by pages, the large PLAIN v1 pages (not DuckDB's, which
 			// are dictionary-encoded here) were streamed.
-			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && pageStreams.Load() == streamed {
+			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && testStats.PageStreams.Load() == streamed {
 				t.Error("no page was streamed")
 			}
 			// Chunks read whole by their size: only snappy and stored ones
 			// whose first page streams are read by page instead.
 			if tc.firstPage {
 				want := tc.pf.codec != compress.Codecs.Zstd
-				if got := pageStreams.Load() != streamed; got != want {
+				if got := testStats.PageStreams.Load() != streamed; got != want {
 					t.Errorf("pages streamed: %v, want %v", got, want)
 				}
 			}
@@ -245,7 +245,7 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if n != 0 {
 		t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
 	}
-	fb, placed, zplaced := streamFallbacks.Load(), listPagesInPlace.Load(), zstdPagesPlaced.Load()
+	fb, placed, zplaced := testStats.StreamFallbacks.Load(), testStats.ListPagesInPlace.Load(), testStats.ZstdPagesPlaced.Load()
 	got, err, n := readParquetWith(t, path, true, mem, []string{c})
 	if err != nil {
 		t.Fatalf("%s: fast path: %v", c, err)
@@ -278,13 +278,13 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if !fast && n != 0 {
 		t.Errorf("%s: fast path decoded %d chunks of a column it must leave to pqarrow", c, n)
 	}
-	if tc.inPlace && (c == "l32req" || c == "f32") && listPagesInPlace.Load() == placed {
+	if tc.inPlace && (c == "l32req" || c == "f32") && testStats.ListPagesInPlace.Load() == placed {
 		t.Errorf("%s: no page was decompressed in place", c)
 	}
-	if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && zstdPagesPlaced.Load() == zplaced {
+	if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && testStats.ZstdPagesPlaced.Load() == zplaced {
 		t.Errorf("%s: no zstd page was decoded into place", c)
 	}
-	if tc.stream && fast && streamFallbacks.Load() != fb {
+	if tc.stream && fast && testStats.StreamFallbacks.Load() != fb {
 		t.Errorf("%s: a streamed row group's list went to pqarrow", c)
 	}
 	releaseAll(want)
@@ -344,9 +344,9 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 	}
 	if byPage {
 		lc.buf = nil
-		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
+		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, stats: testStats, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
 	}
-	return lc, lc.decode(&plainDecoder{tune: testTuning})
+	return lc, lc.decode(&plainDecoder{tune: testTuning, stats: testStats})
 }
 
 // FuzzListChunk feeds arbitrary bytes to the list fast path's page decoder
@@ -362,8 +362,8 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 // and the validity bitmaps count the nulls. Half the inputs are read as
 // a file, a page at a time, large pages streamed (decodeAt).
 func FuzzListChunk(f *testing.F) {
-	defer func(h int32) { hugePageBytes = h }(hugePageBytes)
-	hugePageBytes = 512 // pages read by pages are streamed
+	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
+	testTuning.HugePageBytes = 512 // pages read by pages are streamed
 	dir := f.TempDir()
 	add := func(path, c string, width int, w8, accept bool) {
 		chunk, rows, def := listChunk0(f, path, c)
@@ -654,8 +654,8 @@ func TestListWindow(t *testing.T) {
 // from row group to row group, every value read is right, nothing is
 // written to a buffer after its release and nothing leaks.
 func TestParquetListRecycledStreamed(t *testing.T) {
-	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
-	poisonRecycled = true
+	defer func(old bool) { testTuning.PoisonRecycled = old }(testTuning.PoisonRecycled)
+	testTuning.PoisonRecycled = true
 	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
 	const rows = 12000
@@ -669,7 +669,7 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	defer releaseAll(refRecs)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recycled, fb := recycledBuffers.Load(), streamFallbacks.Load()
+	recycled, fb := testStats.RecycledBuffers.Load(), testStats.StreamFallbacks.Load()
 	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
 	if err != nil {
 		t.Fatal(err)
@@ -681,10 +681,10 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	if at != rows {
 		t.Fatalf("read %d rows, want %d", at, rows)
 	}
-	if streamFallbacks.Load() != fb {
+	if testStats.StreamFallbacks.Load() != fb {
 		t.Error("a streamed row group's list went to pqarrow")
 	}
-	if recycledBuffers.Load() == recycled {
+	if testStats.RecycledBuffers.Load() == recycled {
 		t.Error("no list buffer was recycled")
 	}
 }

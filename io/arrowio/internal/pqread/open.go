@@ -41,6 +41,9 @@ type Options struct {
 	// Tuning holds the reader's thresholds and switches; nil means
 	// DefaultTuning().
 	Tuning *Tuning
+	// Stats, when not nil, receives the reader's counts (a test's view of
+	// the paths taken); nil: the reader counts into its own.
+	Stats *Stats
 }
 
 // Source is a Parquet file being read: Next hands out owned records, then
@@ -76,6 +79,9 @@ type parquetSource struct {
 func Open(f *os.File, name string, opts Options) (Source, error) {
 	if opts.Tuning == nil {
 		opts.Tuning = DefaultTuning()
+	}
+	if opts.Stats == nil {
+		opts.Stats = new(Stats)
 	}
 	t := opts.Tuning
 	props := parquet.NewReaderProperties(opts.Allocator)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/parquet/compress"
@@ -18,29 +17,12 @@ import (
 // writes a single page per column chunk: 8 MB for a million doubles)
 // would keep most of a decoded page per column between segments, which
 // over 64 columns is most of the row group. A PLAIN page of more than
-// hugePageBytes (256 KB), stored, snappy or gzip, is instead decompressed as a
-// stream, read from the file in small pieces: the column keeps a read
-// buffer, the decompressor's window and the page's validity bitmap, and
-// each segment takes its rows from the stream. So is a zstd page of more
+// Tuning.HugePageBytes (256 KB), stored, snappy or gzip, is instead
+// decompressed as a stream, read from the file in small pieces: the
+// column keeps a read buffer, the decompressor's window and the page's
+// validity bitmap, and each segment takes its rows from the stream. So is a zstd page of more
 // than 4 MB: DuckDB's zstd frames of a million doubles have a 2 MB window,
 // and kept whole such pages took 800 MB for one 1M-row group.
-
-// hugePageBytes is the page size from which a page is streamed (a
-// variable for the tests).
-var hugePageBytes int32 = 256 << 10
-
-// pageStreams counts the pages streamed, liveStreams those being
-// streamed and peakStreams the most at once (tests).
-var pageStreams, liveStreams, peakStreams atomic.Int64
-
-func notePeakStreams(v int64) {
-	for {
-		old := peakStreams.Load()
-		if v <= old || peakStreams.CompareAndSwap(old, v) {
-			return
-		}
-	}
-}
 
 // pageStreamBuffer is the read buffer of a streamed page, snappyStreamBuffer
 // that of a streamed snappy page. A snappy page's long literals are read
@@ -77,13 +59,13 @@ type pageStream struct {
 	valid []byte       // the page's validity bitmap, nil for a required column
 	n     int64        // rows of the page
 	row   int64        // rows handed out
-	live  bool         // counted in liveStreams
+	live  *Stats       // whose LiveStreams counts it, while it is open
 }
 
 // streamable reports whether the data page h of a chunk compressed with
 // codec may be streamed.
-func streamable(h *pageHeader, codec compress.Compression) bool {
-	if h.enc != encodingPlain || h.usize <= hugePageBytes {
+func (t *Tuning) streamable(h *pageHeader, codec compress.Compression) bool {
+	if h.enc != encodingPlain || h.usize <= t.HugePageBytes {
 		return false
 	}
 	switch codec {
@@ -96,12 +78,12 @@ func streamable(h *pageHeader, codec compress.Compression) bool {
 		// zstd stream keeps the frame's window (DuckDB's: 2 MB), not the
 		// page: at 64 columns a one-row-group file otherwise holds its
 		// whole decoded row group.
-		return h.usize > 16*hugePageBytes
+		return h.usize > 16*t.HugePageBytes
 	case codecLZ4Raw:
 		// Streamed only where decoding whole costs memory out of
 		// proportion (DuckDB's 8 MB pages: 830 MB for a 1M-row group):
 		// pierrec's block decoder is faster than this stream.
-		return h.usize > 16*hugePageBytes
+		return h.usize > 16*t.HugePageBytes
 	}
 	return false
 }
@@ -144,7 +126,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		if nullable && h.defEnc != encodingRLE {
 			return nil, false
 		}
-		if !ps.open(codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize)) {
+		if !ps.open(pd, codec, io.NewSectionReader(pd.r, body, int64(h.csize)), int64(h.usize)) {
 			return nil, false
 		}
 		values = int64(h.usize)
@@ -164,7 +146,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 			codec = compress.Codecs.Uncompressed
 		}
 		values = int64(h.usize - h.defLen)
-		if !ps.open(codec, io.NewSectionReader(pd.r, body+int64(h.defLen), int64(h.csize-h.defLen)), values) {
+		if !ps.open(pd, codec, io.NewSectionReader(pd.r, body+int64(h.defLen), int64(h.csize-h.defLen)), values) {
 			return nil, false
 		}
 	default:
@@ -174,7 +156,7 @@ func (cs *colStream) openStream(pd *plainDecoder, sp *streamPage) (*pageStream, 
 		ps.close()
 		return nil, false
 	}
-	ps.start()
+	ps.start(pd.stat())
 	return ps, true
 }
 
@@ -221,16 +203,16 @@ func v2Levels(pd *plainDecoder, h *pageHeader, body, n int64, nullable bool, lev
 	return nn, ok && n-nn == int64(h.numNulls)
 }
 
-// start counts the page stream as opened and live.
-func (ps *pageStream) start() {
-	pageStreams.Add(1)
-	ps.live = true
-	notePeakStreams(liveStreams.Add(1))
+// start counts the page stream as opened and live in st.
+func (ps *pageStream) start(st *Stats) {
+	st.PageStreams.Add(1)
+	ps.live = st
+	notePeak(&st.PeakStreams, st.LiveStreams.Add(1))
 }
 
 // open sets up the decompression of src, whose decompressed bytes are
-// size long, with pooled buffers.
-func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64) bool {
+// size long, with pooled buffers, for pd's reader.
+func (ps *pageStream) open(pd *plainDecoder, codec compress.Compression, src io.Reader, size int64) bool {
 	if codec == compress.Codecs.Snappy {
 		ps.br = snappyReaderPool.Get().(*bufio.Reader)
 	} else {
@@ -254,7 +236,7 @@ func (ps *pageStream) open(codec compress.Compression, src io.Reader, size int64
 		}
 		return ok
 	}
-	ps.dec = decompressor(codec, ps.br, src, size, ps.hist)
+	ps.dec = decompressor(codec, ps.br, src, size, ps.hist, pd.tuning().DirectLiteral)
 	return ps.dec != nil
 }
 
@@ -265,9 +247,9 @@ const maxZstdWindow = pagecodec.MaxStreamWindow
 
 // close gives the pooled buffers back; ps is done with.
 func (ps *pageStream) close() {
-	if ps.live {
-		liveStreams.Add(-1)
-		ps.live = false
+	if ps.live != nil {
+		ps.live.LiveStreams.Add(-1)
+		ps.live = nil
 	}
 	if ps.br != nil {
 		ps.br.Reset(nil)
@@ -296,8 +278,8 @@ func (ps *pageStream) close() {
 
 // decompressor reads the decompressed bytes (size of them) of br, which
 // buffers src (nil: br alone is read); hist is the window of a snappy
-// stream (nil: its own).
-func decompressor(codec compress.Compression, br *bufio.Reader, src io.Reader, size int64, hist *[]byte) io.Reader {
+// stream (nil: its own), direct its Tuning.DirectLiteral.
+func decompressor(codec compress.Compression, br *bufio.Reader, src io.Reader, size int64, hist *[]byte, direct int) io.Reader {
 	switch codec {
 	case compress.Codecs.Uncompressed:
 		return br
@@ -312,7 +294,7 @@ func decompressor(codec compress.Compression, br *bufio.Reader, src io.Reader, s
 		if err != nil || m != uint64(size) {
 			return nil
 		}
-		s := &snappyStream{r: br, src: src, left: size}
+		s := &snappyStream{r: br, src: src, left: size, direct: direct}
 		if hist != nil {
 			s.hist = (*hist)[:0]
 		}
@@ -406,6 +388,7 @@ type snappyStream struct {
 	cp     int // bytes of a copy still to make
 	cpOff  int
 	failed bool
+	direct int // Tuning.DirectLiteral
 }
 
 // readWindowed reads into p with read and keeps the last window bytes of
@@ -492,11 +475,6 @@ func (s *snappyStream) read(p []byte) (int, error) {
 	return done, nil
 }
 
-// directLiteral is the length from which the part of a literal that r has
-// not buffered yet is read from src straight into place (a variable for
-// the tests).
-var directLiteral = 4 << 10
-
 // literal reads the next len(p) bytes of a literal into p. What r holds is
 // copied from it; the rest of a long literal is read from src straight into
 // p. Snappy stores incompressible data (random doubles, an embedding's
@@ -504,7 +482,7 @@ var directLiteral = 4 << 10
 // was a memmove of the whole page (0.3 CPU-s over DuckDB's 1.5 GB of
 // FLOAT[384]).
 func (s *snappyStream) literal(p []byte) error {
-	if s.src == nil || len(p) < directLiteral {
+	if s.src == nil || len(p) < s.direct {
 		_, err := io.ReadFull(s.r, p)
 		return err
 	}

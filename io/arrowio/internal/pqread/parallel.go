@@ -47,6 +47,7 @@ var errAborted = errors.New("row group decoding aborted")
 // groups are decoded and not yet consumed.
 type parallelParquet struct {
 	tune   *Tuning
+	stats  *Stats
 	name   string
 	sc     *arrow.Schema // schema of the decoded records
 	out    *arrow.Schema // outSchema
@@ -137,7 +138,7 @@ func workerCount(opt, rowGroups int) int {
 func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter, sc, out *arrow.Schema, leaves []int, workers int, opts Options) (*parallelParquet, error) {
 	n := pf.NumRowGroups()
 	p := &parallelParquet{
-		tune: opts.Tuning,
+		tune: opts.Tuning, stats: opts.Stats,
 		name: name, sc: sc, out: out, total: pf.NumRows(), leaves: leaves,
 		rows:   make([]int64, n),
 		window: workers + 1,
@@ -217,7 +218,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 	if size >= 0 && len(fields) == sc.NumFields() && p.tune.PlainFast && plainFileOK(md) {
 		// Room for the row groups of the window, which are in use while
 		// the next ones are decoded: what is freed is soon taken again.
-		p.recycle = NewRecycler(opts.Allocator, int(min(int64(p.window)*p.tune.MaxColumnwiseBytes, 1<<30)))
+		p.recycle = NewRecycler(opts.Allocator, int(min(int64(p.window)*p.tune.MaxColumnwiseBytes, 1<<30)), p.tune.PoisonRecycled, p.stats)
 		p.plainLeaves = make([]int, len(fields))
 		for k, fi := range fields {
 			p.plainLeaves[k] = plainLeaf(md, frs[0].Manifest, fi, sc.Field(k).Type)
@@ -230,9 +231,9 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 		}
 	}
 	p.makeTasks()
-	p.budget = &stateBudget{limit: p.tune.StreamBudget, peak: &peakState}
+	p.budget = &stateBudget{limit: p.tune.StreamBudget, peak: &p.stats.PeakState}
 	p.ahead = &stateBudget{limit: aheadShared}
-	p.spill = &spillFile{dir: p.tune.SpillDir, failed: opts.NoSpill, onRead: p.tune.OnSpillRead}
+	p.spill = &spillFile{dir: p.tune.SpillDir, failed: opts.NoSpill, onRead: p.tune.OnSpillRead, stats: p.stats}
 	if opts.TempDir != "" {
 		p.spill.dir = opts.TempDir
 	}
@@ -241,7 +242,7 @@ func newParallelParquet(f *os.File, name string, pf *file.Reader, lf *lazyFooter
 		for w, fr := range frs {
 			var pd *plainDecoder
 			if p.plainLeaves != nil {
-				pd = &plainDecoder{r: f, size: size, tune: p.tune}
+				pd = &plainDecoder{r: f, size: size, tune: p.tune, stats: p.stats}
 			}
 			go p.work(fr, pools[w], pd, &headerChecker{r: f, size: size, maxNested: p.tune.MaxNestedValues}, scopes[w])
 		}

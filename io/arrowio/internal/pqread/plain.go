@@ -3,7 +3,6 @@ package pqread
 import (
 	"encoding/binary"
 	"io"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -47,9 +46,6 @@ import (
 // decoder for them (its column reader fails, and pqarrow reads the chunk
 // as empty), so the fast path is the only reader of such columns.
 
-// plainColumns counts the column chunks the fast path decoded (tests).
-var plainColumns atomic.Int64
-
 // maxPlainKeep bounds the buffers a plainDecoder keeps between chunks.
 const maxPlainKeep = 32 << 20
 
@@ -73,6 +69,7 @@ const maxDictBytes = 16 << 20
 // plainDecoder is one row-group worker's state for the fast path.
 type plainDecoder struct {
 	tune    *Tuning // its reader's (nil: the defaults)
+	stats   *Stats  // its reader's (nil: its own, made when first counted)
 	r       io.ReaderAt
 	size    int64    // of the file
 	chunk   []byte   // the column chunk, reused
@@ -262,7 +259,7 @@ func (pd *plainDecoder) plainGroup(md *metadata.FileMetaData, first int, rows []
 	}
 	data := array.NewData(dt, int(total), bufs, nil, int(col.nulls), 0)
 	defer data.Release()
-	plainColumns.Add(int64(len(rows)))
+	pd.stat().PlainColumns.Add(int64(len(rows)))
 	return array.MakeFromData(data), true
 }
 

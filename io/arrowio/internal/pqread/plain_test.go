@@ -111,14 +111,14 @@ func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator,
 	t.Helper()
 	defer func(old bool) { testTuning.PlainFast = old }(testTuning.PlainFast)
 	testTuning.PlainFast = fast
-	before := plainColumns.Load()
+	before := testStats.PlainColumns.Load()
 	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000})
 	if err != nil {
 		return nil, err, 0
 	}
 	defer r.Close()
 	recs, err := readRest(r)
-	return recs, err, plainColumns.Load() - before
+	return recs, err, testStats.PlainColumns.Load() - before
 }
 
 // readRest reads r to its end; on an error it releases what it read.
@@ -459,7 +459,7 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 		return // a corrupt footer: the fast path is never asked
 	}
 	md := pf.MetaData()
-	pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
+	pd := &plainDecoder{tune: testTuning, stats: testStats, r: f, size: st.Size()}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	for rg := range pf.NumRowGroups() {
 		for _, c := range cols {
@@ -568,7 +568,7 @@ func FuzzPlainChunk(f *testing.F) {
 		if optional {
 			c.valid = make([]byte, bitutil.BytesForBits(n))
 		}
-		nulls, ok := c.decode(&plainDecoder{tune: testTuning})
+		nulls, ok := c.decode(&plainDecoder{tune: testTuning, stats: testStats})
 		if !ok {
 			return
 		}
@@ -587,8 +587,8 @@ func FuzzPlainChunk(f *testing.F) {
 // (a buffer reused while still in use would show), nothing is written to
 // a buffer after its release (checkPoison panics) and nothing leaks.
 func TestParquetRecycledBuffers(t *testing.T) {
-	defer func(old bool) { poisonRecycled = old }(poisonRecycled)
-	poisonRecycled = true
+	defer func(old bool) { testTuning.PoisonRecycled = old }(testTuning.PoisonRecycled)
+	testTuning.PoisonRecycled = true
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -607,7 +607,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			defer releaseAll(refRecs)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			before := recycledBuffers.Load()
+			before := testStats.RecycledBuffers.Load()
 			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
 			if err != nil {
 				t.Fatal(err)
@@ -619,7 +619,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			if at != int64(tc.pf.rows) {
 				t.Fatalf("read %d rows, want %d", at, tc.pf.rows)
 			}
-			if n := recycledBuffers.Load() - before; n == 0 {
+			if n := testStats.RecycledBuffers.Load() - before; n == 0 {
 				t.Error("no buffer was recycled")
 			}
 		})

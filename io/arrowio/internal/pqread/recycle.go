@@ -1,10 +1,8 @@
 package pqread
 
 import (
-	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
@@ -20,8 +18,10 @@ import (
 // frees while it still reads them, a buffer freed here is done with: its
 // last reference was released. It is safe for concurrent use.
 type Recycler struct {
-	base memory.Allocator
-	max  int
+	base   memory.Allocator
+	max    int
+	poison bool   // Tuning.PoisonRecycled
+	stats  *Stats // counts the buffers handed out again
 
 	mu     sync.Mutex
 	free   map[int][][]byte // by length
@@ -29,12 +29,14 @@ type Recycler struct {
 	closed bool
 }
 
-// recycledBuffers counts the buffers handed out again (tests).
-var recycledBuffers atomic.Int64
-
-// NewRecycler returns a Recycler over base that keeps up to max bytes.
-func NewRecycler(base memory.Allocator, max int) *Recycler {
-	return &Recycler{base: base, max: max, free: make(map[int][][]byte)}
+// NewRecycler returns a Recycler over base that keeps up to max bytes,
+// poisoning the buffers it keeps if poison is set (Tuning.PoisonRecycled)
+// and counting those it hands out again in st (nil: its own Stats).
+func NewRecycler(base memory.Allocator, max int, poison bool, st *Stats) *Recycler {
+	if st == nil {
+		st = new(Stats)
+	}
+	return &Recycler{base: base, max: max, poison: poison, stats: st, free: make(map[int][][]byte)}
 }
 
 // Allocate implements memory.Allocator. A recycled buffer holds whatever
@@ -47,8 +49,8 @@ func (r *Recycler) Allocate(n int) []byte {
 		r.free[n] = l[:len(l)-1]
 		r.held -= n
 		r.mu.Unlock()
-		recycledBuffers.Add(1)
-		if poisonRecycled {
+		r.stats.RecycledBuffers.Add(1)
+		if r.poison {
 			checkPoison(b)
 		}
 		return b
@@ -77,7 +79,7 @@ func (r *Recycler) Free(b []byte) {
 	}
 	r.mu.Lock()
 	if !r.closed && r.held+len(b) <= r.max {
-		if poisonRecycled {
+		if r.poison {
 			fillPoison(b)
 		}
 		r.free[len(b)] = append(r.free[len(b)], b)
@@ -104,14 +106,9 @@ func (r *Recycler) Close() {
 	r.held = 0
 }
 
-// poisonRecycled makes the recycler fill every buffer it keeps with a
-// pattern and check, when it hands the buffer out again, that nobody wrote
-// to it in between: a use after release shows as a panic in tests, and as
-// garbage in any value read after release. Tests turn it on, and so does
-// PATE_DEBUG_RECYCLE=poison in the environment (to run other packages'
-// tests, or the tool, that way).
-var poisonRecycled = os.Getenv("PATE_DEBUG_RECYCLE") == "poison"
-
+// Poisoning (Tuning.PoisonRecycled) fills every buffer the recycler keeps
+// with poisonByte and checks, when it hands the buffer out again, that
+// nobody wrote to it in between.
 const poisonByte = 0xa5
 
 func fillPoison(b []byte) {

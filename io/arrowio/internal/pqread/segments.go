@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -61,17 +60,6 @@ const (
 	maxStreamPages    = 1 << 18
 	maxStreamTasks    = 1 << 18
 )
-
-// streamedRowGroups counts the row groups streamed by segments (tests).
-var streamedRowGroups atomic.Int64
-
-// helpedColumns counts the columns a segment's worker decoded for the
-// earlier segments of its row group (Tuning.HelpSegments; tests).
-var helpedColumns atomic.Int64
-
-// streamFallbacks counts the columns of streamed row groups read by
-// pqarrow (tests).
-var streamFallbacks atomic.Int64
 
 // rgStream is the shared state of one streamed row group.
 type rgStream struct {
@@ -183,14 +171,14 @@ func (p *parallelParquet) prepare(s *rgStream, pd *plainDecoder, hc *headerCheck
 				return
 			}
 		}
-		streamedRowGroups.Add(1)
+		p.stats.StreamedRowGroups.Add(1)
 	})
 }
 
 // columnReader reads field k's chunks in s's row group with pqarrow, after
 // checking their page headers.
 func (p *parallelParquet) columnReader(s *rgStream, k int, hc *headerChecker) error {
-	streamFallbacks.Add(1)
+	p.stats.StreamFallbacks.Add(1)
 	if err := p.checkHeaders(hc, s.rg, k); err != nil {
 		return err
 	}
@@ -423,7 +411,7 @@ func (p *parallelParquet) segmentColumns(s *rgStream, seg int, pd *plainDecoder)
 		}
 		s.cols[k].busy = true
 		if kseg != seg {
-			helpedColumns.Add(1)
+			p.stats.HelpedColumns.Add(1)
 		}
 		s.mu.Unlock()
 		col, err := p.segmentColumnSafe(s, k, kseg, pd)
@@ -571,7 +559,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		sp := &cs.pages[cs.pi]
 		cs.pi++
-		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-fd.at && (streamable(&sp.h, cs.chunk.codecID) || splittable(&sp.h, cs.chunk.codecID)) {
+		if sp.h.typ != pageDictionary && int64(sp.h.numValues) > rows-fd.at && (pd.tuning().streamable(&sp.h, cs.chunk.codecID) || pd.tuning().splittable(&sp.h, cs.chunk.codecID)) {
 			handled, ok := cs.streamOrSpill(pd, sp, fd)
 			if !ok {
 				return nil, false
@@ -589,7 +577,7 @@ func (cs *colStream) fill(pd *plainDecoder, rows int64, dt arrow.DataType, mem m
 		}
 		if over {
 			cs.leftN, cs.leftAt = n, 0
-			cs.keepLeft()
+			cs.keepLeft(pd)
 			if !cs.take(fd) {
 				return nil, false
 			}

@@ -74,22 +74,22 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			want := pqarrowRows(t, path)
 			streamSmall(t, tc.seg)
 			if tc.huge {
-				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
-				hugePageBytes = 0
+				defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
+				testTuning.HugePageBytes = 0
 			}
-			streams := pageStreams.Load()
+			streams := testStats.PageStreams.Load()
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				before := streamedRowGroups.Load()
+				before := testStats.StreamedRowGroups.Load()
 				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers}, fmt.Sprintf("workers=%d", workers))
-				if streamedRowGroups.Load() == before {
+				if testStats.StreamedRowGroups.Load() == before {
 					t.Errorf("workers=%d: no row group was streamed", workers)
 				}
 				sameRows(t, want[0].Schema(), got, want)
 				releaseAll(got)
 				mem.AssertSize(t, 0)
 			}
-			if tc.huge && pageStreams.Load() == streams {
+			if tc.huge && testStats.PageStreams.Load() == streams {
 				t.Error("no page was streamed")
 			}
 			// Every column: those the fast path does not take (strings,
@@ -106,13 +106,13 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				defer checked.AssertSize(t, 0)
 				mem = checked
 			}
-			before := streamedRowGroups.Load()
+			before := testStats.StreamedRowGroups.Load()
 			got, err, _ := readParquetWith(t, path, true, mem, nil)
 			if err != nil {
 				t.Fatalf("every column: %v", err)
 			}
 			defer releaseAll(got)
-			if streamedRowGroups.Load() == before {
+			if testStats.StreamedRowGroups.Load() == before {
 				t.Error("every column: no row group was streamed")
 			}
 			sameRows(t, all[0].Schema(), got, all)
@@ -136,8 +136,8 @@ func TestParquetStreamedCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.huge {
-				defer func(v int32) { hugePageBytes = v }(hugePageBytes)
-				hugePageBytes = 0
+				defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
+				testTuning.HugePageBytes = 0
 			}
 			streamedCorrupt(t, tc.pf)
 		})
@@ -172,7 +172,7 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 			}
 			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			fallbacks := streamFallbacks.Load()
+			fallbacks := testStats.StreamFallbacks.Load()
 			got, gerr, _ := readParquetWith(t, path, true, mem, cols)
 			switch {
 			case gerr != nil:
@@ -190,7 +190,7 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 			}
 			releaseAll(want)
 			releaseAll(got)
-			if streamFallbacks.Load() == fallbacks {
+			if testStats.StreamFallbacks.Load() == fallbacks {
 				// (pqarrow's record reader, which reads a row group
 				// whose headers the stream does not take, leaks on
 				// some corrupt pages.)
@@ -223,10 +223,8 @@ func FuzzSnappyStream(f *testing.F) {
 		}
 		// Literals of 64 bytes on are read straight from src (past what
 		// the buffer of 16 bytes holds).
-		defer func(d int) { directLiteral = d }(directLiteral)
-		directLiteral = 64
 		src := bytes.NewReader(data)
-		dec := decompressor(compress.Codecs.Snappy, bufio.NewReaderSize(src, 16), src, int64(m), nil)
+		dec := decompressor(compress.Codecs.Snappy, bufio.NewReaderSize(src, 16), src, int64(m), nil, 64)
 		if dec == nil {
 			t.Fatal("a snappy stream of a stated length was refused")
 		}
@@ -263,13 +261,13 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 		workers  int
 		streamed bool
 	}{{1, false}, {2, true}, {3, true}} {
-		before := streamedRowGroups.Load()
+		before := testStats.StreamedRowGroups.Load()
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers}, "read")
 		sameRows(t, want[0].Schema(), got, want)
 		releaseAll(got)
 		mem.AssertSize(t, 0)
-		if streamed := streamedRowGroups.Load() > before; streamed != tc.streamed {
+		if streamed := testStats.StreamedRowGroups.Load() > before; streamed != tc.streamed {
 			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
 		}
 	}
@@ -301,17 +299,17 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			want := pqarrowRows(t, path)
 			defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
 			testTuning.SegmentRows = 4096 // 3 segments; one page a column spans them all
-			before := helpedColumns.Load()
+			before := testStats.HelpedColumns.Load()
 			helped := make(chan bool, 1)
 			testTuning.OnSegment = func(rg, seg int) {
 				if seg != 0 {
 					return
 				}
 				deadline := time.Now().Add(10 * time.Second)
-				for helpedColumns.Load()-before < int64(len(plainFastCols)) && time.Now().Before(deadline) {
+				for testStats.HelpedColumns.Load()-before < int64(len(plainFastCols)) && time.Now().Before(deadline) {
 					time.Sleep(time.Millisecond)
 				}
-				helped <- helpedColumns.Load()-before >= int64(len(plainFastCols))
+				helped <- testStats.HelpedColumns.Load()-before >= int64(len(plainFastCols))
 			}
 			defer func() { testTuning.OnSegment = nil }()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -502,7 +500,7 @@ func TestLZ4Stream(t *testing.T) {
 
 // readLZ4Stream reads block, a stream of size bytes, in reads of piece.
 func readLZ4Stream(block []byte, size, piece int) ([]byte, error) {
-	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), nil, int64(size), nil)
+	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), nil, int64(size), nil, testTuning.DirectLiteral)
 	if dec == nil {
 		return nil, errors.New("no LZ4 stream decoder")
 	}
@@ -554,16 +552,16 @@ func FuzzLZ4Stream(f *testing.F) {
 // 830 MB for the row group) and checks every value.
 func TestParquetStreamedLZ4Pages(t *testing.T) {
 	streamSmall(t, 300)
-	defer func(v int32) { hugePageBytes = v }(hugePageBytes)
-	hugePageBytes = 0 // every page is huge
-	streams, streamed := pageStreams.Load(), streamedRowGroups.Load()
+	defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
+	testTuning.HugePageBytes = 0 // every page is huge
+	streams, streamed := testStats.PageStreams.Load(), testStats.StreamedRowGroups.Load()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_lz4_5000.parquet"),
 		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}}, "duckdb_lz4_5000.parquet")
 	checkDuckDBRows(t, recs, 5000)
 	releaseAll(recs)
 	mem.AssertSize(t, 0)
-	if streamedRowGroups.Load() == streamed || pageStreams.Load() == streams {
+	if testStats.StreamedRowGroups.Load() == streamed || testStats.PageStreams.Load() == streams {
 		t.Error("no LZ4 page was streamed")
 	}
 }

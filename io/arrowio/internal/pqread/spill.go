@@ -31,7 +31,7 @@ import (
 // process's memory. (BYTE_STREAM_SPLIT pages stored or snappy are read a
 // range at a time instead, parquet_splitstream.go.) A page that cannot be
 // streamed (BYTE_STREAM_SPLIT with zstd or gzip, brotli, ...) and whose
-// decoded overhang is over maxFreeLeft bytes is decoded whole into the
+// decoded overhang is over Tuning.MaxFreeLeft bytes is decoded whole into the
 // worker's scratch buffer (back to leftPool at once) and written there
 // too. The budget is shared by the row groups in
 // flight, so a row group's streams starting while the previous one's are
@@ -49,19 +49,10 @@ import (
 // reader: 64 snappy, LZ4 or gzip streams of 1M nullable rows (about 320 KB
 // each) fit, about nine of DuckDB's zstd streams (2.4 MB each) do. (At
 // 64 MB, 1M-row zstd files peaked at 1.26x gen.go's layout, and at 16 MB
-// spilled more for 12 MB less.) maxFreeLeft is the decoded overhang of a
-// page that cannot be streamed that is kept in memory (a writer's 1 MB
-// pages: the 64 MB their overhangs take over 64 columns are what row
-// groups of that size took anyway); a variable for the tests.
-var maxFreeLeft int64 = 2 << 20
-
-// Test hooks: the pages spilled, the spill files open, and the largest
-// charge a reader's budget has carried.
-var (
-	spilledPages atomic.Int64
-	openSpills   atomic.Int64
-	peakState    atomic.Int64
-)
+// spilled more for 12 MB less.) Tuning.MaxFreeLeft is the decoded
+// overhang of a page that cannot be streamed that is kept in memory (a
+// writer's 1 MB pages: the 64 MB their overhangs take over 64 columns are
+// what row groups of that size took anyway).
 
 // stateBudget is a reader's budget of bytes: for the state of its
 // streamed columns, and for its list cursors' read-ahead (aheadShared). A
@@ -104,11 +95,8 @@ func (b *stateBudget) release(n int64) {
 }
 
 func (b *stateBudget) notePeak(v int64) {
-	for b.peak != nil {
-		old := b.peak.Load()
-		if v <= old || b.peak.CompareAndSwap(old, v) {
-			return
-		}
+	if b.peak != nil {
+		notePeak(b.peak, v)
 	}
 }
 
@@ -123,7 +111,7 @@ func (cs *colStream) streamCost(pd *plainDecoder, sp *streamPage) int64 {
 	}
 	if h.enc == encodingBSS {
 		// A page read by ranges keeps where its fragments start.
-		return cost + 8*(int64(h.usize)/snappyFragment+2)
+		return cost + 8*(int64(h.usize)/pd.tuning().SnappyFragment+2)
 	}
 	cost += pageStreamBuffer
 	codec := cs.chunk.codecID
@@ -174,6 +162,7 @@ func zstdWindow(b []byte) (int64, bool) {
 type spillFile struct {
 	dir    string
 	onRead func(name string) error // Tuning.OnSpillRead
+	stats  *Stats                  // the reader's
 	mu     sync.Mutex
 	f      *os.File
 	name   string // to remove on close: it could not be removed at once
@@ -198,7 +187,7 @@ func (s *spillFile) alloc(n int64) (spillRegion, error) {
 		if err != nil {
 			return spillRegion{}, err
 		}
-		openSpills.Add(1)
+		s.stats.OpenSpills.Add(1)
 		s.f = f
 		if os.Remove(f.Name()) != nil {
 			s.name = f.Name()
@@ -264,7 +253,7 @@ func (s *spillFile) write(values, valid []byte) (spillRegion, bool) {
 		s.release(r)
 		return spillRegion{}, false
 	}
-	spilledPages.Add(1)
+	s.stats.SpilledPages.Add(1)
 	return r, true
 }
 
@@ -330,7 +319,7 @@ func (s *spillFile) close() {
 			os.Remove(s.name)
 		}
 		s.f, s.name, s.free = nil, "", nil
-		openSpills.Add(-1)
+		s.stats.OpenSpills.Add(-1)
 	}
 }
 
@@ -366,11 +355,12 @@ func (cs *colStream) spillLeft() bool {
 }
 
 // keepLeft decides where the decoded overhang of a page (cs.left, leftN
-// rows) waits for the next segments: in memory if small, else in the
-// spill file (and in memory, charged to the budget, if that fails).
-func (cs *colStream) keepLeft() {
+// rows) waits for the next segments: in memory if small (pd's
+// Tuning.MaxFreeLeft), else in the spill file (and in memory, charged to
+// the budget, if that fails).
+func (cs *colStream) keepLeft(pd *plainDecoder) {
 	size := int64(len(cs.left)) + int64(len(cs.leftValid))
-	if size <= maxFreeLeft || cs.spillLeft() {
+	if size <= pd.tuning().MaxFreeLeft || cs.spillLeft() {
 		return
 	}
 	cs.budget.force(size)
@@ -411,12 +401,6 @@ func (cs *colStream) dropLeft() {
 	}
 }
 
-// spillBlockRows is the rows a streamed page is spilled in at a time (1 MB
-// of doubles: against 256 KB writes, 6 alternating runs of the 1M-row
-// zstd file took about 0.05 CPU-s less, on a busy machine; a variable for
-// the tests).
-var spillBlockRows int64 = 128 << 10
-
 // spillStream decodes the page sp of the column, which is streamed, into
 // the spill file a block at a time, so that not even the decoded page is
 // in memory: the column's state is then the region of the file. handled
@@ -444,7 +428,7 @@ func (cs *colStream) spillStream(pd *plainDecoder, sp *streamPage) (handled, ok 
 		return sp.h.enc != encodingBSS, sp.h.enc == encodingBSS
 	}
 	defer ps.close()
-	block := min(n, spillBlockRows)
+	block := min(n, pd.tuning().SpillBlockRows)
 	buf := getLeft(int(block * w))
 	defer putLeft(buf)
 	var bits []byte
@@ -471,7 +455,7 @@ func (cs *colStream) spillStream(pd *plainDecoder, sp *streamPage) (handled, ok 
 		cs.spill.release(r)
 		return false, true
 	}
-	spilledPages.Add(1)
+	cs.spill.stats.SpilledPages.Add(1)
 	cs.leftN, cs.leftAt = n, 0
 	cs.inFile, cs.region = true, r
 	return true, true

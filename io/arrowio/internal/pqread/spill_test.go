@@ -20,24 +20,24 @@ import (
 )
 
 // spillSmall sets the knobs of the spill for the rest of the test: every
-// PLAIN page larger than a segment is streamed (hugePageBytes 0), the
+// PLAIN page larger than a segment is streamed (testTuning.HugePageBytes 0), the
 // page streams' budget is budget bytes, every decoded overhang is kept
 // free of charge up to freeLeft bytes, streamed pages are spilled in
 // blocks of 777 rows, and spill files go to a fresh directory, which it
 // returns.
 func spillSmall(t *testing.T, budget, freeLeft int64, streamAll bool) string {
 	t.Helper()
-	oldHuge, oldBudget, oldFree, oldDir, oldBlock := hugePageBytes, testTuning.StreamBudget, maxFreeLeft, testTuning.SpillDir, spillBlockRows
+	oldHuge, oldBudget, oldFree, oldDir, oldBlock := testTuning.HugePageBytes, testTuning.StreamBudget, testTuning.MaxFreeLeft, testTuning.SpillDir, testTuning.SpillBlockRows
 	t.Cleanup(func() {
-		hugePageBytes, testTuning.StreamBudget, maxFreeLeft, testTuning.SpillDir, spillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
+		testTuning.HugePageBytes, testTuning.StreamBudget, testTuning.MaxFreeLeft, testTuning.SpillDir, testTuning.SpillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
 	})
-	spillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
+	testTuning.SpillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
 	if streamAll {
-		hugePageBytes = 0
+		testTuning.HugePageBytes = 0
 	} else {
-		hugePageBytes = 1 << 30 // no page is streamed
+		testTuning.HugePageBytes = 1 << 30 // no page is streamed
 	}
-	testTuning.StreamBudget, maxFreeLeft = budget, freeLeft
+	testTuning.StreamBudget, testTuning.MaxFreeLeft = budget, freeLeft
 	testTuning.SpillDir = t.TempDir()
 	return testTuning.SpillDir
 }
@@ -89,15 +89,15 @@ func TestParquetSpilledPages(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				spilled := spilledPages.Load()
+				spilled := testStats.SpilledPages.Load()
 				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers}, fmt.Sprintf("workers=%d", workers))
-				if spilledPages.Load() == spilled {
+				if testStats.SpilledPages.Load() == spilled {
 					t.Errorf("workers=%d: no page was spilled", workers)
 				}
 				sameRows(t, want[0].Schema(), got, want)
 				releaseAll(got)
 				mem.AssertSize(t, 0)
-				if n := openSpills.Load(); n != 0 {
+				if n := testStats.OpenSpills.Load(); n != 0 {
 					t.Errorf("workers=%d: %d spill files open after Close", workers, n)
 				}
 				dirEmpty(t, sdir, "after Close")
@@ -148,7 +148,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 				defer func() { testTuning.OnSegment = nil }()
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			spilled, streams := spilledPages.Load(), pageStreams.Load()
+			spilled, streams := testStats.SpilledPages.Load(), testStats.PageStreams.Load()
 			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir})
 			if err != nil {
 				t.Fatal(err)
@@ -166,15 +166,15 @@ func TestParquetSpillFileGone(t *testing.T) {
 				got = append(got, rec)
 				if len(got) == 1 && !tc.noDir {
 					// Segment 0 is decoded: its overhangs are in the file.
-					if openSpills.Load() != 1 {
-						t.Errorf("%d spill files open while reading, want 1", openSpills.Load())
+					if testStats.OpenSpills.Load() != 1 {
+						t.Errorf("%d spill files open while reading, want 1", testStats.OpenSpills.Load())
 					}
 					dirEmpty(t, sdir, "while reading")
 				}
 			}
 			r.Close()
 			defer releaseAll(got)
-			if n := openSpills.Load(); n != 0 {
+			if n := testStats.OpenSpills.Load(); n != 0 {
 				t.Errorf("%d spill files open after Close", n)
 			}
 			dirEmpty(t, sdir, "after Close")
@@ -191,13 +191,13 @@ func TestParquetSpillFileGone(t *testing.T) {
 			case tc.reads < 0:
 				sameRows(t, want[0].Schema(), got, want)
 			}
-			if tc.noDir && spilledPages.Load() != spilled {
+			if tc.noDir && testStats.SpilledPages.Load() != spilled {
 				t.Error("pages spilled into a missing directory")
 			}
-			if tc.noDir && pageStreams.Load() == streams {
+			if tc.noDir && testStats.PageStreams.Load() == streams {
 				t.Error("without a spill file, the pages were not streamed")
 			}
-			if !tc.noDir && spilledPages.Load() == spilled {
+			if !tc.noDir && testStats.SpilledPages.Load() == spilled {
 				t.Error("no page was spilled")
 			}
 			releaseAll(got)
@@ -221,34 +221,34 @@ func TestStreamBudgetBounded(t *testing.T) {
 	for _, budget := range []int64{0, 200 << 10, 600 << 10, 64 << 20} {
 		t.Run(strconv.FormatInt(budget>>10, 10)+"KB", func(t *testing.T) {
 			spillSmall(t, budget, 0, true)
-			peakState.Store(0)
-			liveStreams.Store(0)
-			peakStreams.Store(0)
+			testStats.PeakState.Store(0)
+			testStats.LiveStreams.Store(0)
+			testStats.PeakStreams.Store(0)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			streams, spilled := pageStreams.Load(), spilledPages.Load()
+			streams, spilled := testStats.PageStreams.Load(), testStats.SpilledPages.Load()
 			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3}, "read")
 			sameRows(t, want[0].Schema(), got, want)
 			releaseAll(got)
 			mem.AssertSize(t, 0)
-			if p := peakState.Load(); p > budget {
+			if p := testStats.PeakState.Load(); p > budget {
 				t.Errorf("the streams' state peaked at %d bytes, budget %d", p, budget)
 			}
 			// A stream takes at least its read buffer from the budget;
 			// the workers each stream one more page into the file.
-			if most := budget/pageStreamBuffer + 3; peakStreams.Load() > most {
-				t.Errorf("%d page streams live at once, at most %d fit", peakStreams.Load(), most)
+			if most := budget/pageStreamBuffer + 3; testStats.PeakStreams.Load() > most {
+				t.Errorf("%d page streams live at once, at most %d fit", testStats.PeakStreams.Load(), most)
 			}
-			if liveStreams.Load() != 0 {
-				t.Errorf("%d page streams live after Close", liveStreams.Load())
+			if testStats.LiveStreams.Load() != 0 {
+				t.Errorf("%d page streams live after Close", testStats.LiveStreams.Load())
 			}
-			if pageStreams.Load() == streams {
+			if testStats.PageStreams.Load() == streams {
 				t.Error("no page was streamed")
 			}
 			// Some of the 20 overhanging pages fit only in the largest budget.
-			if budget < 64<<20 && spilledPages.Load() == spilled {
+			if budget < 64<<20 && testStats.SpilledPages.Load() == spilled {
 				t.Error("no page was spilled")
 			}
-			if budget == 64<<20 && spilledPages.Load() != spilled {
+			if budget == 64<<20 && testStats.SpilledPages.Load() != spilled {
 				t.Error("pages were spilled within the budget")
 			}
 		})
@@ -264,13 +264,13 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 	sdir := spillSmall(t, 0, 0, false)
 	for _, workers := range []int{1, 2} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		spilled := spilledPages.Load()
+		spilled := testStats.SpilledPages.Load()
 		recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_v2_zstd.parquet"),
 			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers}, "duckdb_v2_zstd.parquet")
 		checkDuckDBRows(t, recs, 5000)
 		releaseAll(recs)
 		mem.AssertSize(t, 0)
-		if spilledPages.Load() == spilled {
+		if testStats.SpilledPages.Load() == spilled {
 			t.Errorf("workers=%d: no page was spilled", workers)
 		}
 		dirEmpty(t, sdir, "after Close")
@@ -311,7 +311,7 @@ func TestParquetSpillReadError(t *testing.T) {
 	if !strings.Contains(msg, path) || !strings.Contains(msg, "row group 0") || !strings.Contains(msg, "column \"") || !errors.Is(err, syscall.EIO) {
 		t.Errorf("error does not say where, or loses its cause: %s", msg)
 	}
-	if openSpills.Load() != 0 {
+	if testStats.OpenSpills.Load() != 0 {
 		t.Error("spill file open after Close")
 	}
 	dirEmpty(t, sdir, "after Close")
@@ -333,9 +333,9 @@ func TestParquetSpilledCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
-			spilled := spilledPages.Load()
+			spilled := testStats.SpilledPages.Load()
 			streamedCorrupt(t, tc.pf)
-			if spilledPages.Load() == spilled {
+			if testStats.SpilledPages.Load() == spilled {
 				t.Error("no page was spilled")
 			}
 			dirEmpty(t, sdir, "after the reads")
@@ -412,9 +412,9 @@ func TestParquetNoSpill(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			spilled := spilledPages.Load()
+			spilled := testStats.SpilledPages.Load()
 			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true}, "NoSpill")
-			if n := spilledPages.Load() - spilled; n != 0 {
+			if n := testStats.SpilledPages.Load() - spilled; n != 0 {
 				t.Errorf("%d pages were spilled", n)
 			}
 			dirEmpty(t, sdir, "during and after the read")

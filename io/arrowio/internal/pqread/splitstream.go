@@ -27,16 +27,12 @@ import (
 // where each fragment starts and to check that it holds: a page that
 // breaks it is decoded whole as before.
 
-// snappyFragment is the unit of output snappy's encoders compress apart
-// (a variable for the tests).
-var snappyFragment int64 = 64 << 10
-
 // splittable reports whether the data page h of a chunk compressed with
 // codec is a BYTE_STREAM_SPLIT page to read a range at a time: one whose
 // overhang would not be kept in memory (DuckDB's 1 MB pages of its
 // default row groups are faster decoded whole and kept).
-func splittable(h *pageHeader, codec compress.Compression) bool {
-	if h.enc != encodingBSS || int64(h.usize) <= maxFreeLeft {
+func (t *Tuning) splittable(h *pageHeader, codec compress.Compression) bool {
+	if h.enc != encodingBSS || int64(h.usize) <= t.MaxFreeLeft {
 		return false
 	}
 	if h.v2 && !h.compressed {
@@ -55,17 +51,19 @@ type rangePage struct {
 	// frags[f] is where the compressed bytes of fragment f start, from at
 	// (frags[len-1] = csize); nil for a page stored uncompressed.
 	frags []int64
+	frag  int64 // the fragment's size (Tuning.SnappyFragment)
 }
 
-// openRangePage sets up the reading of the csize bytes at at, which
-// decode (with codec, Uncompressed or Snappy) to size bytes.
-func openRangePage(r io.ReaderAt, codec compress.Compression, at, csize, size int64) (*rangePage, bool) {
-	p := &rangePage{r: r, at: at, csize: csize, size: size}
+// openRangePage sets up the reading of the csize bytes at at of pd's
+// file, which decode (with codec, Uncompressed or Snappy) to size bytes.
+func openRangePage(pd *plainDecoder, codec compress.Compression, at, csize, size int64) (*rangePage, bool) {
+	frag := pd.tuning().SnappyFragment
+	p := &rangePage{r: pd.r, at: at, csize: csize, size: size, frag: frag}
 	switch codec {
 	case compress.Codecs.Uncompressed:
 		return p, csize == size
 	case compress.Codecs.Snappy:
-		frags, ok := snappyFragments(r, at, csize, size)
+		frags, ok := snappyFragments(pd.r, at, csize, size, frag)
 		p.frags = frags
 		return p, ok
 	}
@@ -78,11 +76,11 @@ func openRangePage(r io.ReaderAt, codec compress.Compression, at, csize, size in
 const tagWindow = 16 << 10
 
 // snappyFragments walks the tags of the snappy block of csize bytes at at
-// in r, which must decode to size bytes, and returns where each
-// snappyFragment of its output starts in it (and csize last); false if a
-// tag spans two fragments, a copy reaches back past the start of its
+// in r, which must decode to size bytes, and returns where each fragment
+// of its output (fragment bytes long) starts in it (and csize last); false
+// if a tag spans two fragments, a copy reaches back past the start of its
 // fragment, or the block is not one of size bytes.
-func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
+func snappyFragments(r io.ReaderAt, at, csize, size, fragment int64) ([]int64, bool) {
 	var win [tagWindow]byte
 	var winAt, winN int64 // win holds the block's bytes [winAt, winAt+winN)
 	fill := func(pos int64) bool {
@@ -103,13 +101,13 @@ func snappyFragments(r io.ReaderAt, at, csize, size int64) ([]int64, bool) {
 	if k <= 0 || v != uint64(size) || size <= 0 {
 		return nil, false
 	}
-	frags := make([]int64, 0, (size+snappyFragment-1)/snappyFragment+1)
+	frags := make([]int64, 0, (size+fragment-1)/fragment+1)
 	pos, out := int64(k), int64(0)
 	var from, end int64 = 0, -1 // the current fragment's output
 	for out < size {
 		if out > end {
 			// (No tag ends past its fragment's end.)
-			from, end = out, min(out+snappyFragment, size)-1
+			from, end = out, min(out+fragment, size)-1
 			frags = append(frags, pos)
 		}
 		// The common tags (short literals, copies with 1- and 2-byte
@@ -236,17 +234,17 @@ func (p *rangePage) read(pd *plainDecoder, dst []byte, off int64) bool {
 		return m == len(dst) && (err == nil || err == io.EOF)
 	}
 	for len(dst) > 0 {
-		f := off / snappyFragment
-		from := f * snappyFragment
-		n := min(from+snappyFragment, p.size) - from
+		f := off / p.frag
+		from := f * p.frag
+		n := min(from+p.frag, p.size) - from
 		cn := p.frags[f+1] - p.frags[f]
-		if cn <= 0 || cn > int64(snappy.MaxEncodedLen(int(snappyFragment))) {
+		if cn <= 0 || cn > int64(snappy.MaxEncodedLen(int(p.frag))) {
 			return false
 		}
 		// The fragment as a snappy block of its own: its length, then its
 		// tags.
 		if cap(pd.fragIn) < int(cn)+binary.MaxVarintLen64 {
-			pd.fragIn = make([]byte, snappy.MaxEncodedLen(int(snappyFragment))+binary.MaxVarintLen64)
+			pd.fragIn = make([]byte, snappy.MaxEncodedLen(int(p.frag))+binary.MaxVarintLen64)
 		}
 		k := binary.PutUvarint(pd.fragIn[:binary.MaxVarintLen64], uint64(n))
 		src := pd.fragIn[:k+int(cn)]
@@ -260,8 +258,8 @@ func (p *rangePage) read(pd *plainDecoder, dst []byte, off int64) bool {
 		whole := off == from && int64(len(dst)) >= n
 		out := dst
 		if !whole {
-			if int64(cap(pd.frag)) < snappyFragment {
-				pd.frag = make([]byte, snappyFragment)
+			if int64(cap(pd.frag)) < p.frag {
+				pd.frag = make([]byte, p.frag)
 			}
 			out = pd.frag
 		}
@@ -306,7 +304,7 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 		if nullable && h.defEnc != encodingRLE {
 			return nil, false
 		}
-		page, ok := openRangePage(pd.r, codec, body, int64(h.csize), int64(h.usize))
+		page, ok := openRangePage(pd, codec, body, int64(h.csize), int64(h.usize))
 		if !ok {
 			return nil, false
 		}
@@ -326,7 +324,7 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 			codec = compress.Codecs.Uncompressed
 		}
 		values = int64(h.usize - h.defLen)
-		if ss.page, ok = openRangePage(pd.r, codec, body+int64(h.defLen), int64(h.csize-h.defLen), values); !ok {
+		if ss.page, ok = openRangePage(pd, codec, body+int64(h.defLen), int64(h.csize-h.defLen), values); !ok {
 			return nil, false
 		}
 	default:
@@ -336,7 +334,7 @@ func (cs *colStream) openSplit(pd *plainDecoder, sp *streamPage) (*pageStream, b
 		return nil, false
 	}
 	ps.split = ss
-	ps.start()
+	ps.start(pd.stat())
 	return ps, true
 }
 

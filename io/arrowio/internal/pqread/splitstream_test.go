@@ -39,11 +39,11 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 				sdir := spillSmall(t, tc.budget, 0, true)
 				byRanges := !strings.HasPrefix(tc.name, "not-by-ranges") || strings.Contains(file, "stored")
 				if strings.HasPrefix(tc.name, "not-by-ranges") {
-					defer func(f int64) { snappyFragment = f }(snappyFragment)
-					snappyFragment = 4099
+					defer func(f int64) { testTuning.SnappyFragment = f }(testTuning.SnappyFragment)
+					testTuning.SnappyFragment = 4099
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				streams, spilled := pageStreams.Load(), spilledPages.Load()
+				streams, spilled := testStats.PageStreams.Load(), testStats.SpilledPages.Load()
 				recs := readAllOf(t, filepath.Join("../../testdata", "writers", file),
 					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers}, file)
 				checkDuckDBRows(t, recs, 20000)
@@ -53,16 +53,16 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 				if !byRanges {
 					want = 0
 				}
-				if got := pageStreams.Load() - streams; got != want {
+				if got := testStats.PageStreams.Load() - streams; got != want {
 					t.Errorf("%d pages read by ranges, want %d", got, want)
 				}
 				// Pages not read by ranges overhang the segments and go to
-				// the spill file (maxFreeLeft is 0), as do all with no budget.
-				if did, want := spilledPages.Load() != spilled, tc.budget == 0 || !byRanges; did != want {
+				// the spill file (testTuning.MaxFreeLeft is 0), as do all with no budget.
+				if did, want := testStats.SpilledPages.Load() != spilled, tc.budget == 0 || !byRanges; did != want {
 					t.Errorf("pages spilled: %v, want %v", did, want)
 				}
-				if liveStreams.Load() != 0 {
-					t.Errorf("%d page streams live after Close", liveStreams.Load())
+				if testStats.LiveStreams.Load() != 0 {
+					t.Errorf("%d page streams live after Close", testStats.LiveStreams.Load())
 				}
 				dirEmpty(t, sdir, "after Close")
 			})
@@ -103,7 +103,7 @@ func copy2(off, n int) []byte {
 // block's bytes.
 func TestSnappyFragments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	fr := int(snappyFragment)
+	fr := int(testTuning.SnappyFragment)
 	text := make([]byte, 3*fr+1234) // copies and literals
 	for i := range text {
 		text[i] = "abcdefgh"[i%8]
@@ -142,7 +142,7 @@ func TestSnappyFragments(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := bytes.NewReader(append([]byte("lead"), tc.block...))
-			frags, ok := snappyFragments(r, 4, int64(len(tc.block)), int64(tc.size))
+			frags, ok := snappyFragments(r, 4, int64(len(tc.block)), int64(tc.size), int64(fr))
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
@@ -156,7 +156,7 @@ func TestSnappyFragments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &rangePage{r: r, at: 4, csize: int64(len(tc.block)), size: int64(tc.size), frags: frags}
+			p := &rangePage{r: r, at: 4, csize: int64(len(tc.block)), size: int64(tc.size), frags: frags, frag: int64(fr)}
 			var pd plainDecoder
 			for range 200 {
 				off := rng.IntN(tc.size)
@@ -180,7 +180,7 @@ func TestSnappyFragments(t *testing.T) {
 // takes are a valid block, whose ranges read as snappy decodes them; a
 // block it takes that snappy refuses fails to read. Nothing panics.
 func FuzzSnappyFragments(f *testing.F) {
-	fr := int(snappyFragment)
+	fr := int(testTuning.SnappyFragment)
 	for _, s := range []string{"a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000), strings.Repeat("x", 3*fr+5)} {
 		f.Add(snappy.Encode(nil, []byte(s)), uint32(3), uint32(100))
 	}
@@ -191,12 +191,12 @@ func FuzzSnappyFragments(f *testing.F) {
 			return
 		}
 		r := bytes.NewReader(block)
-		frags, ok := snappyFragments(r, 0, int64(len(block)), int64(m))
+		frags, ok := snappyFragments(r, 0, int64(len(block)), int64(m), int64(fr))
 		if !ok {
 			return
 		}
 		want, err := snappy.Decode(nil, block)
-		p := &rangePage{r: r, csize: int64(len(block)), size: int64(m), frags: frags}
+		p := &rangePage{r: r, csize: int64(len(block)), size: int64(m), frags: frags, frag: int64(fr)}
 		var pd plainDecoder
 		all := make([]byte, m)
 		if got := p.read(&pd, all, 0); got != (err == nil) {
@@ -240,17 +240,17 @@ func TestListCursorByteStreamSplit(t *testing.T) {
 	elem := func(i, j int) float32 { return float32(float64((i*7919+j*104729)%1000003) / 1024) }
 	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
 	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(f int64) { maxFreeLeft = f }(maxFreeLeft)
+	defer func(f int64) { testTuning.MaxFreeLeft = f }(testTuning.MaxFreeLeft)
 	for _, file := range []string{"duckdb_emb_bss.parquet", "duckdb_emb_bss_stored.parquet"} {
 		for _, byRanges := range []bool{false, true} {
 			name := file + "/whole"
-			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, maxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
+			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.MaxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
 			if byRanges {
 				name = file + "/by-ranges"
-				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, maxFreeLeft = 0, 400, 777, 0
+				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.MaxFreeLeft = 0, 400, 777, 0
 			}
 			t.Run(name, func(t *testing.T) {
-				cursors, streams := listCursors.Load(), pageStreams.Load()
+				cursors, streams := testStats.ListCursors.Load(), testStats.PageStreams.Load()
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				recs, err, _ := readParquetWith(t, filepath.Join("../../testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"})
 				if err != nil {
@@ -299,10 +299,10 @@ func TestListCursorByteStreamSplit(t *testing.T) {
 				if i != 4000 {
 					t.Fatalf("read %d rows, want 4000", i)
 				}
-				if got := listCursors.Load() - cursors; byRanges != (got == 3) {
+				if got := testStats.ListCursors.Load() - cursors; byRanges != (got == 3) {
 					t.Errorf("%d chunks decoded by the cursor", got)
 				}
-				if got := pageStreams.Load() - streams; byRanges != (got >= 3) {
+				if got := testStats.PageStreams.Load() - streams; byRanges != (got >= 3) {
 					t.Errorf("%d pages read by ranges", got)
 				}
 			})

@@ -1,5 +1,7 @@
 package pqread
 
+import "os"
+
 // Tuning holds the reader's thresholds and switches. DefaultTuning is the
 // one place their defaults are set; a reader takes its own from
 // Options.Tuning, so that tests and benchmarks send files down one path or
@@ -58,6 +60,40 @@ type Tuning struct {
 	// MaxNestedValues bounds the level entries of a nested column chunk
 	// left to Arrow's reader (pagecheck.go).
 	MaxNestedValues int64
+	// HugePageBytes is the decoded size of a PLAIN page from which it is
+	// decompressed as a stream (a gzip, zstd or LZ4_RAW page from 16
+	// times that; pagestream.go); 0 streams every such page.
+	HugePageBytes int32
+	// DirectLiteral is the length from which the part of a streamed
+	// snappy literal not yet buffered is read from the file straight
+	// into place (pagestream.go).
+	DirectLiteral int
+	// MaxFreeLeft is the decoded overhang of a page that cannot be
+	// streamed kept in memory between segments, past which it is spilled;
+	// a BYTE_STREAM_SPLIT page larger than it is read by ranges
+	// (spill.go, splitstream.go). 0 sends every such page to be read by
+	// ranges, or spilled.
+	MaxFreeLeft int64
+	// SpillBlockRows is the rows a streamed page is spilled in at a time
+	// (spill.go): 1 MB of doubles; against 256 KB writes, 6 alternating
+	// runs of the 1M-row zstd file took about 0.05 CPU-s less.
+	SpillBlockRows int64
+	// SnappyFragment is the unit of output snappy's encoders compress
+	// apart, 64 KB for every encoder known (splitstream.go); a page whose
+	// copies or tags cross its fragments is decoded whole instead of by
+	// ranges. Only tests set another value.
+	SnappyFragment int64
+	// MaxDecompressed bounds the uncompressed size a compressed Arrow IPC
+	// buffer may claim (Arrow allocates it before decompressing), in IPC
+	// input and in the Arrow schema of a Parquet footer.
+	MaxDecompressed int64
+	// PoisonRecycled makes the recyclers fill every buffer they keep with
+	// a pattern and check, when they hand it out again, that nobody wrote
+	// to it in between: a use after release shows as a panic, instead of
+	// as garbage in a value read later (recycle.go). A debug switch: on by
+	// default only with PATE_DEBUG_RECYCLE=poison in the environment (to
+	// run other packages' tests, or the tool, that way).
+	PoisonRecycled bool
 	// OnDecode, when set (by a test), runs in the worker before it decodes
 	// row group rg (to inject panics); OnSegment runs in the worker of
 	// segment seg of streamed row group rg before it decodes its columns;
@@ -86,6 +122,13 @@ func DefaultTuning() *Tuning {
 		LazyFooterMin:      1 << 20,
 		FooterWindowBytes:  128 << 10,
 		MaxNestedValues:    1 << 27,
+		HugePageBytes:      256 << 10,
+		DirectLiteral:      4 << 10,
+		MaxFreeLeft:        2 << 20,
+		SpillBlockRows:     128 << 10,
+		SnappyFragment:     64 << 10,
+		MaxDecompressed:    1 << 32,
+		PoisonRecycled:     os.Getenv("PATE_DEBUG_RECYCLE") == "poison",
 	}
 }
 

@@ -97,7 +97,7 @@ func TestReadDuckDBPageV2(t *testing.T) {
 				if file == "arrowrs_v2.parquet" {
 					colSets = [][]string{{"x0", "x1", "x2", "f", "k"}, {"id"}, {"s"}}
 				}
-				streamed := streamedRowGroups.Load()
+				streamed := testStats.StreamedRowGroups.Load()
 				for _, cols := range colSets {
 					var mem memory.Allocator = memory.NewGoAllocator()
 					if cols[0] != "id" && cols[0] != "s" {
@@ -105,18 +105,18 @@ func TestReadDuckDBPageV2(t *testing.T) {
 						defer checked.AssertSize(t, 0)
 						mem = checked
 					}
-					before := plainColumns.Load()
+					before := testStats.PlainColumns.Load()
 					recs := readAllOf(t, filepath.Join("../../testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols}, file)
 					defer releaseAll(recs)
 					if got := recs[0].NumCols(); got != int64(len(cols)) {
 						t.Fatalf("read %d columns, want %d", got, len(cols))
 					}
 					checkDuckDBRows(t, recs, 5000)
-					if cols[0] == "x0" && !small && plainColumns.Load() == before {
+					if cols[0] == "x0" && !small && testStats.PlainColumns.Load() == before {
 						t.Error("the fast path decoded no column")
 					}
 				}
-				if small && streamedRowGroups.Load() == streamed {
+				if small && testStats.StreamedRowGroups.Load() == streamed {
 					t.Error("no row group was streamed")
 				}
 			})
