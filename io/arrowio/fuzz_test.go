@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread"
-	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // seedFiles builds small valid inputs of one format and adds them, and
@@ -22,8 +23,8 @@ import (
 func addSeeds(f *testing.F, format Format) {
 	dir := f.TempDir()
 	mem := memory.NewGoAllocator()
-	recs := fixtureRecords(mem, 40, 15)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 40, 15)
+	defer pqtest.ReleaseAll(recs)
 	var seeds [][]byte
 	switch format {
 	case FormatParquet:
@@ -33,7 +34,7 @@ func addSeeds(f *testing.F, format Format) {
 			{Compression: compress.Codecs.Zstd, StoreSchema: true},
 		} {
 			p := filepath.Join(dir, "seed"+itoa(i)+".parquet")
-			if err := WriteParquet(p, fixtureSchema, recs, opts); err != nil {
+			if err := WriteParquet(p, pqtest.FixtureSchema(), recs, opts); err != nil {
 				f.Fatal(err)
 			}
 			b, err := os.ReadFile(p)
@@ -43,15 +44,15 @@ func addSeeds(f *testing.F, format Format) {
 			seeds = append(seeds, b)
 		}
 	case FormatIPCFile, FormatIPCStream:
-		seeds = append(seeds, encodeIPC(f, fixtureSchema, recs, format == FormatIPCFile))
-		seeds = append(seeds, encodeIPC(f, fixtureSchema, recs[:1], format == FormatIPCFile))
+		seeds = append(seeds, encodeIPC(f, pqtest.FixtureSchema(), recs, format == FormatIPCFile))
+		seeds = append(seeds, encodeIPC(f, pqtest.FixtureSchema(), recs[:1], format == FormatIPCFile))
 		// View columns (as Polars writes its strings), read through the
 		// conversion to utf8 and binary.
 		vs, vrecs := viewRecords(mem)
 		seeds = append(seeds, encodeIPC(f, vs, vrecs, format == FormatIPCFile))
-		releaseAll(vrecs)
+		pqtest.ReleaseAll(vrecs)
 	case FormatCSV:
-		seeds = append(seeds, encodeCSV(f, fixtureSchema, recs), []byte("a,b\n1,x\n,\n2.5,\"q\"\"\"\n"), []byte("t\ntrue\nFALSE\n"))
+		seeds = append(seeds, encodeCSV(f, pqtest.FixtureSchema(), recs), []byte("a,b\n1,x\n,\n2.5,\"q\"\"\"\n"), []byte("t\ntrue\nFALSE\n"))
 	}
 	for _, b := range seeds {
 		f.Add(b)
@@ -71,7 +72,7 @@ func fuzzRoundTrip(t *testing.T, data []byte, spool string, tune *pqread.Tuning)
 	defer mem.AssertSize(t, 0)
 	opts := ReadOptions{BatchSize: 7, Allocator: mem, Stdin: bytes.NewReader(data), TempDir: spool, tune: tune}
 	s, recs, err := readAllErr("-", opts)
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	if err != nil {
 		if !errors.Is(err, ErrFormat) {
 			t.Logf("non-format error: %v", err)
@@ -93,7 +94,7 @@ func fuzzRoundTrip(t *testing.T, data []byte, spool string, tune *pqread.Tuning)
 		t.Fatalf("commit: %v", err)
 	}
 	s2, recs2, err := readAllErr("-", ReadOptions{BatchSize: 5, Allocator: mem, Stdin: &buf})
-	defer releaseAll(recs2)
+	defer pqtest.ReleaseAll(recs2)
 	if err != nil {
 		t.Fatalf("read back: %v", err)
 	}

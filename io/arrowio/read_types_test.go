@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // TestReadOtherWritersTypes reads the column types DuckDB and Polars write
@@ -91,7 +93,7 @@ func TestReadOtherWritersTypes(t *testing.T) {
 				defer mem.AssertSize(t, 0)
 			}
 			s, recs, _ := readAll(t, filepath.Join("testdata", "writers", tc.file), ReadOptions{Allocator: mem, BatchSize: 64})
-			defer releaseAll(recs)
+			defer pqtest.ReleaseAll(recs)
 			for name, want := range tc.types {
 				idx := s.FieldIndices(name)
 				if len(idx) != 1 {
@@ -185,7 +187,7 @@ func TestReadPolarsShards(t *testing.T) {
 		}
 	}
 	s, recs, _ := readAll(t, dir, ReadOptions{Allocator: mem, BatchSize: 128})
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	rows := 0
 	for _, r := range recs {
 		rows += int(r.NumRows())

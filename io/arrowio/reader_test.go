@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/file"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 func TestSniffFormat(t *testing.T) {
@@ -85,7 +87,7 @@ func TestReadTestdata(t *testing.T) {
 			}
 			r.Close()
 			s, recs, _ := readAll(t, path, ReadOptions{BatchSize: tc.batch, Columns: tc.cols, Allocator: mem})
-			defer releaseAll(recs)
+			defer pqtest.ReleaseAll(recs)
 			if tc.cols != nil && s.NumFields() != len(tc.cols) {
 				t.Errorf("%d fields, want %d", s.NumFields(), len(tc.cols))
 			}
@@ -118,8 +120,8 @@ func TestReadFormats(t *testing.T) {
 	const rows = 2500
 	dir := t.TempDir()
 	paths := writeFixtures(t, dir, rows, 700)
-	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
-	defer releaseAll(want)
+	want := pqtest.FixtureRecords(memory.NewGoAllocator(), rows, rows)
+	defer pqtest.ReleaseAll(want)
 	projections := [][]string{nil, {"name", "id"}, {"flag"}}
 	for _, format := range []Format{FormatParquet, FormatIPCFile, FormatIPCStream, FormatCSV} {
 		for _, batch := range []int{1, 1000, 65536} {
@@ -129,19 +131,19 @@ func TestReadFormats(t *testing.T) {
 					mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 					defer mem.AssertSize(t, 0)
 					s, got, f := readAll(t, paths[format], ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
-					defer releaseAll(got)
+					defer pqtest.ReleaseAll(got)
 					if f != format {
 						t.Errorf("format %v, want %v", f, format)
 					}
-					ws, wantRecs := fixtureSchema, want
+					ws, wantRecs := pqtest.FixtureSchema(), want
 					if cols != nil {
-						ws, wantRecs = projectRecords(want, cols)
-						defer releaseAll(wantRecs)
+						ws, wantRecs = pqtest.ProjectRecords(want, cols)
+						defer pqtest.ReleaseAll(wantRecs)
 					}
 					if !s.Equal(ws) {
 						t.Fatalf("schema %v, want %v", s, ws)
 					}
-					sameRows(t, s, got, wantRecs)
+					pqtest.SameRows(t, s, got, wantRecs)
 				})
 			}
 		}
@@ -153,8 +155,8 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func TestReadStdin(t *testing.T) {
 	dir := t.TempDir()
 	paths := writeFixtures(t, dir, 900, 400)
-	want := fixtureRecords(memory.NewGoAllocator(), 900, 900)
-	defer releaseAll(want)
+	want := pqtest.FixtureRecords(memory.NewGoAllocator(), 900, 900)
+	defer pqtest.ReleaseAll(want)
 	for _, format := range []Format{FormatParquet, FormatIPCFile, FormatIPCStream, FormatCSV} {
 		t.Run(format.String(), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -165,11 +167,11 @@ func TestReadStdin(t *testing.T) {
 			}
 			spool := t.TempDir()
 			s, got, f := readAll(t, "-", ReadOptions{BatchSize: 256, Allocator: mem, Stdin: bytes.NewReader(b), TempDir: spool})
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if f != format {
 				t.Errorf("format %v, want %v", f, format)
 			}
-			sameRows(t, s, got, want)
+			pqtest.SameRows(t, s, got, want)
 			if left, _ := os.ReadDir(spool); len(left) != 0 {
 				t.Errorf("spool files left after Close: %v", left)
 			}
@@ -183,9 +185,9 @@ func TestReadMetadata(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	md := arrow.NewMetadata([]string{"pate.version"}, []string{"1.2.3"})
-	s := arrow.NewSchema(fixtureSchema.Fields(), &md)
-	recs := fixtureRecords(mem, 50, 50)
-	defer releaseAll(recs)
+	s := arrow.NewSchema(pqtest.FixtureSchema().Fields(), &md)
+	recs := pqtest.FixtureRecords(mem, 50, 50)
+	defer pqtest.ReleaseAll(recs)
 	dir := t.TempDir()
 	pq := filepath.Join(dir, "m.parquet")
 	if err := WriteParquet(pq, s, recs, ParquetOptions{StoreSchema: true, Allocator: mem}); err != nil {
@@ -199,7 +201,7 @@ func TestReadMetadata(t *testing.T) {
 		for _, cols := range [][]string{nil, {"x"}} {
 			t.Run(filepath.Base(p)+strings.Join(cols, ","), func(t *testing.T) {
 				got, recs, _ := readAll(t, p, ReadOptions{Allocator: mem, Columns: cols})
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if v, ok := got.Metadata().GetValue("pate.version"); !ok || v != "1.2.3" {
 					t.Errorf("metadata %v, want pate.version=1.2.3", got.Metadata())
 				}
@@ -293,7 +295,7 @@ func TestCSVInference(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	in := "\ufeffi,f,b,s,e,big\n1,1.5,true,a,,99999999999999999999\n,2,FALSE,,,1\n-3,1e3,,c,,2\n"
 	_, recs, _ := readAll(t, "-", ReadOptions{Allocator: mem, Stdin: strings.NewReader(in)})
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	s := recs[0].Schema()
 	want := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean,
 		arrow.BinaryTypes.String, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64}
@@ -425,7 +427,7 @@ func FuzzReadDeclaredCSV(f *testing.F) {
 		defer mem.AssertSize(t, 0)
 		in := io.MultiReader(strings.NewReader("x,y,b,u\n"), bytes.NewReader(data))
 		s, recs, err := readAllErr("-", ReadOptions{BatchSize: 3, Allocator: mem, Stdin: in, CSVTypes: types})
-		defer releaseAll(recs)
+		defer pqtest.ReleaseAll(recs)
 		if err != nil {
 			t.Fatalf("a declared csv failed on its rows: %v", err)
 		}
@@ -446,13 +448,13 @@ func TestSelect(t *testing.T) {
 	const rows = 2500
 	dir := t.TempDir()
 	paths := writeFixtures(t, dir, rows, 700)
-	recs := fixtureRecords(memory.NewGoAllocator(), rows, 700)
+	recs := pqtest.FixtureRecords(memory.NewGoAllocator(), rows, 700)
 	for i := 0; i < len(recs); i++ {
-		writeShard(t, filepath.Join(dir, "shards", "s"+itoa(i)+".parquet"), FormatParquet, fixtureSchema, recs[i:i+1], false)
+		writeShard(t, filepath.Join(dir, "shards", "s"+itoa(i)+".parquet"), FormatParquet, pqtest.FixtureSchema(), recs[i:i+1], false)
 	}
-	releaseAll(recs)
-	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
-	defer releaseAll(want)
+	pqtest.ReleaseAll(recs)
+	want := pqtest.FixtureRecords(memory.NewGoAllocator(), rows, rows)
+	defer pqtest.ReleaseAll(want)
 	inputs := map[string]string{"shards": filepath.Join(dir, "shards")}
 	for f, p := range paths {
 		inputs[f.String()] = p
@@ -475,16 +477,16 @@ func TestSelect(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer releaseAll(got)
-				ws, wantRecs := fixtureSchema, want
+				defer pqtest.ReleaseAll(got)
+				ws, wantRecs := pqtest.FixtureSchema(), want
 				if cols != nil {
-					ws, wantRecs = projectRecords(want, cols)
-					defer releaseAll(wantRecs)
+					ws, wantRecs = pqtest.ProjectRecords(want, cols)
+					defer pqtest.ReleaseAll(wantRecs)
 				}
 				if !r.Schema().Equal(ws) {
 					t.Fatalf("schema %v, want %v", r.Schema(), ws)
 				}
-				sameRows(t, ws, got, wantRecs)
+				pqtest.SameRows(t, ws, got, wantRecs)
 				if name == FormatParquet.String() {
 					// id and x are on the fast path, a chunk per row group.
 					pf, err := file.OpenParquetFile(path, false)

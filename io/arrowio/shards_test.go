@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // writeShard writes recs to path in format (gzip-compressed CSV for
@@ -81,12 +83,12 @@ func TestOpenShards(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			dir := t.TempDir()
-			want := fixtureRecords(mem, rows, per)
-			defer releaseAll(want)
+			want := pqtest.FixtureRecords(mem, rows, per)
+			defer pqtest.ReleaseAll(want)
 			for i, rec := range want {
 				// Names sort in row order; a hidden file and a marker are
 				// not shards.
-				writeShard(t, filepath.Join(dir, "part-"+itoa(i)+tc.ext), tc.format, fixtureSchema, []arrow.Record{rec}, tc.gz)
+				writeShard(t, filepath.Join(dir, "part-"+itoa(i)+tc.ext), tc.format, pqtest.FixtureSchema(), []arrow.Record{rec}, tc.gz)
 			}
 			for _, junk := range []string{"_SUCCESS", ".part-0.crc"} {
 				if err := os.WriteFile(filepath.Join(dir, junk), []byte{0, 1, 2}, 0o644); err != nil {
@@ -107,8 +109,8 @@ func TestOpenShards(t *testing.T) {
 				}
 				r.Close()
 				s, got, _ := readAll(t, path, opts)
-				sameRows(t, s, got, want)
-				releaseAll(got)
+				pqtest.SameRows(t, s, got, want)
+				pqtest.ReleaseAll(got)
 			}
 		})
 	}
@@ -120,12 +122,12 @@ func TestOpenShardsProjection(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	recs := fixtureRecords(mem, 200, 100)
-	defer releaseAll(recs)
-	writeShard(t, filepath.Join(dir, "k=a", "0.parquet"), FormatParquet, fixtureSchema, recs[:1], false)
-	writeShard(t, filepath.Join(dir, "k=b", "0.parquet"), FormatParquet, fixtureSchema, recs[1:], false)
+	recs := pqtest.FixtureRecords(mem, 200, 100)
+	defer pqtest.ReleaseAll(recs)
+	writeShard(t, filepath.Join(dir, "k=a", "0.parquet"), FormatParquet, pqtest.FixtureSchema(), recs[:1], false)
+	writeShard(t, filepath.Join(dir, "k=b", "0.parquet"), FormatParquet, pqtest.FixtureSchema(), recs[1:], false)
 	s, got, _ := readAll(t, dir, ReadOptions{Allocator: mem, Columns: []string{"k", "x", "id"}})
-	defer releaseAll(got)
+	defer pqtest.ReleaseAll(got)
 	if names := fieldNames(s, 5); names != `["k" "x" "id"]` {
 		t.Fatalf("columns %s", names)
 	}
@@ -148,14 +150,14 @@ func TestOpenHive(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	recs := fixtureRecords(mem, 30, 10)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 30, 10)
+	defer pqtest.ReleaseAll(recs)
 	folders := []string{"year=2023/site=a%2Fb", "year=2024/site=__HIVE_DEFAULT_PARTITION__", "year=2024/site=c"}
 	for i, f := range folders {
-		writeShard(t, filepath.Join(dir, filepath.FromSlash(f), "data.csv"), FormatCSV, fixtureSchema, recs[i:i+1], false)
+		writeShard(t, filepath.Join(dir, filepath.FromSlash(f), "data.csv"), FormatCSV, pqtest.FixtureSchema(), recs[i:i+1], false)
 	}
 	s, got, _ := readAll(t, dir, ReadOptions{Allocator: mem})
-	defer releaseAll(got)
+	defer pqtest.ReleaseAll(got)
 	if names := fieldNames(s, 9); names != `["id" "x" "name" "flag" "year" "site"]` {
 		t.Fatalf("columns %s", names)
 	}
@@ -178,10 +180,10 @@ func TestOpenHive(t *testing.T) {
 func TestOpenShardsErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	recs := fixtureRecords(mem, 20, 10)
-	defer releaseAll(recs)
-	_, other := projectRecords(recs, []string{"id", "name", "x"})
-	defer releaseAll(other)
+	recs := pqtest.FixtureRecords(mem, 20, 10)
+	defer pqtest.ReleaseAll(recs)
+	_, other := pqtest.ProjectRecords(recs, []string{"id", "name", "x"})
+	defer pqtest.ReleaseAll(other)
 	renamed := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "y", Type: arrow.PrimitiveTypes.Float64},
 		{Name: "name", Type: arrow.BinaryTypes.String}, {Name: "flag", Type: arrow.FixedWidthTypes.Boolean}}, nil)
 	renamedRec := array.NewRecord(renamed, recs[1].Columns(), 10)
@@ -192,8 +194,8 @@ func TestOpenShardsErrors(t *testing.T) {
 	strRec := sb.NewRecord()
 	sb.Release()
 	defer strRec.Release()
-	_, idOnly := projectRecords(recs, []string{"id"})
-	defer releaseAll(idOnly)
+	_, idOnly := pqtest.ProjectRecords(recs, []string{"id"})
+	defer pqtest.ReleaseAll(idOnly)
 	type shard struct {
 		path   string
 		format Format
@@ -207,22 +209,22 @@ func TestOpenShardsErrors(t *testing.T) {
 		want    []string // in the error
 		is      error
 	}{
-		{"fewer columns", []shard{{"a.parquet", FormatParquet, fixtureSchema, recs[0]}, {"b.parquet", FormatParquet, other[0].Schema(), other[1]}},
+		{"fewer columns", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.parquet", FormatParquet, other[0].Schema(), other[1]}},
 			"", []string{"b.parquet", "3 columns", "a.parquet"}, ErrFormat},
-		{"another column", []shard{{"a.arrow", FormatIPCFile, fixtureSchema, recs[0]}, {"b.arrow", FormatIPCFile, renamed, renamedRec}},
+		{"another column", []shard{{"a.arrow", FormatIPCFile, pqtest.FixtureSchema(), recs[0]}, {"b.arrow", FormatIPCFile, renamed, renamedRec}},
 			"", []string{"b.arrow", `"x"`}, ErrFormat},
 		{"another type", []shard{{"a.parquet", FormatParquet, idOnly[0].Schema(), idOnly[0]}, {"b.parquet", FormatParquet, retyped, strRec}},
 			"", []string{"b.parquet", `"id"`, "utf8", "int64"}, ErrFormat},
 		{"another type in a csv shard", []shard{{"a.csv", FormatCSV, idOnly[0].Schema(), idOnly[0]}, {"b.csv", FormatCSV, retyped, strRec}},
 			"", []string{"b.csv", `"id"`}, ErrFormat},
-		{"key and column", []shard{{"id=1/a.parquet", FormatParquet, fixtureSchema, recs[0]}},
+		{"key and column", []shard{{"id=1/a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}},
 			"", []string{`"id"`, "partition key"}, ErrFormat},
-		{"keys differ", []shard{{"k=1/a.parquet", FormatParquet, fixtureSchema, recs[0]}, {"j=1/b.parquet", FormatParquet, fixtureSchema, recs[1]}},
+		{"keys differ", []shard{{"k=1/a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"j=1/b.parquet", FormatParquet, pqtest.FixtureSchema(), recs[1]}},
 			"", []string{"partition keys", `"j"`, `"k"`}, ErrFormat},
 		{"empty directory", nil, "", []string{"no data file"}, ErrFormat},
-		{"pattern without a match", []shard{{"a.parquet", FormatParquet, fixtureSchema, recs[0]}},
+		{"pattern without a match", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}},
 			"*.csv", []string{"matches no data file"}, os.ErrNotExist},
-		{"not data", []shard{{"a.parquet", FormatParquet, fixtureSchema, recs[0]}, {"b.bin", 0, nil, nil}},
+		{"not data", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.bin", 0, nil, nil}},
 			"", []string{"b.bin"}, ErrFormat},
 	}
 	for _, tc := range tests {
@@ -268,10 +270,10 @@ func TestShardsOneAtATime(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	recs := fixtureRecords(mem, 20, 10)
-	defer releaseAll(recs)
-	writeShard(t, filepath.Join(dir, "a.arrows"), FormatIPCStream, fixtureSchema, recs[:1], false)
-	writeShard(t, filepath.Join(dir, "b.arrows"), FormatIPCStream, fixtureSchema, recs[1:], false)
+	recs := pqtest.FixtureRecords(mem, 20, 10)
+	defer pqtest.ReleaseAll(recs)
+	writeShard(t, filepath.Join(dir, "a.arrows"), FormatIPCStream, pqtest.FixtureSchema(), recs[:1], false)
+	writeShard(t, filepath.Join(dir, "b.arrows"), FormatIPCStream, pqtest.FixtureSchema(), recs[1:], false)
 	r, err := Open(dir, ReadOptions{Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -353,8 +355,8 @@ func TestReadGzip(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	paths := writeFixtures(t, dir, 500, 200)
-	want := fixtureRecords(mem, 500, 200)
-	defer releaseAll(want)
+	want := pqtest.FixtureRecords(mem, 500, 200)
+	defer pqtest.ReleaseAll(want)
 	tests := []struct {
 		name    string
 		src     string // fixture compressed
@@ -408,11 +410,11 @@ func TestReadGzip(t *testing.T) {
 				r.Close()
 			}
 			s, got, format := readAll(t, path, opts)
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if format != tc.format {
 				t.Errorf("format %v, want %v", format, tc.format)
 			}
-			sameRows(t, s, got, want)
+			pqtest.SameRows(t, s, got, want)
 		})
 	}
 }
@@ -503,7 +505,7 @@ func FuzzReadGzipCSV(f *testing.F) {
 			{Allocator: mem, BatchSize: 3, CSVTypes: map[string]arrow.DataType{"a": arrow.PrimitiveTypes.Int64}},
 		} {
 			_, recs, err := readAllErr(path, opts)
-			releaseAll(recs)
+			pqtest.ReleaseAll(recs)
 			if err != nil && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrNoColumn) {
 				t.Fatalf("error that is not ErrFormat: %v", err)
 			}
@@ -521,14 +523,14 @@ func FuzzReadGzipCSV(f *testing.F) {
 		}
 		opts := ReadOptions{Allocator: mem, BatchSize: 3}
 		ps, precs, perr := readAllErr(plain, opts)
-		defer releaseAll(precs)
+		defer pqtest.ReleaseAll(precs)
 		gs, grecs, gerr := readAllErr(path, opts)
-		defer releaseAll(grecs)
+		defer pqtest.ReleaseAll(grecs)
 		if (perr == nil) != (gerr == nil) {
 			t.Fatalf("plain: %v, gzip: %v", perr, gerr)
 		}
 		if perr == nil && ps.Equal(gs) {
-			sameRows(t, ps, grecs, precs)
+			pqtest.SameRows(t, ps, grecs, precs)
 		}
 	})
 }
@@ -562,7 +564,7 @@ func TestReadWriterDirectories(t *testing.T) {
 			}
 			r.Close()
 			s, recs, _ := readAll(t, path, ReadOptions{Allocator: mem, BatchSize: 64})
-			defer releaseAll(recs)
+			defer pqtest.ReleaseAll(recs)
 			if got := fieldNames(s, 9); got != tc.cols {
 				t.Fatalf("columns %s, want %s", got, tc.cols)
 			}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 func metaSchema(kv ...string) *arrow.Schema {
@@ -21,7 +23,7 @@ func metaSchema(kv ...string) *arrow.Schema {
 		keys, vals = append(keys, kv[i]), append(vals, kv[i+1])
 	}
 	md := arrow.NewMetadata(keys, vals)
-	return arrow.NewSchema(fixtureSchema.Fields(), &md)
+	return arrow.NewSchema(pqtest.FixtureSchema().Fields(), &md)
 }
 
 // writeAll creates path, writes recs and commits with final.
@@ -73,8 +75,8 @@ func TestWriteRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			recs := fixtureRecords(mem, tc.rows, 700)
-			defer releaseAll(recs)
+			recs := pqtest.FixtureRecords(mem, tc.rows, 700)
+			defer pqtest.ReleaseAll(recs)
 			s := metaSchema("pate.version", "0.1.0", "pate.report", "initial")
 			path := filepath.Join(t.TempDir(), "out.arrow")
 			if tc.format == WriteParquetFile {
@@ -84,7 +86,7 @@ func TestWriteRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, back, f := readAll(t, path, ReadOptions{Allocator: mem, BatchSize: 512})
-			defer releaseAll(back)
+			defer pqtest.ReleaseAll(back)
 			wantFormat := FormatIPCFile
 			switch tc.format {
 			case WriteStream:
@@ -95,11 +97,11 @@ func TestWriteRoundTrip(t *testing.T) {
 			if f != wantFormat {
 				t.Errorf("format %v, want %v", f, wantFormat)
 			}
-			if !got.Equal(fixtureSchema) {
-				t.Errorf("schema %v, want %v", got, fixtureSchema)
+			if !got.Equal(pqtest.FixtureSchema()) {
+				t.Errorf("schema %v, want %v", got, pqtest.FixtureSchema())
 			}
 			if tc.rows > 0 {
-				sameRows(t, got, back, recs)
+				pqtest.SameRows(t, got, back, recs)
 			} else if len(back) != 0 {
 				t.Errorf("%d batches from an empty output", len(back))
 			}
@@ -154,8 +156,8 @@ func tempFiles(t *testing.T, dir string) []string {
 func TestWriteStdout(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recs := fixtureRecords(mem, 1200, 500)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 1200, 500)
+	defer pqtest.ReleaseAll(recs)
 	var buf bytes.Buffer
 	s := metaSchema("pate.report", `{"partial":true}`)
 	// WriteFile is overridden: stdout is always a stream.
@@ -176,11 +178,11 @@ func TestWriteStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, back, f := readAll(t, "-", ReadOptions{Allocator: mem, Stdin: &buf})
-	defer releaseAll(back)
+	defer pqtest.ReleaseAll(back)
 	if f != FormatIPCStream {
 		t.Errorf("format %v, want stream", f)
 	}
-	sameRows(t, got, back, recs)
+	pqtest.SameRows(t, got, back, recs)
 	md := got.Metadata()
 	if v, _ := md.GetValue("pate.report"); v != pad(`{"partial":true}`, 40) {
 		t.Errorf("pate.report = %q, want the initial value padded", v)
@@ -196,7 +198,7 @@ func TestWriteTerminalRefused(t *testing.T) {
 		t.Skip("no terminal:", err)
 	}
 	defer tty.Close()
-	if _, err := Create("-", fixtureSchema, WriteOptions{Stdout: tty}); err == nil || !strings.Contains(err.Error(), "terminal") {
+	if _, err := Create("-", pqtest.FixtureSchema(), WriteOptions{Stdout: tty}); err == nil || !strings.Contains(err.Error(), "terminal") {
 		t.Fatalf("Create on a terminal = %v, want a refusal", err)
 	}
 }
@@ -204,14 +206,14 @@ func TestWriteTerminalRefused(t *testing.T) {
 func TestWriteAbortAndErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recs := fixtureRecords(mem, 500, 200)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 500, 200)
+	defer pqtest.ReleaseAll(recs)
 	const previous = "previous contents"
 
 	t.Run("abort without previous", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "o.arrow")
-		w, err := Create(path, fixtureSchema, WriteOptions{Allocator: mem})
+		w, err := Create(path, pqtest.FixtureSchema(), WriteOptions{Allocator: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +237,7 @@ func TestWriteAbortAndErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(previous), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			w, err := Create(path, fixtureSchema, WriteOptions{Format: format, Allocator: mem})
+			w, err := Create(path, pqtest.FixtureSchema(), WriteOptions{Format: format, Allocator: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +255,7 @@ func TestWriteAbortAndErrors(t *testing.T) {
 			if p == "/o.arrow" {
 				continue
 			}
-			_, err := Create(p, fixtureSchema, WriteOptions{Allocator: mem})
+			_, err := Create(p, pqtest.FixtureSchema(), WriteOptions{Allocator: mem})
 			if err == nil || !strings.Contains(err.Error(), p) {
 				t.Errorf("Create(%s) = %v, want an error naming the path", p, err)
 			}
@@ -261,12 +263,12 @@ func TestWriteAbortAndErrors(t *testing.T) {
 	})
 	t.Run("output is a directory", func(t *testing.T) {
 		dir := t.TempDir()
-		if _, err := Create(dir, fixtureSchema, WriteOptions{}); err == nil {
+		if _, err := Create(dir, pqtest.FixtureSchema(), WriteOptions{}); err == nil {
 			t.Error("Create on a directory succeeded")
 		}
 	})
 	t.Run("reserve too small", func(t *testing.T) {
-		if _, err := Create(filepath.Join(t.TempDir(), "o"), fixtureSchema, WriteOptions{Reserve: map[string]int{"k": 5}}); err == nil {
+		if _, err := Create(filepath.Join(t.TempDir(), "o"), pqtest.FixtureSchema(), WriteOptions{Reserve: map[string]int{"k": 5}}); err == nil {
 			t.Error("a 5-byte reserve was accepted")
 		}
 	})
@@ -281,7 +283,7 @@ func TestWriteAbortAndErrors(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "o.arrow")
 			os.WriteFile(path, []byte(previous), 0o600)
-			err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Allocator: mem, Reserve: map[string]int{"pate.report": 64}}, tc.final)
+			err := writeAll(t, path, pqtest.FixtureSchema(), recs, WriteOptions{Allocator: mem, Reserve: map[string]int{"pate.report": 64}}, tc.final)
 			if err == nil {
 				t.Fatal("Commit succeeded")
 			}
@@ -291,7 +293,7 @@ func TestWriteAbortAndErrors(t *testing.T) {
 	t.Run("schema mismatch", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "o.arrow")
-		other := arrow.NewSchema(fixtureSchema.Fields()[:2], nil)
+		other := arrow.NewSchema(pqtest.FixtureSchema().Fields()[:2], nil)
 		w, err := Create(path, other, WriteOptions{Allocator: mem})
 		if err != nil {
 			t.Fatal(err)
@@ -329,15 +331,15 @@ func (e *errAfter) Write(p []byte) (int, error) {
 func TestWriteFailsMidway(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recs := fixtureRecords(mem, 60000, 3000) // ~1.5 MB, more than the 1 MiB buffer
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 60000, 3000) // ~1.5 MB, more than the 1 MiB buffer
+	defer pqtest.ReleaseAll(recs)
 	for _, limit := range []int{0, 100, 1 << 20} {
 		for _, format := range []WriteFormat{WriteFile, WriteStream} {
 			t.Run(format.String()+"/"+itoa(limit), func(t *testing.T) {
 				wrap := func(w io.Writer) io.Writer { return &errAfter{w: w, limit: limit} }
 				dir := t.TempDir()
 				path := filepath.Join(dir, "o.arrow")
-				err := writeAll(t, path, fixtureSchema, recs, WriteOptions{Format: format, Allocator: mem, Reserve: map[string]int{"r": 64}, wrap: wrap}, map[string]string{"r": "v"})
+				err := writeAll(t, path, pqtest.FixtureSchema(), recs, WriteOptions{Format: format, Allocator: mem, Reserve: map[string]int{"r": 64}, wrap: wrap}, map[string]string{"r": "v"})
 				if !errors.Is(err, errInjected) {
 					t.Fatalf("error %v, want the injected failure", err)
 				}
@@ -349,7 +351,7 @@ func TestWriteFailsMidway(t *testing.T) {
 	}
 	t.Run("stdout", func(t *testing.T) {
 		var buf bytes.Buffer
-		w, err := Create("-", fixtureSchema, WriteOptions{Allocator: mem, Stdout: &errAfter{w: &buf, limit: 5000}})
+		w, err := Create("-", pqtest.FixtureSchema(), WriteOptions{Allocator: mem, Stdout: &errAfter{w: &buf, limit: 5000}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,11 +429,11 @@ func TestWriteFormatFor(t *testing.T) {
 func TestWriteParquetAbortAndStdout(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recs := fixtureRecords(mem, 100, 30)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(mem, 100, 30)
+	defer pqtest.ReleaseAll(recs)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.parquet")
-	w, err := Create(path, fixtureSchema, WriteOptions{Format: WriteParquetFile, Allocator: mem})
+	w, err := Create(path, pqtest.FixtureSchema(), WriteOptions{Format: WriteParquetFile, Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +449,7 @@ func TestWriteParquetAbortAndStdout(t *testing.T) {
 		t.Fatalf("aborted parquet output left %v", left)
 	}
 	var out bytes.Buffer
-	if _, err := Create("-", fixtureSchema, WriteOptions{Format: WriteParquetFile, Allocator: mem, Stdout: &out}); err == nil || out.Len() != 0 {
+	if _, err := Create("-", pqtest.FixtureSchema(), WriteOptions{Format: WriteParquetFile, Allocator: mem, Stdout: &out}); err == nil || out.Len() != 0 {
 		t.Fatalf("parquet on standard output: err %v, %d bytes written", err, out.Len())
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/golang/snappy"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // writeWideParquet writes rows × cols float64 values (plain encoding, or
@@ -46,7 +48,7 @@ func writeWideParquet(b *testing.B, path string, rows, cols int, codec compress.
 	for n := 0; n < rows; n += chunk {
 		recs = append(recs, rec.NewSlice(0, int64(min(chunk, rows-n))))
 	}
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	if err := WriteParquet(path, s, recs, ParquetOptions{Compression: codec, RowGroupRows: rgRows, Dictionary: len(dict) > 0 && dict[0]}); err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package pqread
 import (
 	"bytes"
 	"errors"
-	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"io"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // arrowCodecs is Arrow's codec table (see internal/arrowfix's lz4.go).
@@ -104,7 +105,7 @@ func TestParquetPageCodecs(t *testing.T) {
 				schema = projected(t, pqtest.PlainSchema, cols)
 				all, err, _ := readParquetWith(t, path, true, mem, nil)
 				if err == nil || !errors.Is(err, ErrFormat) {
-					releaseAll(all)
+					pqtest.ReleaseAll(all)
 					t.Fatalf("pqarrow's columns of a zlib file read: %v", err)
 				}
 			}
@@ -112,18 +113,18 @@ func TestParquetPageCodecs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fast path: %v", err)
 			}
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if fast == 0 {
 				t.Fatal("the fast path decoded no column")
 			}
 			want, err, slow := readParquetWith(t, path, false, mem, cols)
 			if slow != 0 {
-				releaseAll(want)
+				pqtest.ReleaseAll(want)
 				t.Fatalf("the fast path decoded %d columns with it off", slow)
 			}
 			if tc.goFails {
 				if err == nil || !errors.Is(err, ErrFormat) {
-					releaseAll(want)
+					pqtest.ReleaseAll(want)
 					t.Fatalf("Arrow's Go codec read it: %v", err)
 				}
 				// The values are those of the same rows written as
@@ -135,11 +136,11 @@ func TestParquetPageCodecs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Arrow's codecs: %v", err)
 			}
-			defer releaseAll(want)
+			defer pqtest.ReleaseAll(want)
 			if len(got) == 0 {
 				t.Fatal("no rows")
 			}
-			sameRows(t, schema, got, want)
+			pqtest.SameRows(t, schema, got, want)
 		})
 	}
 }

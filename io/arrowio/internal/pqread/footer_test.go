@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // withFooterWindows sends every file down the windowed footer path, with
@@ -65,15 +67,15 @@ func decodedRowGroups(lf *lazyFooter) int {
 // flight, none once read to the end.
 func TestLazyFooter(t *testing.T) {
 	// 300 row groups, with Arrow's schema in the key-value metadata.
-	recs := fixtureRecords(memory.NewGoAllocator(), 30000, 4000)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(memory.NewGoAllocator(), 30000, 4000)
+	defer pqtest.ReleaseAll(recs)
 	path := filepath.Join(t.TempDir(), "rg.parquet")
-	err := WriteParquet(path, fixtureSchema, recs, ParquetOptions{RowGroupRows: 100, Compression: compress.Codecs.Snappy, StoreSchema: true})
+	err := WriteParquet(path, pqtest.FixtureSchema(), recs, ParquetOptions{RowGroupRows: 100, Compression: compress.Codecs.Snappy, StoreSchema: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := readAllOf(t, path, ReadOptions{BatchSize: 1000}, "footer decoded whole")
-	defer releaseAll(want)
+	defer pqtest.ReleaseAll(want)
 	whole := arrowFooter(t, path)
 	dropStatistics(whole)
 	for _, tc := range []struct {
@@ -133,7 +135,7 @@ func TestLazyFooter(t *testing.T) {
 				}
 			}
 			var got []arrow.Record
-			defer func() { releaseAll(got) }()
+			defer func() { pqtest.ReleaseAll(got) }()
 			most := 0
 			for {
 				most = max(most, decodedRowGroups(lf))
@@ -146,7 +148,7 @@ func TestLazyFooter(t *testing.T) {
 				}
 				got = append(got, rec)
 			}
-			sameRows(t, want[0].Schema(), got, want)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
 			// In flight: the window of tasks and the one being read out,
 			// each of its row groups perhaps with the rest of its window.
 			perTask := 1
@@ -202,10 +204,10 @@ func TestLazyFooterMemory(t *testing.T) {
 // key-value metadata: a valid one passes, and one whose lengths Arrow's IPC
 // reader would trust into a huge allocation is refused.
 func TestCheckArrowSchema(t *testing.T) {
-	recs := fixtureRecords(memory.NewGoAllocator(), 10, 10)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(memory.NewGoAllocator(), 10, 10)
+	defer pqtest.ReleaseAll(recs)
 	path := filepath.Join(t.TempDir(), "schema.parquet")
-	if err := WriteParquet(path, fixtureSchema, recs, ParquetOptions{StoreSchema: true}); err != nil {
+	if err := WriteParquet(path, pqtest.FixtureSchema(), recs, ParquetOptions{StoreSchema: true}); err != nil {
 		t.Fatal(err)
 	}
 	stored := arrowFooter(t, path).KeyValueMetadata().FindValue("ARROW:schema")

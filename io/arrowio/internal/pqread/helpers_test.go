@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/pate-tool/pate/io/arrowio/internal/ioerr"
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // ErrFormat is the error a corrupt file's read wraps.
@@ -246,56 +247,6 @@ func WriteParquet(path string, s *arrow.Schema, recs []arrow.Record, opts Parque
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// fixtureSchema is the schema of the generated fixtures: every type the
-// CSV reader infers, all nullable.
-var fixtureSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-	{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
-}, nil)
-
-// fixtureRecord builds n deterministic rows with some nulls, starting at
-// row offset start.
-func fixtureRecord(mem memory.Allocator, start, n int) arrow.Record {
-	b := array.NewRecordBuilder(mem, fixtureSchema)
-	defer b.Release()
-	for i := start; i < start+n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(int64(i*7 - 1000))
-		if i%11 == 3 {
-			b.Field(1).AppendNull()
-		} else {
-			b.Field(1).(*array.Float64Builder).Append(float64(i)/8 - 3.25)
-		}
-		if i%13 == 5 {
-			b.Field(2).AppendNull()
-		} else {
-			b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("n%d, \"q\"", i%97))
-		}
-		if i%17 == 9 {
-			b.Field(3).AppendNull()
-		} else {
-			b.Field(3).(*array.BooleanBuilder).Append(i%3 == 0)
-		}
-	}
-	return b.NewRecord()
-}
-
-// fixtureRecords splits rows into records of chunk rows.
-func fixtureRecords(mem memory.Allocator, rows, chunk int) []arrow.Record {
-	var recs []arrow.Record
-	for i := 0; i < rows; i += chunk {
-		recs = append(recs, fixtureRecord(mem, i, min(chunk, rows-i)))
-	}
-	return recs
-}
-
-func releaseAll(recs []arrow.Record) {
-	for _, r := range recs {
-		r.Release()
-	}
-}
-
 // readAll reads every batch of path, checking the batch-size contract, and
 // returns the batches (caller releases) and the Reader's schema.
 func readAll(t testing.TB, path string, opts ReadOptions) (*arrow.Schema, []arrow.Record) {
@@ -320,7 +271,7 @@ func readAll(t testing.TB, path string, opts ReadOptions) (*arrow.Schema, []arro
 			break
 		}
 		if err != nil {
-			releaseAll(recs)
+			pqtest.ReleaseAll(recs)
 			t.Fatalf("read %s: %v", path, err)
 		}
 		if rec.NumRows() < 1 || rec.NumRows() > int64(batch) {
@@ -335,52 +286,6 @@ func readAll(t testing.TB, path string, opts ReadOptions) (*arrow.Schema, []arro
 		t.Errorf("read after EOF: %v, want io.EOF", err)
 	}
 	return r.Schema(), recs
-}
-
-// sameRows reports whether two record lists hold the same rows and fields
-// (batch boundaries may differ).
-func sameRows(t testing.TB, s *arrow.Schema, got, want []arrow.Record) bool {
-	t.Helper()
-	gt := array.NewTableFromRecords(s, got)
-	defer gt.Release()
-	wt := array.NewTableFromRecords(s, want)
-	defer wt.Release()
-	if gt.NumRows() != wt.NumRows() || gt.NumCols() != wt.NumCols() {
-		t.Errorf("got %d rows × %d cols, want %d × %d", gt.NumRows(), gt.NumCols(), wt.NumRows(), wt.NumCols())
-		return false
-	}
-	ok := true
-	for i := 0; i < int(gt.NumCols()); i++ {
-		// NaNs are equal here (ChunkedEqual says NaN != NaN): a garbled
-		// float can be one, read alike by both readers.
-		if !array.ChunkedEqual(gt.Column(i).Data(), wt.Column(i).Data()) &&
-			!array.ChunkedApproxEqual(gt.Column(i).Data(), wt.Column(i).Data(), array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
-			t.Errorf("column %q differs", s.Field(i).Name)
-			ok = false
-		}
-	}
-	return ok
-}
-
-// projectRecords returns new records holding only the named columns.
-func projectRecords(recs []arrow.Record, cols []string) (*arrow.Schema, []arrow.Record) {
-	s := recs[0].Schema()
-	fields := make([]arrow.Field, len(cols))
-	idx := make([]int, len(cols))
-	for i, c := range cols {
-		idx[i] = s.FieldIndices(c)[0]
-		fields[i] = s.Field(idx[i])
-	}
-	ps := arrow.NewSchema(fields, nil)
-	out := make([]arrow.Record, len(recs))
-	for k, r := range recs {
-		arrs := make([]arrow.Array, len(idx))
-		for i, j := range idx {
-			arrs[i] = r.Column(j)
-		}
-		out[k] = array.NewRecord(ps, arrs, r.NumRows())
-	}
-	return ps, out
 }
 
 // readReleasing reads r to its end a batch at a time, checking each batch
@@ -398,7 +303,7 @@ func readReleasing(t *testing.T, r *Reader, schema *arrow.Schema, ref arrow.Reco
 			t.Fatal(err)
 		}
 		want := ref.NewSlice(at, at+rec.NumRows())
-		if !sameRows(t, schema, []arrow.Record{rec}, []arrow.Record{want}) {
+		if !pqtest.SameRows(t, schema, []arrow.Record{rec}, []arrow.Record{want}) {
 			t.Fatalf("rows %d–%d differ", at, at+rec.NumRows())
 		}
 		at += rec.NumRows()

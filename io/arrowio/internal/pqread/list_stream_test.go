@@ -3,7 +3,6 @@ package pqread
 import (
 	"errors"
 	"github.com/pate-tool/pate/io/arrowio/internal/arrowfix"
-	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // checkSpanningNullRows checks the list a, rows first… of
@@ -82,7 +83,7 @@ func TestListNullsSpanningPages(t *testing.T) {
 			for _, rec := range got {
 				row = checkSpanningNullRows(t, name, rec.Column(0), row)
 			}
-			releaseAll(got)
+			pqtest.ReleaseAll(got)
 			mem.AssertSize(t, 0)
 			if row != rows {
 				t.Errorf("%s: %d rows, want %d", name, row, rows)
@@ -274,9 +275,9 @@ func TestListCursor(t *testing.T) {
 				if cursor && tc.huge && !tc.pf.v2 && testStats.PageStreams.Load() == streamed {
 					t.Errorf("%s: no page was streamed", c)
 				}
-				sameRows(t, want[0].Schema(), got, want)
-				releaseAll(want)
-				releaseAll(got)
+				pqtest.SameRows(t, want[0].Schema(), got, want)
+				pqtest.ReleaseAll(want)
+				pqtest.ReleaseAll(got)
 				if !tc.pf.v2 && tc.name != "duckdb/zstd/v2/dictionary" {
 					mem.AssertSize(t, 0)
 				}
@@ -334,12 +335,12 @@ func TestDuckDBNullArrays(t *testing.T) {
 						}
 					}
 				}
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if row != 1500 || nulls != 136 {
 					t.Errorf("%s: read %d rows, %d null, want 1500 and 136", name, row, nulls)
 				}
 				recs, err, _ = readParquetWith(t, path, fast, mem, []string{"e32", "ne32", "em32"})
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if err != nil {
 					t.Errorf("%s: the other list columns: %v", name, err)
 				}

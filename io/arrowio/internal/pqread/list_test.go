@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // listSchema has the list columns of the list fast path's tests: the
@@ -92,7 +94,7 @@ func writeListFile(t testing.TB, path string, pf plainFile) {
 	for i := 0; i < pf.rows; i += 1000 {
 		recs = append(recs, listRecord(mem, i, min(1000, pf.rows-i)))
 	}
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(pf.codec),
 		parquet.WithDictionaryDefault(pf.dictionary),
@@ -258,7 +260,7 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	// past the end of their values, which array.Equal cannot
 	// compare.)
 	if fast {
-		sameRows(t, want[0].Schema(), got, want)
+		pqtest.SameRows(t, want[0].Schema(), got, want)
 	}
 	// Against the rows written, where the row groups start at
 	// a record of the table: Arrow v15's writer writes a
@@ -268,7 +270,7 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 		ref := listRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
 		col := ref.Column(listSchema.FieldIndices(c)[0])
 		refRec := array.NewRecord(got[0].Schema(), []arrow.Array{col}, ref.NumRows())
-		sameRows(t, got[0].Schema(), got, []arrow.Record{refRec})
+		pqtest.SameRows(t, got[0].Schema(), got, []arrow.Record{refRec})
 		refRec.Release()
 		ref.Release()
 	}
@@ -287,8 +289,8 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if tc.stream && fast && testStats.StreamFallbacks.Load() != fb {
 		t.Errorf("%s: a streamed row group's list went to pqarrow", c)
 	}
-	releaseAll(want)
-	releaseAll(got)
+	pqtest.ReleaseAll(want)
+	pqtest.ReleaseAll(got)
 	if fast && !tc.pf.v2 && (tc.path == "" || tc.name != "duckdb/zstd/v2/dictionary") {
 		mem.AssertSize(t, 0)
 	}
@@ -569,7 +571,7 @@ func TestListWholeBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseAll(want)
+	defer pqtest.ReleaseAll(want)
 	const chunk = rows * 5 * 4 // f32 is FixedSizeListOf(5, float32)
 	defer func(b int64) { testTuning.MaxListBytes = b }(testTuning.MaxListBytes)
 	for _, streamed := range []bool{false, true} {
@@ -590,8 +592,8 @@ func TestListWholeBound(t *testing.T) {
 			if (n > 0) != tc.fast {
 				t.Errorf("streamed %v, bound %d: the fast path decoded %d chunks, want fast %v", streamed, tc.bound, n, tc.fast)
 			}
-			sameRows(t, want[0].Schema(), got, want)
-			releaseAll(got)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
+			pqtest.ReleaseAll(got)
 			mem.AssertSize(t, 0)
 		}
 	}
@@ -627,7 +629,7 @@ func TestListWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseAll(want)
+	defer pqtest.ReleaseAll(want)
 
 	defer func(b int64) { testTuning.ListWindowBytes = b }(testTuning.ListWindowBytes)
 	testTuning.ListWindowBytes = most - 1
@@ -643,8 +645,8 @@ func TestListWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseAll(got)
-	sameRows(t, want[0].Schema(), got, want)
+	defer pqtest.ReleaseAll(got)
+	pqtest.SameRows(t, want[0].Schema(), got, want)
 }
 
 // TestParquetListRecycledStreamed streams row groups too large for the
@@ -665,8 +667,8 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	defer ref.Release()
 	// (f32req: Arrow's writer writes its elements as nulls.)
 	cols := slices.DeleteFunc(slices.Clone(listFastCols), func(c string) bool { return c == "f32req" })
-	refSchema, refRecs := projectRecords([]arrow.Record{ref}, cols)
-	defer releaseAll(refRecs)
+	refSchema, refRecs := pqtest.ProjectRecords([]arrow.Record{ref}, cols)
+	defer pqtest.ReleaseAll(refRecs)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	recycled, fb := testStats.RecycledBuffers.Load(), testStats.StreamFallbacks.Load()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // TestHostilePageHeader reads the 473-byte file FuzzReadParquet found, whose
@@ -128,7 +129,7 @@ func TestHostileDictionaryHeader(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			recs, err, _ := readParquetWith(t, path, true, mem, nil)
-			releaseAll(recs)
+			pqtest.ReleaseAll(recs)
 			runtime.ReadMemStats(&after)
 			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), strconv.Quote(c)) || !strings.Contains(err.Error(), "dictionary of 2147483647 values") {
 				t.Fatalf("got %v, want a format error naming column %q and its dictionary", err, c)
@@ -185,7 +186,7 @@ func TestStoredPageSize(t *testing.T) {
 			}
 			for _, fast := range []bool{false, true} {
 				recs, err, _ := readParquetWith(t, path, fast, memory.NewGoAllocator(), []string{"f64"})
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "f64"`) || !strings.Contains(err.Error(), "said to hold") {
 					t.Errorf("fast path %v: got %v, want a format error naming the column and the page size", fast, err)
 				}
@@ -231,7 +232,7 @@ func TestStatedDecodedSize(t *testing.T) {
 			}
 			for _, fast := range []bool{false, true} {
 				recs, err, _ := readParquetWith(t, path, fast, memory.NewGoAllocator(), []string{"f64"})
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if !errors.Is(err, ErrFormat) {
 					t.Errorf("fast path %v: got %v, want a format error", fast, err)
 				}
@@ -275,12 +276,12 @@ func TestNestedValuesBounded(t *testing.T) {
 		defer func(n int64) { testTuning.MaxNestedValues = n }(testTuning.MaxNestedValues)
 		testTuning.MaxNestedValues = 100
 		recs, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"n32"})
-		releaseAll(recs)
+		pqtest.ReleaseAll(recs)
 		if !errors.Is(err, errNestedTooLarge) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "n32"`) {
 			t.Errorf("Arrow's path: got %v, want the nested bound naming the column", err)
 		}
 		recs, err, n := readParquetWith(t, path, true, memory.NewGoAllocator(), []string{"n32"})
-		releaseAll(recs)
+		pqtest.ReleaseAll(recs)
 		if err != nil || n == 0 {
 			t.Errorf("the list path: %v, %d chunks", err, n)
 		}
@@ -315,7 +316,7 @@ func TestNestedValuesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		recs, err, _ := readParquetWith(t, bad, false, memory.NewGoAllocator(), []string{"n32"})
-		releaseAll(recs)
+		pqtest.ReleaseAll(recs)
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "its chunk has") {
 			t.Errorf("got %v, want the page refused", err)
 		}

@@ -17,16 +17,18 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // writeRowGroups writes rows fixture rows in row groups of rgRows to a new
 // Parquet file and returns its path.
 func writeRowGroups(t testing.TB, rows, rgRows int, codec compress.Compression) string {
 	t.Helper()
-	recs := fixtureRecords(memory.NewGoAllocator(), rows, 4000)
-	defer releaseAll(recs)
+	recs := pqtest.FixtureRecords(memory.NewGoAllocator(), rows, 4000)
+	defer pqtest.ReleaseAll(recs)
 	p := filepath.Join(t.TempDir(), "rg.parquet")
-	if err := WriteParquet(p, fixtureSchema, recs, ParquetOptions{RowGroupRows: int64(rgRows), Compression: codec}); err != nil {
+	if err := WriteParquet(p, pqtest.FixtureSchema(), recs, ParquetOptions{RowGroupRows: int64(rgRows), Compression: codec}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -54,8 +56,8 @@ func noGoroutineLeak(t *testing.T) {
 func TestReadParquetParallelOrder(t *testing.T) {
 	const rows, rgRows = 37_000, 1000
 	path := writeRowGroups(t, rows, rgRows, compress.Codecs.Snappy)
-	want := fixtureRecords(memory.NewGoAllocator(), rows, rows)
-	defer releaseAll(want)
+	want := pqtest.FixtureRecords(memory.NewGoAllocator(), rows, rows)
+	defer pqtest.ReleaseAll(want)
 	batches := []int{1, 333, 4096, 65536}
 	if testing.Short() {
 		batches = []int{333, 65536}
@@ -77,13 +79,13 @@ func TestReadParquetParallelOrder(t *testing.T) {
 				testTuning.OneReader = true
 				ss, serial := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
 				testTuning.OneReader = false
-				defer releaseAll(serial)
-				ws, wantRecs := fixtureSchema, want
+				defer pqtest.ReleaseAll(serial)
+				ws, wantRecs := pqtest.FixtureSchema(), want
 				if cols != nil {
-					ws, wantRecs = projectRecords(want, cols)
-					defer releaseAll(wantRecs)
+					ws, wantRecs = pqtest.ProjectRecords(want, cols)
+					defer pqtest.ReleaseAll(wantRecs)
 				}
-				if !sameRows(t, ws, serial, wantRecs) {
+				if !pqtest.SameRows(t, ws, serial, wantRecs) {
 					t.Fatal("the one-reader reference differs from the fixture")
 				}
 				for _, mode := range []string{"columnwise", "lockstep"} {
@@ -94,11 +96,11 @@ func TestReadParquetParallelOrder(t *testing.T) {
 								testTuning.MaxColumnwiseRows = 0
 							}
 							ps, par := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
-							defer releaseAll(par)
+							defer pqtest.ReleaseAll(par)
 							if !ps.Equal(ss) {
 								t.Fatalf("parallel schema %v, serial %v", ps, ss)
 							}
-							sameRows(t, ps, par, serial)
+							pqtest.SameRows(t, ps, par, serial)
 						})
 					}
 				}
@@ -502,10 +504,10 @@ func TestGroupedRowGroups(t *testing.T) {
 					return recs, p
 				}
 				want, _ := read(false)
-				defer releaseAll(want)
+				defer pqtest.ReleaseAll(want)
 				got, p := read(true)
-				defer releaseAll(got)
-				sameRows(t, want[0].Schema(), got, want)
+				defer pqtest.ReleaseAll(got)
+				pqtest.SameRows(t, want[0].Schema(), got, want)
 				var rows int64
 				for k, task := range p.tasks {
 					if task.rg != int(rows)/f.pf.rgRows || task.s != nil {

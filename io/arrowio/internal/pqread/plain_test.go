@@ -2,7 +2,6 @@ package pqread
 
 import (
 	"errors"
-	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 type plainFile struct {
@@ -45,7 +46,7 @@ func writePlainFile(t testing.TB, path string, pf plainFile) {
 	for i := 0; i < pf.rows; i += 3000 {
 		recs = append(recs, pqtest.PlainRecord(mem, i, min(3000, pf.rows-i)))
 	}
-	defer releaseAll(recs)
+	defer pqtest.ReleaseAll(recs)
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(pf.codec),
 		parquet.WithDictionaryDefault(pf.dictionary),
@@ -103,7 +104,7 @@ func pqarrowRows(t *testing.T, path string) []arrow.Record {
 	if err != nil {
 		t.Fatalf("pqarrow: %v", err)
 	}
-	t.Cleanup(func() { releaseAll(want) })
+	t.Cleanup(func() { pqtest.ReleaseAll(want) })
 	return want
 }
 
@@ -130,7 +131,7 @@ func readRest(r *Reader) ([]arrow.Record, error) {
 			return recs, nil
 		}
 		if err != nil {
-			releaseAll(recs)
+			pqtest.ReleaseAll(recs)
 			return nil, err
 		}
 		recs = append(recs, rec)
@@ -213,7 +214,7 @@ func TestParquetPlainFastPath(t *testing.T) {
 			if err != nil {
 				t.Fatalf("pqarrow: %v", err)
 			}
-			defer releaseAll(want)
+			defer pqtest.ReleaseAll(want)
 			if n != 0 {
 				t.Errorf("fast path off, yet it decoded %d columns", n)
 			}
@@ -221,7 +222,7 @@ func TestParquetPlainFastPath(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fast path: %v", err)
 			}
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			rgs := (tc.pf.rows + tc.pf.rgRows - 1) / tc.pf.rgRows
 			if want := int64(tc.fast * rgs); n != want {
 				t.Errorf("fast path decoded %d column chunks, want %d", n, want)
@@ -229,11 +230,11 @@ func TestParquetPlainFastPath(t *testing.T) {
 			if len(want) == 0 || len(got) == 0 {
 				t.Fatal("no records")
 			}
-			sameRows(t, want[0].Schema(), got, want)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
 			if tc.cols == nil {
 				ref := pqtest.PlainRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
 				defer ref.Release()
-				sameRows(t, pqtest.PlainSchema, got, []arrow.Record{ref})
+				pqtest.SameRows(t, pqtest.PlainSchema, got, []arrow.Record{ref})
 			}
 			// Only the fast path's columns: no pqarrow column reader runs.
 			fastOnly := plainFastCols
@@ -245,7 +246,7 @@ func TestParquetPlainFastPath(t *testing.T) {
 			if want := int64(len(fastOnly) * rgs); tc.fast > 0 && n != want {
 				t.Errorf("fast path decoded %d column chunks of the fast columns, want %d", n, want)
 			}
-			releaseAll(fast)
+			pqtest.ReleaseAll(fast)
 			if !tc.pf.v2 || tc.fast > 0 {
 				fmem.AssertSize(t, 0)
 			}
@@ -347,13 +348,13 @@ func TestParquetPlainCorrupt(t *testing.T) {
 						}
 						agreeErr++
 					default:
-						if !sameRows(t, want[0].Schema(), got, want) {
+						if !pqtest.SameRows(t, want[0].Schema(), got, want) {
 							t.Errorf("file %d, byte %d: the fast path reads other rows than pqarrow", i, off)
 						}
 						agreeOK++
 					}
-					releaseAll(want)
-					releaseAll(got)
+					pqtest.ReleaseAll(want)
+					pqtest.ReleaseAll(got)
 					plainChunksLeakFree(t, path, cols)
 				}
 			}
@@ -603,8 +604,8 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			ref := pqtest.PlainRecord(memory.NewGoAllocator(), 0, tc.pf.rows)
 			defer ref.Release()
 			cols := plainFastCols
-			refSchema, refRecs := projectRecords([]arrow.Record{ref}, cols)
-			defer releaseAll(refRecs)
+			refSchema, refRecs := pqtest.ProjectRecords([]arrow.Record{ref}, cols)
+			defer pqtest.ReleaseAll(refRecs)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
 			before := testStats.RecycledBuffers.Load()
@@ -642,7 +643,7 @@ func TestRecyclerClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	releaseAll(recs)
+	pqtest.ReleaseAll(recs)
 	if n := mem.CurrentAlloc(); n != 0 {
 		t.Fatalf("%d bytes still allocated after every batch was released, with the reader open", n)
 	}

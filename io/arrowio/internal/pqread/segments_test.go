@@ -20,6 +20,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // streamSmall makes every row group of more than 1000 rows a streamed one,
@@ -85,8 +87,8 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				if testStats.StreamedRowGroups.Load() == before {
 					t.Errorf("workers=%d: no row group was streamed", workers)
 				}
-				sameRows(t, want[0].Schema(), got, want)
-				releaseAll(got)
+				pqtest.SameRows(t, want[0].Schema(), got, want)
+				pqtest.ReleaseAll(got)
 				mem.AssertSize(t, 0)
 			}
 			if tc.huge && testStats.PageStreams.Load() == streams {
@@ -99,7 +101,7 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			if err != nil {
 				t.Fatalf("pqarrow, every column: %v", err)
 			}
-			defer releaseAll(all)
+			defer pqtest.ReleaseAll(all)
 			var mem memory.Allocator = memory.NewGoAllocator()
 			if !tc.pf.v2 { // pqarrow's column readers leak on v2 pages
 				checked := memory.NewCheckedAllocator(mem)
@@ -111,11 +113,11 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			if err != nil {
 				t.Fatalf("every column: %v", err)
 			}
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if testStats.StreamedRowGroups.Load() == before {
 				t.Error("every column: no row group was streamed")
 			}
-			sameRows(t, all[0].Schema(), got, all)
+			pqtest.SameRows(t, all[0].Schema(), got, all)
 		})
 	}
 }
@@ -181,15 +183,15 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 				}
 				failed++
 			case werr == nil:
-				if !sameRows(t, want[0].Schema(), got, want) {
+				if !pqtest.SameRows(t, want[0].Schema(), got, want) {
 					t.Errorf("byte %d: the streamed read differs from pqarrow's", rgn[0]+o)
 				}
 				read++
 			default:
 				read++ // pqarrow refuses what the fast path reads
 			}
-			releaseAll(want)
-			releaseAll(got)
+			pqtest.ReleaseAll(want)
+			pqtest.ReleaseAll(got)
 			if testStats.StreamFallbacks.Load() == fallbacks {
 				// (pqarrow's record reader, which reads a row group
 				// whose headers the stream does not take, leaks on
@@ -264,8 +266,8 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 		before := testStats.StreamedRowGroups.Load()
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers}, "read")
-		sameRows(t, want[0].Schema(), got, want)
-		releaseAll(got)
+		pqtest.SameRows(t, want[0].Schema(), got, want)
+		pqtest.ReleaseAll(got)
 		mem.AssertSize(t, 0)
 		if streamed := testStats.StreamedRowGroups.Load() > before; streamed != tc.streamed {
 			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
@@ -332,11 +334,11 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if !<-helped {
 				t.Error("segment 0's columns were not decoded by the other worker")
 			}
-			sameRows(t, want[0].Schema(), got, want)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
 		})
 	}
 }
@@ -393,8 +395,8 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRows(t, want[0].Schema(), got, want)
-	releaseAll(got)
+	pqtest.SameRows(t, want[0].Schema(), got, want)
+	pqtest.ReleaseAll(got)
 	mem.AssertSize(t, 0)
 	if calls < 2 {
 		t.Fatalf("%d tasks decoded, want several segments", calls)
@@ -559,7 +561,7 @@ func TestParquetStreamedLZ4Pages(t *testing.T) {
 	recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_lz4_5000.parquet"),
 		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}}, "duckdb_lz4_5000.parquet")
 	checkDuckDBRows(t, recs, 5000)
-	releaseAll(recs)
+	pqtest.ReleaseAll(recs)
 	mem.AssertSize(t, 0)
 	if testStats.StreamedRowGroups.Load() == streamed || testStats.PageStreams.Load() == streams {
 		t.Error("no LZ4 page was streamed")

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // spillSmall sets the knobs of the spill for the rest of the test: every
@@ -94,8 +96,8 @@ func TestParquetSpilledPages(t *testing.T) {
 				if testStats.SpilledPages.Load() == spilled {
 					t.Errorf("workers=%d: no page was spilled", workers)
 				}
-				sameRows(t, want[0].Schema(), got, want)
-				releaseAll(got)
+				pqtest.SameRows(t, want[0].Schema(), got, want)
+				pqtest.ReleaseAll(got)
 				mem.AssertSize(t, 0)
 				if n := testStats.OpenSpills.Load(); n != 0 {
 					t.Errorf("workers=%d: %d spill files open after Close", workers, n)
@@ -173,7 +175,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 				}
 			}
 			r.Close()
-			defer releaseAll(got)
+			defer pqtest.ReleaseAll(got)
 			if n := testStats.OpenSpills.Load(); n != 0 {
 				t.Errorf("%d spill files open after Close", n)
 			}
@@ -189,7 +191,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 			case rerr != nil:
 				t.Fatal(rerr)
 			case tc.reads < 0:
-				sameRows(t, want[0].Schema(), got, want)
+				pqtest.SameRows(t, want[0].Schema(), got, want)
 			}
 			if tc.noDir && testStats.SpilledPages.Load() != spilled {
 				t.Error("pages spilled into a missing directory")
@@ -200,7 +202,7 @@ func TestParquetSpillFileGone(t *testing.T) {
 			if !tc.noDir && testStats.SpilledPages.Load() == spilled {
 				t.Error("no page was spilled")
 			}
-			releaseAll(got)
+			pqtest.ReleaseAll(got)
 			got = nil
 			mem.AssertSize(t, 0)
 		})
@@ -227,8 +229,8 @@ func TestStreamBudgetBounded(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			streams, spilled := testStats.PageStreams.Load(), testStats.SpilledPages.Load()
 			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3}, "read")
-			sameRows(t, want[0].Schema(), got, want)
-			releaseAll(got)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
+			pqtest.ReleaseAll(got)
 			mem.AssertSize(t, 0)
 			if p := testStats.PeakState.Load(); p > budget {
 				t.Errorf("the streams' state peaked at %d bytes, budget %d", p, budget)
@@ -268,7 +270,7 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 		recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_v2_zstd.parquet"),
 			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers}, "duckdb_v2_zstd.parquet")
 		checkDuckDBRows(t, recs, 5000)
-		releaseAll(recs)
+		pqtest.ReleaseAll(recs)
 		mem.AssertSize(t, 0)
 		if testStats.SpilledPages.Load() == spilled {
 			t.Errorf("workers=%d: no page was spilled", workers)
@@ -298,7 +300,7 @@ func TestParquetSpillReadError(t *testing.T) {
 	}
 	got, err := readRest(r)
 	r.Close()
-	releaseAll(got)
+	pqtest.ReleaseAll(got)
 	mem.AssertSize(t, 0)
 	if err == nil {
 		t.Fatal("the failed reads of the spill file were not reported")
@@ -418,8 +420,8 @@ func TestParquetNoSpill(t *testing.T) {
 				t.Errorf("%d pages were spilled", n)
 			}
 			dirEmpty(t, sdir, "during and after the read")
-			sameRows(t, want[0].Schema(), got, want)
-			releaseAll(got)
+			pqtest.SameRows(t, want[0].Schema(), got, want)
+			pqtest.ReleaseAll(got)
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/golang/snappy"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // TestParquetByteStreamSplitByRanges reads DuckDB's one-row-group v2
@@ -47,7 +49,7 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 				recs := readAllOf(t, filepath.Join("../../testdata", "writers", file),
 					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers}, file)
 				checkDuckDBRows(t, recs, 20000)
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				mem.AssertSize(t, 0)
 				want := int64(3)
 				if !byRanges {
@@ -294,7 +296,7 @@ func TestListCursorByteStreamSplit(t *testing.T) {
 						}
 					}
 				}
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				mem.AssertSize(t, 0)
 				if i != 4000 {
 					t.Fatalf("read %d rows, want 4000", i)

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
 // checkDuckDBRows checks the rows of the DuckDB fixtures (testdata/writers,
@@ -107,7 +109,7 @@ func TestReadDuckDBPageV2(t *testing.T) {
 					}
 					before := testStats.PlainColumns.Load()
 					recs := readAllOf(t, filepath.Join("../../testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols}, file)
-					defer releaseAll(recs)
+					defer pqtest.ReleaseAll(recs)
 					if got := recs[0].NumCols(); got != int64(len(cols)) {
 						t.Fatalf("read %d columns, want %d", got, len(cols))
 					}
@@ -174,7 +176,7 @@ func garbleChunks(t *testing.T, src string, rows int, head, every int64, opts Re
 				for _, rec := range recs {
 					n += int(rec.NumRows())
 				}
-				releaseAll(recs)
+				pqtest.ReleaseAll(recs)
 				if err == nil && n != rows {
 					t.Errorf("byte %d: read %d rows without an error", rgn[0]+o, n)
 				}

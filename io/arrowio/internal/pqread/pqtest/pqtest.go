@@ -1,7 +1,8 @@
-// Package pqtest writes the Parquet fixtures that the tests of io/arrowio
-// and of its Parquet reader share: list columns whose pages break inside
-// rows, which Arrow's own writer never produces. It is imported by tests
-// only.
+// Package pqtest holds what the tests of io/arrowio and of its Parquet
+// reader share: the Parquet fixtures of list columns whose pages break
+// inside rows, which Arrow's own writer never produces (pqtest.go), and the
+// generated fixture records and the comparisons of read records
+// (records.go). It is imported by tests only.
 package pqtest
 
 import (
