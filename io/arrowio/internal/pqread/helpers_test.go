@@ -35,10 +35,6 @@ const DefaultBatchSize = 65536
 // another.
 var testTuning = DefaultTuning()
 
-// testStats is where openFile has a reader opened without Stats count:
-// tests compare its counts before and after a read.
-var testStats = new(Stats)
-
 // ReadOptions are the options of Open, as arrowio.ReadOptions passes them.
 type ReadOptions = Options
 
@@ -65,9 +61,6 @@ func openFile(path string, opts ReadOptions) (r *Reader, err error) {
 	}
 	if opts.Tuning == nil {
 		opts.Tuning = testTuning
-	}
-	if opts.Stats == nil {
-		opts.Stats = testStats
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator

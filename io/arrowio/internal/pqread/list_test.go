@@ -196,7 +196,6 @@ func TestParquetListFastPath(t *testing.T) {
 				defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
 				testTuning.HugePageBytes = 1024
 			}
-			streamed := testStats.PageStreams.Load()
 			if tc.stream {
 				defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
@@ -207,19 +206,20 @@ func TestParquetListFastPath(t *testing.T) {
 			}
 			rgs := int64(pf.NumRowGroups())
 			pf.Close()
+			var streamed int64 // pages streamed
 			for _, c := range append(append([]string{}, tc.fast...), tc.slow...) {
-				checkListColumn(t, tc, path, c, rgs)
+				streamed += checkListColumn(t, tc, path, c, rgs).PageStreams.Load()
 			}
 			// Read by pages, the large PLAIN v1 pages (not DuckDB's, which
 			// are dictionary-encoded here) were streamed.
-			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && testStats.PageStreams.Load() == streamed {
+			if tc.byPage && !tc.pf.v2 && !tc.pf.dictionary && tc.path != writers+"duckdb_emb.parquet" && streamed == 0 {
 				t.Error("no page was streamed")
 			}
 			// Chunks read whole by their size: only snappy and stored ones
 			// whose first page streams are read by page instead.
 			if tc.firstPage {
 				want := tc.pf.codec != compress.Codecs.Zstd
-				if got := testStats.PageStreams.Load() != streamed; got != want {
+				if got := streamed != 0; got != want {
 					t.Errorf("pages streamed: %v, want %v", got, want)
 				}
 			}
@@ -229,8 +229,8 @@ func TestParquetListFastPath(t *testing.T) {
 
 // checkListColumn reads column c of path with and without the fast path
 // and checks what TestParquetListFastPath expects of case tc (rgs row
-// groups).
-func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
+// groups); it returns the Stats of the read with the fast path.
+func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) *Stats {
 	t.Helper()
 	fast := false
 	for _, f := range tc.fast {
@@ -247,8 +247,8 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if n != 0 {
 		t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
 	}
-	fb, placed, zplaced := testStats.StreamFallbacks.Load(), testStats.ListPagesInPlace.Load(), testStats.ZstdPagesPlaced.Load()
-	got, err, n := readParquetWith(t, path, true, mem, []string{c})
+	got, err, st := readParquetStats(t, path, true, mem, []string{c})
+	n = st.PlainColumns.Load()
 	if err != nil {
 		t.Fatalf("%s: fast path: %v", c, err)
 	}
@@ -280,13 +280,13 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if !fast && n != 0 {
 		t.Errorf("%s: fast path decoded %d chunks of a column it must leave to pqarrow", c, n)
 	}
-	if tc.inPlace && (c == "l32req" || c == "f32") && testStats.ListPagesInPlace.Load() == placed {
+	if tc.inPlace && (c == "l32req" || c == "f32") && st.ListPagesInPlace.Load() == 0 {
 		t.Errorf("%s: no page was decompressed in place", c)
 	}
-	if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && testStats.ZstdPagesPlaced.Load() == zplaced {
+	if tc.huge > 0 && (c == "l32req" || c == "f32") && tc.pf.codec == compress.Codecs.Zstd && st.ZstdPagesPlaced.Load() == 0 {
 		t.Errorf("%s: no zstd page was decoded into place", c)
 	}
-	if tc.stream && fast && testStats.StreamFallbacks.Load() != fb {
+	if tc.stream && fast && st.StreamFallbacks.Load() != 0 {
 		t.Errorf("%s: a streamed row group's list went to pqarrow", c)
 	}
 	pqtest.ReleaseAll(want)
@@ -294,6 +294,7 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) {
 	if fast && !tc.pf.v2 && (tc.path == "" || tc.name != "duckdb/zstd/v2/dictionary") {
 		mem.AssertSize(t, 0)
 	}
+	return st
 }
 
 // listChunk0 returns the bytes of the first row group's chunk of the list
@@ -346,9 +347,9 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 	}
 	if byPage {
 		lc.buf = nil
-		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, stats: testStats, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
+		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
 	}
-	return lc, lc.decode(&plainDecoder{tune: testTuning, stats: testStats})
+	return lc, lc.decode(&plainDecoder{tune: testTuning})
 }
 
 // FuzzListChunk feeds arbitrary bytes to the list fast path's page decoder
@@ -656,10 +657,9 @@ func TestListWindow(t *testing.T) {
 // from row group to row group, every value read is right, nothing is
 // written to a buffer after its release and nothing leaks.
 func TestParquetListRecycledStreamed(t *testing.T) {
-	defer func(old bool) { testTuning.PoisonRecycled = old }(testTuning.PoisonRecycled)
-	testTuning.PoisonRecycled = true
-	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
+	tune := DefaultTuning()
+	tune.PoisonRecycled = true
+	tune.MaxColumnwiseRows, tune.SegmentRows = 500, 500
 	const rows = 12000
 	path := filepath.Join(t.TempDir(), "streamed.parquet")
 	writeListFile(t, path, plainFile{rows: rows, rgRows: 2000, codec: compress.Codecs.Snappy})
@@ -671,8 +671,8 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	defer pqtest.ReleaseAll(refRecs)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	recycled, fb := testStats.RecycledBuffers.Load(), testStats.StreamFallbacks.Load()
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
+	st := new(Stats)
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700, Tuning: tune, Stats: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,10 +683,10 @@ func TestParquetListRecycledStreamed(t *testing.T) {
 	if at != rows {
 		t.Fatalf("read %d rows, want %d", at, rows)
 	}
-	if testStats.StreamFallbacks.Load() != fb {
+	if st.StreamFallbacks.Load() != 0 {
 		t.Error("a streamed row group's list went to pqarrow")
 	}
-	if testStats.RecycledBuffers.Load() == recycled {
+	if st.RecycledBuffers.Load() == 0 {
 		t.Error("no list buffer was recycled")
 	}
 }

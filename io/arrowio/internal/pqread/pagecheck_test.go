@@ -356,7 +356,7 @@ func TestSmallPagesShareReads(t *testing.T) {
 		hr := &countingReaderAt{r: bytes.NewReader(raw)}
 		pr2 := &countingReaderAt{r: bytes.NewReader(raw)}
 		hc := headerChecker{r: hr, size: int64(len(raw))}
-		pd := plainDecoder{tune: testTuning, stats: testStats, r: pr2, size: int64(len(raw))}
+		pd := plainDecoder{tune: testTuning, r: pr2, size: int64(len(raw))}
 		pages := 0
 		for rg := range len(md.RowGroups) {
 			for leaf := range md.Schema.NumColumns() {

@@ -108,18 +108,28 @@ func pqarrowRows(t *testing.T, path string) []arrow.Record {
 	return want
 }
 
+// readParquetWith reads the columns cols of path (nil: all) with the fast
+// path on or off, and returns the records and the column chunks the fast
+// path decoded.
 func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, int64) {
+	t.Helper()
+	recs, err, st := readParquetStats(t, path, fast, mem, cols)
+	return recs, err, st.PlainColumns.Load()
+}
+
+// readParquetStats is readParquetWith returning the reader's Stats.
+func readParquetStats(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, *Stats) {
 	t.Helper()
 	defer func(old bool) { testTuning.PlainFast = old }(testTuning.PlainFast)
 	testTuning.PlainFast = fast
-	before := testStats.PlainColumns.Load()
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000})
+	st := new(Stats)
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000, Stats: st})
 	if err != nil {
-		return nil, err, 0
+		return nil, err, st
 	}
 	defer r.Close()
 	recs, err := readRest(r)
-	return recs, err, testStats.PlainColumns.Load() - before
+	return recs, err, st
 }
 
 // readRest reads r to its end; on an error it releases what it read.
@@ -460,7 +470,7 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 		return // a corrupt footer: the fast path is never asked
 	}
 	md := pf.MetaData()
-	pd := &plainDecoder{tune: testTuning, stats: testStats, r: f, size: st.Size()}
+	pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	for rg := range pf.NumRowGroups() {
 		for _, c := range cols {
@@ -569,7 +579,7 @@ func FuzzPlainChunk(f *testing.F) {
 		if optional {
 			c.valid = make([]byte, bitutil.BytesForBits(n))
 		}
-		nulls, ok := c.decode(&plainDecoder{tune: testTuning, stats: testStats})
+		nulls, ok := c.decode(&plainDecoder{tune: testTuning})
 		if !ok {
 			return
 		}
@@ -588,8 +598,8 @@ func FuzzPlainChunk(f *testing.F) {
 // (a buffer reused while still in use would show), nothing is written to
 // a buffer after its release (checkPoison panics) and nothing leaks.
 func TestParquetRecycledBuffers(t *testing.T) {
-	defer func(old bool) { testTuning.PoisonRecycled = old }(testTuning.PoisonRecycled)
-	testTuning.PoisonRecycled = true
+	tune := DefaultTuning()
+	tune.PoisonRecycled = true
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -608,8 +618,8 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			defer pqtest.ReleaseAll(refRecs)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
-			before := testStats.RecycledBuffers.Load()
-			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700})
+			st := new(Stats)
+			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 700, Tuning: tune, Stats: st})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -620,7 +630,7 @@ func TestParquetRecycledBuffers(t *testing.T) {
 			if at != int64(tc.pf.rows) {
 				t.Fatalf("read %d rows, want %d", at, tc.pf.rows)
 			}
-			if n := testStats.RecycledBuffers.Load() - before; n == 0 {
+			if st.RecycledBuffers.Load() == 0 {
 				t.Error("no buffer was recycled")
 			}
 		})

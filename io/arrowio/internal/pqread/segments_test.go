@@ -79,19 +79,20 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
 				testTuning.HugePageBytes = 0
 			}
-			streams := testStats.PageStreams.Load()
+			var streams int64 // pages streamed
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				before := testStats.StreamedRowGroups.Load()
-				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers}, fmt.Sprintf("workers=%d", workers))
-				if testStats.StreamedRowGroups.Load() == before {
+				st := new(Stats)
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers, Stats: st}, fmt.Sprintf("workers=%d", workers))
+				streams += st.PageStreams.Load()
+				if st.StreamedRowGroups.Load() == 0 {
 					t.Errorf("workers=%d: no row group was streamed", workers)
 				}
 				pqtest.SameRows(t, want[0].Schema(), got, want)
 				pqtest.ReleaseAll(got)
 				mem.AssertSize(t, 0)
 			}
-			if tc.huge && testStats.PageStreams.Load() == streams {
+			if tc.huge && streams == 0 {
 				t.Error("no page was streamed")
 			}
 			// Every column: those the fast path does not take (strings,
@@ -108,13 +109,12 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				defer checked.AssertSize(t, 0)
 				mem = checked
 			}
-			before := testStats.StreamedRowGroups.Load()
-			got, err, _ := readParquetWith(t, path, true, mem, nil)
+			got, err, st := readParquetStats(t, path, true, mem, nil)
 			if err != nil {
 				t.Fatalf("every column: %v", err)
 			}
 			defer pqtest.ReleaseAll(got)
-			if testStats.StreamedRowGroups.Load() == before {
+			if st.StreamedRowGroups.Load() == 0 {
 				t.Error("every column: no row group was streamed")
 			}
 			pqtest.SameRows(t, all[0].Schema(), got, all)
@@ -146,7 +146,10 @@ func TestParquetStreamedCorrupt(t *testing.T) {
 	}
 }
 
-func streamedCorrupt(t *testing.T, pf plainFile) {
+// streamedCorrupt garbles the bytes of pf's chunks one at a time and reads
+// the file streamed: the fast path's rows are pqarrow's, or the read fails
+// with ErrFormat. It returns the pages the fast reads spilled.
+func streamedCorrupt(t *testing.T, pf plainFile) (spilled int64) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.parquet")
 	writePlainFile(t, clean, pf)
@@ -174,8 +177,8 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 			}
 			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			fallbacks := testStats.StreamFallbacks.Load()
-			got, gerr, _ := readParquetWith(t, path, true, mem, cols)
+			got, gerr, st := readParquetStats(t, path, true, mem, cols)
+			spilled += st.SpilledPages.Load()
 			switch {
 			case gerr != nil:
 				if !errors.Is(gerr, ErrFormat) {
@@ -192,7 +195,7 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 			}
 			pqtest.ReleaseAll(want)
 			pqtest.ReleaseAll(got)
-			if testStats.StreamFallbacks.Load() == fallbacks {
+			if st.StreamFallbacks.Load() == 0 {
 				// (pqarrow's record reader, which reads a row group
 				// whose headers the stream does not take, leaks on
 				// some corrupt pages.)
@@ -205,6 +208,7 @@ func streamedCorrupt(t *testing.T, pf plainFile) {
 	if failed == 0 || read == 0 && pf.codec != compress.Codecs.Zstd {
 		t.Errorf("%d corruptions read, %d rejected: want some of each", read, failed)
 	}
+	return spilled
 }
 
 // FuzzSnappyStream checks the incremental snappy decoder against the
@@ -263,13 +267,13 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 		workers  int
 		streamed bool
 	}{{1, false}, {2, true}, {3, true}} {
-		before := testStats.StreamedRowGroups.Load()
+		st := new(Stats)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers}, "read")
+		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers, Stats: st}, "read")
 		pqtest.SameRows(t, want[0].Schema(), got, want)
 		pqtest.ReleaseAll(got)
 		mem.AssertSize(t, 0)
-		if streamed := testStats.StreamedRowGroups.Load() > before; streamed != tc.streamed {
+		if streamed := st.StreamedRowGroups.Load() > 0; streamed != tc.streamed {
 			t.Errorf("workers=%d: streamed %v, want %v", tc.workers, streamed, tc.streamed)
 		}
 	}
@@ -301,22 +305,22 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			want := pqarrowRows(t, path)
 			defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
 			testTuning.SegmentRows = 4096 // 3 segments; one page a column spans them all
-			before := testStats.HelpedColumns.Load()
+			st := new(Stats)
 			helped := make(chan bool, 1)
 			testTuning.OnSegment = func(rg, seg int) {
 				if seg != 0 {
 					return
 				}
 				deadline := time.Now().Add(10 * time.Second)
-				for testStats.HelpedColumns.Load()-before < int64(len(plainFastCols)) && time.Now().Before(deadline) {
+				for st.HelpedColumns.Load() < int64(len(plainFastCols)) && time.Now().Before(deadline) {
 					time.Sleep(time.Millisecond)
 				}
-				helped <- testStats.HelpedColumns.Load()-before >= int64(len(plainFastCols))
+				helped <- st.HelpedColumns.Load() >= int64(len(plainFastCols))
 			}
 			defer func() { testTuning.OnSegment = nil }()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2})
+			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2, Stats: st})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -556,14 +560,14 @@ func TestParquetStreamedLZ4Pages(t *testing.T) {
 	streamSmall(t, 300)
 	defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
 	testTuning.HugePageBytes = 0 // every page is huge
-	streams, streamed := testStats.PageStreams.Load(), testStats.StreamedRowGroups.Load()
+	st := new(Stats)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_lz4_5000.parquet"),
-		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}}, "duckdb_lz4_5000.parquet")
+		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}, Stats: st}, "duckdb_lz4_5000.parquet")
 	checkDuckDBRows(t, recs, 5000)
 	pqtest.ReleaseAll(recs)
 	mem.AssertSize(t, 0)
-	if testStats.StreamedRowGroups.Load() == streamed || testStats.PageStreams.Load() == streams {
+	if st.StreamedRowGroups.Load() == 0 || st.PageStreams.Load() == 0 {
 		t.Error("no LZ4 page was streamed")
 	}
 }

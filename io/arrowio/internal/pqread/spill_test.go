@@ -91,15 +91,15 @@ func TestParquetSpilledPages(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				spilled := testStats.SpilledPages.Load()
-				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers}, fmt.Sprintf("workers=%d", workers))
-				if testStats.SpilledPages.Load() == spilled {
+				st := new(Stats)
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers, Stats: st}, fmt.Sprintf("workers=%d", workers))
+				if st.SpilledPages.Load() == 0 {
 					t.Errorf("workers=%d: no page was spilled", workers)
 				}
 				pqtest.SameRows(t, want[0].Schema(), got, want)
 				pqtest.ReleaseAll(got)
 				mem.AssertSize(t, 0)
-				if n := testStats.OpenSpills.Load(); n != 0 {
+				if n := st.OpenSpills.Load(); n != 0 {
 					t.Errorf("workers=%d: %d spill files open after Close", workers, n)
 				}
 				dirEmpty(t, sdir, "after Close")
@@ -150,8 +150,8 @@ func TestParquetSpillFileGone(t *testing.T) {
 				defer func() { testTuning.OnSegment = nil }()
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			spilled, streams := testStats.SpilledPages.Load(), testStats.PageStreams.Load()
-			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir})
+			st := new(Stats)
+			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir, Stats: st})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,15 +168,15 @@ func TestParquetSpillFileGone(t *testing.T) {
 				got = append(got, rec)
 				if len(got) == 1 && !tc.noDir {
 					// Segment 0 is decoded: its overhangs are in the file.
-					if testStats.OpenSpills.Load() != 1 {
-						t.Errorf("%d spill files open while reading, want 1", testStats.OpenSpills.Load())
+					if st.OpenSpills.Load() != 1 {
+						t.Errorf("%d spill files open while reading, want 1", st.OpenSpills.Load())
 					}
 					dirEmpty(t, sdir, "while reading")
 				}
 			}
 			r.Close()
 			defer pqtest.ReleaseAll(got)
-			if n := testStats.OpenSpills.Load(); n != 0 {
+			if n := st.OpenSpills.Load(); n != 0 {
 				t.Errorf("%d spill files open after Close", n)
 			}
 			dirEmpty(t, sdir, "after Close")
@@ -193,13 +193,13 @@ func TestParquetSpillFileGone(t *testing.T) {
 			case tc.reads < 0:
 				pqtest.SameRows(t, want[0].Schema(), got, want)
 			}
-			if tc.noDir && testStats.SpilledPages.Load() != spilled {
+			if tc.noDir && st.SpilledPages.Load() != 0 {
 				t.Error("pages spilled into a missing directory")
 			}
-			if tc.noDir && testStats.PageStreams.Load() == streams {
+			if tc.noDir && st.PageStreams.Load() == 0 {
 				t.Error("without a spill file, the pages were not streamed")
 			}
-			if !tc.noDir && testStats.SpilledPages.Load() == spilled {
+			if !tc.noDir && st.SpilledPages.Load() == 0 {
 				t.Error("no page was spilled")
 			}
 			pqtest.ReleaseAll(got)
@@ -223,34 +223,31 @@ func TestStreamBudgetBounded(t *testing.T) {
 	for _, budget := range []int64{0, 200 << 10, 600 << 10, 64 << 20} {
 		t.Run(strconv.FormatInt(budget>>10, 10)+"KB", func(t *testing.T) {
 			spillSmall(t, budget, 0, true)
-			testStats.PeakState.Store(0)
-			testStats.LiveStreams.Store(0)
-			testStats.PeakStreams.Store(0)
+			st := new(Stats)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			streams, spilled := testStats.PageStreams.Load(), testStats.SpilledPages.Load()
-			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3}, "read")
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3, Stats: st}, "read")
 			pqtest.SameRows(t, want[0].Schema(), got, want)
 			pqtest.ReleaseAll(got)
 			mem.AssertSize(t, 0)
-			if p := testStats.PeakState.Load(); p > budget {
+			if p := st.PeakState.Load(); p > budget {
 				t.Errorf("the streams' state peaked at %d bytes, budget %d", p, budget)
 			}
 			// A stream takes at least its read buffer from the budget;
 			// the workers each stream one more page into the file.
-			if most := budget/pageStreamBuffer + 3; testStats.PeakStreams.Load() > most {
-				t.Errorf("%d page streams live at once, at most %d fit", testStats.PeakStreams.Load(), most)
+			if most := budget/pageStreamBuffer + 3; st.PeakStreams.Load() > most {
+				t.Errorf("%d page streams live at once, at most %d fit", st.PeakStreams.Load(), most)
 			}
-			if testStats.LiveStreams.Load() != 0 {
-				t.Errorf("%d page streams live after Close", testStats.LiveStreams.Load())
+			if st.LiveStreams.Load() != 0 {
+				t.Errorf("%d page streams live after Close", st.LiveStreams.Load())
 			}
-			if testStats.PageStreams.Load() == streams {
+			if st.PageStreams.Load() == 0 {
 				t.Error("no page was streamed")
 			}
 			// Some of the 20 overhanging pages fit only in the largest budget.
-			if budget < 64<<20 && testStats.SpilledPages.Load() == spilled {
+			if budget < 64<<20 && st.SpilledPages.Load() == 0 {
 				t.Error("no page was spilled")
 			}
-			if budget == 64<<20 && testStats.SpilledPages.Load() != spilled {
+			if budget == 64<<20 && st.SpilledPages.Load() != 0 {
 				t.Error("pages were spilled within the budget")
 			}
 		})
@@ -266,13 +263,13 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 	sdir := spillSmall(t, 0, 0, false)
 	for _, workers := range []int{1, 2} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		spilled := testStats.SpilledPages.Load()
+		st := new(Stats)
 		recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_v2_zstd.parquet"),
-			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers}, "duckdb_v2_zstd.parquet")
+			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers, Stats: st}, "duckdb_v2_zstd.parquet")
 		checkDuckDBRows(t, recs, 5000)
 		pqtest.ReleaseAll(recs)
 		mem.AssertSize(t, 0)
-		if testStats.SpilledPages.Load() == spilled {
+		if st.SpilledPages.Load() == 0 {
 			t.Errorf("workers=%d: no page was spilled", workers)
 		}
 		dirEmpty(t, sdir, "after Close")
@@ -294,7 +291,8 @@ func TestParquetSpillReadError(t *testing.T) {
 	}
 	defer func() { testTuning.OnSpillRead = nil }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2})
+	st := new(Stats)
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, Stats: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +311,7 @@ func TestParquetSpillReadError(t *testing.T) {
 	if !strings.Contains(msg, path) || !strings.Contains(msg, "row group 0") || !strings.Contains(msg, "column \"") || !errors.Is(err, syscall.EIO) {
 		t.Errorf("error does not say where, or loses its cause: %s", msg)
 	}
-	if testStats.OpenSpills.Load() != 0 {
+	if st.OpenSpills.Load() != 0 {
 		t.Error("spill file open after Close")
 	}
 	dirEmpty(t, sdir, "after Close")
@@ -335,9 +333,7 @@ func TestParquetSpilledCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
-			spilled := testStats.SpilledPages.Load()
-			streamedCorrupt(t, tc.pf)
-			if testStats.SpilledPages.Load() == spilled {
+			if streamedCorrupt(t, tc.pf) == 0 {
 				t.Error("no page was spilled")
 			}
 			dirEmpty(t, sdir, "after the reads")
@@ -414,9 +410,9 @@ func TestParquetNoSpill(t *testing.T) {
 			sdir := spillSmall(t, 0, 0, tc.streamAll)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			spilled := testStats.SpilledPages.Load()
-			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true}, "NoSpill")
-			if n := testStats.SpilledPages.Load() - spilled; n != 0 {
+			st := new(Stats)
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true, Stats: st}, "NoSpill")
+			if n := st.SpilledPages.Load(); n != 0 {
 				t.Errorf("%d pages were spilled", n)
 			}
 			dirEmpty(t, sdir, "during and after the read")

@@ -45,9 +45,9 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 					testTuning.SnappyFragment = 4099
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				streams, spilled := testStats.PageStreams.Load(), testStats.SpilledPages.Load()
+				st := new(Stats)
 				recs := readAllOf(t, filepath.Join("../../testdata", "writers", file),
-					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers}, file)
+					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers, Stats: st}, file)
 				checkDuckDBRows(t, recs, 20000)
 				pqtest.ReleaseAll(recs)
 				mem.AssertSize(t, 0)
@@ -55,16 +55,16 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 				if !byRanges {
 					want = 0
 				}
-				if got := testStats.PageStreams.Load() - streams; got != want {
+				if got := st.PageStreams.Load(); got != want {
 					t.Errorf("%d pages read by ranges, want %d", got, want)
 				}
 				// Pages not read by ranges overhang the segments and go to
 				// the spill file (testTuning.MaxFreeLeft is 0), as do all with no budget.
-				if did, want := testStats.SpilledPages.Load() != spilled, tc.budget == 0 || !byRanges; did != want {
+				if did, want := st.SpilledPages.Load() != 0, tc.budget == 0 || !byRanges; did != want {
 					t.Errorf("pages spilled: %v, want %v", did, want)
 				}
-				if testStats.LiveStreams.Load() != 0 {
-					t.Errorf("%d page streams live after Close", testStats.LiveStreams.Load())
+				if st.LiveStreams.Load() != 0 {
+					t.Errorf("%d page streams live after Close", st.LiveStreams.Load())
 				}
 				dirEmpty(t, sdir, "after Close")
 			})
@@ -252,9 +252,8 @@ func TestListCursorByteStreamSplit(t *testing.T) {
 				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.MaxFreeLeft = 0, 400, 777, 0
 			}
 			t.Run(name, func(t *testing.T) {
-				cursors, streams := testStats.ListCursors.Load(), testStats.PageStreams.Load()
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				recs, err, _ := readParquetWith(t, filepath.Join("../../testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"})
+				recs, err, st := readParquetStats(t, filepath.Join("../../testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -301,10 +300,10 @@ func TestListCursorByteStreamSplit(t *testing.T) {
 				if i != 4000 {
 					t.Fatalf("read %d rows, want 4000", i)
 				}
-				if got := testStats.ListCursors.Load() - cursors; byRanges != (got == 3) {
+				if got := st.ListCursors.Load(); byRanges != (got == 3) {
 					t.Errorf("%d chunks decoded by the cursor", got)
 				}
-				if got := testStats.PageStreams.Load() - streams; byRanges != (got >= 3) {
+				if got := st.PageStreams.Load(); byRanges != (got >= 3) {
 					t.Errorf("%d pages read by ranges", got)
 				}
 			})
