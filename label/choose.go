@@ -28,10 +28,11 @@ import (
 // 1, the exact discrete Gaussian, σc planned for DPLogRegCountShare of the
 // budget ρ), charged to the run's filter before anything else, recorded in
 // the report's choice section and in the failure charge like the class
-// discovery. A run that picks dp-logreg then trains it exactly as
-// --mechanism dp-logreg does, on what the count left of the filter (it
-// spends its own count: the model's audit stays that of dp-logreg on the
-// budget less the choice's and the discovery's ρ). C is the declared class
+// discovery. The count is drawn as dp-logreg's own first release would
+// be (the same σc, from dp-logreg's noise stream): a run that picks
+// dp-logreg takes it as that release and trains exactly as --mechanism
+// dp-logreg does, the count charged once (its report's dp_logreg section
+// says count_source "choice"). C is the declared class
 // set, or the one the private class discovery released (public once
 // released): the count is released after the discovery. No candidate is
 // trained to be compared: the choice costs the count alone.
@@ -40,9 +41,6 @@ import (
 // per class and teacher with which the chooser keeps PATE. Public: set
 // once from the shared benchmarks (adult has 65, every small set < 3).
 const ChooseRowsPerClass = 10
-
-// streamChoiceCount draws the chooser's noisy count.
-const streamChoiceCount = 11
 
 // ChoiceRule is the rule the report and pate plan print.
 var ChoiceRule = fmt.Sprintf("PATE + student when n̂/(teachers·classes) ≥ %d; "+
@@ -205,7 +203,10 @@ func (l *Labeler) choose(n int64, td *teacherData) (bool, error) {
 		return false, err
 	}
 	classes := len(td.classes.values)
-	noisy := max(0, n+g.Sample(l.source(streamChoiceCount)))
+	// Drawn as dp-logreg's own step 1 would be, from its noise stream: a
+	// chosen dp-logreg takes the count and the stream over.
+	src := l.source(streamDPLogRegNoise)
+	noisy := max(0, n+g.Sample(src))
 	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, cfg.Student)
 	chosen := mech
 	if chosen == "" {
@@ -232,6 +233,7 @@ func (l *Labeler) choose(n int64, td *teacherData) (bool, error) {
 	if mech == "" {
 		return false, nil
 	}
+	l.choiceCount, l.choiceNoise = &DPLogRegCount{Rows: noisy, Sigma: sc}, src
 	planned := *cfg
 	l.planned = &planned // a later Run chooses afresh from the plan
 	*cfg = switchedConfig(*cfg, mech)
@@ -246,6 +248,7 @@ func (l *Labeler) resetChoice() {
 		l.cfg, l.planned = *l.planned, nil
 	}
 	l.choice, l.choiceRho, l.chosen = nil, 0, nil
+	l.choiceCount, l.choiceNoise = nil, nil
 }
 
 // withChoice adds the chooser's count to what a failed run says it spent

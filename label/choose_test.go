@@ -1,12 +1,17 @@
 package label
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -301,4 +306,114 @@ func TestChooseRefusesWhatDPLogRegRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChosenDPLogRegTrainsAsNamed: a run that leaves the plan to pate and
+// gets dp-logreg takes the chooser's count as dp-logreg's own first
+// release, drawn from dp-logreg's noise stream, so it spends the budget
+// once and labels exactly as --mechanism dp-logreg with the same seed
+// (once the choice's count and dp-logreg's own were both charged, and the
+// default ran on 95% of what the named mechanism had). Its report audits,
+// and one whose count is claimed from a choice it did not make fails.
+func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	const d, k, nPriv, nPub = 4, 3, 900, 300
+	w := make([]float64, d*k)
+	wr := rand.New(rand.NewPCG(3, 9))
+	for i := range w {
+		w[i] = 2 * wr.NormFloat64()
+	}
+	run := func(cfg Config) (*Report, []int64) {
+		t.Helper()
+		rng := rand.New(rand.NewPCG(11, 4))
+		priv := synthetic(mem, nPriv, d, k, 300, true, rng, w)
+		defer priv.release()
+		pub := synthetic(mem, nPub, d, k, 300, true, rng, w)
+		defer pub.release()
+		l, err := New(cfg, priv.schema, pub.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := &collect{}
+		rep, err := l.Run(context.Background(), priv, pub, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, out.labels
+	}
+	seed := uint64(13)
+	base := Config{Label: "label", Classes: []string{"0", "1", "2"}, Features: []string{"x0", "x1", "x2", "x3"},
+		Keep: []string{"x0"}, Teachers: 250, Epsilon: 1, Delta: 1e-5, PublicRows: nPub, Seed: &seed,
+		BatchSize: 300, Allocator: mem}
+	chosen := base
+	chosen.Choose, chosen.Student, chosen.Select, chosen.MaxQueries = true, "logreg", SelectUncertain, 100
+	named := base
+	named.Mechanism = MechanismDPLogReg
+
+	repC, labC := run(chosen)
+	repN, labN := run(named)
+	if repC.Mechanism != MechanismDPLogReg || repC.Choice == nil {
+		t.Fatalf("the chooser ran %q (choice %v), want dp-logreg for %d rows", repC.Mechanism, repC.Choice, nPriv)
+	}
+	if !slices.Equal(labC, labN) {
+		diff := 0
+		for i := range labC {
+			if labC[i] != labN[i] {
+				diff++
+			}
+		}
+		t.Errorf("%d of %d labels differ from --mechanism dp-logreg's with the same seed", diff, len(labC))
+	}
+	if c, n := repC.DPLogReg, repN.DPLogReg; c.CountSource != dplrCountFromChoice || c.CountSigma != n.CountSigma ||
+		c.Sigma != n.Sigma || c.Steps != n.Steps || repC.Choice.CountSigma != n.CountSigma {
+		t.Errorf("chosen dp_logreg count %s (%q) σ %s steps %d; named count %s σ %s steps %d",
+			c.CountSigma, c.CountSource, c.Sigma, c.Steps, n.CountSigma, n.Sigma, n.Steps)
+	}
+	if c, n := float64(repC.Spent.Rho), float64(repN.Spent.Rho); math.Abs(c-n) > 1e-12*n {
+		t.Errorf("chosen run spent ρ = %g, the named one %g: the count must be charged once", c, n)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Report)
+		ok   bool
+	}{
+		{"as written", func(*Report) {}, true},
+		{"count claimed from no choice", func(r *Report) { r.Choice = nil }, false},
+		{"count σ not the choice's", func(r *Report) { r.DPLogReg.CountSigma = r.DPLogReg.Sigma }, false},
+		{"unknown count source", func(r *Report) { r.DPLogReg.CountSource = "elsewhere" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := json.Marshal(repC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep Report
+			if err := json.Unmarshal(raw, &rep); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(&rep)
+			res, err := Audit(&rep)
+			if ok := err == nil && res.Holds && allPass(res); ok != tc.ok {
+				t.Errorf("audit ok = %v (err %v), want %v", ok, err, tc.ok)
+				if res != nil {
+					for _, c := range res.Checks {
+						if !c.OK {
+							t.Logf("failed: %s", c.Name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func allPass(res *AuditResult) bool {
+	for _, c := range res.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
 }
