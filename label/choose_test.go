@@ -27,16 +27,16 @@ func TestChooseByRule(t *testing.T) {
 	}{
 		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", ""},
 		{"adult with a non-linear student", 32_561, 250, 2, "tree", ""},
-		{"exactly the threshold keeps PATE", 5000, 250, 2, "tree", ""},
-		{"one row below the threshold", 4999, 250, 2, "tree", MechanismDPLogReg},
+		{"exactly the threshold keeps PATE", 25_000, 250, 2, "tree", ""},
+		{"one row below the threshold", 24_999, 250, 2, "tree", MechanismDPLogReg},
 		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", ""},
 		{"breast cancer", 379, 250, 2, "logreg", MechanismDPLogReg},
 		{"digits", 1198, 250, 10, "tree", MechanismDPLogReg},
 		{"26 classes of 13k rows", 13_000, 250, 26, "tree", MechanismDPLogReg},
-		{"7 classes of 40k rows", 40_000, 250, 7, "tree", ""},
-		{"few teachers", 60, 3, 2, "tree", ""},
+		{"7 classes of 40k rows", 40_000, 250, 7, "tree", MechanismDPLogReg},
+		{"few teachers", 300, 3, 2, "tree", ""},
 		{"a negative noisy count", -5, 250, 2, "tree", MechanismDPLogReg},
-		{"no teachers counts as one", 20, 0, 2, "tree", ""},
+		{"no teachers counts as one", 100, 0, 2, "tree", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestAuditChoice(t *testing.T) {
 			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
 			Budget:    BudgetReport{Filter: true},
 			Choice: &ChoiceReport{Chosen: MechanismDPLogReg, CountSigma: decimal(sc), CountRho: Float(rho),
-				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: ChooseRowsPerClass},
+				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: 10},
 		}
 	}
 	tests := []struct {
@@ -156,6 +156,14 @@ func TestAuditChoice(t *testing.T) {
 		r := base()
 		_, _, cands := ChooseByRule(rows, 250, 2, student)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
+		r.Choice.Threshold = ChooseRowsPerClass
+		return r
+	}
+	// Reports of the same rule when its threshold was 10.
+	ten := func(rows int64, student string) *Report {
+		r := base()
+		_, _, cands := chooseBy(rows, 250, 2, student, 10)
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
 	}
 	pateRun := func(r *Report) {
@@ -175,6 +183,13 @@ func TestAuditChoice(t *testing.T) {
 			pateRun(r)
 			r.Student.Learner = "logreg"
 		}, "choice follows"},
+		{"PATE for 12k rows by the rule at 10", ten(12_000, "logreg"), pateRun, ""},
+		{"dp-logreg for 12k rows by the rule at 50", current(12_000, "logreg"), func(*Report) {}, ""},
+		{"PATE for 12k rows by the rule at 50", current(12_000, "logreg"), pateRun, "choice follows"},
+		{"the rule at 10 claiming the threshold 50", ten(12_000, "logreg"), func(r *Report) {
+			pateRun(r)
+			r.Choice.Threshold = ChooseRowsPerClass
+		}, "choice threshold"},
 		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
 		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
 	} {
