@@ -1,12 +1,17 @@
 package label
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/pate-tool/pate/label/rdp"
 )
@@ -22,16 +27,16 @@ func TestChooseByRule(t *testing.T) {
 	}{
 		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", ""},
 		{"adult with a non-linear student", 32_561, 250, 2, "tree", ""},
-		{"exactly the threshold keeps PATE", 5000, 250, 2, "tree", ""},
-		{"one row below the threshold", 4999, 250, 2, "tree", MechanismDPLogReg},
+		{"exactly the threshold keeps PATE", 25_000, 250, 2, "tree", ""},
+		{"one row below the threshold", 24_999, 250, 2, "tree", MechanismDPLogReg},
 		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", ""},
 		{"breast cancer", 379, 250, 2, "logreg", MechanismDPLogReg},
 		{"digits", 1198, 250, 10, "tree", MechanismDPLogReg},
 		{"26 classes of 13k rows", 13_000, 250, 26, "tree", MechanismDPLogReg},
-		{"7 classes of 40k rows", 40_000, 250, 7, "tree", ""},
-		{"few teachers", 60, 3, 2, "tree", ""},
+		{"7 classes of 40k rows", 40_000, 250, 7, "tree", MechanismDPLogReg},
+		{"few teachers", 300, 3, 2, "tree", ""},
 		{"a negative noisy count", -5, 250, 2, "tree", MechanismDPLogReg},
-		{"no teachers counts as one", 20, 0, 2, "tree", ""},
+		{"no teachers counts as one", 100, 0, 2, "tree", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +104,7 @@ func TestAuditChoice(t *testing.T) {
 			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
 			Budget:    BudgetReport{Filter: true},
 			Choice: &ChoiceReport{Chosen: MechanismDPLogReg, CountSigma: decimal(sc), CountRho: Float(rho),
-				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: ChooseRowsPerClass},
+				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: 10},
 		}
 	}
 	tests := []struct {
@@ -151,6 +156,14 @@ func TestAuditChoice(t *testing.T) {
 		r := base()
 		_, _, cands := ChooseByRule(rows, 250, 2, student)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
+		r.Choice.Threshold = ChooseRowsPerClass
+		return r
+	}
+	// Reports of the same rule when its threshold was 10.
+	ten := func(rows int64, student string) *Report {
+		r := base()
+		_, _, cands := chooseBy(rows, 250, 2, student, 10)
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
 	}
 	pateRun := func(r *Report) {
@@ -170,6 +183,13 @@ func TestAuditChoice(t *testing.T) {
 			pateRun(r)
 			r.Student.Learner = "logreg"
 		}, "choice follows"},
+		{"PATE for 12k rows by the rule at 10", ten(12_000, "logreg"), pateRun, ""},
+		{"dp-logreg for 12k rows by the rule at 50", current(12_000, "logreg"), func(*Report) {}, ""},
+		{"PATE for 12k rows by the rule at 50", current(12_000, "logreg"), pateRun, "choice follows"},
+		{"the rule at 10 claiming the threshold 50", ten(12_000, "logreg"), func(r *Report) {
+			pateRun(r)
+			r.Choice.Threshold = ChooseRowsPerClass
+		}, "choice threshold"},
 		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
 		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
 	} {
@@ -301,4 +321,114 @@ func TestChooseRefusesWhatDPLogRegRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChosenDPLogRegTrainsAsNamed: a run that leaves the plan to pate and
+// gets dp-logreg takes the chooser's count as dp-logreg's own first
+// release, drawn from dp-logreg's noise stream, so it spends the budget
+// once and labels exactly as --mechanism dp-logreg with the same seed
+// (once the choice's count and dp-logreg's own were both charged, and the
+// default ran on 95% of what the named mechanism had). Its report audits,
+// and one whose count is claimed from a choice it did not make fails.
+func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	const d, k, nPriv, nPub = 4, 3, 900, 300
+	w := make([]float64, d*k)
+	wr := rand.New(rand.NewPCG(3, 9))
+	for i := range w {
+		w[i] = 2 * wr.NormFloat64()
+	}
+	run := func(cfg Config) (*Report, []int64) {
+		t.Helper()
+		rng := rand.New(rand.NewPCG(11, 4))
+		priv := synthetic(mem, nPriv, d, k, 300, true, rng, w)
+		defer priv.release()
+		pub := synthetic(mem, nPub, d, k, 300, true, rng, w)
+		defer pub.release()
+		l, err := New(cfg, priv.schema, pub.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := &collect{}
+		rep, err := l.Run(context.Background(), priv, pub, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, out.labels
+	}
+	seed := uint64(13)
+	base := Config{Label: "label", Classes: []string{"0", "1", "2"}, Features: []string{"x0", "x1", "x2", "x3"},
+		Keep: []string{"x0"}, Teachers: 250, Epsilon: 1, Delta: 1e-5, PublicRows: nPub, Seed: &seed,
+		BatchSize: 300, Allocator: mem}
+	chosen := base
+	chosen.Choose, chosen.Student, chosen.Select, chosen.MaxQueries = true, "logreg", SelectUncertain, 100
+	named := base
+	named.Mechanism = MechanismDPLogReg
+
+	repC, labC := run(chosen)
+	repN, labN := run(named)
+	if repC.Mechanism != MechanismDPLogReg || repC.Choice == nil {
+		t.Fatalf("the chooser ran %q (choice %v), want dp-logreg for %d rows", repC.Mechanism, repC.Choice, nPriv)
+	}
+	if !slices.Equal(labC, labN) {
+		diff := 0
+		for i := range labC {
+			if labC[i] != labN[i] {
+				diff++
+			}
+		}
+		t.Errorf("%d of %d labels differ from --mechanism dp-logreg's with the same seed", diff, len(labC))
+	}
+	if c, n := repC.DPLogReg, repN.DPLogReg; c.CountSource != dplrCountFromChoice || c.CountSigma != n.CountSigma ||
+		c.Sigma != n.Sigma || c.Steps != n.Steps || repC.Choice.CountSigma != n.CountSigma {
+		t.Errorf("chosen dp_logreg count %s (%q) σ %s steps %d; named count %s σ %s steps %d",
+			c.CountSigma, c.CountSource, c.Sigma, c.Steps, n.CountSigma, n.Sigma, n.Steps)
+	}
+	if c, n := float64(repC.Spent.Rho), float64(repN.Spent.Rho); math.Abs(c-n) > 1e-12*n {
+		t.Errorf("chosen run spent ρ = %g, the named one %g: the count must be charged once", c, n)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Report)
+		ok   bool
+	}{
+		{"as written", func(*Report) {}, true},
+		{"count claimed from no choice", func(r *Report) { r.Choice = nil }, false},
+		{"count σ not the choice's", func(r *Report) { r.DPLogReg.CountSigma = r.DPLogReg.Sigma }, false},
+		{"unknown count source", func(r *Report) { r.DPLogReg.CountSource = "elsewhere" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := json.Marshal(repC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep Report
+			if err := json.Unmarshal(raw, &rep); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(&rep)
+			res, err := Audit(&rep)
+			if ok := err == nil && res.Holds && allPass(res); ok != tc.ok {
+				t.Errorf("audit ok = %v (err %v), want %v", ok, err, tc.ok)
+				if res != nil {
+					for _, c := range res.Checks {
+						if !c.OK {
+							t.Logf("failed: %s", c.Name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func allPass(res *AuditResult) bool {
+	for _, c := range res.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
 }

@@ -39,6 +39,9 @@ type DPLogRegRelease struct {
 	Sigma      float64                 // discrete Gaussian σ of every step
 	CountSigma float64                 // discrete Gaussian σ of the count
 	Rho        float64                 // zCDP ρ charged in all
+	// CountFromChoice: the count is the chooser's (released and charged
+	// in the choice section), so Rho holds the steps alone.
+	CountFromChoice bool
 }
 
 // DPLogRegOptions tunes FitDPLogReg; zero values select the public rule.
@@ -52,6 +55,16 @@ type DPLogRegOptions struct {
 	// value or gradient that was not finite: a statistic of the sensitive
 	// data that no mechanism protects (Config.Diagnose), never released.
 	Diagnose func(string)
+	// Count, when set, is a row count already released and charged (the
+	// chooser's, drawn as step 1 would draw it): training skips step 1
+	// and plans from it and what the filter has left.
+	Count *DPLogRegCount
+}
+
+// DPLogRegCount is a noisy row count released before training.
+type DPLogRegCount struct {
+	Rows  int64   // n + N_Z(0, σc²), at least 0
+	Sigma float64 // σc
 }
 
 // dplrNoise adds exact discrete Gaussian noise to every coordinate.
@@ -98,15 +111,21 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if !(budget > 0) {
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w: nothing left", rdp.ErrBudgetExceeded)
 	}
-	// 1. The noisy count.
-	sc, gc, rhoCount, err := dplrCount(budget)
-	if err != nil {
-		return nil, nil, err
+	// 1. The noisy count, unless the chooser released it.
+	var sc, rhoCount, rows float64
+	if c := opts.Count; c != nil {
+		sc, rows = c.Sigma, math.Max(1, float64(c.Rows))
+	} else {
+		var gc *noise.DiscreteGaussian
+		var err error
+		if sc, gc, rhoCount, err = dplrCount(budget); err != nil {
+			return nil, nil, err
+		}
+		if err := f.Charge(rhoCount); err != nil {
+			return nil, nil, fmt.Errorf("label: charging the row count: %w", err)
+		}
+		rows = math.Max(1, float64(int64(x.Rows)+gc.Sample(noiseSrc)))
 	}
-	if err := f.Charge(rhoCount); err != nil {
-		return nil, nil, fmt.Errorf("label: charging the row count: %w", err)
-	}
-	rows := math.Max(1, float64(int64(x.Rows)+gc.Sample(noiseSrc)))
 
 	// 2. The public rule, then the steps' noise from what is left.
 	p, err := learners.PlanDPLogReg(x.Cols, classes, rows, f.Remaining())
@@ -134,7 +153,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if l.Dropped > 0 && opts.Diagnose != nil {
 		opts.Diagnose(fmt.Sprintf("dp-logreg: %d sensitive rows were dropped from training for a value or gradient that is not finite", l.Dropped))
 	}
-	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps}, nil
+	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps, CountFromChoice: opts.Count != nil}, nil
 }
 
 // dplrCount plans the noisy row count (sensitivity 1) on the whole run's

@@ -127,8 +127,12 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if !ok {
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
 	}
-	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, l.source(streamDPLogRegNoise), l.source(streamDPLogRegRound),
-		DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) }})
+	opts := DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) }}
+	noiseSrc := l.source(streamDPLogRegNoise)
+	if l.choiceCount != nil { // chosen: the chooser's count is step 1
+		opts.Count, noiseSrc = l.choiceCount, l.choiceNoise
+	}
+	m, rel, err := FitDPLogReg(f, v.x, v.y, v.classes, noiseSrc, l.source(streamDPLogRegRound), opts)
 	v.x, v.y = nil, nil
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
@@ -166,9 +170,12 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 	}
 	p := r.Params
 	dims := learners.ParamCount(v.features, v.classes)
-	countRho := rdp.DiscreteGaussianRho(1, r.CountSigma, 1)
+	countRho, source := rdp.DiscreteGaussianRho(1, r.CountSigma, 1), ""
+	if r.CountFromChoice {
+		countRho, source = 0, dplrCountFromChoice
+	}
 	rep.DPLogReg = &DPLogRegReport{
-		Features: v.features, Dims: dims,
+		Features: v.features, Dims: dims, CountSource: source,
 		CountSigma: strconv.FormatFloat(r.CountSigma, 'g', -1, 64), CountRho: Float(countRho),
 		Steps: p.Steps, SensSq: p.SensSq, Sigma: strconv.FormatFloat(r.Sigma, 'g', -1, 64),
 		StepsRho: Float(r.Rho - countRho), Rho: Float(r.Rho),
@@ -180,6 +187,10 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 		Rounding: "scaled by integer_scale, randomized rounding repeated until ‖r‖² ≤ sensitivity_sq (truncated towards zero after 64 draws)",
 	}
 }
+
+// dplrCountFromChoice is the report's count_source of a dp-logreg that
+// took the chooser's count as its own.
+const dplrCountFromChoice = "choice"
 
 // auditModel re-derives the model's figures from the report's dp_logreg
 // section and the budget: the count's σ and the steps' σ must be those the
@@ -218,13 +229,29 @@ func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, err
 	}
 	budget := float64(rep.Guarantee.Rho) - choiceRho - res.DiscoveryRho
 
-	wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
-	if err != nil {
-		return 0, invalid("report: dp_logreg: planning the count: %w", err)
+	var countRho float64
+	switch d.CountSource {
+	case "":
+		wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
+		if err != nil {
+			return 0, invalid("report: dp_logreg: planning the count: %w", err)
+		}
+		addCheck(res, "dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
+			fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
+		countRho = rdp.DiscreteGaussianRho(1, sc, 1)
+	case dplrCountFromChoice:
+		// The choice's σc was checked against the budget with the choice;
+		// its ρ is the choice's, counted there.
+		c := rep.Choice
+		ok := c != nil && c.Chosen == rep.Mechanism && c.CountSigma == d.CountSigma
+		addCheck(res, "dp-logreg count is the choice's", sc, sc, ok,
+			"a chosen dp-logreg takes the chooser's count (same σc, charged once, in the choice section)")
+		if !ok {
+			return 0, invalid("report: dp_logreg: count_source %q without a choice of %s with this count_sigma", d.CountSource, MechanismDPLogReg)
+		}
+	default:
+		return 0, invalid("report: dp_logreg: unknown count_source %q", d.CountSource)
 	}
-	addCheck(res, "dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
-		fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
-	countRho := rdp.DiscreteGaussianRho(1, sc, 1)
 
 	want, err := learners.PlanDPLogReg(d.Features, classes, 1, 1)
 	if err != nil {

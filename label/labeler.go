@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
+	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -50,6 +51,11 @@ type Labeler struct {
 	choiceRho float64
 	planned   *Config      // the configuration before the choice switched it
 	chosen    *teacherData // the class sets the choice of dp-logreg was made with
+	// The choice's count and the noise stream it was drawn from: a chosen
+	// dp-logreg takes both as its own step 1 and goes on drawing from the
+	// stream, so that it trains as --mechanism dp-logreg would.
+	choiceCount *DPLogRegCount
+	choiceNoise noise.Source
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

@@ -235,24 +235,28 @@ type ReplicableGrid struct {
 // function of the budget and of public shapes, or a function of the noisy
 // count, which is a mechanism output).
 type DPLogRegReport struct {
-	Features   int    `json:"features"`         // encoded features (public encoder)
-	Dims       int    `json:"released_dims"`    // coordinates of one released sum: classes·(features+1)
-	CountSigma string `json:"count_sigma"`      // σc of the noisy row count
-	CountRho   Float  `json:"count_rho"`        // 1/(2σc²)
-	Steps      int    `json:"steps"`            // gradient releases
-	SensSq     int64  `json:"sensitivity_sq"`   // squared ℓ2 bound of one row's rounded gradient
-	Sigma      string `json:"sigma"`            // σ of every coordinate of every step
-	StepsRho   Float  `json:"steps_rho"`        // Steps·SensSq/(2σ²)
-	Rho        Float  `json:"rho"`              // CountRho + StepsRho
-	Clip       Float  `json:"clip"`             // ℓ2 clip of one row's gradient
-	Scale      Float  `json:"integer_scale"`    // γ: the clipped gradient is scaled by it before rounding
-	Beta       Float  `json:"rounding_beta"`    // KLS21's β of the norm bound SensSq
-	LearnRate  Float  `json:"learning_rate"`    // step size
-	RowNorm    Float  `json:"row_norm"`         // each encoded row scaled to ℓ2 norm ≤ it
-	CountShare Float  `json:"count_share"`      // share of the budget planned for the count
-	Rule       string `json:"rule"`             // how the parameters were chosen
-	Noise      string `json:"noise_per_step"`   // what one step releases
-	Rounding   string `json:"integer_rounding"` // how a gradient becomes integers
+	Features   int    `json:"features"`      // encoded features (public encoder)
+	Dims       int    `json:"released_dims"` // coordinates of one released sum: classes·(features+1)
+	CountSigma string `json:"count_sigma"`   // σc of the noisy row count
+	CountRho   Float  `json:"count_rho"`     // 1/(2σc²)
+	// CountSource is "choice" when the count is the chooser's (charged in
+	// the choice section; CountRho is then 0 and Rho the steps' alone);
+	// empty when dp-logreg released its own.
+	CountSource string `json:"count_source,omitempty"`
+	Steps       int    `json:"steps"`            // gradient releases
+	SensSq      int64  `json:"sensitivity_sq"`   // squared ℓ2 bound of one row's rounded gradient
+	Sigma       string `json:"sigma"`            // σ of every coordinate of every step
+	StepsRho    Float  `json:"steps_rho"`        // Steps·SensSq/(2σ²)
+	Rho         Float  `json:"rho"`              // CountRho + StepsRho
+	Clip        Float  `json:"clip"`             // ℓ2 clip of one row's gradient
+	Scale       Float  `json:"integer_scale"`    // γ: the clipped gradient is scaled by it before rounding
+	Beta        Float  `json:"rounding_beta"`    // KLS21's β of the norm bound SensSq
+	LearnRate   Float  `json:"learning_rate"`    // step size
+	RowNorm     Float  `json:"row_norm"`         // each encoded row scaled to ℓ2 norm ≤ it
+	CountShare  Float  `json:"count_share"`      // share of the budget planned for the count
+	Rule        string `json:"rule"`             // how the parameters were chosen
+	Noise       string `json:"noise_per_step"`   // what one step releases
+	Rounding    string `json:"integer_rounding"` // how a gradient becomes integers
 }
 
 // ChoiceReport is the report's choice section. Every figure is public: the
