@@ -47,7 +47,7 @@ func budgetFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gamma", Usage: "stable-em: probability γ of answering a uniformly random label (default 0.5)"},
 		&cli.StringFlag{Name: "svt-epsilon0", Usage: "svt: ε of one sparse-vector instance (default: planned from --svt-cutoff)"},
 		&cli.Int64Flag{Name: "svt-cutoff", Usage: "svt: plan for this many instances: the run stops at the N-th unstable query (default 1)"},
-		&cli.IntFlag{Name: "knn-k", Usage: "private-knn: neighbours that vote per query (default 10)"},
+		&cli.IntFlag{Name: "knn-k", Usage: "private-knn: neighbours that vote per query (default 100)"},
 		&cli.StringFlag{Name: "sample-rate", Usage: "private-knn: probability γ that a sensitive row joins a query's Poisson subsample (default 0.1)"},
 		&cli.Int64Flag{Name: "svt-threshold", Usage: "svt: threshold w on the distance to instability (default: the smallest that keeps the stable-release failure below δ/2)"},
 	}

@@ -251,6 +251,9 @@ func ChoosePlan(in PlanInputs) RunPlan {
 			return stream
 		}
 	}
+	if qp, ok := mechanismOf(mech).(queryPlanner); ok {
+		return qp.defaultPlan(in, stream)
+	}
 	n := DefaultQueries(in)
 	if n <= 0 {
 		stream.Why = "teacher-only stream: no budget or noise to plan the queries from"
@@ -269,6 +272,25 @@ func ChoosePlan(in PlanInputs) RunPlan {
 			"k = %d teachers), chosen where a %s student is least sure; the student labels every other row",
 			n, rule, in.Teachers, DefaultStudent),
 	}
+}
+
+// queryPlanner is a mechanism whose default plan is its own rather than
+// DefaultQueries' (its charge per query is not a Gaussian argmax's).
+type queryPlanner interface {
+	// defaultPlan is the plan for in; stream is the teacher-only stream,
+	// returned when there is nothing to plan from.
+	defaultPlan(in PlanInputs, stream RunPlan) RunPlan
+}
+
+// queryCap is the most queries a default plan puts: half the public rows
+// (a selection of them all chooses nothing) and the rows an uncertain
+// selection chooses from.
+func queryCap(in PlanInputs) int64 {
+	n := int64(uncertainPool)
+	if in.PublicRows >= 0 {
+		n = min(n, (in.PublicRows+1)/2)
+	}
+	return max(n, 1)
 }
 
 // DefaultQueries is the number of queries a default run puts to the

@@ -264,3 +264,65 @@ func TestPrivateKNNRun(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivateKNNDefaultPlan: a private-knn run that names no queries puts
+// as many as keep σ within k/KNNVoteMargin (the largest such count, at
+// most half the public rows) and trains the default student on them; with
+// an explicit σ every row is a query in order.
+func TestPrivateKNNDefaultPlan(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      PlanInputs
+		student bool
+	}{
+		{"adult at ε = 1", PlanInputs{Epsilon: 1, Delta: 1e-5, PublicRows: 16_281, Labels: 1}, true},
+		{"adult at ε = 4", PlanInputs{Epsilon: 4, Delta: 1e-5, PublicRows: 16_281, Labels: 1}, true},
+		{"k = 30", PlanInputs{Epsilon: 1, Delta: 1e-5, PublicRows: 16_281, Labels: 1, Params: MechanismParams{KNNK: 30}}, true},
+		{"few public rows: half of them", PlanInputs{Epsilon: 8, Delta: 1e-5, PublicRows: 41, Labels: 1}, true},
+		{"γ = 0.01", PlanInputs{Epsilon: 1, Delta: 1e-5, PublicRows: 100_000, Labels: 1, Params: MechanismParams{SampleRate: "0.01"}}, true},
+		{"explicit σ", PlanInputs{Epsilon: 1, Delta: 1e-5, PublicRows: 16_281, Labels: 1, Params: MechanismParams{Sigma: "20"}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Mechanism = MechanismPrivateKNN
+			plan := ChoosePlan(tc.in)
+			if !tc.student {
+				if plan.Student != "" || plan.MaxQueries != 0 {
+					t.Fatalf("plan %+v, want the teacher-only stream", plan)
+				}
+				return
+			}
+			if plan.Student != DefaultStudent || plan.Select != SelectFirst || plan.MaxQueries < 1 {
+				t.Fatalf("plan %+v, want %s student, first rows, some queries", plan, DefaultStudent)
+			}
+			p := tc.in.Params
+			m := privateKNNMechanism{}
+			if err := m.setOrder(&p, tc.in.Epsilon, tc.in.Delta); err != nil {
+				t.Fatal(err)
+			}
+			g, _ := knnRate(p.SampleRate)
+			rho := rdp.RhoForEps(tc.in.Epsilon, tc.in.Delta)
+			sigma := func(n int64) float64 {
+				s, err := rdp.PlanSGMRho(rho, int(n), g, knnSens2, p.MaxOrder)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			limit := float64(p.KNNK) / KNNVoteMargin
+			n, capped := plan.MaxQueries, (tc.in.PublicRows+1)/2
+			if n > capped {
+				t.Fatalf("%d queries, more than half the %d public rows", n, tc.in.PublicRows)
+			}
+			if s := sigma(n); s > limit {
+				t.Errorf("%d queries get σ = %g > k/%d = %g", n, s, KNNVoteMargin, limit)
+			}
+			if n < capped {
+				if s := sigma(n + 1); s <= limit {
+					t.Errorf("%d queries get σ = %g ≤ %g: the plan stopped one short", n+1, s, limit)
+				}
+			}
+			t.Logf("%d queries, σ = %.4g", n, sigma(n))
+		})
+	}
+}
