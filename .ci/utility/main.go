@@ -29,6 +29,10 @@
 //     each trained on every sensitive row with no privacy, on the same
 //     public-data encoding.
 //
+// More sets, from R's mlbench, split the same way (letter, satellite,
+// shuttle, glass, soybean): bash .ci/utility/mlbench/make.sh DIR, then
+// -data DIR -sets letter,....
+//
 // It reads the datasets beside the repository, so it is a CI script, not a
 // test. breast_cancer and digits come as one file each: they are shuffled
 // once with a fixed seed and split 2/3 sensitive, 1/3 public, as the mlbench
