@@ -23,26 +23,34 @@ func TestChooseByRule(t *testing.T) {
 		teachers int
 		classes  int
 		student  string
+		eps      float64
 		want     string
 	}{
-		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", ""},
-		{"adult with a non-linear student", 32_561, 250, 2, "tree", ""},
-		{"exactly the threshold keeps PATE", 25_000, 250, 2, "tree", ""},
-		{"one row below the threshold", 24_999, 250, 2, "tree", MechanismDPLogReg},
-		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", ""},
-		{"breast cancer", 379, 250, 2, "logreg", MechanismDPLogReg},
-		{"digits", 1198, 250, 10, "tree", MechanismDPLogReg},
-		{"26 classes of 13k rows", 13_000, 250, 26, "tree", MechanismDPLogReg},
-		{"7 classes of 40k rows", 40_000, 250, 7, "tree", MechanismDPLogReg},
-		{"few teachers", 300, 3, 2, "tree", ""},
-		{"a negative noisy count", -5, 250, 2, "tree", MechanismDPLogReg},
-		{"no teachers counts as one", 100, 0, 2, "tree", ""},
+		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", 0, ""},
+		{"adult with a non-linear student", 32_561, 250, 2, "tree", 0, ""},
+		{"exactly the threshold keeps PATE", 25_000, 250, 2, "tree", 0, ""},
+		{"one row below the threshold", 24_999, 250, 2, "tree", 0, MechanismDPLogReg},
+		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", 0, ""},
+		{"breast cancer", 379, 250, 2, "logreg", 0, MechanismDPLogReg},
+		{"digits", 1198, 250, 10, "tree", 0, MechanismDPLogReg},
+		{"26 classes of 13k rows", 13_000, 250, 26, "tree", 0, MechanismDPLogReg},
+		{"7 classes of 40k rows", 40_000, 250, 7, "tree", 0, MechanismDPLogReg},
+		{"few teachers", 300, 3, 2, "tree", 0, ""},
+		{"a negative noisy count", -5, 250, 2, "tree", 0, MechanismDPLogReg},
+		{"no teachers counts as one", 100, 0, 2, "tree", 0, ""},
+		{"adult at ε = 0.5: half the weight", 32_561, 250, 2, "logreg", 0.5, MechanismDPLogReg},
+		{"adult at ε = 4 counts as ε = 1", 32_561, 250, 2, "logreg", 4, ""},
+		{"7 classes of 40k rows at ε = 4", 40_000, 250, 7, "logreg", 4, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.student)
+			eps := tc.eps
+			if eps == 0 {
+				eps = 1
+			}
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.student, eps)
 			if got != tc.want {
-				t.Errorf("ChooseByRule(%d, %d, %d, %s) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.student, got, r, tc.want)
+				t.Errorf("ChooseByRule(%d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.student, eps, got, r, tc.want)
 			}
 			// The candidates: PATE, private-knn, dp-logreg; the chosen one
 			// is the first eligible, dp-logreg always is.
@@ -154,7 +162,7 @@ func TestAuditChoice(t *testing.T) {
 	// Reports of the current rule: the student and the candidates enter it.
 	current := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := ChooseByRule(rows, 250, 2, student)
+		_, _, cands := ChooseByRule(rows, 250, 2, student, float64(r.Guarantee.Epsilon))
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
 		r.Choice.Threshold = ChooseRowsPerClass
 		return r
@@ -162,7 +170,7 @@ func TestAuditChoice(t *testing.T) {
 	// Reports of the same rule when its threshold was 10.
 	ten := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := chooseBy(rows, 250, 2, student, 10)
+		_, _, cands := chooseBy(rows, 250, 2, student, 10, 1)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
 	}
@@ -184,6 +192,10 @@ func TestAuditChoice(t *testing.T) {
 			r.Student.Learner = "logreg"
 		}, "choice follows"},
 		{"PATE for 12k rows by the rule at 10", ten(12_000, "logreg"), pateRun, ""},
+		{"PATE for adult's count at ε = 0.5", current(32_561, "logreg"), func(r *Report) {
+			pateRun(r)
+			r.Guarantee.Epsilon = 0.5
+		}, "choice candidates"},
 		{"dp-logreg for 12k rows by the rule at 50", current(12_000, "logreg"), func(*Report) {}, ""},
 		{"PATE for 12k rows by the rule at 50", current(12_000, "logreg"), pateRun, "choice follows"},
 		{"the rule at 10 claiming the threshold 50", ten(12_000, "logreg"), func(r *Report) {
