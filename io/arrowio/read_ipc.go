@@ -74,7 +74,7 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 		s.recycle.Close() // nothing will take the kept buffers
 		return nil, io.EOF
 	}
-	rec, err := s.fr.RecordAt(s.i) // owned by us, unlike Record(i)
+	rec, err := failOnPanic(s.fail, func() (arrow.Record, error) { return s.fr.RecordAt(s.i) }) // owned by us, unlike Record(i)
 	if err != nil {
 		s.fail()
 		return nil, fmt.Errorf("%s: corrupt arrow ipc file at batch %d: %w: %w", s.name, s.i, ErrFormat, err)
@@ -87,6 +87,21 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 	}
 	s.mem.Commit()
 	return rec, nil
+}
+
+// failOnPanic runs read; if the decoder panics (Arrow v15's IPC loader
+// panics on some hostile buffers rather than returning an error), fail
+// frees what it leaked before the panic goes on to Reader.guard, which
+// turns it into an error. Without it the buffers the decoder had loaded
+// for the batch stayed allocated (found by FuzzReadIPCFile: 256 bytes).
+func failOnPanic(fail func(), read func() (arrow.Record, error)) (arrow.Record, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fail()
+			panic(p)
+		}
+	}()
+	return read()
 }
 
 // fail closes the reader after a batch failed to decode and frees what
@@ -141,7 +156,7 @@ func (s *ipcStreamSource) next() (arrow.Record, error) {
 	if s.released {
 		return nil, fmt.Errorf("%s: arrow ipc stream read after an error: %w", s.name, ErrFormat)
 	}
-	rec, err := s.rd.Read()
+	rec, err := failOnPanic(s.fail, s.rd.Read)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			s.recycle.Close() // nothing will take the kept buffers
