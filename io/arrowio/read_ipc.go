@@ -43,6 +43,7 @@ func openIPCFile(f *os.File, name string, opts ReadOptions) (source, error) {
 	}
 	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes, tune.PoisonRecycled, opts.stats)
 	mem := arrowfix.NewScope(rc)
+	mem.SetLimit(max(st.Size(), tune.MaxDecompressed)) // a block's body, or a decompressed buffer
 	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 	if err != nil {
 		mem.Rollback()
@@ -138,6 +139,7 @@ func openIPCStream(r io.Reader, name string, opts ReadOptions) (source, error) {
 	mr := arrowfix.NewCheckedMessageReader(r, tune.MaxDecompressed)
 	rc := pqread.NewRecycler(opts.Allocator, ipcRecycleBytes, tune.PoisonRecycled, opts.stats)
 	mem := arrowfix.NewScope(rc)
+	mr.Bound = mem
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
 		mr.Release()

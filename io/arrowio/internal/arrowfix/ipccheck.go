@@ -23,6 +23,9 @@ type CheckedMessageReader struct {
 	max  int64 // the most bytes a compressed buffer may claim
 	msg  *ipc.Message
 	refs int64
+	// Bound, when set, is given each message's bound on one allocation
+	// before Arrow decodes the message (Scope.SetLimit).
+	Bound *Scope
 }
 
 var _ ipc.MessageReader = (*CheckedMessageReader)(nil)
@@ -89,6 +92,9 @@ func (m *CheckedMessageReader) Message() (*ipc.Message, error) {
 	}
 	if err := checkCompressed(info, body, m.max); err != nil {
 		return nil, err
+	}
+	if m.Bound != nil {
+		m.Bound.SetLimit(max(info.bodyLen, m.max, int64(len(meta))))
 	}
 	if m.msg != nil {
 		m.msg.Release()
@@ -185,9 +191,16 @@ func checkBlock(f *os.File, blk IPCBlock, end, maxDecompressed int64) (msgInfo, 
 	if _, err := f.ReadAt(meta, blk.offset); err != nil {
 		return msgInfo{}, err
 	}
-	if binary.LittleEndian.Uint32(meta) == 0xFFFFFFFF {
+	// The prefix as Arrow's fileBlock.NewMessage reads it, so that the
+	// flatbuffer checked is the one Arrow decodes: a first word of 0 is
+	// no prefix at all (a block read with a 4-byte skip here was decoded
+	// from its first byte there, and a buffer of 2⁴⁷ bytes passed the
+	// check: found by FuzzReadIPCFile).
+	switch binary.LittleEndian.Uint32(meta) {
+	case 0:
+	case 0xFFFFFFFF:
 		meta = meta[8:]
-	} else {
+	default:
 		meta = meta[4:]
 	}
 	info, err := checkMessage(meta)

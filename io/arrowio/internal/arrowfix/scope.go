@@ -1,7 +1,9 @@
 package arrowfix
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -14,10 +16,30 @@ import (
 // rollback then frees what is left: the leaked buffers. Upstream fix that
 // retires it: Arrow Go's IPC decoder releasing the buffers it allocated on
 // every error path.
+//
+// A Scope also bounds each allocation (SetLimit): Arrow v15's loader reads
+// a record batch's buffers by index without checking the index against
+// the batch's buffer vector, so a hostile batch with fewer buffers than
+// its schema needs has it read a length from other bytes and allocate it
+// (2⁴⁷ bytes, a fatal out-of-memory, found by FuzzReadIPCFile). Past the
+// limit Allocate panics, which the reader turns into ErrFormat. Upstream
+// fix that retires it: the loader checking buffer and node indices.
 type Scope struct {
 	parent memory.Allocator
 	mu     sync.Mutex
 	open   map[unsafe.Pointer][]byte
+	limit  atomic.Int64 // 0: none
+}
+
+// SetLimit bounds each allocation to n bytes (0: no bound): the most a
+// sound batch needs, its body or a decompressed buffer.
+func (s *Scope) SetLimit(n int64) { s.limit.Store(n) }
+
+func (s *Scope) check(n int) {
+	// 64: Arrow rounds a buffer's capacity up to a multiple of 64 bytes.
+	if l := s.limit.Load(); l > 0 && int64(n) > l+64 {
+		panic(fmt.Errorf("%w: the decoder asked for %d bytes, more than the %d a sound batch of this input needs", errFB, n, l))
+	}
 }
 
 // NewScope returns a Scope over parent.
@@ -39,6 +61,7 @@ func (s *Scope) untrack(b []byte) {
 
 // Allocate implements memory.Allocator.
 func (s *Scope) Allocate(n int) []byte {
+	s.check(n)
 	b := s.parent.Allocate(n)
 	s.mu.Lock()
 	s.track(b)
@@ -48,6 +71,7 @@ func (s *Scope) Allocate(n int) []byte {
 
 // Reallocate implements memory.Allocator.
 func (s *Scope) Reallocate(n int, b []byte) []byte {
+	s.check(n)
 	s.mu.Lock()
 	_, mine := s.open[unsafe.Pointer(unsafe.SliceData(b))]
 	s.untrack(b)
