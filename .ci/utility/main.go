@@ -30,7 +30,7 @@
 //     public-data encoding.
 //
 // More sets, from R's mlbench, split the same way (letter, satellite,
-// shuttle, glass, soybean): bash .ci/utility/mlbench/make.sh DIR, then
+// shuttle, glass): bash .ci/utility/mlbench/make.sh DIR, then
 // -data DIR -sets letter,....
 //
 // It reads the datasets beside the repository, so it is a CI script, not a

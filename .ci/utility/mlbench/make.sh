@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # More benchmark sets for the utility script, from R's mlbench: letter (26
 # classes, 13,333 sensitive rows), satellite (6, 4,290), shuttle (7,
-# imbalanced, 38,666), glass (6, 142), soybean (19, 455). Needs Rscript with
+# imbalanced, 38,666) and glass (6, 142). Needs Rscript with
 # mlbench (Debian: apt-get install r-cran-mlbench) and npm. Writes them
 # beside links to the shared sets in DIR (default /tmp/pate-datasets):
 #
