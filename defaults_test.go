@@ -97,7 +97,7 @@ func TestLabelWarnings(t *testing.T) {
 		want []string // warnings, by a word each; nil: none
 	}{
 		{"sane", []string{"--epsilon", "1", "--delta", "1e-5"}, nil},
-		{"ε 0.1", []string{"--epsilon", "0.1", "--delta", "1e-5"}, []string{"larger than the 250 teachers"}},
+		{"ε 0.1 with PATE named", []string{"--mechanism", "confident-gnmax", "--epsilon", "0.1", "--delta", "1e-5"}, []string{"larger than the 250 teachers"}},
 		{"σ 40 with 20 teachers", []string{"--mechanism", "gnmax", "--sigma", "40", "--delta", "1e-5", "--teachers", "20"}, []string{"larger than the 20 teachers"}},
 		{"δ 0.01", []string{"--epsilon", "1", "--delta", "0.01"}, []string{"δ = 0.01 is above 0.0001"}},
 	}
