@@ -159,7 +159,26 @@ func TestAuditChoice(t *testing.T) {
 			}
 		})
 	}
-	// Reports of the current rule: the student and the candidates enter it.
+}
+
+// TestAuditChoiceRules: reports of the current rule (the student, the
+// candidates and ε enter it) and of the same rule at 10 rows are audited
+// each by its own rule; a rule this version does not know is refused.
+func TestAuditChoiceRules(t *testing.T) {
+	budget := testBudget(t)
+	sc, _, rho, err := dplrCount(budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func() *Report {
+		return &Report{
+			Mechanism: MechanismDPLogReg, Classes: []string{"0", "1"},
+			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
+			Budget:    BudgetReport{Filter: true},
+			Choice: &ChoiceReport{Chosen: MechanismDPLogReg, CountSigma: decimal(sc), CountRho: Float(rho),
+				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: 10},
+		}
+	}
 	current := func(rows int64, student string) *Report {
 		r := base()
 		_, _, cands := ChooseByRule(rows, 250, 2, student, float64(r.Guarantee.Epsilon))
