@@ -144,9 +144,6 @@ const maxZstdWindow = 64 << 20
 var zstdDecoders sync.Pool // of *zstd.Decoder
 
 func (c zstdCodec) Decode(dst, src []byte) []byte {
-	if len(dst) == 0 {
-		return c.Codec.Decode(dst, src)
-	}
 	if m, ok := ZstdContentSize(src); ok && m > uint64(len(dst)) {
 		panic(fmt.Errorf("zstd frame of %d bytes in a page of %d", m, len(dst)))
 	}
@@ -160,13 +157,26 @@ func (c zstdCodec) Decode(dst, src []byte) []byte {
 			panic(err)
 		}
 	}
-	out, err := d.DecodeAll(src, dst[:0:len(dst)])
+	into := dst[:0:len(dst)]
+	if len(dst) == 0 {
+		// A page of 0 bytes: a cap of 0 would not bound DecodeAll, so
+		// decode into one byte and refuse any output (Arrow's codec,
+		// used here before, decoded a frame of any length).
+		into = make([]byte, 0, 1)
+	}
+	out, err := d.DecodeAll(src, into)
 	zstdDecoders.Put(d)
+	if err == nil && len(dst) == 0 && len(out) > 0 {
+		err = zstd.ErrDecoderSizeExceeded
+	}
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 		panic(fmt.Errorf("zstd frames longer than their page of %d bytes", len(dst)))
 	}
 	if err != nil {
 		panic(err)
+	}
+	if len(dst) == 0 {
+		return dst
 	}
 	return out
 }
