@@ -13,6 +13,22 @@ import (
 )
 
 // collect keeps the labels and sources written.
+// runCollect runs a Labeler of cfg over the sensitive and public readers
+// and returns its report and what it wrote.
+func runCollect(t *testing.T, cfg Config, priv, pub *memReader) (*Report, *collect) {
+	t.Helper()
+	l, err := New(cfg, priv.schema, pub.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &collect{}
+	rep, err := l.Run(context.Background(), priv, pub, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, out
+}
+
 type collect struct {
 	labels  []int64
 	sources []string

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -98,15 +97,16 @@ func TestPlanChoice(t *testing.T) {
 	}
 }
 
-// TestAuditChoice edits the choice section of a report and checks that the
-// audit of the choice fails on the edits and passes on the original.
-func TestAuditChoice(t *testing.T) {
+// choiceReportFixture returns a maker of a dp-logreg report whose choice
+// (first rule, threshold 10) the audit accepts, and its count's σ and ρ.
+func choiceReportFixture(t *testing.T) (base func() *Report, sc, rho float64) {
+	t.Helper()
 	budget := testBudget(t)
 	sc, _, rho, err := dplrCount(budget)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := func() *Report {
+	base = func() *Report {
 		return &Report{
 			Mechanism: MechanismDPLogReg, Classes: []string{"0", "1"},
 			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
@@ -115,6 +115,13 @@ func TestAuditChoice(t *testing.T) {
 				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: 10},
 		}
 	}
+	return base, sc, rho
+}
+
+// TestAuditChoice edits the choice section of a report and checks that the
+// audit of the choice fails on the edits and passes on the original.
+func TestAuditChoice(t *testing.T) {
+	base, sc, rho := choiceReportFixture(t)
 	tests := []struct {
 		name   string
 		edit   func(*Report)
@@ -165,20 +172,7 @@ func TestAuditChoice(t *testing.T) {
 // candidates and ε enter it) and of the same rule at 10 rows are audited
 // each by its own rule; a rule this version does not know is refused.
 func TestAuditChoiceRules(t *testing.T) {
-	budget := testBudget(t)
-	sc, _, rho, err := dplrCount(budget)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := func() *Report {
-		return &Report{
-			Mechanism: MechanismDPLogReg, Classes: []string{"0", "1"},
-			Guarantee: Guarantee{Epsilon: 1, Delta: 1e-5, Rho: Float(budget)},
-			Budget:    BudgetReport{Filter: true},
-			Choice: &ChoiceReport{Chosen: MechanismDPLogReg, CountSigma: decimal(sc), CountRho: Float(rho),
-				NoisyRows: 400, Teachers: 250, Classes: 2, Threshold: 10},
-		}
-	}
+	base, _, _ := choiceReportFixture(t)
 	current := func(rows int64, student string) *Report {
 		r := base()
 		_, _, cands := ChooseByRule(rows, 250, 2, student, float64(r.Guarantee.Epsilon))
@@ -378,15 +372,7 @@ func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
 		defer priv.release()
 		pub := synthetic(mem, nPub, d, k, 300, true, rng, w)
 		defer pub.release()
-		l, err := New(cfg, priv.schema, pub.schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := &collect{}
-		rep, err := l.Run(context.Background(), priv, pub, out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, out := runCollect(t, cfg, priv, pub)
 		return rep, out.labels
 	}
 	seed := uint64(13)

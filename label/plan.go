@@ -290,7 +290,7 @@ func queryCap(in PlanInputs) int64 {
 	if in.PublicRows >= 0 {
 		n = min(n, (in.PublicRows+1)/2)
 	}
-	return max(n, 1)
+	return n
 }
 
 // DefaultQueries is the number of queries a default run puts to the
@@ -344,11 +344,7 @@ func DefaultQueries(in PlanInputs) int64 {
 		}
 		n = DefaultQueryScale * DefaultQueryScale * k * k * a.rhoAnswer
 	}
-	n = math.Max(1, math.Round(n))
-	if in.PublicRows >= 0 { // half the rows at most: a selection of them all chooses nothing
-		n = math.Min(n, math.Ceil(float64(in.PublicRows)/2))
-	}
-	return int64(math.Min(n, uncertainPool))
+	return min(int64(math.Max(1, math.Round(n))), queryCap(in))
 }
 
 // uncertainPool is the number of leading public rows an uncertain

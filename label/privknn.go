@@ -243,7 +243,7 @@ func (m privateKNNMechanism) defaultPlan(in PlanInputs, stream RunPlan) RunPlan 
 	if err != nil {
 		return stream
 	}
-	rho := rdp.RhoForEps(in.Epsilon, in.Delta)
+	rho := defaultQueryRho(in)
 	within := func(n int64) bool {
 		s, err := rdp.PlanSGMRho(rho, int(n), g, knnSens2, p.MaxOrder)
 		return err == nil && s <= float64(p.KNNK)/KNNVoteMargin

@@ -1,7 +1,6 @@
 package label
 
 import (
-	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -215,15 +214,7 @@ func TestPrivateKNNRun(t *testing.T) {
 	cfg := studentConfig(&seed)
 	cfg.Allocator, cfg.Mechanism, cfg.Epsilon = mem, MechanismPrivateKNN, 2
 	cfg.Params = MechanismParams{KNNK: 30, SampleRate: "0.2"}
-	l, err := New(cfg, priv.schema, pub.schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &collect{}
-	rep, err := l.Run(context.Background(), priv, pub, out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, out := runCollect(t, cfg, priv, pub)
 	if rep.Queries.Answered != 400 || rep.Spent.NoisyArgmaxes != 400 {
 		t.Fatalf("answered %d (%d argmaxes), want the 400 queries", rep.Queries.Answered, rep.Spent.NoisyArgmaxes)
 	}
@@ -284,7 +275,7 @@ func TestPrivateKNNDefaultPlan(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.in.Mechanism = MechanismPrivateKNN
+			tc.in.Mechanism, tc.in.Classes = MechanismPrivateKNN, []string{"0", "1"} // private-knn needs them declared
 			plan := ChoosePlan(tc.in)
 			if !tc.student {
 				if plan.Student != "" || plan.MaxQueries != 0 {

@@ -81,15 +81,7 @@ func TestStudentLabelsEveryRow(t *testing.T) {
 			seed := uint64(11)
 			cfg := studentConfig(&seed)
 			cfg.Allocator, cfg.Student, cfg.Select, cfg.SelfTrain = mem, tc.student, tc.sel, tc.selfTrain
-			l, err := New(cfg, priv.schema, pub.schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := &collect{}
-			rep, err := l.Run(context.Background(), priv, pub, out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, out := runCollect(t, cfg, priv, pub)
 			if left, _ := os.ReadDir(os.TempDir()); len(left) != 0 {
 				t.Errorf("spool left behind: %v", left)
 			}
