@@ -919,17 +919,20 @@ func encodeNum[T number](vals []T, col arrow.Array, lo int, f *Feature, t tile) 
 	nulls := col.NullN() > 0
 	for r, x := range vals[lo : lo+t.rows] {
 		v := float64(x)
-		if v != v || (nulls && col.IsNull(lo+r)) {
-			if f.Missing {
-				d[miss+r*rs] = 1
+		// One test sorts out the rare cases: it fails for NaN and for
+		// every value outside the public range, finite or not.
+		if !(v >= vlo && v <= vhi) || (nulls && col.IsNull(lo+r)) {
+			switch {
+			case v != v || (nulls && col.IsNull(lo+r)):
+				if f.Missing {
+					d[miss+r*rs] = 1
+				}
+				continue // the mean encodes as 0
+			case v > vhi: // the public range bounds every value
+				v = vhi
+			default:
+				v = vlo
 			}
-			continue // the mean encodes as 0
-		}
-		// The public range bounds every value, finite or not.
-		if v > vhi {
-			v = vhi
-		} else if v < vlo {
-			v = vlo
 		}
 		d[at+r*rs] = float32((v - mean) * inv)
 	}
