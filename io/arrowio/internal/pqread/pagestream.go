@@ -614,6 +614,11 @@ func (s *lz4Stream) read(p []byte) (int, error) {
 			s.left -= int64(k)
 			if s.lit == 0 && s.left > 0 {
 				s.inSeq = true
+			} else if s.lit == 0 && s.match != 0 {
+				// The output is complete but the sequence announced a
+				// match: the block's last sequence must be literals alone,
+				// as the block decoder of whole pages requires.
+				return s.fail(done)
 			}
 		case s.cp > 0:
 			var k int
