@@ -79,6 +79,10 @@ const (
 	fbLargeListView   = 26
 )
 
+// errLayout is the error of a batch with fewer nodes, buffers or variadic
+// buffer counts than its schema's layout needs.
+var errLayout = fmt.Errorf("%w: batch short of its schema's layout", errFB)
+
 // metadataV5 is MetadataVersion.V5: from it on, unions and run-end encoded
 // arrays have no validity bitmap.
 const metadataV5 = 4
@@ -231,7 +235,7 @@ func (l *ipcLayout) check(info msgInfo) error {
 		return fmt.Errorf("%w: message of type %d where a record or dictionary batch is due", errFB, info.kind)
 	}
 	if info.nodes < need.nodes {
-		return fmt.Errorf("%w: %s has %d field nodes, its schema needs %d", errFB, what, info.nodes, need.nodes)
+		return fmt.Errorf("%w: %s has %d field nodes, its schema needs %d", errLayout, what, info.nodes, need.nodes)
 	}
 	want := int64(need.buffers)
 	if preV5 {
@@ -239,17 +243,17 @@ func (l *ipcLayout) check(info msgInfo) error {
 	}
 	if need.views > 0 && info.variadic != nil {
 		if len(info.variadic) < need.views {
-			return fmt.Errorf("%w: %s has %d variadic buffer counts, its schema needs %d", errFB, what, len(info.variadic), need.views)
+			return fmt.Errorf("%w: %s has %d variadic buffer counts, its schema needs %d", errLayout, what, len(info.variadic), need.views)
 		}
 		for k, n := range info.variadic[:need.views] {
 			if n < 0 || n > int64(len(info.buffers)) {
-				return fmt.Errorf("%w: %s has a variadic buffer count of %d (view array %d)", errFB, what, n, k)
+				return fmt.Errorf("%w: %s has a variadic buffer count of %d (view array %d)", errLayout, what, n, k)
 			}
 			want += n
 		}
 	}
 	if int64(len(info.buffers)) < want {
-		return fmt.Errorf("%w: %s has %d buffers, its schema needs %d", errFB, what, len(info.buffers), want)
+		return fmt.Errorf("%w: %s has %d buffers, its schema needs %d", errLayout, what, len(info.buffers), want)
 	}
 	return nil
 }
