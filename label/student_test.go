@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -437,6 +438,40 @@ func TestStudentFitDoesNotCollapse(t *testing.T) {
 			t.Logf("rare rows found: %d as answered, %d balanced (of %d)", p, b, n/20)
 			if b < p+10 {
 				t.Errorf("balanced fit finds %d rare rows, plain %d: want 10 more", b, p)
+			}
+		})
+	}
+}
+
+// TestStudentFewAnswersWarned: a student that learns from fewer than
+// StudentFewAnswers answers a class, or from answers that miss a class, is
+// warned of on stderr (the answers are released labels, so the warning is
+// public); one with answers enough is not.
+func TestStudentFewAnswersWarned(t *testing.T) {
+	tests := []struct {
+		name       string
+		maxQueries int64
+		want       bool
+	}{
+		{"three queries", 3, true},
+		{"four hundred queries", 400, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv, pub, _ := studentData(mem)
+			defer priv.release()
+			defer pub.release()
+			seed := uint64(11)
+			cfg := studentConfig(&seed)
+			var warned []string
+			cfg.Allocator, cfg.Student, cfg.Select, cfg.MaxQueries = mem, "logreg", SelectFirst, tc.maxQueries
+			cfg.Warn = func(m string) { warned = append(warned, m) }
+			rep, _ := runCollect(t, cfg, priv, pub)
+			got := slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "few answers") })
+			if got != tc.want {
+				t.Errorf("few-answers warning %v, want %v (%d answers; warnings %q)", got, tc.want, rep.Queries.Answered, warned)
 			}
 		})
 	}
