@@ -35,6 +35,18 @@ func studentData(mem memory.Allocator) (priv, pub *memReader, truth []int64) {
 	return priv, pub, truth
 }
 
+// studentFixture is studentData on a checked allocator, released at the
+// end of the test, which then checks that nothing is left allocated.
+func studentFixture(t *testing.T) (mem *memory.CheckedAllocator, priv, pub *memReader, truth []int64) {
+	t.Helper()
+	mem = memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	priv, pub, truth = studentData(mem)
+	t.Cleanup(priv.release)
+	t.Cleanup(pub.release)
+	return mem, priv, pub, truth
+}
+
 func studentConfig(seed *uint64) Config {
 	return Config{Label: "label", Classes: []string{"0", "1"}, Features: []string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7"},
 		Keep: []string{"x0"}, Teachers: 20, Learner: "logreg", Epsilon: 4, Delta: 1e-5, MaxQueries: 400,
@@ -74,11 +86,7 @@ func TestStudentLabelsEveryRow(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir()) // the spool goes to os.TempDir()
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, truth := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, truth := studentFixture(t)
 			seed := uint64(11)
 			cfg := studentConfig(&seed)
 			cfg.Allocator, cfg.Student, cfg.Select, cfg.SelfTrain = mem, tc.student, tc.sel, tc.selfTrain
@@ -198,11 +206,7 @@ func TestStudentErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, _ := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, _ := studentFixture(t)
 			cfg := studentConfig(nil)
 			cfg.Allocator = mem
 			tc.change(&cfg)
@@ -223,11 +227,7 @@ func TestStudentSpoolRemovedOnError(t *testing.T) {
 	for _, n := range []int{0, 3, 9} {
 		t.Run("", func(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir())
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, _ := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, _ := studentFixture(t)
 			seed := uint64(1)
 			cfg := studentConfig(&seed)
 			cfg.Allocator, cfg.Student, cfg.Select = mem, "logreg", SelectRandom
@@ -458,11 +458,7 @@ func TestStudentFewAnswersWarned(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, _ := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, _ := studentFixture(t)
 			seed := uint64(11)
 			cfg := studentConfig(&seed)
 			var warned []string
