@@ -8,8 +8,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
-
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
@@ -205,11 +203,7 @@ func TestPrivateKNNValidate(t *testing.T) {
 // a report edited to understate its cost (a higher γ, a lower σ or
 // max order than it ran with, a lower spend) fails the audit.
 func TestPrivateKNNRun(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	priv, pub, truth := studentData(mem)
-	defer priv.release()
-	defer pub.release()
+	mem, priv, pub, truth := studentFixture(t)
 	seed := uint64(11)
 	cfg := studentConfig(&seed)
 	cfg.Allocator, cfg.Mechanism, cfg.Epsilon = mem, MechanismPrivateKNN, 2

@@ -247,6 +247,7 @@ func (s *student) train() error {
 		s.st.l.cfg.warn("no query was answered: the student cannot be trained, the other rows abstain")
 		return nil
 	}
+	s.warnFewAnswers()
 	x := &learners.Matrix{Rows: len(s.y), Cols: s.dim, Data: s.x}
 	m, err := s.fit(x, s.y)
 	if err != nil {
@@ -752,4 +753,25 @@ func balanceRound(rest []int, n int, predicted []int32, classes int) {
 		}
 	}
 	copy(rest, picked)
+}
+
+// StudentFewAnswers is the number of answers a class below which the
+// student's labels are called poor on stderr.
+const StudentFewAnswers = 5
+
+// warnFewAnswers says on stderr when the student learns from so few
+// answers, or so few of the classes, that its labels of every other row
+// will be poor. The answers are the mechanism's released labels, so their
+// number and classes are public.
+func (s *student) warnFewAnswers() {
+	seen := make(map[int32]bool)
+	for _, y := range s.y {
+		seen[y] = true
+	}
+	if len(s.y) >= StudentFewAnswers*s.classes && len(seen) == s.classes {
+		return
+	}
+	s.st.l.cfg.warn("the student learns from few answers (%d, covering %d of the %d classes; fewer than %d a class): "+
+		"it labels the other rows poorly and never with a class it was not shown; fewer teachers (--teachers), "+
+		"a larger ε or --mechanism dp-logreg would do better", len(s.y), len(seen), s.classes, StudentFewAnswers)
 }

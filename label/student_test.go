@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -32,6 +33,18 @@ func studentData(mem memory.Allocator) (priv, pub *memReader, truth []int64) {
 		truth = append(truth, col.Int64Values()...)
 	}
 	return priv, pub, truth
+}
+
+// studentFixture is studentData on a checked allocator, released at the
+// end of the test, which then checks that nothing is left allocated.
+func studentFixture(t *testing.T) (mem *memory.CheckedAllocator, priv, pub *memReader, truth []int64) {
+	t.Helper()
+	mem = memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	priv, pub, truth = studentData(mem)
+	t.Cleanup(priv.release)
+	t.Cleanup(pub.release)
+	return mem, priv, pub, truth
 }
 
 func studentConfig(seed *uint64) Config {
@@ -73,11 +86,7 @@ func TestStudentLabelsEveryRow(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir()) // the spool goes to os.TempDir()
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, truth := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, truth := studentFixture(t)
 			seed := uint64(11)
 			cfg := studentConfig(&seed)
 			cfg.Allocator, cfg.Student, cfg.Select, cfg.SelfTrain = mem, tc.student, tc.sel, tc.selfTrain
@@ -197,11 +206,7 @@ func TestStudentErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, _ := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, _ := studentFixture(t)
 			cfg := studentConfig(nil)
 			cfg.Allocator = mem
 			tc.change(&cfg)
@@ -222,11 +227,7 @@ func TestStudentSpoolRemovedOnError(t *testing.T) {
 	for _, n := range []int{0, 3, 9} {
 		t.Run("", func(t *testing.T) {
 			t.Setenv("TMPDIR", t.TempDir())
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			priv, pub, _ := studentData(mem)
-			defer priv.release()
-			defer pub.release()
+			mem, priv, pub, _ := studentFixture(t)
 			seed := uint64(1)
 			cfg := studentConfig(&seed)
 			cfg.Allocator, cfg.Student, cfg.Select = mem, "logreg", SelectRandom
@@ -437,6 +438,36 @@ func TestStudentFitDoesNotCollapse(t *testing.T) {
 			t.Logf("rare rows found: %d as answered, %d balanced (of %d)", p, b, n/20)
 			if b < p+10 {
 				t.Errorf("balanced fit finds %d rare rows, plain %d: want 10 more", b, p)
+			}
+		})
+	}
+}
+
+// TestStudentFewAnswersWarned: a student that learns from fewer than
+// StudentFewAnswers answers a class, or from answers that miss a class, is
+// warned of on stderr (the answers are released labels, so the warning is
+// public); one with answers enough is not.
+func TestStudentFewAnswersWarned(t *testing.T) {
+	tests := []struct {
+		name       string
+		maxQueries int64
+		want       bool
+	}{
+		{"three queries", 3, true},
+		{"four hundred queries", 400, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, priv, pub, _ := studentFixture(t)
+			seed := uint64(11)
+			cfg := studentConfig(&seed)
+			var warned []string
+			cfg.Allocator, cfg.Student, cfg.Select, cfg.MaxQueries = mem, "logreg", SelectFirst, tc.maxQueries
+			cfg.Warn = func(m string) { warned = append(warned, m) }
+			rep, _ := runCollect(t, cfg, priv, pub)
+			got := slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "few answers") })
+			if got != tc.want {
+				t.Errorf("few-answers warning %v, want %v (%d answers; warnings %q)", got, tc.want, rep.Queries.Answered, warned)
 			}
 		})
 	}
