@@ -89,7 +89,7 @@ var layoutCases = []struct {
 }
 
 // layoutRecord builds a record of one column of field f from json.
-func layoutRecord(t *testing.T, mem memory.Allocator, f arrow.Field, js string) arrow.Record {
+func layoutRecord(t testing.TB, mem memory.Allocator, f arrow.Field, js string) arrow.Record {
 	t.Helper()
 	dt := f.Type
 	if d, ok := dt.(*arrow.DictionaryType); ok {
@@ -131,7 +131,7 @@ func layoutRecord(t *testing.T, mem memory.Allocator, f arrow.Field, js string) 
 // encode writes a record of one column of field f (from js) as an IPC
 // stream, or as an IPC file. (Its own allocator: Arrow v15's FileWriter
 // keeps a reference to a dictionary past Close.)
-func encode(t *testing.T, f arrow.Field, js string, file bool) []byte {
+func encode(t testing.TB, f arrow.Field, js string, file bool) []byte {
 	t.Helper()
 	rec := layoutRecord(t, memory.NewGoAllocator(), f, js)
 	defer rec.Release()
@@ -618,4 +618,91 @@ func TestShortBufferVectorFile(t *testing.T) {
 	if _, err := CheckIPCFile(f, st.Size(), 1<<20); !errors.Is(err, errLayout) {
 		t.Errorf("got %v, want the layout check's refusal", err)
 	}
+}
+
+// fuzzLayoutSeeds adds a batch of each layout family, whole and truncated.
+func fuzzLayoutSeeds(f *testing.F, file bool) {
+	for _, tc := range layoutCases {
+		b := encode(f, tc.field, tc.json, file)
+		f.Add(b)
+		f.Add(b[:len(b)*2/3])
+	}
+}
+
+// scopeLimitMsg is in what a Scope panics with past its limit.
+const scopeLimitMsg = "a sound batch of this input needs"
+
+// fuzzLayout reads b through the checks and Arrow's reader, with a Scope
+// that frees what Arrow leaks on a failed batch. It fails if the Scope's
+// allocation limit had to stop Arrow: the checks are meant to refuse
+// such a batch before Arrow loads it.
+func fuzzLayout(t *testing.T, b []byte, file bool) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	scope := NewScope(mem)
+	defer scope.Rollback()
+	scope.SetLimit(int64(len(b)) + 1<<20)
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		if file {
+			p := filepath.Join(t.TempDir(), "f.arrow")
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			blocks, err := CheckIPCFile(f, int64(len(b)), 1<<20)
+			if err != nil {
+				return err
+			}
+			fr, err := ipc.NewFileReader(f, ipc.WithAllocator(scope))
+			if err != nil {
+				return err
+			}
+			defer fr.Close()
+			for i := range blocks {
+				rec, err := fr.RecordAt(i)
+				if err != nil {
+					return err
+				}
+				rec.Release()
+			}
+			return nil
+		}
+		mr := NewCheckedMessageReader(bytes.NewReader(b), 1<<20)
+		mr.Bound = scope
+		rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(scope))
+		if err != nil {
+			mr.Release()
+			return err
+		}
+		defer rd.Release()
+		for {
+			if _, err := rd.Read(); err != nil {
+				return err
+			}
+		}
+	}()
+	if err != nil && strings.Contains(err.Error(), scopeLimitMsg) {
+		t.Fatalf("only the Scope's limit stopped Arrow: %v", err)
+	}
+}
+
+// FuzzLayoutStream reads mutated IPC streams of every layout family.
+func FuzzLayoutStream(f *testing.F) {
+	fuzzLayoutSeeds(f, false)
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzLayout(t, b, false) })
+}
+
+// FuzzLayoutFile reads mutated IPC files of every layout family.
+func FuzzLayoutFile(f *testing.F) {
+	fuzzLayoutSeeds(f, true)
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzLayout(t, b, true) })
 }
