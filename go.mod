@@ -7,7 +7,7 @@ require (
 	github.com/apache/arrow/go/v15 v15.0.2
 	github.com/golang/snappy v0.0.4
 	github.com/klauspost/compress v1.20.4
-	github.com/pierrec/lz4/v4 v4.1.18
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/urfave/cli/v2 v2.27.7

@@ -69,3 +69,8 @@ const frame = (n, label) => {
 frame(400, true).writeIPC(`${out}/polars_types.arrow`);
 frame(100, false).writeIPC(`${out}/polars_types_public.arrow`);
 frame(400, true).withColumns(pl.col("y").cast(pl.Categorical)).writeIPC(`${out}/polars_categorical_label.arrow`);
+// Polars' compressed IPC: LZ4 frames with block checksums (which
+// pierrec/lz4 before v4.1.22 computed over the wrong bytes and refused),
+// and zstd.
+frame(400, true).writeIPC(`${out}/polars_types_lz4.arrow`, { compression: "lz4" });
+frame(400, true).writeIPC(`${out}/polars_types_zstd.arrow`, { compression: "zstd" });
