@@ -9,6 +9,11 @@
 //     once Arrow Go verifies flatbuffer messages and bounds its allocations by
 //     the bytes present, as Arrow C++ does since ARROW-5605, with its readers
 //     run against a malformed-IPC fuzz corpus.
+//   - layout.go: a record or dictionary batch's field nodes, buffers and
+//     variadic buffer counts are checked against its schema's layout,
+//     because Arrow Go's loader indexes those vectors unchecked and reads
+//     the bytes after a short one as buffers (2⁴⁷ bytes allocated, fatally).
+//     Unnecessary once the loader checks each index against its vector.
 //   - scope.go: an allocator that frees the buffers Arrow Go's IPC decoder
 //     leaks when it fails on a record batch. Unnecessary once the decoder
 //     releases what it allocated on every error path.

@@ -78,6 +78,14 @@ func (t fbTable) i64(i int) (int64, error) {
 	return int64(binary.LittleEndian.Uint64(t.b[p:])), nil
 }
 
+func (t fbTable) i16(i int) (int, error) {
+	p, err := t.field(i, 2)
+	if p < 0 || err != nil {
+		return 0, err
+	}
+	return int(int16(binary.LittleEndian.Uint16(t.b[p:]))), nil
+}
+
 func (t fbTable) u8(i int) (int, error) {
 	p, err := t.field(i, 1)
 	if p < 0 || err != nil {
@@ -223,10 +231,15 @@ func (c *fbChecker) fields(t fbTable, i, depth int) error {
 // msgInfo is what checkMessage learns from a message's metadata.
 type msgInfo struct {
 	kind       int   // 1 schema, 2 dictionary batch, 3 record batch
+	version    int   // metadata version (MetadataVersion: V5 is 4)
 	bodyLen    int64 // declared body length
 	rows       int64 // record batch: its length
+	nodes      int   // batches: how many field nodes
 	buffers    [][2]int64
+	variadic   []int64 // batches: variadic buffer counts, nil when absent
+	dictID     int64   // dictionary batch: its id
 	compressed bool
+	layout     *ipcLayout // schema: what its batches need
 }
 
 // checkMessage checks an IPC Message flatbuffer (without its prefix).
@@ -235,6 +248,9 @@ func checkMessage(meta []byte) (msgInfo, error) {
 	c := &fbChecker{budget: 1 << 20}
 	m, err := fbRoot(meta)
 	if err != nil {
+		return info, err
+	}
+	if info.version, err = m.i16(0); err != nil {
 		return info, err
 	}
 	if info.kind, err = m.u8(1); err != nil {
@@ -255,8 +271,15 @@ func checkMessage(meta []byte) (msgInfo, error) {
 	}
 	switch info.kind {
 	case 1:
-		return info, c.schema(h)
+		if err := c.schema(h); err != nil {
+			return info, err
+		}
+		info.layout, err = schemaLayout(h)
+		return info, err
 	case 2:
+		if info.dictID, err = h.i64(0); err != nil {
+			return info, err
+		}
 		rb, ok, err := h.sub(1)
 		if err != nil || !ok {
 			return info, err
@@ -281,6 +304,7 @@ func checkRecordBatch(rb fbTable, info *msgInfo) error {
 	if err != nil {
 		return err
 	}
+	info.nodes = n
 	for k := 0; k < n; k++ {
 		l := int64(binary.LittleEndian.Uint64(rb.b[start+16*k:]))
 		nulls := int64(binary.LittleEndian.Uint64(rb.b[start+16*k+8:]))
@@ -305,8 +329,16 @@ func checkRecordBatch(rb fbTable, info *msgInfo) error {
 		return err
 	}
 	info.compressed = ok
-	_, _, err = rb.vector(4, 8)
-	return err
+	if start, n, err = rb.vector(4, 8); err != nil {
+		return err
+	}
+	if start > 0 { // present (absent: Arrow reads every count as 0)
+		info.variadic = make([]int64, n)
+		for k := range info.variadic {
+			info.variadic[k] = int64(binary.LittleEndian.Uint64(rb.b[start+8*k:]))
+		}
+	}
+	return nil
 }
 
 // checkCompressed checks the uncompressed-length prefix of each compressed

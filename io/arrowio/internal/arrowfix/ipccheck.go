@@ -23,6 +23,12 @@ type CheckedMessageReader struct {
 	max  int64 // the most bytes a compressed buffer may claim
 	msg  *ipc.Message
 	refs int64
+	// layout is what the stream's batches need (nil until its schema is
+	// read); dictsDue counts the messages Arrow's ipc.Reader will still
+	// read as dictionary batches before the first record batch, whatever
+	// their type says.
+	layout   *ipcLayout
+	dictsDue int
 	// Bound, when set, is given each message's bound on one allocation
 	// before Arrow decodes the message (Scope.SetLimit).
 	Bound *Scope
@@ -86,6 +92,9 @@ func (m *CheckedMessageReader) Message() (*ipc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.sequence(info); err != nil {
+		return nil, err
+	}
 	body, err := readN(m.r, info.bodyLen)
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
@@ -104,6 +113,28 @@ func (m *CheckedMessageReader) Message() (*ipc.Message, error) {
 	mb.Release()
 	bb.Release()
 	return m.msg, nil
+}
+
+// sequence checks a message against the stream read so far, as Arrow's
+// ipc.Reader will take it: the schema first, then the schema's
+// dictionaries (getInitialDicts reads that many messages as dictionary
+// batches without looking at their type), then dictionary and record
+// batches, each with the vectors its schema's layout needs.
+func (m *CheckedMessageReader) sequence(info msgInfo) error {
+	switch {
+	case m.layout == nil:
+		if info.kind != 1 || info.layout == nil {
+			return fmt.Errorf("%w: stream starts with a message of type %d, not a schema", errFB, info.kind)
+		}
+		m.layout, m.dictsDue = info.layout, info.layout.numDicts()
+		return nil
+	case m.dictsDue > 0:
+		if info.kind != 2 {
+			return fmt.Errorf("%w: message of type %d where one of %d dictionary batches is due", errFB, info.kind, m.layout.numDicts())
+		}
+		m.dictsDue--
+	}
+	return m.layout.check(info)
 }
 
 // IPCBlock is a Block of an IPC file footer.
@@ -144,18 +175,30 @@ func CheckIPCFile(f *os.File, size, maxDecompressed int64) ([]IPCBlock, error) {
 		return nil, err
 	}
 	c := &fbChecker{budget: 1 << 20}
-	if s, ok, err := root.sub(1); err != nil {
+	s, ok, err := root.sub(1)
+	if err != nil {
 		return nil, err
-	} else if ok {
-		if err := c.schema(s); err != nil {
-			return nil, err
-		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no schema in the footer", errFB)
+	}
+	if err := c.schema(s); err != nil {
+		return nil, err
+	}
+	layout, err := schemaLayout(s)
+	if err != nil {
+		return nil, err
 	}
 	if err := c.keyValues(root, 4); err != nil {
 		return nil, err
 	}
 	var batches []IPCBlock
-	for _, field := range []int{2, 3} { // dictionaries, record batches
+	// Dictionary blocks, then record batch blocks. Arrow reads a dictionary
+	// block as a dictionary batch whatever its message's type says (its
+	// RecordBatch vectors then read as other tables), so each block must
+	// hold the kind of batch its list is for.
+	for _, field := range []int{2, 3} {
+		kind := field // 2: dictionary batch, 3: record batch
 		start, n, err := root.vector(field, 24)
 		if err != nil {
 			return nil, err
@@ -168,6 +211,12 @@ func CheckIPCFile(f *os.File, size, maxDecompressed int64) ([]IPCBlock, error) {
 				bodyLen: int64(binary.LittleEndian.Uint64(footer[p+16:])),
 			}
 			info, err := checkBlock(f, blk, size-10-flen, maxDecompressed)
+			if err == nil && info.kind != kind {
+				err = fmt.Errorf("%w: message of type %d in a block of type %d", errFB, info.kind, kind)
+			}
+			if err == nil {
+				err = layout.check(info)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("block %d: %w", k, err)
 			}

@@ -21,9 +21,12 @@ import (
 // a record batch's buffers by index without checking the index against
 // the batch's buffer vector, so a hostile batch with fewer buffers than
 // its schema needs has it read a length from other bytes and allocate it
-// (2⁴⁷ bytes, a fatal out-of-memory, found by FuzzReadIPCFile). Past the
-// limit Allocate panics, which the reader turns into ErrFormat. Upstream
-// fix that retires it: the loader checking buffer and node indices.
+// (2⁴⁷ bytes, a fatal out-of-memory, found by FuzzReadIPCFile). layout.go
+// now refuses such a batch before Arrow loads it; the limit stays as a
+// second line, for an allocation whose size comes from bytes no check
+// covers. Past the limit Allocate panics, which the reader turns into
+// ErrFormat. Upstream fix that retires it: the loader checking buffer and
+// node indices, and bounding its allocations by the bytes present.
 type Scope struct {
 	parent memory.Allocator
 	mu     sync.Mutex
