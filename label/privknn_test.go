@@ -1,6 +1,7 @@
 package label
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -510,5 +511,65 @@ func TestPrivateKNNUnitRun(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(diagnosed, "\n"), "rows with a null privacy unit") {
 		t.Errorf("diagnostics %q do not say rows without a unit were dropped", diagnosed)
+	}
+}
+
+// TestPrivateKNNUnitEdgesAreDiagnosticsOnly: private-knn runs with a
+// privacy unit on sensitive data whose units are null, all null, one for
+// every row, or that has no rows go ahead, warn of nothing, and say what
+// they dropped through Diagnose only.
+func TestPrivateKNNUnitEdgesAreDiagnosticsOnly(t *testing.T) {
+	byRow := func(i int) string { return fmt.Sprintf("p%d", i) }
+	half := func(i int) int64 { return int64(i % 2) }
+	tests := []struct {
+		name string
+		n    int
+		unit func(int) string
+		want string // in the diagnostics
+	}{
+		{"null privacy units", 90, func(i int) string {
+			if i%10 == 0 {
+				return ""
+			}
+			return fmt.Sprintf("p%d", i%7)
+		}, "9 rows with a null privacy unit"},
+		{"every unit null", 30, func(int) string { return "" }, `no row of the label column "y" holds one of the --classes`},
+		{"one unit for every row", 90, func(int) string { return "everyone" }, ""},
+		{"a unit per row", 90, byRow, ""},
+		{"no rows", 0, byRow, `no row of the label column "y" holds one of the --classes`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv := edgeRows(mem, tc.n, tc.unit, half)
+			defer releaseAll(priv.recs)
+			pub := edgeRows(mem, 20, byRow, half)
+			defer releaseAll(pub.recs)
+			seed := uint64(3)
+			var warned, diagnosed []string
+			cfg := Config{Label: "y", Classes: []string{"0", "1"}, Features: []string{"x"}, Keep: []string{"x"},
+				PrivacyUnit: "u", Mechanism: MechanismPrivateKNN, Teachers: 8, Epsilon: 2, Delta: 1e-5, PublicRows: 20, MaxQueries: 4,
+				Params: MechanismParams{KNNK: 5, SampleRate: "0.5"}, Seed: &seed, BatchSize: 64, Allocator: mem,
+				Warn:     func(m string) { warned = append(warned, m) },
+				Diagnose: func(m string) { diagnosed = append(diagnosed, m) }}
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &discard{}
+			if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
+				t.Fatalf("run refused: %v", err)
+			}
+			if out.rows != 20 {
+				t.Errorf("wrote %d rows, want 20", out.rows)
+			}
+			if len(warned) > 0 {
+				t.Errorf("warnings: %q", warned)
+			}
+			if d := strings.Join(diagnosed, "\n"); !strings.Contains(d, tc.want) || tc.want == "" && strings.Contains(d, "privacy unit") {
+				t.Errorf("diagnostics %q, want %q", diagnosed, tc.want)
+			}
+		})
 	}
 }
