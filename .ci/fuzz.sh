@@ -37,6 +37,8 @@ targets=(
 if [[ ${2:-} == all ]]; then
   targets+=(
     "./io/arrowio/internal/arrowfix FuzzLZ4Decode"
+    "./io/arrowio/internal/arrowfix FuzzLayoutStream"
+    "./io/arrowio/internal/arrowfix FuzzLayoutFile"
     "./io/arrowio/internal/pagecodec FuzzGzip"
     "./io/arrowio/internal/pagecodec FuzzGzipReader"
     "./io/arrowio/internal/pagecodec FuzzZstd"
