@@ -17,6 +17,11 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 		nb = "add or remove one privacy unit: all rows of the sensitive data that share one value of " + cfg.PrivacyUnit
 	}
 	noiseKind := mechanismOf(cfg.Mechanism).Noise()
+	us, units := mechanismOf(cfg.Mechanism).(unitSampler)
+	units = units && cfg.PrivacyUnit != ""
+	if units {
+		noiseKind = us.unitNoise()
+	}
 	if cfg.Replicable != nil {
 		noiseKind += "; REPLICABLE: drawn per public row from a seed shared between curators (" + cfg.Replicable.Via +
 			") and rounded to a grid with a shared random offset (replicable rounding, Impagliazzo et al. 2022): " +
@@ -50,6 +55,9 @@ func (l *Labeler) newReport(td *teacherData) *Report {
 	}
 	if r, ok := mechanismOf(cfg.Mechanism).(rowMechanism); ok {
 		rep.Teachers, rep.Learner = 0, r.learnerName()
+		if units {
+			rep.Learner = us.unitLearnerName()
+		}
 	}
 	return rep
 }

@@ -114,6 +114,20 @@ type rowMechanism interface {
 	learnerName() string
 }
 
+// unitSampler is a rowMechanism that honours --privacy-unit by sampling
+// units rather than rows, so that one unit moves its statistic no more
+// than one row does (private-knn: one row of each sampled unit).
+type unitSampler interface {
+	rowMechanism
+	// unitLearner is learner for rows grouped into privacy units: units[i]
+	// is row i's unit (0, 1, ...; -1 when the row is dropped).
+	unitLearner(l *Labeler, X *learners.Matrix, y, units []int32, classes int) (voter, error)
+	// unitNoise and unitLearnerName are Noise and learnerName when a
+	// privacy unit is set.
+	unitNoise() string
+	unitLearnerName() string
+}
+
 // modelMechanism trains one model on the sensitive rows under the run's
 // zCDP filter (its voter's start makes every charge, before the first
 // label) and labels every public row with it: its answers charge nothing.

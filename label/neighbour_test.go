@@ -58,6 +58,7 @@ type nbRow struct {
 	emb   [4]float32
 	emb64 [2]float64
 	y     string
+	u     string   // the privacy unit (nbUnitSchema only)
 	nulls []string // columns left null
 }
 
@@ -86,6 +87,11 @@ func nbSchema(withLabel bool) *arrow.Schema {
 		fields = append(fields, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})
 	}
 	return arrow.NewSchema(fields, nil)
+}
+
+// nbUnitSchema is the sensitive schema with a privacy-unit column u.
+func nbUnitSchema() *arrow.Schema {
+	return arrow.NewSchema(append(nbSchema(true).Fields(), arrow.Field{Name: "u", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
 }
 
 // nbRecord builds one batch of rows.
@@ -126,6 +132,8 @@ func nbRecord(mem memory.Allocator, schema *arrow.Schema, rows []nbRow) arrow.Re
 				lb.ValueBuilder().(*array.Float64Builder).AppendValues(r.emb64[:], nil)
 			case "y":
 				fb.(*array.StringBuilder).Append(r.y)
+			case "u":
+				fb.(*array.StringBuilder).Append(r.u)
 			}
 		}
 	}
@@ -275,7 +283,7 @@ func (e *nbEnv) rows(mech string, recs []arrow.Record) (*learners.Matrix, []int3
 	if err != nil {
 		return nil, nil, err
 	}
-	x, y, _, err := l.sensitiveRows(context.Background(), recs, e.enc)
+	x, y, _, _, err := l.sensitiveRows(context.Background(), recs, e.enc)
 	return x, y, err
 }
 
@@ -588,6 +596,164 @@ func privateKNNNeighbour(e *nbEnv, d1 []arrow.Record) error {
 		}
 	}
 	return nil
+}
+
+// knnMove is the largest ℓ1 and squared ℓ2 move between the histograms
+// a and b of each query (classes wide), and the query where the ℓ1 one is.
+func knnMove(a, b []int32, classes int) (l1, l2 int64, at int) {
+	for q := 0; q < len(a)/classes; q++ {
+		var m1, m2 int64
+		for c := q * classes; c < (q+1)*classes; c++ {
+			dv := int64(b[c] - a[c])
+			m1 += max(dv, -dv)
+			m2 += dv * dv
+		}
+		if m1 > l1 {
+			l1, at = m1, q
+		}
+		l2 = max(l2, m2)
+	}
+	return l1, l2, at
+}
+
+// TestPrivateKNNUnitNeighbour holds private-knn with --privacy-unit to its
+// charge when D and D' differ in one unit of several rows: D is the
+// ordinary rows grouped into units of 1 to 5 rows (one row with a null
+// unit, dropped), D' adds one unit of 5 rows placed on public row 0 (the
+// first query) with a class that row does not have, so that they are near
+// neighbours of that query and of the queries around it. The units' draws are
+// coupled as in privateKNNNeighbour: each query's subsample from a stream
+// of its own, the added unit (numbered last) drawing after D's. Sampling
+// units, one row each, moves every histogram by at most ℓ1 2, ℓ2 √2;
+// sampling the same rows independently (the row path, which the unit run
+// must not take) moves the first query's by more, which the check catches.
+func TestPrivateKNNUnitNeighbour(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	e := newNBEnv(t, 0)
+	e.mem = mem
+	defer releaseAll(e.head)
+	releaseAll(e.d)
+	rows := nbOrdinary(100, 1)
+	for i, u := 0, 0; i < len(rows); u++ {
+		for j := 0; j < 1+u%5 && i < len(rows); j, i = j+1, i+1 {
+			rows[i].u = fmt.Sprintf("p%d", u)
+		}
+	}
+	rows[17].nulls = []string{"u"}
+	d := []arrow.Record{nbRecord(mem, nbUnitSchema(), rows)}
+	defer releaseAll(d)
+	q0 := nbOrdinary(120, 2)[0] // public row 0, as newNBEnv draws it
+	other := map[string]string{"a": "b", "b": "c", "c": "a"}[q0.y]
+	hostile := nbHostile()
+	every := hostile[len(hostile)-1] // every value extreme
+	tests := []struct {
+		name string
+		unit func() []nbRow
+		// rowsMoveMore: sampling the unit's rows independently moves a
+		// histogram by more than the charge (the test has the power to
+		// catch the row path).
+		rowsMoveMore bool
+	}{
+		{"5 rows on the first query", func() []nbRow {
+			u := make([]nbRow, 5)
+			for i := range u {
+				u[i] = q0
+				u[i].y, u[i].u = other, "added"
+			}
+			return u
+		}, true},
+		{"5 rows on the first query, one with every value extreme", func() []nbRow {
+			u := make([]nbRow, 5)
+			for i := range u {
+				u[i] = q0
+				u[i].y, u[i].u = other, "added"
+			}
+			every.set(&u[2])
+			return u
+		}, true},
+		{"one row", func() []nbRow {
+			r := q0
+			r.y, r.u = other, "added"
+			return []nbRow{r}
+		}, false},
+		{"3 rows, one without a class", func() []nbRow {
+			u := []nbRow{q0, q0, q0}
+			for i := range u {
+				u[i].y, u[i].u = other, "added"
+			}
+			u[1].nulls = []string{"y"}
+			return u
+		}, true},
+	}
+	const k = 5
+	classes := len(nbClasses)
+	votes := func(recs []arrow.Record, units bool) ([]int32, error) {
+		seed := uint64(5)
+		cfg := Config{Label: "y", Classes: nbClasses, Mechanism: MechanismPrivateKNN, PrivacyUnit: "u", Teachers: nbTeachers, Epsilon: 1, Delta: 1e-5,
+			Seed: &seed, Allocator: mem, BatchSize: 1024, Params: MechanismParams{SampleRate: "0.5", KNNK: k}}
+		l, err := New(cfg, nbUnitSchema(), nbSchema(false))
+		if err != nil {
+			return nil, err
+		}
+		x, y, un, _, err := l.sensitiveRows(context.Background(), recs, e.enc)
+		if err != nil {
+			return nil, err
+		}
+		var v voter
+		if units {
+			v, err = privateKNNMechanism{}.unitLearner(l, x, y, un, classes)
+		} else {
+			for i, u := range un { // the row path drops what the unit path drops
+				if u < 0 {
+					y[i] = -1
+				}
+			}
+			v, err = privateKNNMechanism{}.learner(l, x, y, classes, e.enc, e.head)
+		}
+		if err != nil {
+			return nil, err
+		}
+		kv := v.(*knnVoter)
+		counts := make([]int32, e.xPub.Rows*classes)
+		s := newKNNScratch(kv.k)
+		for q := 0; q < e.xPub.Rows; q++ {
+			kv.vote(e.xPub.Row(q), noise.NewSeededSource(13, uint64(q)), s, counts[q*classes:(q+1)*classes])
+		}
+		return counts, nil
+	}
+	var onD [2][]int32
+	for i, units := range []bool{false, true} {
+		var err error
+		if onD[i], err = votes(d, units); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			added := nbRecord(mem, nbUnitSchema(), tc.unit())
+			defer added.Release()
+			d1 := []arrow.Record{d[0], added}
+			v1, err := votes(d1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u1, u2, uq := knnMove(onD[1], v1, classes)
+			if u1 > 2 || u2 > knnSens2 {
+				t.Errorf("sampling units: query %d moves by ℓ1 %d (ℓ2² up to %d): votes %v on D, %v on D' (charged ℓ2 √2)",
+					uq, u1, u2, onD[1][uq*classes:(uq+1)*classes], v1[uq*classes:(uq+1)*classes])
+			}
+			r1, err := votes(d1, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l1, l2, q := knnMove(onD[0], r1, classes)
+			if moved := l1 > 2 || l2 > knnSens2; moved != tc.rowsMoveMore {
+				t.Errorf("sampling rows: the largest move is ℓ1 %d, ℓ2² %d (query %d); want a move beyond the charge: %v", l1, l2, q, tc.rowsMoveMore)
+			}
+			t.Logf("largest move sampling units: ℓ1 %d, ℓ2² %d; sampling rows: ℓ1 %d, ℓ2² %d (query %d)", u1, u2, l1, l2, q)
+		})
+	}
 }
 
 // checkNeighbour runs every line of neighbourMechanisms on D and D plus r.

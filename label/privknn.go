@@ -61,9 +61,19 @@ import (
 // and the SGM bound grows with the rate, so the charge is an upper bound.
 //
 // Privacy units. With --privacy-unit a unit may hold several rows, which
-// could all land in S and move up to min(m, k) votes; the bound above is
-// for one row. The mechanism refuses --privacy-unit until it samples units
-// (one row of each sampled unit, which keeps the sensitivity √2).
+// could all land in a row subsample and move up to min(m, k) votes. So the
+// subsample is of units instead: each unit independently with the same
+// rate (32 random bits per unit against the same threshold), and from each
+// sampled unit one of its usable rows (a declared class; a null unit drops
+// the row), chosen uniformly with fresh bits of the same stream (Lemire's
+// exact method). A unit's draws depend only on its own rows and the public
+// randomness. Adding or removing one unit adds or removes at most one row
+// of S, whose effect on the k nearest is the one-row case above: the
+// sensitivity stays √2, and a query is the same sampled Gaussian (the
+// unit's chosen row is a mixture over its rows, and the Rényi divergence
+// bound of the sampled mechanism holds for each, hence for the mixture by
+// joint convexity), charged the same ρ. Without --privacy-unit every row
+// is its own unit and the row path below draws exactly as before.
 
 // MechanismPrivateKNN is Private-kNN (Zhu, Yu, Wang 2020).
 const MechanismPrivateKNN = "private-knn"
@@ -100,6 +110,15 @@ func (privateKNNMechanism) Noise() string {
 		"max_order being the order at which the budget's ρ converts to its ε"
 }
 
+// unitNoise is Noise with --privacy-unit: units are sampled, one row each.
+func (privateKNNMechanism) unitNoise() string {
+	return gaussianNoise + " on every class of the k nearest neighbours' votes among a Poisson subsample of the privacy units, " +
+		"drawn per query (rate ⌊γ·2³²⌋/2³² ≤ γ, 32 random bits per unit), each sampled unit taking part with one of its rows, " +
+		"chosen uniformly at random; each answer is charged the sampled Gaussian's RDP " +
+		"(Mironov, Talwar, Zhang 2019; ℓ2 sensitivity √2, add or remove one unit, which adds or removes at most one sampled row) " +
+		"on the Rényi orders 2..max_order as a ρ, max_order being the order at which the budget's ρ converts to its ε"
+}
+
 func (m privateKNNMechanism) validate(cfg *Config) error {
 	switch {
 	case len(cfg.Labels) > 1:
@@ -110,8 +129,6 @@ func (m privateKNNMechanism) validate(cfg *Config) error {
 		return paramError("mechanism", " %s needs %v: its charge holds on the Rényi orders up to the one its budget converts at, fixed before the run", cfg.Mechanism, ParamName("epsilon"))
 	case cfg.Classes == nil:
 		return paramError("mechanism", " %s needs %v: the vote histogram's classes must be public", cfg.Mechanism, ParamName("classes"))
-	case cfg.PrivacyUnit != "":
-		return paramError("mechanism", " %s bounds the votes one row moves (√2): %v is not supported with it yet", cfg.Mechanism, ParamName("privacy-unit"))
 	case cfg.Select == SelectUncertain:
 		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
 	}
@@ -316,38 +333,103 @@ func (privateKNNMechanism) learnerName() string {
 	return "k nearest neighbours among a Poisson subsample of the sensitive rows, per query (public encoding)"
 }
 
+func (privateKNNMechanism) unitLearnerName() string {
+	return "k nearest neighbours among a Poisson subsample of the privacy units, one row of each, per query (public encoding)"
+}
+
 // learner keeps the encoded sensitive rows with a declared class (a row
 // without one votes for nothing: dropping it is a map of that row alone).
 func (privateKNNMechanism) learner(l *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
-	p := l.cfg.Params
+	v, err := newKNNVoter(l.cfg.Params, X, classes)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range y {
+		if c >= 0 {
+			v.add(X.Row(i), c)
+		}
+	}
+	return v, nil
+}
+
+// unitLearner keeps the usable rows (a declared class, a unit) grouped by
+// unit, in the order of the units' first rows and of the rows within a
+// unit; a unit without a usable row has nothing to vote with and is left
+// out (a map of that unit alone).
+func (privateKNNMechanism) unitLearner(l *Labeler, X *learners.Matrix, y, units []int32, classes int) (voter, error) {
+	v, err := newKNNVoter(l.cfg.Params, X, classes)
+	if err != nil {
+		return nil, err
+	}
+	var count []int32 // usable rows of each unit
+	for i, c := range y {
+		if u := units[i]; c >= 0 && u >= 0 {
+			if int(u) >= len(count) {
+				count = append(count, make([]int32, int(u)+1-len(count))...)
+			}
+			count[u]++
+		}
+	}
+	// next[u]: where unit u's next row goes, among the kept units' rows.
+	next := make([]int32, len(count))
+	v.start = make([]int32, 1, len(count)+1)
+	var n int32
+	for u, c := range count {
+		next[u] = n
+		if c > 0 {
+			n += c
+			v.start = append(v.start, n)
+		}
+	}
+	v.x = v.x[:int(n)*v.dim]
+	v.y, v.norm = make([]int32, n), make([]float32, n)
+	for i, c := range y {
+		u := units[i]
+		if c < 0 || u < 0 {
+			continue
+		}
+		j := next[u]
+		next[u]++
+		row := X.Row(i)
+		copy(v.x[int(j)*v.dim:], row)
+		v.y[j], v.norm[j] = c, kernel.Dot(row, row)
+	}
+	return v, nil
+}
+
+// newKNNVoter is an empty voter with the parameters p, room for the rows
+// of X.
+func newKNNVoter(p MechanismParams, X *learners.Matrix, classes int) (*knnVoter, error) {
 	g, err := knnRate(p.SampleRate)
 	if err != nil {
 		return nil, err
 	}
 	v := &knnVoter{k: p.KNNK, classes: classes, dim: X.Cols, thr: uint64(math.Floor(g * (1 << 32)))}
 	v.x = make([]float32, 0, len(X.Data))
-	for i, c := range y {
-		if c < 0 {
-			continue
-		}
-		row := X.Row(i)
-		v.x = append(v.x, row...)
-		v.y = append(v.y, c)
-		v.norm = append(v.norm, kernel.Dot(row, row))
-	}
 	return v, nil
 }
 
+// add appends one usable row of class c.
+func (v *knnVoter) add(row []float32, c int32) {
+	v.x = append(v.x, row...)
+	v.y = append(v.y, c)
+	v.norm = append(v.norm, kernel.Dot(row, row))
+}
+
 // knnVoter answers with the vote histogram of the k nearest rows of a
-// fresh Poisson subsample per query.
+// fresh Poisson subsample per query: of the rows, or with a privacy unit
+// (start not nil) of the units, one row of each.
 type knnVoter struct {
 	x          []float32 // sensitive rows, row-major, dim wide
 	y          []int32
 	norm       []float32 // ‖x_i‖²
 	k, classes int
 	dim        int
-	thr        uint64 // keep a row when 32 random bits are < thr
+	thr        uint64 // keep a row (a unit) when 32 random bits are < thr
 	src        noise.Source
+	// start: unit u's rows are start[u] ≤ i < start[u+1] (nil: every row
+	// is its own unit).
+	start []int32
 }
 
 // startBatch gives each batch's subsamples their own noise stream.
@@ -415,18 +497,57 @@ func newKNNScratch(k int) *knnScratch {
 // vote draws one Poisson subsample and adds its k nearest rows' labels to
 // row.
 func (v *knnVoter) vote(q []float32, src noise.Source, s *knnScratch, row []int32) {
-	n := len(v.y)
-	sel := s.sel[:0]
-	for i := 0; i < n; i += 2 {
-		w := src.Uint64()
-		if w&0xffffffff < v.thr {
-			sel = append(sel, int32(i))
+	if v.start != nil {
+		s.sel = v.sampleUnits(src, s.sel[:0])
+	} else {
+		n := len(v.y)
+		sel := s.sel[:0]
+		for i := 0; i < n; i += 2 {
+			w := src.Uint64()
+			if w&0xffffffff < v.thr {
+				sel = append(sel, int32(i))
+			}
+			if i+1 < n && w>>32 < v.thr {
+				sel = append(sel, int32(i+1))
+			}
 		}
-		if i+1 < n && w>>32 < v.thr {
-			sel = append(sel, int32(i+1))
-		}
+		s.sel = sel
 	}
-	s.sel = sel
+	v.nearest(q, s, row)
+}
+
+// sampleUnits appends to sel one row of each unit of a Poisson subsample of
+// the units: unit u is kept when its 32 random bits (the low, then the high
+// half of a 64-bit draw, as the row path's rows) are below thr, and then
+// gives one of its rows, uniform, from the draws that follow. The draws of
+// the units before u are the same whatever u and the units after it hold.
+func (v *knnVoter) sampleUnits(src noise.Source, sel []int32) []int32 {
+	units := len(v.start) - 1
+	var w uint64
+	for u := 0; u < units; u++ {
+		var bits uint64
+		if u&1 == 0 {
+			w = src.Uint64()
+			bits = w & 0xffffffff
+		} else {
+			bits = w >> 32
+		}
+		if bits >= v.thr {
+			continue
+		}
+		lo, m := v.start[u], v.start[u+1]-v.start[u]
+		if m > 1 {
+			lo += int32(noise.UniformUint64(src, uint64(m)))
+		}
+		sel = append(sel, lo)
+	}
+	return sel
+}
+
+// nearest adds to row the labels of the k rows of the subsample s.sel
+// nearest to q.
+func (v *knnVoter) nearest(q []float32, s *knnScratch, row []int32) {
+	sel := s.sel
 	s.dist, s.idx = s.dist[:0], s.idx[:0]
 	d := v.dim
 	for _, j := range sel {

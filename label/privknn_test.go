@@ -1,12 +1,19 @@
 package label
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
@@ -165,7 +172,7 @@ func TestPrivateKNNValidate(t *testing.T) {
 		{"no epsilon", func(c *Config) { c.Epsilon = 0 }, false},
 		{"epsilon beyond the orders", func(c *Config) { c.Epsilon = 200 }, false},
 		{"no classes", func(c *Config) { c.Classes = nil }, false},
-		{"privacy unit", func(c *Config) { c.PrivacyUnit = "user" }, false},
+		{"privacy unit: units sampled, one row each", func(c *Config) { c.PrivacyUnit = "user" }, true},
 		{"two labels", func(c *Config) { c.Labels = []string{"a", "b"} }, false},
 		{"replicable", func(c *Config) { c.Replicable = &Replicable{} }, false},
 		{"select uncertain", func(c *Config) { c.Select = SelectUncertain }, false},
@@ -308,6 +315,261 @@ func TestPrivateKNNDefaultPlan(t *testing.T) {
 				}
 			}
 			t.Logf("%d queries, σ = %.4g", n, sigma(n))
+		})
+	}
+}
+
+// TestKNNUnitSampling: with a privacy unit, each query's subsample holds
+// one row of each sampled unit, that row uniform among the unit's usable
+// rows. 300 units of 1 to 5 rows (row j of a unit of class j, the units'
+// rows interleaved in the input), plus a unit without a usable row and a
+// row without a unit; k above the units, so that every sampled row votes.
+// At γ = 1 every query votes once per unit with a usable row, exactly, and
+// the classes' totals match the uniform choice (class c: Σ 1/size over
+// the units of more than c rows); at γ = 1/4 a query votes about U/4
+// times.
+func TestKNNUnitSampling(t *testing.T) {
+	const units, classes, d, queries = 300, 5, 3, 400
+	var y, un []int32
+	for round := 0; round < classes; round++ { // row `round` of every unit that has one
+		for u := 0; u < units; u++ {
+			if round < 1+u%classes {
+				y, un = append(y, int32(round)), append(un, int32(u))
+			}
+		}
+	}
+	y, un = append(y, -1, -1, 0), append(un, units, units, -1) // no usable row; no unit
+	x, _ := knnFixture(len(y), d, classes, 21)
+	q, _ := knnFixture(queries, d, classes, 22)
+	var want [classes]float64 // expected votes per query at γ = 1
+	var variance float64
+	for u := 0; u < units; u++ {
+		size := 1 + u%classes
+		for c := 0; c < size; c++ {
+			p := 1 / float64(size)
+			want[c] += p
+			variance += p * (1 - p) // a bound on every class's variance
+		}
+	}
+	tests := []struct {
+		rate string
+		g    float64
+	}{{"1", 1}, {"0.25", 0.25}}
+	for _, tc := range tests {
+		t.Run("γ="+tc.rate, func(t *testing.T) {
+			seed := uint64(7)
+			l := &Labeler{cfg: Config{Seed: &seed, Params: MechanismParams{KNNK: 2 * units, SampleRate: tc.rate}}}
+			v, err := privateKNNMechanism{}.unitLearner(l, x, y, un, classes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.(batchStarter).startBatch(l, 0)
+			counts := make([]int32, queries*classes)
+			v.Votes(q, counts)
+			var got [classes]float64
+			var total float64
+			for i := 0; i < queries; i++ {
+				n := int32(0)
+				for c, k := range counts[i*classes : (i+1)*classes] {
+					n += k
+					got[c] += float64(k)
+				}
+				if tc.g == 1 && n != units {
+					t.Fatalf("query %d: %d votes, want one of each of the %d units with a usable row", i, n, units)
+				}
+				total += float64(n)
+			}
+			if tc.g == 1 {
+				for c := range got {
+					if sd := math.Sqrt(queries * variance); math.Abs(got[c]-queries*want[c]) > 5*sd {
+						t.Errorf("class %d: %g votes, want about %.1f (sd ≤ %.1f): the row a unit gives is not uniform", c, got[c], queries*want[c], sd)
+					}
+				}
+				return
+			}
+			mean := total / queries
+			if sd := math.Sqrt(units * tc.g * (1 - tc.g) / queries); math.Abs(mean-units*tc.g) > 5*sd {
+				t.Errorf("%.1f votes per query, want about %g (sd %.2f)", mean, units*tc.g, sd)
+			}
+			v.(batchStarter).startBatch(l, 0)
+			again := make([]int32, len(counts))
+			v.Votes(q, again)
+			if !slices.Equal(counts, again) {
+				t.Error("the same seed and batch drew different subsamples")
+			}
+		})
+	}
+}
+
+// withUnits returns r's batches with a privacy-unit column u appended:
+// unit(i) for row i ("" for null). The caller releases both readers.
+func withUnits(mem memory.Allocator, r *memReader, unit func(i int) string) *memReader {
+	schema := arrow.NewSchema(append(r.schema.Fields(), arrow.Field{Name: "u", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	out := &memReader{schema: schema}
+	row := 0
+	for _, rec := range r.recs {
+		b := array.NewStringBuilder(mem)
+		for i := 0; i < int(rec.NumRows()); i, row = i+1, row+1 {
+			if u := unit(row); u == "" {
+				b.AppendNull()
+			} else {
+				b.Append(u)
+			}
+		}
+		uc := b.NewArray()
+		b.Release()
+		out.recs = append(out.recs, array.NewRecord(schema, append(slices.Clone(rec.Columns()), uc), rec.NumRows()))
+		uc.Release()
+	}
+	return out
+}
+
+// TestPrivateKNNUnitRun: a seeded private-knn run with a privacy unit
+// (units of 1 to 5 rows, a few rows without one) labels every public row
+// (its answers, then a student trained on them), with the accuracy of the
+// same run without units to within a few points; the report says units
+// are sampled, one row each, charges the same ρ per answer as the row run
+// (same σ, same spend), and pate audit re-derives its claim. The rows
+// without a unit are said by a diagnostic only: the warnings are the row
+// run's.
+func TestPrivateKNNUnitRun(t *testing.T) {
+	mem, priv, pub, truth := studentFixture(t)
+	unit := func(i int) string {
+		if i%97 == 13 {
+			return ""
+		}
+		// Units of 1 to 5 consecutive rows: sizes 1, 2, 3, 4, 5, 1, ...
+		// (15 rows every 5 units).
+		b, r := i/15, i%15
+		s := 0
+		for size := 1; r >= size; size++ {
+			r -= size
+			s++
+		}
+		return fmt.Sprintf("patient-%d-%d", b, s)
+	}
+	upriv := withUnits(mem, priv, unit)
+	defer releaseAll(upriv.recs)
+	run := func(p *memReader, units bool) (*Report, *collect, []string, []string) {
+		seed := uint64(11)
+		cfg := studentConfig(&seed)
+		cfg.Allocator, cfg.Mechanism, cfg.Epsilon, cfg.Student = mem, MechanismPrivateKNN, 2, "logreg"
+		cfg.Params = MechanismParams{KNNK: 30, SampleRate: "0.2"}
+		var warned, diagnosed []string
+		cfg.Warn = func(m string) { warned = append(warned, m) }
+		cfg.Diagnose = func(m string) { diagnosed = append(diagnosed, m) }
+		if units {
+			cfg.PrivacyUnit = "u"
+		}
+		t.Setenv("TMPDIR", t.TempDir()) // the student's spool
+		p.next, pub.next = 0, 0
+		rep, out := runCollect(t, cfg, p, pub)
+		return rep, out, warned, diagnosed
+	}
+	rowRep, rowOut, rowWarned, _ := run(priv, false)
+	rep, out, warned, diagnosed := run(upriv, true)
+	if rep.Queries.Answered != 400 || rep.Spent.NoisyArgmaxes != 400 {
+		t.Fatalf("answered %d (%d argmaxes), want the 400 queries", rep.Queries.Answered, rep.Spent.NoisyArgmaxes)
+	}
+	accuracy := func(o *collect) float64 {
+		hit := 0
+		for i, s := range o.sources {
+			if want := SourceTeachers; i >= 400 {
+				want = SourceStudent
+				if s != want {
+					t.Fatalf("row %d: source %q, want %q", i, s, want)
+				}
+			} else if s != want {
+				t.Fatalf("row %d: source %q, want %q", i, s, want)
+			}
+			if o.labels[i] == truth[i] {
+				hit++
+			}
+		}
+		return float64(hit) / float64(len(o.sources))
+	}
+	if len(out.labels) != len(truth) {
+		t.Fatalf("%d rows written, want %d", len(out.labels), len(truth))
+	}
+	acc, rowAcc := accuracy(out), accuracy(rowOut)
+	t.Logf("accuracy %.4f with units, %.4f without", acc, rowAcc)
+	if acc < 0.7 || acc < rowAcc-0.05 {
+		t.Errorf("accuracy %.3f with units, %.3f without", acc, rowAcc)
+	}
+	if rep.PrivacyUnit != "column u" || !strings.Contains(rep.Noise, "subsample of the privacy units") ||
+		!strings.Contains(rep.Noise, "one of its rows") || !strings.Contains(rep.Learner, "one row of each") {
+		t.Errorf("the report does not say units are sampled, one row each: unit %q, noise %q, learner %q", rep.PrivacyUnit, rep.Noise, rep.Learner)
+	}
+	if rep.Params != rowRep.Params || rep.Spent.Rho != rowRep.Spent.Rho || rep.Guarantee != rowRep.Guarantee {
+		t.Errorf("the unit run's charge differs from the row run's: params %+v spent ρ %v, row run %+v %v", rep.Params, rep.Spent.Rho, rowRep.Params, rowRep.Spent.Rho)
+	}
+	if res, err := Audit(rep); err != nil || !res.Holds {
+		t.Fatalf("audit of the unit run: %v", err)
+	}
+	if !slices.Equal(warned, rowWarned) { // warnings come from public figures only
+		t.Errorf("warnings %q, the row run's %q", warned, rowWarned)
+	}
+	if !strings.Contains(strings.Join(diagnosed, "\n"), "rows with a null privacy unit") {
+		t.Errorf("diagnostics %q do not say rows without a unit were dropped", diagnosed)
+	}
+}
+
+// TestPrivateKNNUnitEdgesAreDiagnosticsOnly: private-knn runs with a
+// privacy unit on sensitive data whose units are null, all null, one for
+// every row, or that has no rows go ahead, warn of nothing, and say what
+// they dropped through Diagnose only.
+func TestPrivateKNNUnitEdgesAreDiagnosticsOnly(t *testing.T) {
+	byRow := func(i int) string { return fmt.Sprintf("p%d", i) }
+	half := func(i int) int64 { return int64(i % 2) }
+	tests := []struct {
+		name string
+		n    int
+		unit func(int) string
+		want string // in the diagnostics
+	}{
+		{"null privacy units", 90, func(i int) string {
+			if i%10 == 0 {
+				return ""
+			}
+			return fmt.Sprintf("p%d", i%7)
+		}, "9 rows with a null privacy unit"},
+		{"every unit null", 30, func(int) string { return "" }, `no row of the label column "y" holds one of the --classes`},
+		{"one unit for every row", 90, func(int) string { return "everyone" }, ""},
+		{"a unit per row", 90, byRow, ""},
+		{"no rows", 0, byRow, `no row of the label column "y" holds one of the --classes`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			priv := edgeRows(mem, tc.n, tc.unit, half)
+			defer releaseAll(priv.recs)
+			pub := edgeRows(mem, 20, byRow, half)
+			defer releaseAll(pub.recs)
+			seed := uint64(3)
+			var warned, diagnosed []string
+			cfg := Config{Label: "y", Classes: []string{"0", "1"}, Features: []string{"x"}, Keep: []string{"x"},
+				PrivacyUnit: "u", Mechanism: MechanismPrivateKNN, Teachers: 8, Epsilon: 2, Delta: 1e-5, PublicRows: 20, MaxQueries: 4,
+				Params: MechanismParams{KNNK: 5, SampleRate: "0.5"}, Seed: &seed, BatchSize: 64, Allocator: mem,
+				Warn:     func(m string) { warned = append(warned, m) },
+				Diagnose: func(m string) { diagnosed = append(diagnosed, m) }}
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &discard{}
+			if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
+				t.Fatalf("run refused: %v", err)
+			}
+			if out.rows != 20 {
+				t.Errorf("wrote %d rows, want 20", out.rows)
+			}
+			if len(warned) > 0 {
+				t.Errorf("warnings: %q", warned)
+			}
+			if d := strings.Join(diagnosed, "\n"); !strings.Contains(d, tc.want) || tc.want == "" && strings.Contains(d, "privacy unit") {
+				t.Errorf("diagnostics %q, want %q", diagnosed, tc.want)
+			}
 		})
 	}
 }

@@ -92,21 +92,26 @@ type voter interface {
 // sensitiveRows encodes the sensitive rows and their labels for the
 // mechanisms that work on the rows themselves (no teachers): y is the class
 // index of each row, -1 when the label is null or not a declared class.
-func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (_ *learners.Matrix, _ []int32, _ *teacherData, err error) {
+// With a privacy unit, units is each row's unit, numbered 0, 1, ... in the
+// order of the units' first rows (-1 for a row dropped because its unit is
+// null, said by a diagnostic only; its y is -1 too); without one, units is
+// nil and every row is its own unit.
+func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (_ *learners.Matrix, y, units []int32, _ *teacherData, err error) {
 	cfg := &l.cfg
 	td := l.chosen // the class sets the chooser fixed, declared or discovered
+	var sd *sensitiveData
 	switch {
 	case td != nil:
 	case cfg.Classes == nil:
 		// No --classes: the private class discovery releases them (charged
 		// with the run's budget, as for PATE), and the model is shaped by
 		// the released set.
-		sd := l.readLabels(recs)
+		sd = l.readLabels(recs)
 		if err = l.partition(sd); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if td, err = l.classSets(sd); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		discovered := td.discoveryRho
 		defer func() { // a failure from here on comes after the discovery
@@ -117,9 +122,24 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 	default:
 		cs, err := newClassSet(l.labelField.Type, cfg.Classes)
 		if err != nil {
-			return nil, nil, nil, paramError("classes", ": %v", err)
+			return nil, nil, nil, nil, paramError("classes", ": %v", err)
 		}
 		td = &teacherData{classes: cs, classesSource: "declared with --classes"}
+	}
+	if cfg.PrivacyUnit != "" {
+		if sd == nil {
+			sd = &sensitiveData{recs: recs}
+			for _, r := range recs {
+				sd.starts = append(sd.starts, sd.total)
+				sd.total += int(r.NumRows())
+			}
+			sd.hasLab = [][]bool{make([]bool, sd.total)} // whether the row's unit is not null
+			for i := range sd.hasLab[0] {
+				sd.hasLab[0][i] = true
+			}
+			l.identifyUnits(sd, nil)
+		}
+		units = unitNumbers(sd.ids, sd.hasLab[0])
 	}
 	cs := td.classes
 	total := 0
@@ -128,18 +148,18 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 	}
 	dim := enc.Dim()
 	X := learners.NewMatrix(total, dim)
-	y := make([]int32, 0, total)
+	y = make([]int32, 0, total)
 	tmp := learners.NewMatrix(0, dim)
 	off := 0
 	usable := 0
 	for bi, rec := range recs {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		lc := rec.Column(rec.Schema().FieldIndices(cfg.Label)[0])
 		for i := 0; i < int(rec.NumRows()); i++ {
 			c := int32(-1)
-			if v, ok := valueText(lc, i); ok {
+			if v, ok := valueText(lc, i); ok && (units == nil || units[len(y)] >= 0) {
 				if k, ok := cs.index[v]; ok {
 					c = int32(k)
 					usable++
@@ -148,7 +168,7 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 			y = append(y, c)
 		}
 		if err := enc.Encode(rec, tmp); err != nil {
-			return nil, nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+			return nil, nil, nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
 		}
 		copy(X.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
 		off += tmp.Rows
@@ -158,7 +178,28 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 		// every candidate alike on no rows and stay private.
 		cfg.diagnose("%s: no row of the label column %q holds one of the --classes", cfg.sens(), cfg.Label)
 	}
-	return X, y, td, nil
+	return X, y, units, td, nil
+}
+
+// unitNumbers numbers the privacy units of the rows whose identity is
+// ids[i] (kept[i] false: the row is dropped, -1) 0, 1, ... in the order of
+// their first rows.
+func unitNumbers(ids [][32]byte, kept []bool) []int32 {
+	units := make([]int32, len(ids))
+	seen := make(map[[32]byte]int32)
+	for i, id := range ids {
+		if !kept[i] {
+			units[i] = -1
+			continue
+		}
+		u, ok := seen[id]
+		if !ok {
+			u = int32(len(seen))
+			seen[id] = u
+		}
+		units[i] = u
+	}
+	return units
 }
 
 // encodeHead encodes the public head batches (public data: the hypothesis
@@ -356,9 +397,17 @@ func plannedQueries(cfg *Config) int64 {
 // trainRows prepares a mechanism that learns from the sensitive rows
 // (instead of training teachers).
 func (l *Labeler) trainRows(ctx context.Context, m rowMechanism, recs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
-	X, y, td, err := l.sensitiveRows(ctx, recs, enc)
+	X, y, units, td, err := l.sensitiveRows(ctx, recs, enc)
 	if err != nil {
 		return nil, nil, err
+	}
+	if units != nil {
+		um, ok := m.(unitSampler)
+		if !ok { // validate refuses the privacy unit first
+			return nil, nil, invalid("%s does not support %v", m.Name(), ParamName("privacy-unit"))
+		}
+		v, err := um.unitLearner(l, X, y, units, len(td.classes.values))
+		return v, td, err
 	}
 	v, err := m.learner(l, X, y, len(td.classes.values), enc, head)
 	return v, td, err

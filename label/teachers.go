@@ -162,20 +162,15 @@ func (l *Labeler) readLabels(recs []arrow.Record) *sensitiveData {
 func (l *Labeler) partition(sd *sensitiveData) error {
 	cfg := &l.cfg
 	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
-	var nullUnits atomic.Int64 // rows dropped for a null privacy unit
-	sd.ids = make([][32]byte, sd.total)
 	sd.teacherOf = make([]int, sd.total)
+	if cfg.PrivacyUnit != "" {
+		l.identifyUnits(sd, part)
+		return nil
+	}
+	sd.ids = make([][32]byte, sd.total)
 	g := new(errgroup.Group)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for bi, rec := range sd.recs {
-		if cfg.PrivacyUnit != "" {
-			g.Go(func() error {
-				uc := rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
-				nullUnits.Add(sd.unitIdentities(part.clone(), uc, sd.starts[bi]))
-				return nil
-			})
-			continue
-		}
 		// Parts of a batch, so that the cores share the work evenly
 		// (a row of an embedding takes microseconds).
 		n := int(rec.NumRows())
@@ -186,17 +181,39 @@ func (l *Labeler) partition(sd *sensitiveData) error {
 			})
 		}
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	return g.Wait()
+}
+
+// identifyUnits sets sd.ids from the privacy-unit column, a batch per
+// goroutine, and, when part is not nil, each row's teacher (sd.teacherOf,
+// allocated by the caller). Rows whose unit is null are dropped (their
+// labels count as missing), said by a diagnostic only.
+func (l *Labeler) identifyUnits(sd *sensitiveData, part *partitioner) {
+	cfg := &l.cfg
+	var nullUnits atomic.Int64 // rows dropped for a null privacy unit
+	sd.ids = make([][32]byte, sd.total)
+	g := new(errgroup.Group)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for bi, rec := range sd.recs {
+		g.Go(func() error {
+			var p *partitioner
+			if part != nil {
+				p = part.clone()
+			}
+			uc := rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
+			nullUnits.Add(sd.unitIdentities(p, uc, sd.starts[bi]))
+			return nil
+		})
 	}
+	_ = g.Wait() // the tasks return no error
 	if n := nullUnits.Load(); n > 0 {
 		cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), n, cfg.PrivacyUnit)
 	}
-	return nil
 }
 
 // unitIdentities identifies the rows of one batch, from its row first on,
-// by their privacy-unit column uc, and returns how many rows it dropped.
+// by their privacy-unit column uc (and assigns their teacher when part is
+// not nil), and returns how many rows it dropped.
 func (sd *sensitiveData) unitIdentities(part *partitioner, uc arrow.Array, first int) int64 {
 	var buf []byte
 	var dropped int64
@@ -214,7 +231,9 @@ func (sd *sensitiveData) unitIdentities(part *partitioner, uc arrow.Array, first
 		}
 		buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
 		sd.ids[r] = sha256.Sum256(buf)
-		sd.teacherOf[r] = part.teacher(sd.ids[r][:])
+		if part != nil {
+			sd.teacherOf[r] = part.teacher(sd.ids[r][:])
+		}
 	}
 	return dropped
 }

@@ -45,37 +45,64 @@ func knnRhoLowerBound(maxOrder int) func(fpr, fnr float64) float64 {
 // RDP(2)/2 or nearly; at σ = 2, γ = 0.9 it is 0.211, and the test's point
 // allows no ρ below about 0.11: a claim of γ/2 (0.062) or noise of σ/2
 // fails it.
+//
+// With a privacy unit (unit > 0) the m rows of d0 are units of 1 to 5 rows
+// and d1 adds a unit of that many rows at the query: sampling units, one
+// row each, it enters the subsample with probability γ, as the one row
+// does, and the same claim holds. Sampling its rows independently, it
+// would enter with probability 1 − (1 − γ)⁵ = 0.83 at γ = 0.3, and the
+// point's lower bound would rise from about 0.05 to 0.39, above the claim
+// of 0.227 at σ = 1 (checked by running the case on the row path).
 func TestTradeoffPrivateKNN(t *testing.T) {
 	cases := []struct {
 		sigma, rate string
 		maxOrder    int
+		unit        int // rows of the added unit; 0: no privacy unit
 	}{
-		{"2", "0.9", 2},
-		{"1.5", "0.8", 3},
+		{"2", "0.9", 2, 0},
+		{"1.5", "0.8", 3, 0},
+		{"1", "0.3", 2, 5},
 	}
 	n := tradeoffRuns()
 	const m = 200
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("σ=%s γ=%s", tc.sigma, tc.rate), func(t *testing.T) {
+		name := fmt.Sprintf("σ=%s γ=%s", tc.sigma, tc.rate)
+		if tc.unit > 0 {
+			name += fmt.Sprintf(" unit of %d rows", tc.unit)
+		}
+		t.Run(name, func(t *testing.T) {
+			if tc.unit > 0 && testing.Short() {
+				t.Skip("the privacy-unit case runs without -short")
+			}
 			p := MechanismParams{Sigma: tc.sigma, KNNK: 1, SampleRate: tc.rate, MaxOrder: tc.maxOrder}
 			a := claimOf(t, MechanismPrivateKNN, 2, p)
-			voters := func(withZ bool) (*learners.Matrix, []int32) {
+			voters := func(withZ bool) (*learners.Matrix, []int32, []int32) {
 				x := learners.NewMatrix(0, 1)
-				var y []int32
+				var y, units []int32
 				if withZ { // first: its index wins no tie, it has none
-					x.Data, y = append(x.Data, 0), append(y, 1)
+					for range max(tc.unit, 1) {
+						x.Data, y, units = append(x.Data, 0), append(y, 1), append(units, 0)
+					}
 				}
-				for range m {
-					x.Data, y = append(x.Data, 1), append(y, 0)
+				for i, u := 0, int32(1); i < m; u++ { // units of 1 to 5 rows
+					for j := 0; j <= int(u)%5 && i < m; j, i = j+1, i+1 {
+						x.Data, y, units = append(x.Data, 1), append(y, 0), append(units, u)
+					}
 				}
 				x.Rows = len(y)
-				return x, y
+				return x, y, units
 			}
 			trial := func(withZ bool, pred func(int, outcome) bool) func() func(uint64) bool {
 				return func() func(uint64) bool {
-					x, y := voters(withZ)
+					x, y, units := voters(withZ)
 					l := &Labeler{cfg: Config{Params: p}}
-					v, err := privateKNNMechanism{}.learner(l, x, y, 2, nil, nil)
+					var v voter
+					var err error
+					if tc.unit > 0 {
+						v, err = privateKNNMechanism{}.unitLearner(l, x, y, units, 2)
+					} else {
+						v, err = privateKNNMechanism{}.learner(l, x, y, 2, nil, nil)
+					}
 					if err != nil {
 						t.Error(err)
 						return func(uint64) bool { return false }
@@ -104,7 +131,7 @@ func TestTradeoffPrivateKNN(t *testing.T) {
 			fp := countRuns(n, 1, trial(false, reject))
 			fn := countRuns(n, 2, trial(true, accept))
 			pt := fdp.Point{FP: fp, N0: n, FN: fn, N1: n}
-			tradeoffCheck{mechanism: "private-knn σ=" + tc.sigma + " γ=" + tc.rate, claim: "ρ", curve: knnCurve(a.rhoAnswer, tc.maxOrder),
+			tradeoffCheck{mechanism: "private-knn " + name, claim: "ρ", curve: knnCurve(a.rhoAnswer, tc.maxOrder),
 				claimed: a.rhoAnswer, lower: knnRhoLowerBound(tc.maxOrder), point: pt}.verify(t, 1)
 		})
 	}
