@@ -573,3 +573,34 @@ func TestPrivateKNNUnitEdgesAreDiagnosticsOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivateKNNNoiseWarning: private-knn's run warns when its noise σ
+// exceeds the k neighbours' votes (not the --teachers count, which it
+// does not use), and says nothing when σ is within them.
+func TestPrivateKNNNoiseWarning(t *testing.T) {
+	tests := []struct {
+		name       string
+		k          int
+		maxQueries int64
+		want       bool
+	}{
+		{"k = 30, 400 queries", 30, 400, false},
+		{"k = 3, 5000 queries", 3, 5000, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, priv, pub, _ := studentFixture(t)
+			seed := uint64(11)
+			cfg := studentConfig(&seed)
+			cfg.Allocator, cfg.Mechanism, cfg.Epsilon, cfg.MaxQueries = mem, MechanismPrivateKNN, 1, tc.maxQueries
+			cfg.Params = MechanismParams{KNNK: tc.k, SampleRate: "0.2"}
+			var warned []string
+			cfg.Warn = func(m string) { warned = append(warned, m) }
+			rep, _ := runCollect(t, cfg, priv, pub)
+			got := slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "neighbours' widest vote margin") })
+			if got != tc.want || slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "teachers'") }) {
+				t.Errorf("σ = %s, k = %d: warnings %q, want the neighbours' one: %v", rep.Params.Sigma, tc.k, warned, tc.want)
+			}
+		})
+	}
+}
