@@ -128,6 +128,14 @@ type unitSampler interface {
 	unitLearnerName() string
 }
 
+// ownVotes is a mechanism whose vote histogram is not the teachers' (private-knn:
+// the k neighbours'), so that its noise is weighed against its own votes.
+type ownVotes interface {
+	// noiseBeyondVotes returns the noise σ an answer draws, the votes of a
+	// histogram, and whether σ exceeds them.
+	noiseBeyondVotes(p MechanismParams) (sigma float64, votes int, beyond bool)
+}
+
 // modelMechanism trains one model on the sensitive rows under the run's
 // zCDP filter (its voter's start makes every charge, before the first
 // label) and labels every public row with it: its answers charge nothing.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -284,6 +285,17 @@ func (m privateKNNMechanism) defaultPlan(in PlanInputs, stream RunPlan) RunPlan 
 			"the public rows); a %s student trained on them labels every other row", n, KNNVoteMargin,
 			float64(p.KNNK)/KNNVoteMargin, p.SampleRate, DefaultStudent),
 	}
+}
+
+// noiseBeyondVotes weighs the noise an answer draws against the k
+// neighbours' votes (its charge, subsampled, is that of a larger σ
+// unsampled: not the noise the votes compete with).
+func (privateKNNMechanism) noiseBeyondVotes(p MechanismParams) (float64, int, bool) {
+	sigma, err := strconv.ParseFloat(p.Sigma, 64)
+	if err != nil {
+		return 0, p.KNNK, false
+	}
+	return sigma, p.KNNK, sigma > float64(p.KNNK)
 }
 
 func (privateKNNMechanism) missing(p MechanismParams) []string {

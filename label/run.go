@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -253,13 +252,10 @@ func (l *Labeler) prepareMechanism(td *teacherData) (*Report, *aggregator, budge
 	if cfg.Epsilon > 0 && !filter.Fits(agg.rhoPerQuery()) {
 		return nil, nil, nil, fmt.Errorf("%w: ε = %g, δ = %g cannot pay for a single query with this noise", ErrBudgetRefused, cfg.Epsilon, cfg.Delta)
 	}
-	if cfg.Mechanism == MechanismPrivateKNN {
-		// The votes are the k neighbours', and σ the noise drawn (its
-		// charge, subsampled, is smaller than an unsampled σ's).
-		if sigma, err := strconv.ParseFloat(params.Sigma, 64); err == nil && sigma > float64(params.KNNK) {
+	if ov, ok := mechanismOf(cfg.Mechanism).(ownVotes); ok {
+		if sigma, k, beyond := ov.noiseBeyondVotes(params); beyond {
 			cfg.warn("the noise (σ %.4g) is larger than the %d neighbours' widest vote margin: the labels will be "+
-				"close to guessing; raise --epsilon, put fewer queries (--max-queries) or raise --knn-k",
-				sigma, params.KNNK)
+				"close to guessing; raise --epsilon, put fewer queries (--max-queries) or raise --knn-k", sigma, k)
 		}
 	} else if sigma, beyond := noiseBeyondVotes(agg, cfg.Teachers); beyond {
 		cfg.warn("the noise (σ %.4g) is larger than the %d teachers' widest vote margin: the labels will be "+
