@@ -689,38 +689,7 @@ func TestPrivateKNNUnitNeighbour(t *testing.T) {
 	const k = 5
 	classes := len(nbClasses)
 	votes := func(recs []arrow.Record, units bool) ([]int32, error) {
-		seed := uint64(5)
-		cfg := Config{Label: "y", Classes: nbClasses, Mechanism: MechanismPrivateKNN, PrivacyUnit: "u", Teachers: nbTeachers, Epsilon: 1, Delta: 1e-5,
-			Seed: &seed, Allocator: mem, BatchSize: 1024, Params: MechanismParams{SampleRate: "0.5", KNNK: k}}
-		l, err := New(cfg, nbUnitSchema(), nbSchema(false))
-		if err != nil {
-			return nil, err
-		}
-		x, y, un, _, err := l.sensitiveRows(context.Background(), recs, e.enc)
-		if err != nil {
-			return nil, err
-		}
-		var v voter
-		if units {
-			v, err = privateKNNMechanism{}.unitLearner(l, x, y, un, classes)
-		} else {
-			for i, u := range un { // the row path drops what the unit path drops
-				if u < 0 {
-					y[i] = -1
-				}
-			}
-			v, err = privateKNNMechanism{}.learner(l, x, y, classes, e.enc, e.head)
-		}
-		if err != nil {
-			return nil, err
-		}
-		kv := v.(*knnVoter)
-		counts := make([]int32, e.xPub.Rows*classes)
-		s := newKNNScratch(kv.k)
-		for q := 0; q < e.xPub.Rows; q++ {
-			kv.vote(e.xPub.Row(q), noise.NewSeededSource(13, uint64(q)), s, counts[q*classes:(q+1)*classes])
-		}
-		return counts, nil
+		return knnNeighbourVotes(e, mem, recs, units, k)
 	}
 	var onD [2][]int32
 	for i, units := range []bool{false, true} {
@@ -754,6 +723,46 @@ func TestPrivateKNNUnitNeighbour(t *testing.T) {
 			t.Logf("largest move sampling units: ℓ1 %d, ℓ2² %d; sampling rows: ℓ1 %d, ℓ2² %d (query %d)", u1, u2, l1, l2, q)
 		})
 	}
+}
+
+// knnNeighbourVotes is every public query's k-neighbour histogram on the
+// sensitive records recs of the unit schema, sampling units (one row each)
+// or, with units false, rows (dropping what the unit path drops), each
+// query's subsample drawn from a seeded stream of its own.
+func knnNeighbourVotes(e *nbEnv, mem memory.Allocator, recs []arrow.Record, units bool, k int) ([]int32, error) {
+	seed := uint64(5)
+	classes := len(nbClasses)
+	cfg := Config{Label: "y", Classes: nbClasses, Mechanism: MechanismPrivateKNN, PrivacyUnit: "u", Teachers: nbTeachers, Epsilon: 1, Delta: 1e-5,
+		Seed: &seed, Allocator: mem, BatchSize: 1024, Params: MechanismParams{SampleRate: "0.5", KNNK: k}}
+	l, err := New(cfg, nbUnitSchema(), nbSchema(false))
+	if err != nil {
+		return nil, err
+	}
+	x, y, un, _, err := l.sensitiveRows(context.Background(), recs, e.enc)
+	if err != nil {
+		return nil, err
+	}
+	var v voter
+	if units {
+		v, err = privateKNNMechanism{}.unitLearner(l, x, y, un, classes)
+	} else {
+		for i, u := range un { // the row path drops what the unit path drops
+			if u < 0 {
+				y[i] = -1
+			}
+		}
+		v, err = privateKNNMechanism{}.learner(l, x, y, classes, e.enc, e.head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	kv := v.(*knnVoter)
+	counts := make([]int32, e.xPub.Rows*classes)
+	s := newKNNScratch(kv.k)
+	for q := 0; q < e.xPub.Rows; q++ {
+		kv.vote(e.xPub.Row(q), noise.NewSeededSource(13, uint64(q)), s, counts[q*classes:(q+1)*classes])
+	}
+	return counts, nil
 }
 
 // checkNeighbour runs every line of neighbourMechanisms on D and D plus r.
