@@ -2,7 +2,8 @@
 # Side-by-side wall time of pate at two revisions on label_speed.sh's
 # workload (100,000 private rows, 1,000,000 public rows, 64 features, 250
 # teachers, GNMax σ = 40 on every public row). Runs alternate so both see the
-# same machine load; medians and their ratio are reported. Use it to check
+# same machine load; medians, their ratio and the median of the pairs'
+# ratios are reported. Use it to check
 # that a change makes nothing slower.
 #
 #   bash .ci/bench/compare_revs.sh OLD_REV [NEW_REV (default: the work tree)] [runs] [features]
@@ -54,4 +55,11 @@ median() { printf '%s\n' $@ | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR
 mo=$(median ${t[old]}); mn=$(median ${t[new]})
 echo "old ($old): ${t[old]}; median $mo s"
 echo "new (${new:-work tree}): ${t[new]}; median $mn s"
-echo "new/old: $(echo "scale=3; $mn / $mo" | bc)"
+echo "new/old: $(echo "scale=3; $mn / $mo" | bc) (ratio of the medians)"
+# Each run of new follows one of old: the median of the pairs' ratios
+# cancels a drift of the machine's speed, which the medians do not.
+read -ra o <<<"${t[old]}"
+read -ra n <<<"${t[new]}"
+pairs=()
+for i in "${!o[@]}"; do pairs+=("$(echo "scale=4; ${n[$i]} / ${o[$i]}" | bc -l)"); done
+echo "new/old, median of the $runs pairs' ratios: $(median "${pairs[@]}")"
