@@ -1,7 +1,6 @@
 package label
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -547,23 +546,10 @@ func TestPrivateKNNUnitEdgesAreDiagnosticsOnly(t *testing.T) {
 			pub := edgeRows(mem, 20, byRow, half)
 			defer releaseAll(pub.recs)
 			seed := uint64(3)
-			var warned, diagnosed []string
 			cfg := Config{Label: "y", Classes: []string{"0", "1"}, Features: []string{"x"}, Keep: []string{"x"},
 				PrivacyUnit: "u", Mechanism: MechanismPrivateKNN, Teachers: 8, Epsilon: 2, Delta: 1e-5, PublicRows: 20, MaxQueries: 4,
-				Params: MechanismParams{KNNK: 5, SampleRate: "0.5"}, Seed: &seed, BatchSize: 64, Allocator: mem,
-				Warn:     func(m string) { warned = append(warned, m) },
-				Diagnose: func(m string) { diagnosed = append(diagnosed, m) }}
-			l, err := New(cfg, priv.schema, pub.schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := &discard{}
-			if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
-				t.Fatalf("run refused: %v", err)
-			}
-			if out.rows != 20 {
-				t.Errorf("wrote %d rows, want 20", out.rows)
-			}
+				Params: MechanismParams{KNNK: 5, SampleRate: "0.5"}, Seed: &seed, BatchSize: 64, Allocator: mem}
+			warned, diagnosed := runEdge(t, cfg, priv, pub)
 			if len(warned) > 0 {
 				t.Errorf("warnings: %q", warned)
 			}

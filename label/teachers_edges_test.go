@@ -73,25 +73,12 @@ func TestSensitiveEdgesAreDiagnosticsOnly(t *testing.T) {
 			pub := edgeRows(mem, 20, byRow, half)
 			defer releaseAll(pub.recs)
 			seed := uint64(3)
-			var warned, diagnosed []string
 			cfg := Config{Label: "y", Classes: []string{"0", "1"}, Features: []string{"x"}, Keep: []string{"x"},
 				// MaxQueries 4: so few that the noise stays within the 8
 				// teachers' votes (more would be warned of, from public figures).
 				PrivacyUnit: "u", Teachers: 8, Learner: "logreg", Epsilon: 2, Delta: 1e-5, PublicRows: 20, MaxQueries: 4,
-				Seed: &seed, BatchSize: 64, Allocator: mem,
-				Warn:     func(m string) { warned = append(warned, m) },
-				Diagnose: func(m string) { diagnosed = append(diagnosed, m) }}
-			l, err := New(cfg, priv.schema, pub.schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := &discard{}
-			if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
-				t.Fatalf("run refused: %v", err)
-			}
-			if out.rows != 20 {
-				t.Errorf("wrote %d rows, want 20", out.rows)
-			}
+				Seed: &seed, BatchSize: 64, Allocator: mem}
+			warned, diagnosed := runEdge(t, cfg, priv, pub)
 			if len(warned) > 0 {
 				t.Errorf("warnings on data-dependent facts: %q", warned)
 			}
@@ -100,6 +87,27 @@ func TestSensitiveEdgesAreDiagnosticsOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runEdge runs cfg on priv and the 20 public rows of pub, and returns what
+// it warned of and diagnosed; the run must go ahead and write every public
+// row.
+func runEdge(t *testing.T, cfg Config, priv, pub *memReader) (warned, diagnosed []string) {
+	t.Helper()
+	cfg.Warn = func(m string) { warned = append(warned, m) }
+	cfg.Diagnose = func(m string) { diagnosed = append(diagnosed, m) }
+	l, err := New(cfg, priv.schema, pub.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &discard{}
+	if _, err := l.Run(context.Background(), priv, pub, out); err != nil {
+		t.Fatalf("run refused: %v", err)
+	}
+	if out.rows != 20 {
+		t.Errorf("wrote %d rows, want 20", out.rows)
+	}
+	return warned, diagnosed
 }
 
 // TestDeclaredLabelType: a declared label type the sensitive schema does

@@ -298,6 +298,22 @@ func readStream(mem memory.Allocator, b []byte, want arrow.Record) error {
 	}
 }
 
+// bytesFile is b as an open file (CheckIPCFile takes one), closed at the
+// end of the test.
+func bytesFile(t *testing.T, b []byte) *os.File {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.arrow")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // readFile checks an IPC file with CheckIPCFile and, if it passes, reads
 // its records with Arrow's file reader; each must equal want. (A panic of
 // Arrow's, which the check is there to prevent, is returned as an error.)
@@ -308,15 +324,7 @@ func readFile(t *testing.T, mem memory.Allocator, b []byte, want arrow.Record) (
 			err = fmt.Errorf("arrow panicked: %v", p)
 		}
 	}()
-	p := filepath.Join(t.TempDir(), "f.arrow")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytesFile(t, b)
 	blocks, err := CheckIPCFile(f, int64(len(b)), 1<<20)
 	if err != nil {
 		return err
@@ -649,15 +657,7 @@ func fuzzLayout(t *testing.T, b []byte, file bool) {
 			}
 		}()
 		if file {
-			p := filepath.Join(t.TempDir(), "f.arrow")
-			if err := os.WriteFile(p, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := bytesFile(t, b)
 			blocks, err := CheckIPCFile(f, int64(len(b)), 1<<20)
 			if err != nil {
 				return err
