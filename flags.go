@@ -29,7 +29,8 @@ func budgetFlags() []cli.Flag {
 			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
 			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes), " +
 			"dp-logreg (one DP logistic regression trained on the rows labels every row; needs --classes), " +
-			"private-knn (per query, the k nearest of a Poisson subsample of the sensitive rows vote; needs --classes and --epsilon)"},
+			"private-knn (per query, the k nearest of a Poisson subsample of the sensitive rows vote; needs --classes and --epsilon), " +
+			"cell-histogram (one noisy class histogram of public k-means cells labels every row; needs --epsilon)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
 		&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε; the noise is planned from it and the run stops at it"},
 		&cli.Float64Flag{Name: "delta", Usage: "privacy parameter δ (well below 1/number of privacy units)", Required: true},

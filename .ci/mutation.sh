@@ -109,6 +109,8 @@ mutants=(
 	"dp-logreg: step σ halved"            label/dplogreg.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffDPLogReg
 	"dp-logreg: count ρ halved"           label/dplogreg.go "rho = rdp.DiscreteGaussianRho(1, sc, 1)" "rho = rdp.DiscreteGaussianRho(1, sc, 1) / 2" TestTradeoffDPLogRegCount
 	"dp-logreg: count σ halved"           label/dplogreg.go "g, err = dplrSampler(sc)" "g, err = dplrSampler(sc / 2)" TestTradeoffDPLogRegCount
+	"cell-histogram: table ρ halved"      label/cellhist.go "rho = rdp.DiscreteGaussianRho(1, sigma, 1)" "rho = rdp.DiscreteGaussianRho(1, sigma, 1) / 2" TestTradeoffCellHistogram
+	"cell-histogram: table σ halved"      label/cellhist.go "g, err = dplrSampler(sigma)" "g, err = dplrSampler(sigma / 2)" TestTradeoffCellHistogram
 	"private-knn: γ halved in the ρ"      label/privknn.go "r, err := rdp.SGMRho(g, z, p.MaxOrder)" "r, err := rdp.SGMRho(g/2, z, p.MaxOrder)" TestTradeoffPrivateKNN
 	"private-knn: σ halved"               label/privknn.go "dg, err := noise.NewDiscreteGaussian(r)" "half, _ := noise.ParseRat(\"1/2\"); dg, err := noise.NewDiscreteGaussian(r.Mul(r, half))" TestTradeoffPrivateKNN
 )

@@ -96,8 +96,15 @@ func (dpLogRegMechanism) answerSource() string { return SourceDPLogReg }
 // and refusing would reveal it); the model is trained once the budget
 // filter is set (start).
 func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
+	x, ys := labelledRows(X, y)
+	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols}, nil
+}
+
+// labelledRows keeps the rows of X whose class y is not -1 (X itself when
+// every row has one).
+func labelledRows(X *learners.Matrix, y []int32) (*learners.Matrix, []int32) {
 	if !slices.Contains(y, -1) {
-		return &dpLogRegVoter{x: X, y: y, classes: classes, features: X.Cols}, nil
+		return X, y
 	}
 	x, ys := learners.NewMatrix(0, X.Cols), make([]int32, 0, len(y))
 	for i, c := range y {
@@ -107,7 +114,7 @@ func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, clas
 			ys = append(ys, c)
 		}
 	}
-	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols}, nil
+	return x, ys
 }
 
 // dpLogRegVoter is the trained model: one vote for its prediction.
@@ -143,11 +150,16 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 
 // Votes implements voter: one vote for the model's class.
 func (v *dpLogRegVoter) Votes(x *learners.Matrix, counts []int32) {
-	clear(counts[:x.Rows*v.classes])
+	voteModel(v.model, v.classes, x, counts)
+}
+
+// voteModel gives each row of x one vote, for m's prediction.
+func voteModel(m learners.Model, classes int, x *learners.Matrix, counts []int32) {
+	clear(counts[:x.Rows*classes])
 	pred := make([]int32, x.Rows) // a batch's worth; no state shared between calls
-	v.model.Predict(x, pred)
+	m.Predict(x, pred)
 	for i, c := range pred {
-		counts[i*v.classes+int(c)] = 1
+		counts[i*classes+int(c)] = 1
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // sensitive data: what each of its events charges the budget, how its
 // parameters are planned from a budget, and how it answers. Every mechanism
 // is one file of this package (lnmax.go, gnmax.go, confident.go, svt.go,
-// stableem.go, privlearner.go, dplrmech.go); the registry below is the only place that
+// stableem.go, privlearner.go, dplrmech.go, privknn.go, cellhist.go); the registry below is the only place that
 // maps a --mechanism name to one. The engine asks a mechanism what it can
 // do (the narrower interfaces below), never what it is called.
 //
@@ -207,7 +207,7 @@ func orderBoundedOf(name string) (orderBounded, bool) {
 }
 
 // registry lists the mechanisms, the default first.
-var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}, privateKNNMechanism{}}
+var registry = []Mechanism{confidentGNMax{}, gnmax{}, lnmax{}, privateLearnerMechanism{}, svtMechanism{}, stableEMMechanism{}, dpLogRegMechanism{}, privateKNNMechanism{}, cellHistogramMechanism{}}
 
 // Mechanisms lists the names of the aggregation mechanisms, the default
 // first.

@@ -307,6 +307,7 @@ var neighbourMechanisms = []struct {
 	{MechanismStableEM, stableEMNeighbour},
 	{MechanismPrivateLearner, privateLearnerNeighbour},
 	{MechanismPrivateKNN, privateKNNNeighbour},
+	{MechanismCellHistogram, cellHistogramNeighbour},
 }
 
 // teachersNeighbour: the teachers' vote histogram of every public query is

@@ -678,7 +678,18 @@ func (l *Labeler) publicBins(enc *learners.Encoder, head []arrow.Record, headRow
 	if cfg.LearnerOptions.Bins != nil || (cfg.Learner != "gbt" && cfg.Student != "gbt") {
 		return nil, nil
 	}
-	step := max(1, (headRows+binSampleRows-1)/binSampleRows)
+	x, err := publicSample(enc, head, headRows, binSampleRows)
+	if err != nil {
+		return nil, err
+	}
+	return learners.PublicBins(x, learners.DefaultMaxBins), nil
+}
+
+// publicSample encodes every s-th row of the public head (headRows rows),
+// s chosen so that at most about maxRows are kept and a sorted file does
+// not bias them.
+func publicSample(enc *learners.Encoder, head []arrow.Record, headRows, maxRows int) (*learners.Matrix, error) {
+	step := max(1, (headRows+maxRows-1)/maxRows)
 	dim := enc.Dim()
 	x := learners.NewMatrix(0, dim)
 	x.Data = make([]float32, 0, (headRows/step+1)*dim)
@@ -695,7 +706,7 @@ func (l *Labeler) publicBins(enc *learners.Encoder, head []arrow.Record, headRow
 		}
 		first += m.Rows
 	}
-	return learners.PublicBins(x, learners.DefaultMaxBins), nil
+	return x, nil
 }
 
 // learnerOptions are the learner options of the run: the configuration's,

@@ -27,6 +27,8 @@ import (
 //	                f32 leaf[2^depth])
 //	knn             u32 classes, u32 dim, u32 k, u32 rows, f32 x[rows·dim],
 //	                i32 y[rows]
+//	cells           u32 classes, u32 dim, u32 nearest, u32 centres,
+//	                f32 centre[centres·dim], i64 table[centres·classes]
 
 // Model kinds of EncodeModel.
 const (
@@ -36,6 +38,7 @@ const (
 	ModelTree          = "tree"
 	ModelGBT           = "gbt"
 	ModelKNN           = "knn"
+	ModelCells         = "cells"
 )
 
 // ErrModelFormat reports stored model bytes that do not describe a valid
@@ -83,6 +86,9 @@ func EncodeModel(m Model) (string, []byte, error) {
 	case *knnModel:
 		m.encode(&w)
 		return ModelKNN, w.b, nil
+	case *cellModel:
+		m.encode(&w)
+		return ModelCells, w.b, nil
 	}
 	return "", nil, fmt.Errorf("learners: a %T cannot be stored", m)
 }
@@ -123,6 +129,10 @@ func DecodeModel(kind string, data []byte, classes, dim int) (Model, error) {
 		if k := r.knn(classes, dim); k != nil {
 			m = k
 		}
+	case ModelCells:
+		if c := r.cells(classes, dim); c != nil {
+			m = c
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown kind %q", ErrModelFormat, kind)
 	}
@@ -138,6 +148,7 @@ func DecodeModel(kind string, data []byte, classes, dim int) (Model, error) {
 type wbuf struct{ b []byte }
 
 func (w *wbuf) u32(v uint32) { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
+func (w *wbuf) u64(v uint64) { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
 func (w *wbuf) f64(v float64) {
 	w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(v))
 }
@@ -190,6 +201,14 @@ func (r *rbuf) u32() uint32 {
 		return 0
 	}
 	return binary.LittleEndian.Uint32(p)
+}
+
+func (r *rbuf) u64() uint64 {
+	p := r.take(8)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(p)
 }
 
 func (r *rbuf) f64() float64 {

@@ -59,6 +59,9 @@ type Report struct {
 	PureDP *PureDPReport `json:"pure_dp,omitempty"`
 	// DPLogReg is the model of a dp-logreg run (package label's dplrmech.go).
 	DPLogReg *DPLogRegReport `json:"dp_logreg,omitempty"`
+	// CellHistogram is the model of a cell-histogram run (package label's
+	// cellhist.go).
+	CellHistogram *CellHistogramReport `json:"cell_histogram,omitempty"`
 	// Choice is the chooser's noisy count and rule, when the run chose
 	// its mechanism (package label's choose.go).
 	Choice *ChoiceReport `json:"choice,omitempty"`
@@ -257,6 +260,26 @@ type DPLogRegReport struct {
 	Rule        string `json:"rule"`             // how the parameters were chosen
 	Noise       string `json:"noise_per_step"`   // what one step releases
 	Rounding    string `json:"integer_rounding"` // how a gradient becomes integers
+}
+
+// CellHistogramReport is the report's cell_histogram section: the public
+// cells, the noisy count they were planned from, and the one noisy release
+// of the cell × class table.
+type CellHistogramReport struct {
+	Features     int    `json:"features"`               // encoded features (public encoder)
+	Cells        int    `json:"cells"`                  // centres fitted on public rows
+	PlannedCells int    `json:"planned_cells"`          // the rule's number of cells
+	Nearest      int    `json:"nearest"`                // cells summed to label a row
+	NoisyRows    int64  `json:"noisy_rows"`             // n̂ the cells were planned from
+	CountSigma   string `json:"count_sigma"`            // σc of the noisy row count
+	CountRho     Float  `json:"count_rho"`              // 1/(2σc²); 0 when the count is the choice's
+	CountSource  string `json:"count_source,omitempty"` // "choice" when the chooser released the count
+	Sigma        string `json:"sigma"`                  // σ of every entry of the table
+	TableRho     Float  `json:"table_rho"`              // 1/(2σ²): one row moves one entry by 1
+	Rho          Float  `json:"rho"`                    // CountRho + TableRho
+	CountShare   Float  `json:"count_share"`            // share of the budget planned for the count
+	Rule         string `json:"rule"`                   // how cells and nearest were chosen
+	Noise        string `json:"noise"`                  // what the release is
 }
 
 // ChoiceReport is the report's choice section. Every figure is public: the

@@ -1,0 +1,270 @@
+package learners
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Cells: k-means centres fitted on public rows, and the model that labels
+// a row by the class histograms of its nearest centres (the noisy cell
+// histogram of package label). Everything here sees the centres and the
+// histograms only; which rows are public is the caller's concern.
+
+// Work bounds of FitCellCentres.
+const (
+	// cellRowsPerCentre and cellMinRows bound the rows the centres are
+	// fitted on: every s-th row, at most max(cellRowsPerCentre·m,
+	// cellMinRows) of them.
+	cellRowsPerCentre = 8
+	cellMinRows       = 10_000
+	// cellSeedRowsPerCentre bounds the rows the k-means++ seeding draws
+	// from (its cost is rows·m·dim).
+	cellSeedRowsPerCentre = 4
+	// cellLloydWork bounds the distance computations (rows·centres·dim)
+	// of the Lloyd iterations together.
+	cellLloydWork = 4e9
+)
+
+// FitCellCentres returns at most m centres for the rows of pub: k-means++
+// seeding (Arthur & Vassilvitskii 2007) on at most cellSeedRowsPerCentre·m
+// of the rows, from seed, then Lloyd iterations on at most
+// max(cellRowsPerCentre·m, cellMinRows) rows (every s-th: a sorted input
+// does not bias them), at most iters of them and fewer when their work
+// would pass cellLloydWork; it stops early when no row changes centre.
+// When pub has fewer than m distinct rows it returns one centre per
+// distinct row. The result depends on the input and the seed only.
+func FitCellCentres(pub *Matrix, m, iters int, seed uint64) (*Matrix, error) {
+	switch {
+	case m < 1:
+		return nil, fmt.Errorf("learners: %d cell centres", m)
+	case pub == nil || pub.Rows == 0 || pub.Cols == 0:
+		return nil, errors.New("learners: cell centres need public rows")
+	}
+	for _, v := range pub.Data[:pub.Rows*pub.Cols] {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, errors.New("learners: cell centres: a public row has a value that is not finite")
+		}
+	}
+	x := thinRows(pub, max(cellRowsPerCentre*m, cellMinRows))
+	rng := rand.New(rand.NewPCG(seed, 0x63656c6c73)) // "cells"
+	c := seedCentres(thinRows(x, cellSeedRowsPerCentre*m), m, rng)
+	work := float64(x.Rows) * float64(c.Rows) * float64(x.Cols)
+	iters = min(iters, int(cellLloydWork/max(work, 1)))
+	assign := make([]int32, x.Rows)
+	for i := range assign {
+		assign[i] = -1
+	}
+	idx, dist := make([]int32, x.Rows), make([]float32, x.Rows)
+	sums := make([]float64, c.Rows*c.Cols)
+	counts := make([]int, c.Rows)
+	for it := 0; it < iters; it++ {
+		if err := NewNeighborIndex(c).Search(x, 1, idx, dist); err != nil {
+			return nil, err
+		}
+		changed := false
+		for i, j := range idx {
+			if assign[i] != j {
+				assign[i], changed = j, true
+			}
+		}
+		if !changed {
+			break
+		}
+		clear(sums)
+		clear(counts)
+		for i, j := range assign {
+			counts[j]++
+			s := sums[int(j)*c.Cols : (int(j)+1)*c.Cols]
+			for k, v := range x.Row(i) {
+				s[k] += float64(v)
+			}
+		}
+		for j, n := range counts {
+			if n == 0 {
+				continue // an empty cell keeps its centre
+			}
+			row, s := c.Row(j), sums[j*c.Cols:(j+1)*c.Cols]
+			for k := range row {
+				row[k] = float32(s[k] / float64(n))
+			}
+		}
+	}
+	return c, nil
+}
+
+// thinRows returns every s-th row of x, s chosen so that at most about n
+// are kept; x itself when it has no more than n.
+func thinRows(x *Matrix, n int) *Matrix {
+	if x.Rows <= n {
+		return x
+	}
+	step := (x.Rows + n - 1) / n
+	out := NewMatrix(0, x.Cols)
+	out.Data = make([]float32, 0, (x.Rows/step+1)*x.Cols)
+	for i := 0; i < x.Rows; i += step {
+		out.Data = append(out.Data, x.Row(i)...)
+		out.Rows++
+	}
+	return out
+}
+
+// seedCentres draws at most m centres from the rows of x by k-means++: the
+// first uniformly, each next one with probability proportional to its
+// squared distance to the nearest centre drawn. It stops early when every
+// row is a centre's duplicate (no distinct row is left).
+func seedCentres(x *Matrix, m int, rng *rand.Rand) *Matrix {
+	c := NewMatrix(0, x.Cols)
+	c.Data = make([]float32, 0, min(m, x.Rows)*x.Cols)
+	d2 := make([]float64, x.Rows)
+	for i := range d2 {
+		d2[i] = math.Inf(1)
+	}
+	next := rng.IntN(x.Rows)
+	for c.Rows < m {
+		row := x.Row(next)
+		c.Data = append(c.Data, row...)
+		c.Rows++
+		var total float64
+		for i := range d2 {
+			var d float64
+			for k, v := range x.Row(i) {
+				e := float64(v) - float64(row[k])
+				d += e * e
+			}
+			d2[i] = math.Min(d2[i], d)
+			total += d2[i]
+		}
+		if !(total > 0) {
+			break
+		}
+		u := rng.Float64() * total
+		next = -1
+		for i, d := range d2 {
+			if d > 0 {
+				next = i // the last row that can be drawn, should rounding leave u
+				if u -= d; u < 0 {
+					break
+				}
+			}
+		}
+	}
+	return c
+}
+
+// AssignCells writes into out[i] the index of the centre nearest to row i
+// of x (squared Euclidean distance; equal distances: the lower index).
+func AssignCells(centres, x *Matrix, out []int32) error {
+	if centres == nil || centres.Rows == 0 {
+		return errors.New("learners: no cell centres")
+	}
+	if len(out) < x.Rows {
+		return fmt.Errorf("learners: room for %d cells, want %d", len(out), x.Rows)
+	}
+	if x.Rows == 0 {
+		return nil
+	}
+	return NewNeighborIndex(centres).Search(x, 1, out[:x.Rows], make([]float32, x.Rows))
+}
+
+// cellModel labels a row by the argmax over classes of the summed
+// histograms of its nearest centres.
+type cellModel struct {
+	ix      *NeighborIndex
+	table   []int64 // centres × classes
+	classes int
+	nearest int
+}
+
+// NewCellModel returns the Model that labels a row by the argmax over
+// classes of the sum, over its nearest nearest centres, of
+// table[cell·classes + class] (equal sums: the lower class). nearest is
+// clamped to [1, centres.Rows]. The model keeps copies of centres and
+// table.
+func NewCellModel(centres *Matrix, table []int64, classes, nearest int) (Model, error) {
+	switch {
+	case centres == nil || centres.Rows == 0 || centres.Cols == 0:
+		return nil, errors.New("learners: a cell model needs centres")
+	case classes < 1:
+		return nil, fmt.Errorf("learners: a cell model of %d classes", classes)
+	case len(table) != centres.Rows*classes:
+		return nil, fmt.Errorf("learners: a cell table of %d entries for %d centres and %d classes", len(table), centres.Rows, classes)
+	}
+	c := &Matrix{Rows: centres.Rows, Cols: centres.Cols, Data: append([]float32(nil), centres.Data[:centres.Rows*centres.Cols]...)}
+	return &cellModel{ix: NewNeighborIndex(c), table: append([]int64(nil), table...), classes: classes,
+		nearest: min(max(nearest, 1), c.Rows)}, nil
+}
+
+// Predict implements Model; safe for concurrent use (its buffers are the
+// call's).
+func (m *cellModel) Predict(x *Matrix, out []int32) {
+	if x.Rows == 0 {
+		return
+	}
+	k := m.nearest
+	idx, dist := make([]int32, x.Rows*k), make([]float32, x.Rows*k)
+	if m.ix.Search(x, k, idx, dist) != nil {
+		clear(out[:x.Rows]) // rows of another width: not the model's input
+		return
+	}
+	score := make([]int64, m.classes)
+	for i := 0; i < x.Rows; i++ {
+		clear(score)
+		for _, j := range idx[i*k : (i+1)*k] {
+			for c, v := range m.table[int(j)*m.classes : (int(j)+1)*m.classes] {
+				score[c] += v
+			}
+		}
+		best := 0
+		for c, v := range score {
+			if v > score[best] {
+				best = c
+			}
+		}
+		out[i] = int32(best)
+	}
+}
+
+// encode stores a cell model: u32 classes, u32 dim, u32 nearest, u32
+// centres, f32 centre[centres·dim], i64 table[centres·classes].
+func (m *cellModel) encode(w *wbuf) {
+	b := m.ix.base
+	w.u32(uint32(m.classes))
+	w.u32(uint32(b.Cols))
+	w.u32(uint32(m.nearest))
+	w.u32(uint32(b.Rows))
+	w.f32s(b.Data[:b.Rows*b.Cols])
+	for _, v := range m.table {
+		w.u64(uint64(v))
+	}
+}
+
+// cells restores a stored cell model.
+func (r *rbuf) cells(classes, dim int) *cellModel {
+	r.shape(classes, dim)
+	nearest, rows := int(r.u32()), int(r.u32())
+	if r.err != nil {
+		return nil
+	}
+	// A centre takes 4·dim + 8·classes bytes: a count beyond what is left
+	// is a lie.
+	if rows < 1 || rows > len(r.b)/(4*dim+8*classes) || nearest < 1 || nearest > rows {
+		r.fail("%d centres, nearest %d", rows, nearest)
+		return nil
+	}
+	x := r.f32s(rows * dim)
+	for _, v := range x {
+		if r.err == nil && (math.IsNaN(float64(v)) || math.IsInf(float64(v), 0)) {
+			r.fail("a centre coordinate is not finite")
+		}
+	}
+	table := make([]int64, rows*classes)
+	for i := range table {
+		table[i] = int64(r.u64())
+	}
+	if r.err != nil {
+		return nil
+	}
+	return &cellModel{ix: NewNeighborIndex(&Matrix{Rows: rows, Cols: dim, Data: x}), table: table, classes: classes, nearest: nearest}
+}
