@@ -42,6 +42,7 @@ Examples:
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
 			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
+			&cli.IntFlag{Name: "features", Usage: "encoded features of the data (with --rows; the report's cell_histogram or choice section states them): weighs cell-histogram"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -75,6 +76,7 @@ type planChoice struct {
 	Rows          int64   `json:"rows"`
 	Teachers      int     `json:"teachers"`
 	Classes       int     `json:"classes"`
+	Features      int     `json:"features,omitempty"`
 	RowsPerClass  float64 `json:"rows_per_class_and_teacher"`
 	Threshold     int     `json:"threshold"`
 	Chosen        string  `json:"chosen"`
@@ -117,11 +119,15 @@ func runPlan(c *cli.Context, e *env) error {
 		if rows < 0 || teachers < 1 {
 			return usagef("--rows must be ≥ 0 and --teachers ≥ 1")
 		}
-		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes)
+		features := c.Int("features")
+		if features < 0 {
+			return usagef("--features must be ≥ 0")
+		}
+		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features)
 		if err != nil {
 			return err
 		}
-		choice = &planChoice{Rule: label.ChoiceRule, CountSigma: sigma, Rows: rows, Teachers: teachers, Classes: classes,
+		choice = &planChoice{Rule: label.ChoiceRule, CountSigma: sigma, Rows: rows, Teachers: teachers, Classes: classes, Features: features,
 			RowsPerClass: r, Threshold: label.ChooseRowsPerClass, Chosen: mech, CountRhoShare: label.DPLogRegCountShare,
 			Candidates: cands}
 		if n <= 0 && p == (label.MechanismParams{}) {

@@ -436,7 +436,7 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 	sort.Strings(labels)
 	mech := cfg.Mechanism
 	if cfg.Choose { // written before the run chooses: either may spend the budget
-		mech += "|" + label.MechanismDPLogReg
+		mech += "|" + label.MechanismCellHistogram + "|" + label.MechanismDPLogReg
 	}
 	req := ledger.BeginRequest{
 		Labels: labels, Mechanism: mech,

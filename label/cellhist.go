@@ -59,11 +59,10 @@ const (
 )
 
 // Noise streams of a seeded cell-histogram run: the count and the table
-// draw from the first, the k-means seeding (public) from the second.
-const (
-	streamCellHistogram = 22
-	streamCellCentres   = 23
-)
+// draw from dp-logreg's (streamDPLogRegNoise), as the chooser's count does,
+// so that a chosen run, which takes that count as its own and draws on,
+// labels as the named one; the k-means seeding (public) from its own.
+const streamCellCentres = 23
 
 // CellsFor is the public rule's number of cells for a noisy row count n̂
 // and the table's σ: n̂/(CellRowsPerSigma·σ), at least one a class and at
@@ -159,7 +158,7 @@ func (v *cellVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget
 	if !ok {
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismCellHistogram, ParamName("epsilon"))
 	}
-	m, rel, err := releaseCells(f, v.x, v.y, v.pub, v.classes, l.choiceCount, l.choiceNoise, l.source(streamCellHistogram), l.source(streamCellCentres))
+	m, rel, err := releaseCells(f, v.x, v.y, v.pub, v.classes, l.choiceCount, l.choiceNoise, l.source(streamDPLogRegNoise), l.source(streamCellCentres))
 	v.x, v.y, v.pub = nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)

@@ -111,7 +111,7 @@ func cellHistogramNeighbour(e *nbEnv, d1 []arrow.Record) error {
 		if err != nil {
 			return nil, err
 		}
-		return cellTable(centres, cv.x, cv.y, len(nbClasses), g, noise.NewSeededSource(3, streamCellHistogram))
+		return cellTable(centres, cv.x, cv.y, len(nbClasses), g, noise.NewSeededSource(3, streamDPLogRegNoise))
 	}
 	t0, err := onD(e, MechanismCellHistogram, func() ([]int64, error) { return table(e.d) })
 	if err != nil {

@@ -21,25 +21,34 @@ func TestChooseByRule(t *testing.T) {
 		rows     int64
 		teachers int
 		classes  int
+		features int // 0: the cells not weighed
 		student  string
 		eps      float64
 		want     string
 	}{
-		{"adult with the linear default student keeps PATE", 32_561, 250, 2, "logreg", 0, ""},
-		{"adult with a non-linear student", 32_561, 250, 2, "tree", 0, ""},
-		{"exactly the threshold keeps PATE", 25_000, 250, 2, "tree", 0, ""},
-		{"one row below the threshold", 24_999, 250, 2, "tree", 0, MechanismDPLogReg},
-		{"naive Bayes keeps PATE too", 32_561, 250, 2, "nb", 0, ""},
-		{"breast cancer", 379, 250, 2, "logreg", 0, MechanismDPLogReg},
-		{"digits", 1198, 250, 10, "tree", 0, MechanismDPLogReg},
-		{"26 classes of 13k rows", 13_000, 250, 26, "tree", 0, MechanismDPLogReg},
-		{"7 classes of 40k rows", 40_000, 250, 7, "tree", 0, MechanismDPLogReg},
-		{"few teachers", 300, 3, 2, "tree", 0, ""},
-		{"a negative noisy count", -5, 250, 2, "tree", 0, MechanismDPLogReg},
-		{"no teachers counts as one", 100, 0, 2, "tree", 0, ""},
-		{"adult at ε = 0.5: half the weight", 32_561, 250, 2, "logreg", 0.5, MechanismDPLogReg},
-		{"adult at ε = 4 counts as ε = 1", 32_561, 250, 2, "logreg", 4, ""},
-		{"7 classes of 40k rows at ε = 4", 40_000, 250, 7, "logreg", 4, MechanismDPLogReg},
+		{"adult with the linear default student keeps PATE", 32_561, 250, 2, 0, "logreg", 0, ""},
+		{"adult with a non-linear student", 32_561, 250, 2, 0, "tree", 0, ""},
+		{"exactly the threshold keeps PATE", 25_000, 250, 2, 0, "tree", 0, ""},
+		{"one row below the threshold", 24_999, 250, 2, 0, "tree", 0, MechanismDPLogReg},
+		{"naive Bayes keeps PATE too", 32_561, 250, 2, 0, "nb", 0, ""},
+		{"breast cancer", 379, 250, 2, 0, "logreg", 0, MechanismDPLogReg},
+		{"digits", 1198, 250, 10, 0, "tree", 0, MechanismDPLogReg},
+		{"26 classes of 13k rows", 13_000, 250, 26, 0, "tree", 0, MechanismDPLogReg},
+		{"7 classes of 40k rows", 40_000, 250, 7, 0, "tree", 0, MechanismDPLogReg},
+		{"few teachers", 300, 3, 2, 0, "tree", 0, ""},
+		{"a negative noisy count", -5, 250, 2, 0, "tree", 0, MechanismDPLogReg},
+		{"no teachers counts as one", 100, 0, 2, 0, "tree", 0, ""},
+		{"adult at ε = 0.5: half the weight", 32_561, 250, 2, 0, "logreg", 0.5, MechanismDPLogReg},
+		{"adult at ε = 4 counts as ε = 1", 32_561, 250, 2, 0, "logreg", 4, ""},
+		{"7 classes of 40k rows at ε = 4", 40_000, 250, 7, 0, "logreg", 4, MechanismDPLogReg},
+		// The cells: cells (n̂/(3σ), at most 2,048) per encoded feature ≥ 16.
+		{"letter: 26 classes of 13k rows, 16 features", 13_333, 250, 26, 16, "tree", 1, MechanismCellHistogram},
+		{"shuttle: 7 classes of 39k rows, 9 features", 38_666, 250, 7, 9, "logreg", 0.5, MechanismCellHistogram},
+		{"satellite at ε = 1: 340 cells for 36 features", 4_290, 250, 6, 36, "logreg", 1, MechanismDPLogReg},
+		{"satellite at ε = 2", 4_290, 250, 6, 36, "logreg", 2, MechanismCellHistogram},
+		{"vehicle at ε = 4: 157 cells for 18 features", 564, 250, 4, 18, "logreg", 4, MechanismDPLogReg},
+		{"adult at ε = 0.5: 112 features", 32_561, 250, 2, 112, "logreg", 0.5, MechanismDPLogReg},
+		{"adult at ε = 1 keeps PATE first", 32_561, 250, 2, 112, "logreg", 1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,16 +56,23 @@ func TestChooseByRule(t *testing.T) {
 			if eps == 0 {
 				eps = 1
 			}
-			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.student, eps)
-			if got != tc.want {
-				t.Errorf("ChooseByRule(%d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.student, eps, got, r, tc.want)
+			f, err := rdp.NewFilter(eps, 1e-5)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The candidates: PATE, private-knn, dp-logreg; the chosen one
-			// is the first eligible, dp-logreg always is.
-			if len(cands) != 3 || cands[0].Mechanism != Mechanisms[0] || cands[2].Mechanism != MechanismDPLogReg || !cands[2].Eligible {
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, f.Budget())
+			if got != tc.want {
+				t.Errorf("ChooseByRule(%d, %d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, got, r, tc.want)
+			}
+			// The candidates: PATE, cell-histogram, private-knn,
+			// dp-logreg; the chosen one is the first eligible, dp-logreg
+			// always is.
+			if len(cands) != 4 || cands[0].Mechanism != Mechanisms[0] || cands[1].Mechanism != MechanismCellHistogram ||
+				cands[3].Mechanism != MechanismDPLogReg || !cands[3].Eligible {
 				t.Fatalf("candidates %+v", cands)
 			}
-			if cands[0].Eligible != (tc.want == "") || cands[1].Eligible || cands[0].Why == "" || cands[1].Why == "" {
+			if cands[0].Eligible != (tc.want == "") || (tc.want != "" && cands[1].Eligible != (tc.want == MechanismCellHistogram)) ||
+				cands[2].Eligible || cands[0].Why == "" || cands[1].Why == "" || cands[2].Why == "" {
 				t.Errorf("candidates %+v do not explain the choice %q", cands, got)
 			}
 		})
@@ -80,7 +96,7 @@ func TestPlanChoice(t *testing.T) {
 		{379, 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
-		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes)
+		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,11 +104,11 @@ func TestPlanChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mech != tc.wantMech || sigma != want || len(cands) != 3 {
+		if mech != tc.wantMech || sigma != want || len(cands) != 4 {
 			t.Errorf("rows %d: PlanChoice = σ %g, %s; want σ %g, %s", tc.rows, sigma, mech, want, tc.wantMech)
 		}
 	}
-	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2, 0); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("ε = 0: err = %v, want ErrInvalidInput", err)
 	}
 }
@@ -175,15 +191,29 @@ func TestAuditChoiceRules(t *testing.T) {
 	base, _, _ := choiceReportFixture(t)
 	current := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := ChooseByRule(rows, 250, 2, student, float64(r.Guarantee.Epsilon))
+		_, _, cands := ChooseByRule(rows, 250, 2, 112, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho))
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
+		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, 112
+		return r
+	}
+	// Reports of the rule before the cell-histogram candidate.
+	fifty := func(rows int64, student string) *Report {
+		r := base()
+		_, _, cands := chooseBy(rows, 250, 2, student, ChooseRowsPerClass, 1, nil)
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleFifty, student, rows, cands
 		r.Choice.Threshold = ChooseRowsPerClass
 		return r
+	}
+	// A count for which the cells are chosen: 2,048 cells for 16 features.
+	cellsRun := func(r *Report) { r.Mechanism, r.Choice.Chosen = MechanismCellHistogram, MechanismCellHistogram }
+	few := func(r *Report) {
+		r.Choice.Features = 16
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, r.Choice.Student, 1, float64(r.Guarantee.Rho))
 	}
 	// Reports of the same rule when its threshold was 10.
 	ten := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := chooseBy(rows, 250, 2, student, 10, 1)
+		_, _, cands := chooseBy(rows, 250, 2, student, 10, 1, nil)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
 	}
@@ -210,6 +240,12 @@ func TestAuditChoiceRules(t *testing.T) {
 			r.Guarantee.Epsilon = 0.5
 		}, "choice candidates"},
 		{"dp-logreg for 12k rows by the rule at 50", current(12_000, "logreg"), func(*Report) {}, ""},
+		{"dp-logreg for 12k rows by the rule before the cells", fifty(12_000, "logreg"), func(*Report) {}, ""},
+		{"PATE for adult's count by the rule before the cells", fifty(32_561, "logreg"), pateRun, ""},
+		{"cells for 12k rows of 16 features", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r) }, ""},
+		{"dp-logreg where the cells were the rule's", current(12_000, "logreg"), few, "choice follows"},
+		{"cells where the features are 112", current(12_000, "logreg"), cellsRun, "choice follows"},
+		{"cells with the features edited down", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r); r.Choice.Features = 112 }, "choice candidates"},
 		{"PATE for 12k rows by the rule at 50", current(12_000, "logreg"), pateRun, "choice follows"},
 		{"the rule at 10 claiming the threshold 50", ten(12_000, "logreg"), func(r *Report) {
 			pateRun(r)
@@ -348,18 +384,15 @@ func TestChooseRefusesWhatDPLogRegRefuses(t *testing.T) {
 	}
 }
 
-// TestChosenDPLogRegTrainsAsNamed: a run that leaves the plan to pate and
-// gets dp-logreg takes the chooser's count as dp-logreg's own first
-// release, drawn from dp-logreg's noise stream, so it spends the budget
-// once and labels exactly as --mechanism dp-logreg with the same seed
-// (once the choice's count and dp-logreg's own were both charged, and the
-// default ran on 95% of what the named mechanism had). Its report audits,
-// and one whose count is claimed from a choice it did not make fails.
-func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
+// chosenAndNamed runs the same synthetic data (nPriv sensitive rows of 4
+// features, 3 classes) twice: leaving the plan to pate, which must choose
+// mech, and naming mech; it returns the reports and labels of both.
+func chosenAndNamed(t *testing.T, mech string, nPriv int) (repC, repN *Report, labC, labN []int64) {
+	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	const d, k, nPriv, nPub = 4, 3, 900, 300
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	const d, k, nPub = 4, 3, 300
 	w := make([]float64, d*k)
 	wr := rand.New(rand.NewPCG(3, 9))
 	for i := range w {
@@ -382,13 +415,47 @@ func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
 	chosen := base
 	chosen.Choose, chosen.Student, chosen.Select, chosen.MaxQueries = true, "logreg", SelectUncertain, 100
 	named := base
-	named.Mechanism = MechanismDPLogReg
-
-	repC, labC := run(chosen)
-	repN, labN := run(named)
-	if repC.Mechanism != MechanismDPLogReg || repC.Choice == nil {
-		t.Fatalf("the chooser ran %q (choice %v), want dp-logreg for %d rows", repC.Mechanism, repC.Choice, nPriv)
+	named.Mechanism = mech
+	repC, labC = run(chosen)
+	repN, labN = run(named)
+	if repC.Mechanism != mech || repC.Choice == nil {
+		t.Fatalf("the chooser ran %q (choice %v), want %s for %d rows", repC.Mechanism, repC.Choice, mech, nPriv)
 	}
+	return repC, repN, labC, labN
+}
+
+// TestChosenCellsLabelAsNamed: a run that leaves the plan to pate and
+// gets cell-histogram (900 rows of 4 features: 70 cells, 17.5 a feature)
+// takes the chooser's count as its own, drawn from the same stream, and
+// labels exactly as --mechanism cell-histogram with the same seed, the
+// count charged once; its report audits.
+func TestChosenCellsLabelAsNamed(t *testing.T) {
+	repC, repN, labC, labN := chosenAndNamed(t, MechanismCellHistogram, 900)
+	if !slices.Equal(labC, labN) {
+		t.Errorf("the chosen cells label differently from --mechanism cell-histogram with the same seed")
+	}
+	if c, n := repC.CellHistogram, repN.CellHistogram; c.CountSource != dplrCountFromChoice || c.CountSigma != n.CountSigma ||
+		c.Sigma != n.Sigma || c.Cells != n.Cells || repC.Choice.CountSigma != n.CountSigma {
+		t.Errorf("chosen cells: count %s (%q) σ %s cells %d; named count %s σ %s cells %d",
+			c.CountSigma, c.CountSource, c.Sigma, c.Cells, n.CountSigma, n.Sigma, n.Cells)
+	}
+	if c, n := float64(repC.Spent.Rho), float64(repN.Spent.Rho); math.Abs(c-n) > 1e-12*n {
+		t.Errorf("chosen run spent ρ = %g, the named one %g: the count must be charged once", c, n)
+	}
+	if res, err := Audit(repC); err != nil || !res.Holds || !allPass(res) {
+		t.Errorf("audit of the chosen run: %v", err)
+	}
+}
+
+// TestChosenDPLogRegTrainsAsNamed: a run that leaves the plan to pate and
+// gets dp-logreg takes the chooser's count as dp-logreg's own first
+// release, drawn from dp-logreg's noise stream, so it spends the budget
+// once and labels exactly as --mechanism dp-logreg with the same seed
+// (once the choice's count and dp-logreg's own were both charged, and the
+// default ran on 95% of what the named mechanism had). Its report audits,
+// and one whose count is claimed from a choice it did not make fails.
+func TestChosenDPLogRegTrainsAsNamed(t *testing.T) {
+	repC, repN, labC, labN := chosenAndNamed(t, MechanismDPLogReg, 600)
 	if !slices.Equal(labC, labN) {
 		diff := 0
 		for i := range labC {

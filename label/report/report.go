@@ -296,8 +296,11 @@ type ChoiceReport struct {
 	// Student is the student PATE would train (an input of the rule:
 	// a linear one cannot beat dp-logreg); "" in reports of the first rule.
 	Student string `json:"student,omitempty"`
-	Rule    string `json:"rule"`
-	Why     string `json:"why"`
+	// Features is the encoded width (public: the encoder's), an input of
+	// the cell-histogram candidate; 0 in reports of rules without it.
+	Features int    `json:"features,omitempty"`
+	Rule     string `json:"rule"`
+	Why      string `json:"why"`
 	// Candidates are the ways of labelling the rule weighed, in its order
 	// of preference, each with whether it was eligible and why.
 	Candidates []ChoiceCandidate `json:"candidates,omitempty"`
