@@ -105,8 +105,11 @@ func sourcesLine(rep *label.Report) string {
 	}
 	nobody := max(0, q.PublicRows-teachers-student)
 	by := "the teachers"
-	if rep.DPLogReg != nil { // one model answered, not teachers
+	switch { // one model answered, not teachers
+	case rep.DPLogReg != nil:
 		by = "the DP logistic regression"
+	case rep.CellHistogram != nil:
+		by = "the noisy cell histogram"
 	}
 	line := fmt.Sprintf("pate: %d public rows labelled by: %s %d, the student %d, nobody %d (%d queries put",
 		q.PublicRows, by, teachers, student, nobody, q.Seen)

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pate-tool/pate/io/arrowio"
 )
 
 // TestMain makes the test binary double as the pate command: run as
@@ -70,6 +74,7 @@ func TestScripts(t *testing.T) {
 			"halve":              cmdHalve,
 			"gzip":               cmdGzip,
 			"replace":            cmdReplace,
+			"same-labels":        cmdSameLabels,
 		},
 	})
 }
@@ -151,6 +156,40 @@ func cmdHalve(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b[:len(b)/2], 0o644))
+}
+
+// cmdSameLabels checks that two labelled outputs hold the same label
+// column, row for row: same-labels A B.
+func cmdSameLabels(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: same-labels A B")
+	}
+	read := func(path string) []string {
+		r, err := arrowio.Open(ts.MkAbs(path), arrowio.ReadOptions{})
+		ts.Check(err)
+		defer r.Close()
+		var out []string
+		for {
+			rec, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			ts.Check(err)
+			idx := rec.Schema().FieldIndices("label")
+			if len(idx) != 1 {
+				ts.Fatalf("%s: no label column", path)
+			}
+			col := rec.Column(idx[0])
+			for i := 0; i < col.Len(); i++ {
+				out = append(out, col.ValueStr(i))
+			}
+			rec.Release()
+		}
+	}
+	a, b := read(args[0]), read(args[1])
+	if same := slices.Equal(a, b); same == neg {
+		ts.Fatalf("%s and %s: same labels %v (%d and %d rows)", args[0], args[1], same, len(a), len(b))
+	}
 }
 
 // cmdReplace edits a file: replace FILE REGEXP NEW, every match (at least one).
