@@ -17,9 +17,11 @@ import (
 // fitted on the public head only, invariant 2), each sensitive row is
 // counted once in the class histogram of its nearest centre, and the whole
 // cell × class table is released once with the exact discrete Gaussian on
-// every entry. Every public row is then labelled by the argmax of the
-// summed noisy histograms of its CellNearest nearest centres
-// (post-processing: the answers charge nothing).
+// every entry. The public rows of the sample are labelled by the argmax of
+// the summed noisy histograms of their CellNearest nearest centres, and
+// every public row then takes the majority label of its CellSmoothK
+// nearest among them (post-processing of public rows and the released
+// table: the answers charge nothing).
 //
 // Adding or removing one sensitive row moves one entry of the table by 1
 // (its cell is a function of the row and the public centres): ℓ2
@@ -51,6 +53,12 @@ const (
 	CellNearest = 3
 	// CellMaxCells bounds the cells (and the labelling's cost per row).
 	CellMaxCells = 2048
+	// CellSmoothK is the number of nearest labelled public rows whose
+	// majority labels a row (the 10-NN of the utility's ceilings).
+	CellSmoothK = 10
+	// cellSmoothRows bounds the labelled public rows the smoothing
+	// searches (every s-th row of the sample).
+	cellSmoothRows = 10_000
 	// cellLloydIters bounds the k-means iterations of the centres.
 	cellLloydIters = 10
 	// cellSampleRows bounds the public rows the centres are fitted on:
@@ -212,6 +220,9 @@ func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Ma
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: cell model: %w", err)
 	}
+	if m, err = learners.SmoothCells(m, pub, classes, CellSmoothK, cellSmoothRows); err != nil {
+		return nil, nil, fmt.Errorf("label: smoothing the cells: %w", err)
+	}
 	return m, rel, nil
 }
 
@@ -267,8 +278,9 @@ func (v *cellVoter) modelRho() float64 {
 
 // cellRule is the report's statement of the public rule.
 var cellRule = fmt.Sprintf("cells = clamp(round(n̂/(%d·σ)), max(classes, 2), %d), k-means on the public head (at most %d rows, %d Lloyd iterations); "+
-	"a row is labelled by the argmax of the summed noisy histograms of its %d nearest cells; σc and σ the smallest 4-digit decimals that fit the budget's shares",
-	CellRowsPerSigma, CellMaxCells, cellSampleRows, cellLloydIters, CellNearest)
+	"a public row of the head sample (at most %d) is labelled by the argmax of the summed noisy histograms of its %d nearest cells, "+
+	"every row by the majority of its %d nearest such rows; σc and σ the smallest 4-digit decimals that fit the budget's shares",
+	CellRowsPerSigma, CellMaxCells, cellSampleRows, cellLloydIters, cellSmoothRows, CellNearest, CellSmoothK)
 
 // describeModel fills in the report's cell_histogram section.
 func (v *cellVoter) describeModel(rep *Report) {
@@ -281,7 +293,7 @@ func (v *cellVoter) describeModel(rep *Report) {
 		source = dplrCountFromChoice
 	}
 	rep.CellHistogram = &CellHistogramReport{
-		Features: v.features, Cells: r.cells, PlannedCells: r.planned, Nearest: CellNearest, NoisyRows: r.noisyRows,
+		Features: v.features, Cells: r.cells, PlannedCells: r.planned, Nearest: CellNearest, SmoothK: CellSmoothK, NoisyRows: r.noisyRows,
 		CountSigma: strconv.FormatFloat(r.countSigma, 'g', -1, 64), CountRho: Float(r.countRho), CountSource: source,
 		Sigma: strconv.FormatFloat(r.sigma, 'g', -1, 64), TableRho: Float(r.tableRho), Rho: Float(r.countRho + r.tableRho),
 		CountShare: Float(DPLogRegCountShare), Rule: cellRule,
@@ -343,8 +355,8 @@ func (cellHistogramMechanism) auditModel(rep *Report, res *AuditResult) (float64
 		"σ is planned for what the count left of the budget")
 	planned := CellsFor(d.NoisyRows, sigma, len(rep.Classes))
 	addCheck(res, "cell-histogram cells from the public rule", float64(d.PlannedCells), float64(planned),
-		d.PlannedCells == planned && d.Cells >= 1 && d.Cells <= planned && d.Nearest == CellNearest,
-		"cells planned from the released count and σ; at most that many fitted; the rule's nearest cells")
+		d.PlannedCells == planned && d.Cells >= 1 && d.Cells <= planned && d.Nearest == CellNearest && d.SmoothK == CellSmoothK,
+		"cells planned from the released count and σ; at most that many fitted; the rule's nearest cells and smoothing")
 	tableRho := rdp.DiscreteGaussianRho(1, sigma, 1)
 	rho := countRho + tableRho
 	addCheck(res, "cell-histogram ρ", float64(d.Rho), rho, leq(rho, float64(d.Rho)),

@@ -191,6 +191,7 @@ func TestAuditCellHistogram(t *testing.T) {
 		{name: "planned cells edited", edit: func(r *Report) { r.CellHistogram.PlannedCells++ }, wantErr: ErrClaimExceeded},
 		{name: "more cells than planned", edit: func(r *Report) { r.CellHistogram.Cells = r.CellHistogram.PlannedCells + 1 }, wantErr: ErrClaimExceeded},
 		{name: "nearest edited", edit: func(r *Report) { r.CellHistogram.Nearest++ }, wantErr: ErrClaimExceeded},
+		{name: "smoothing edited", edit: func(r *Report) { r.CellHistogram.SmoothK = 1 }, wantErr: ErrClaimExceeded},
 		{name: "model rho understated", edit: func(r *Report) { r.CellHistogram.Rho /= 2 }, wantErr: ErrClaimExceeded},
 		{name: "spend understated", edit: func(r *Report) { r.Spent.Rho /= 2 }, wantErr: ErrClaimExceeded},
 		{name: "claim edited down", edit: func(r *Report) { r.Guarantee.Epsilon /= 2; r.Budget.Epsilon /= 2 }, wantErr: ErrClaimExceeded},

@@ -226,6 +226,22 @@ func (m *cellModel) Predict(x *Matrix, out []int32) {
 	}
 }
 
+// SmoothCells returns the model that labels a row by the majority, among
+// its k nearest rows of pub (at most maxRows of them, every s-th), of the
+// labels m gives those rows: m's decision smoothed over the public rows
+// (a k-nearest-neighbours model on them, kind knn when stored). It reads
+// nothing but m and pub: when pub is public and m private, so is the
+// result.
+func SmoothCells(m Model, pub *Matrix, classes, k, maxRows int) (Model, error) {
+	if pub == nil || pub.Rows == 0 {
+		return nil, errors.New("learners: smoothing the cells needs public rows")
+	}
+	base := thinRows(pub, maxRows)
+	labels := make([]int32, base.Rows)
+	m.Predict(base, labels)
+	return (&KNN{K: min(k, base.Rows)}).Fit(base, labels, classes)
+}
+
 // encode stores a cell model: u32 classes, u32 dim, u32 nearest, u32
 // centres, f32 centre[centres·dim], i64 table[centres·classes].
 func (m *cellModel) encode(w *wbuf) {

@@ -150,6 +150,43 @@ func TestCellModelPredict(t *testing.T) {
 	}
 }
 
+// TestSmoothCells: a row takes the majority of the labels the cells give
+// its k nearest public rows. On a line of 20 rows, one cell at each, the
+// cells say a below 10 and b from 10, and a lone b at 4: with k = 3 the row
+// at 4 is outvoted back to a (3, 4, 5), and a row at 10.2 is b (10, 11, 9).
+func TestSmoothCells(t *testing.T) {
+	pub := NewMatrix(20, 1)
+	for i := range pub.Data {
+		pub.Data[i] = float32(i)
+	}
+	table := make([]int64, 2*20) // a cell at each row: a below 10, b from 10, and b at 4
+	for i := 0; i < 20; i++ {
+		if i < 10 && i != 4 {
+			table[2*i] = 9
+		} else {
+			table[2*i+1] = 9
+		}
+	}
+	cells, err := NewCellModel(pub, table, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := SmoothCells(cells, pub, 2, 3, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &Matrix{Rows: 3, Cols: 1, Data: []float32{4, 10.2, 0}}
+	before, after := make([]int32, 3), make([]int32, 3)
+	cells.Predict(x, before)
+	m.Predict(x, after)
+	if !slices.Equal(before, []int32{1, 1, 0}) || !slices.Equal(after, []int32{0, 1, 0}) {
+		t.Errorf("cells %v, smoothed %v; want [1 1 0] and [0 1 0]", before, after)
+	}
+	if _, err := SmoothCells(cells, NewMatrix(0, 1), 2, 3, 10); err == nil {
+		t.Error("no public rows: no error")
+	}
+}
+
 // cellFixture is a cell model on blobs and rows to predict.
 func cellFixture(t testing.TB) (Model, *Matrix) {
 	x, y := blobs(3000, 6, 4, 5)
