@@ -17,9 +17,9 @@ import (
 // fitted on the public head only, invariant 2), each sensitive row is
 // counted once in the class histogram of its nearest centre, and the whole
 // cell × class table is released once with the exact discrete Gaussian on
-// every entry. The public rows of the sample are labelled by the argmax of
-// the summed noisy histograms of their CellNearest nearest centres, and
-// every public row then takes the majority label of its CellSmoothK
+// every entry. Each public row of the sample is scored by the summed noisy
+// histograms of its CellNearest nearest centres, and every public row is
+// then labelled by the argmax of the summed scores of its CellSmoothK
 // nearest among them (post-processing of public rows and the released
 // table: the answers charge nothing).
 //
@@ -53,8 +53,8 @@ const (
 	CellNearest = 3
 	// CellMaxCells bounds the cells (and the labelling's cost per row).
 	CellMaxCells = 2048
-	// CellSmoothK is the number of nearest labelled public rows whose
-	// majority labels a row (the 10-NN of the utility's ceilings).
+	// CellSmoothK is the number of nearest scored public rows whose summed
+	// scores label a row (the 10-NN of the utility's ceilings).
 	CellSmoothK = 10
 	// cellSmoothRows bounds the labelled public rows the smoothing
 	// searches (every s-th row of the sample).
@@ -220,7 +220,7 @@ func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Ma
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: cell model: %w", err)
 	}
-	if m, err = learners.SmoothCells(m, pub, classes, CellSmoothK, cellSmoothRows); err != nil {
+	if m, err = learners.SmoothCells(m, pub, CellSmoothK, cellSmoothRows); err != nil {
 		return nil, nil, fmt.Errorf("label: smoothing the cells: %w", err)
 	}
 	return m, rel, nil
@@ -278,8 +278,8 @@ func (v *cellVoter) modelRho() float64 {
 
 // cellRule is the report's statement of the public rule.
 var cellRule = fmt.Sprintf("cells = clamp(round(n̂/(%d·σ)), max(classes, 2), %d), k-means on the public head (at most %d rows, %d Lloyd iterations); "+
-	"a public row of the head sample (at most %d) is labelled by the argmax of the summed noisy histograms of its %d nearest cells, "+
-	"every row by the majority of its %d nearest such rows; σc and σ the smallest 4-digit decimals that fit the budget's shares",
+	"a public row of the head sample (at most %d) is scored by the summed noisy histograms of its %d nearest cells, "+
+	"every row labelled by the argmax of the summed scores of its %d nearest such rows; σc and σ the smallest 4-digit decimals that fit the budget's shares",
 	CellRowsPerSigma, CellMaxCells, cellSampleRows, cellLloydIters, cellSmoothRows, CellNearest, CellSmoothK)
 
 // describeModel fills in the report's cell_histogram section.

@@ -202,23 +202,62 @@ func (m *cellModel) Predict(x *Matrix, out []int32) {
 	if x.Rows == 0 {
 		return
 	}
-	k := m.nearest
-	idx, dist := make([]int32, x.Rows*k), make([]float32, x.Rows*k)
-	if m.ix.Search(x, k, idx, dist) != nil {
+	if x.Cols != m.ix.base.Cols {
 		clear(out[:x.Rows]) // rows of another width: not the model's input
 		return
 	}
-	score := make([]int64, m.classes)
+	argmaxInt64(m.scores(x), m.classes, out[:x.Rows])
+}
+
+// SmoothCells returns the model that labels a row by the argmax of the
+// summed class scores, over its k nearest rows of pub (at most maxRows of
+// them, every s-th), of the scores m gives those rows (the summed noisy
+// histograms of their nearest cells): m's decision smoothed over the
+// public rows. m must be a NewCellModel. It reads nothing but m and pub:
+// when pub is public and m private, so is the result.
+func SmoothCells(m Model, pub *Matrix, k, maxRows int) (Model, error) {
+	cm, ok := m.(*cellModel)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("learners: smoothing a %T, not a cell model", m)
+	case pub == nil || pub.Rows == 0:
+		return nil, errors.New("learners: smoothing the cells needs public rows")
+	case pub.Cols != cm.ix.base.Cols:
+		return nil, fmt.Errorf("learners: smoothing cells of width %d over rows of width %d", cm.ix.base.Cols, pub.Cols)
+	}
+	base := thinRows(pub, maxRows)
+	base = &Matrix{Rows: base.Rows, Cols: base.Cols, Data: append([]float32(nil), base.Data[:base.Rows*base.Cols]...)}
+	return &smoothModel{ix: NewNeighborIndex(base), scores: cm.scores(base), classes: cm.classes, k: min(max(k, 1), base.Rows)}, nil
+}
+
+// scores returns, for each row of x, the summed histograms of its nearest
+// cells (x.Rows × classes).
+func (m *cellModel) scores(x *Matrix) []int64 {
+	out := make([]int64, x.Rows*m.classes)
+	k := m.nearest
+	idx, dist := make([]int32, x.Rows*k), make([]float32, x.Rows*k)
+	if m.ix.Search(x, k, idx, dist) != nil {
+		return out // rows of another width: no scores
+	}
 	for i := 0; i < x.Rows; i++ {
-		clear(score)
+		s := out[i*m.classes : (i+1)*m.classes]
 		for _, j := range idx[i*k : (i+1)*k] {
 			for c, v := range m.table[int(j)*m.classes : (int(j)+1)*m.classes] {
-				score[c] += v
+				s[c] += v
 			}
 		}
+	}
+	return out
+}
+
+// argmaxInt64 writes into out[i] the index of the largest of the classes
+// scores of row i (equal scores: the lower index).
+func argmaxInt64(scores []int64, classes int, out []int32) {
+	for i := range out {
+		s := scores[i*classes : (i+1)*classes]
 		best := 0
-		for c, v := range score {
-			if v > score[best] {
+		for c, v := range s {
+			if v > s[best] {
 				best = c
 			}
 		}
@@ -226,20 +265,86 @@ func (m *cellModel) Predict(x *Matrix, out []int32) {
 	}
 }
 
-// SmoothCells returns the model that labels a row by the majority, among
-// its k nearest rows of pub (at most maxRows of them, every s-th), of the
-// labels m gives those rows: m's decision smoothed over the public rows
-// (a k-nearest-neighbours model on them, kind knn when stored). It reads
-// nothing but m and pub: when pub is public and m private, so is the
-// result.
-func SmoothCells(m Model, pub *Matrix, classes, k, maxRows int) (Model, error) {
-	if pub == nil || pub.Rows == 0 {
-		return nil, errors.New("learners: smoothing the cells needs public rows")
+// smoothModel labels a row by the summed scores of its k nearest labelled
+// public rows.
+type smoothModel struct {
+	ix      *NeighborIndex
+	scores  []int64 // rows × classes
+	classes int
+	k       int
+}
+
+// Predict implements Model; safe for concurrent use.
+func (m *smoothModel) Predict(x *Matrix, out []int32) {
+	if x.Rows == 0 {
+		return
 	}
-	base := thinRows(pub, maxRows)
-	labels := make([]int32, base.Rows)
-	m.Predict(base, labels)
-	return (&KNN{K: min(k, base.Rows)}).Fit(base, labels, classes)
+	idx, dist := make([]int32, x.Rows*m.k), make([]float32, x.Rows*m.k)
+	if m.ix.Search(x, m.k, idx, dist) != nil {
+		clear(out[:x.Rows]) // rows of another width: not the model's input
+		return
+	}
+	sum := make([]int64, x.Rows*m.classes)
+	for i := 0; i < x.Rows; i++ {
+		s := sum[i*m.classes : (i+1)*m.classes]
+		for _, j := range idx[i*m.k : (i+1)*m.k] {
+			for c, v := range m.scores[int(j)*m.classes : (int(j)+1)*m.classes] {
+				s[c] += v
+			}
+		}
+	}
+	argmaxInt64(sum, m.classes, out[:x.Rows])
+}
+
+// encode stores a smoothed cell model: u32 classes, u32 dim, u32 k, u32
+// rows, f32 x[rows·dim], i64 scores[rows·classes].
+func (m *smoothModel) encode(w *wbuf) {
+	b := m.ix.base
+	w.u32(uint32(m.classes))
+	w.u32(uint32(b.Cols))
+	w.u32(uint32(m.k))
+	w.u32(uint32(b.Rows))
+	w.f32s(b.Data[:b.Rows*b.Cols])
+	for _, v := range m.scores {
+		w.u64(uint64(v))
+	}
+}
+
+// smooth restores a stored smoothed cell model.
+func (r *rbuf) smooth(classes, dim int) *smoothModel {
+	x, scores, k, rows := r.pointsAndScores(classes, dim)
+	if r.err != nil {
+		return nil
+	}
+	return &smoothModel{ix: NewNeighborIndex(&Matrix{Rows: rows, Cols: dim, Data: x}), scores: scores, classes: classes, k: k}
+}
+
+// pointsAndScores reads the common layout of the cell kinds: u32 k, u32
+// rows, f32 x[rows·dim] (finite), i64 scores[rows·classes]; k within
+// [1, rows].
+func (r *rbuf) pointsAndScores(classes, dim int) (x []float32, scores []int64, k, rows int) {
+	r.shape(classes, dim)
+	k, rows = int(r.u32()), int(r.u32())
+	if r.err != nil {
+		return nil, nil, 0, 0
+	}
+	// A row takes 4·dim + 8·classes bytes: a count beyond what is left is
+	// a lie.
+	if rows < 1 || rows > len(r.b)/(4*dim+8*classes) || k < 1 || k > rows {
+		r.fail("%d rows, k %d", rows, k)
+		return nil, nil, 0, 0
+	}
+	x = r.f32s(rows * dim)
+	for _, v := range x {
+		if r.err == nil && (math.IsNaN(float64(v)) || math.IsInf(float64(v), 0)) {
+			r.fail("a point coordinate is not finite")
+		}
+	}
+	scores = make([]int64, rows*classes)
+	for i := range scores {
+		scores[i] = int64(r.u64())
+	}
+	return x, scores, k, rows
 }
 
 // encode stores a cell model: u32 classes, u32 dim, u32 nearest, u32
@@ -258,27 +363,7 @@ func (m *cellModel) encode(w *wbuf) {
 
 // cells restores a stored cell model.
 func (r *rbuf) cells(classes, dim int) *cellModel {
-	r.shape(classes, dim)
-	nearest, rows := int(r.u32()), int(r.u32())
-	if r.err != nil {
-		return nil
-	}
-	// A centre takes 4·dim + 8·classes bytes: a count beyond what is left
-	// is a lie.
-	if rows < 1 || rows > len(r.b)/(4*dim+8*classes) || nearest < 1 || nearest > rows {
-		r.fail("%d centres, nearest %d", rows, nearest)
-		return nil
-	}
-	x := r.f32s(rows * dim)
-	for _, v := range x {
-		if r.err == nil && (math.IsNaN(float64(v)) || math.IsInf(float64(v), 0)) {
-			r.fail("a centre coordinate is not finite")
-		}
-	}
-	table := make([]int64, rows*classes)
-	for i := range table {
-		table[i] = int64(r.u64())
-	}
+	x, table, nearest, rows := r.pointsAndScores(classes, dim)
 	if r.err != nil {
 		return nil
 	}

@@ -150,8 +150,8 @@ func TestCellModelPredict(t *testing.T) {
 	}
 }
 
-// TestSmoothCells: a row takes the majority of the labels the cells give
-// its k nearest public rows. On a line of 20 rows, one cell at each, the
+// TestSmoothCells: a row takes the argmax of the summed scores the cells
+// give its k nearest public rows. On a line of 20 rows, one cell at each, the
 // cells say a below 10 and b from 10, and a lone b at 4: with k = 3 the row
 // at 4 is outvoted back to a (3, 4, 5), and a row at 10.2 is b (10, 11, 9).
 func TestSmoothCells(t *testing.T) {
@@ -171,7 +171,7 @@ func TestSmoothCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := SmoothCells(cells, pub, 2, 3, 1000)
+	m, err := SmoothCells(cells, pub, 3, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestSmoothCells(t *testing.T) {
 	if !slices.Equal(before, []int32{1, 1, 0}) || !slices.Equal(after, []int32{0, 1, 0}) {
 		t.Errorf("cells %v, smoothed %v; want [1 1 0] and [0 1 0]", before, after)
 	}
-	if _, err := SmoothCells(cells, NewMatrix(0, 1), 2, 3, 10); err == nil {
+	if _, err := SmoothCells(cells, NewMatrix(0, 1), 3, 10); err == nil {
 		t.Error("no public rows: no error")
 	}
 }
@@ -209,73 +209,90 @@ func cellFixture(t testing.TB) (Model, *Matrix) {
 	return m, x
 }
 
-// TestCellModelConcurrent: Predict from several goroutines gives what
-// one call gives (go test -race -run Cell ./learners).
+// TestCellModelConcurrent: Predict of a cell model, plain or smoothed,
+// from several goroutines gives what one call gives (go test -race -run Cell ./learners).
 func TestCellModelConcurrent(t *testing.T) {
-	m, x := cellFixture(t)
-	want := make([]int32, x.Rows)
-	m.Predict(x, want)
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo := g * 500
-			part := &Matrix{Rows: 1000, Cols: x.Cols, Data: x.Data[lo*x.Cols : (lo+1000)*x.Cols]}
-			got := make([]int32, part.Rows)
-			m.Predict(part, got)
-			if !slices.Equal(got, want[lo:lo+1000]) {
-				t.Errorf("goroutine %d predicts differently", g)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// TestCellModelRoundTrip: a stored cell model predicts what it did; every
-// cut, a trailing byte, another shape and a non-finite centre are
-// ErrModelFormat.
-func TestCellModelRoundTrip(t *testing.T) {
-	m, x := cellFixture(t)
-	kind, b, err := EncodeModel(m)
-	if err != nil || kind != ModelCells {
-		t.Fatalf("EncodeModel: %q, %v", kind, err)
-	}
-	m2, err := DecodeModel(kind, b, 4, x.Cols)
+	cells, x := cellFixture(t)
+	smooth, err := SmoothCells(cells, x, 10, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, p2 := make([]int32, x.Rows), make([]int32, x.Rows)
-	m.Predict(x, p1)
-	m2.Predict(x, p2)
-	if !slices.Equal(p1, p2) {
-		t.Fatal("the stored model predicts differently")
-	}
-	for n := 0; n < len(b); n += 1 + len(b)/50 {
-		if _, err := DecodeModel(kind, b[:n], 4, x.Cols); !errors.Is(err, ErrModelFormat) {
-			t.Fatalf("cut at %d of %d bytes: %v", n, len(b), err)
+	for _, m := range []Model{cells, smooth} {
+		want := make([]int32, x.Rows)
+		m.Predict(x, want)
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lo := g * 500
+				part := &Matrix{Rows: 1000, Cols: x.Cols, Data: x.Data[lo*x.Cols : (lo+1000)*x.Cols]}
+				got := make([]int32, part.Rows)
+				m.Predict(part, got)
+				if !slices.Equal(got, want[lo:lo+1000]) {
+					t.Errorf("%T: goroutine %d predicts differently", m, g)
+				}
+			}()
 		}
+		wg.Wait()
 	}
-	bad := map[string]func([]byte) ([]byte, int, int){
-		"trailing byte": func(b []byte) ([]byte, int, int) { return append(b, 0), 4, x.Cols },
-		"wrong dim":     func(b []byte) ([]byte, int, int) { return b, 4, x.Cols + 1 },
-		"wrong classes": func(b []byte) ([]byte, int, int) { return b, 3, x.Cols },
-		"nearest 0": func(b []byte) ([]byte, int, int) {
-			c := slices.Clone(b)
-			c[8], c[9], c[10], c[11] = 0, 0, 0, 0
-			return c, 4, x.Cols
-		},
-		"a NaN centre": func(b []byte) ([]byte, int, int) {
-			c := slices.Clone(b)
-			c[16], c[17], c[18], c[19] = 0, 0, 0xc0, 0x7f
-			return c, 4, x.Cols
-		},
+}
+
+// TestCellModelRoundTrip: a stored cell model, plain or smoothed,
+// predicts what it did; every cut, a trailing byte, another shape, k 0 and
+// a non-finite point are ErrModelFormat.
+func TestCellModelRoundTrip(t *testing.T) {
+	cells, x := cellFixture(t)
+	smooth, err := SmoothCells(cells, x, 10, 1000)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, edit := range bad {
-		data, classes, dim := edit(b)
-		if _, err := DecodeModel(kind, data, classes, dim); !errors.Is(err, ErrModelFormat) {
-			t.Errorf("%s: %v, want ErrModelFormat", name, err)
-		}
+	for _, tc := range []struct {
+		m    Model
+		kind string
+	}{{cells, ModelCells}, {smooth, ModelCellsSmoothed}} {
+		t.Run(tc.kind, func(t *testing.T) {
+			kind, b, err := EncodeModel(tc.m)
+			if err != nil || kind != tc.kind {
+				t.Fatalf("EncodeModel: %q, %v", kind, err)
+			}
+			m2, err := DecodeModel(kind, b, 4, x.Cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p1, p2 := make([]int32, x.Rows), make([]int32, x.Rows)
+			tc.m.Predict(x, p1)
+			m2.Predict(x, p2)
+			if !slices.Equal(p1, p2) {
+				t.Fatal("the stored model predicts differently")
+			}
+			for n := 0; n < len(b); n += 1 + len(b)/50 {
+				if _, err := DecodeModel(kind, b[:n], 4, x.Cols); !errors.Is(err, ErrModelFormat) {
+					t.Fatalf("cut at %d of %d bytes: %v", n, len(b), err)
+				}
+			}
+			bad := map[string]func([]byte) ([]byte, int, int){
+				"trailing byte": func(b []byte) ([]byte, int, int) { return append(b, 0), 4, x.Cols },
+				"wrong dim":     func(b []byte) ([]byte, int, int) { return b, 4, x.Cols + 1 },
+				"wrong classes": func(b []byte) ([]byte, int, int) { return b, 3, x.Cols },
+				"k 0": func(b []byte) ([]byte, int, int) {
+					c := slices.Clone(b)
+					c[8], c[9], c[10], c[11] = 0, 0, 0, 0
+					return c, 4, x.Cols
+				},
+				"a NaN point": func(b []byte) ([]byte, int, int) {
+					c := slices.Clone(b)
+					c[16], c[17], c[18], c[19] = 0, 0, 0xc0, 0x7f
+					return c, 4, x.Cols
+				},
+			}
+			for name, edit := range bad {
+				data, classes, dim := edit(b)
+				if _, err := DecodeModel(kind, data, classes, dim); !errors.Is(err, ErrModelFormat) {
+					t.Errorf("%s: %v, want ErrModelFormat", name, err)
+				}
+			}
+		})
 	}
 }
 
@@ -290,6 +307,7 @@ func FuzzDecodeModel(f *testing.F) {
 	f.Add(ModelCells, b, 4, x.Cols)
 	f.Add(ModelCells, b[:40], 4, x.Cols)
 	f.Add(ModelKNN, b, 4, x.Cols)
+	f.Add(ModelCellsSmoothed, b, 4, x.Cols)
 	f.Fuzz(func(t *testing.T, kind string, data []byte, classes, dim int) {
 		if dim > 64 || classes > 64 {
 			return

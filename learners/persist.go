@@ -29,6 +29,8 @@ import (
 //	                i32 y[rows]
 //	cells           u32 classes, u32 dim, u32 nearest, u32 centres,
 //	                f32 centre[centres·dim], i64 table[centres·classes]
+//	cells-smoothed  u32 classes, u32 dim, u32 k, u32 rows, f32 x[rows·dim],
+//	                i64 scores[rows·classes]
 
 // Model kinds of EncodeModel.
 const (
@@ -39,6 +41,7 @@ const (
 	ModelGBT           = "gbt"
 	ModelKNN           = "knn"
 	ModelCells         = "cells"
+	ModelCellsSmoothed = "cells-smoothed"
 )
 
 // ErrModelFormat reports stored model bytes that do not describe a valid
@@ -89,6 +92,9 @@ func EncodeModel(m Model) (string, []byte, error) {
 	case *cellModel:
 		m.encode(&w)
 		return ModelCells, w.b, nil
+	case *smoothModel:
+		m.encode(&w)
+		return ModelCellsSmoothed, w.b, nil
 	}
 	return "", nil, fmt.Errorf("learners: a %T cannot be stored", m)
 }
@@ -131,6 +137,10 @@ func DecodeModel(kind string, data []byte, classes, dim int) (Model, error) {
 		}
 	case ModelCells:
 		if c := r.cells(classes, dim); c != nil {
+			m = c
+		}
+	case ModelCellsSmoothed:
+		if c := r.smooth(classes, dim); c != nil {
 			m = c
 		}
 	default:

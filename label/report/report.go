@@ -269,8 +269,8 @@ type CellHistogramReport struct {
 	Features     int    `json:"features"`               // encoded features (public encoder)
 	Cells        int    `json:"cells"`                  // centres fitted on public rows
 	PlannedCells int    `json:"planned_cells"`          // the rule's number of cells
-	Nearest      int    `json:"nearest"`                // cells summed to label a public row of the sample
-	SmoothK      int    `json:"smooth_k"`               // labelled public rows whose majority labels a row
+	Nearest      int    `json:"nearest"`                // cells summed to score a public row of the sample
+	SmoothK      int    `json:"smooth_k"`               // scored public rows whose summed scores label a row
 	NoisyRows    int64  `json:"noisy_rows"`             // n̂ the cells were planned from
 	CountSigma   string `json:"count_sigma"`            // σc of the noisy row count
 	CountRho     Float  `json:"count_rho"`              // 1/(2σc²); 0 when the count is the choice's
