@@ -90,23 +90,7 @@ func (cellHistogramMechanism) Noise() string {
 }
 
 func (cellHistogramMechanism) validate(cfg *Config) error {
-	switch {
-	case len(cfg.Labels) > 1:
-		return paramError("mechanism", " %s labels one %v column for now, got %d", cfg.Mechanism, ParamName("label"), len(cfg.Labels))
-	case cfg.Replicable != nil:
-		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
-	case !(cfg.Epsilon > 0):
-		return paramError("mechanism", " %s needs %v: the table spends the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"))
-	case cfg.PrivacyUnit != "":
-		return paramError("mechanism", " %s counts each row once: %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
-	case cfg.Select == SelectUncertain:
-		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
-	case cfg.Student != "":
-		return paramError("student", " is not needed with %v %s: its table labels every row", ParamName("mechanism"), cfg.Mechanism)
-	case cfg.Params != MechanismParams{}:
-		return paramError("mechanism", " %s plans every parameter from %v: the noise flags of the other mechanisms do not apply", cfg.Mechanism, ParamName("epsilon"))
-	}
-	return nil
+	return validateModelRun(cfg, "counts each row once", "the table spends", "its table labels every row")
 }
 
 // build: the answers are the model's predictions, free.

@@ -179,11 +179,7 @@ func TestAuditCellHistogram(t *testing.T) {
 		v, _ := strconv.ParseFloat(s, 64)
 		return strconv.FormatFloat(v*f, 'g', -1, 64)
 	}
-	tests := []struct {
-		name    string
-		edit    func(*Report)
-		wantErr error
-	}{
+	tests := []auditEdit{
 		{name: "honest"},
 		{name: "table sigma edited down", edit: func(r *Report) { r.CellHistogram.Sigma = scale(r.CellHistogram.Sigma, 0.5) }, wantErr: ErrClaimExceeded},
 		{name: "table sigma edited up", edit: func(r *Report) { r.CellHistogram.Sigma = scale(r.CellHistogram.Sigma, 2) }, wantErr: ErrClaimExceeded},
@@ -201,24 +197,7 @@ func TestAuditCellHistogram(t *testing.T) {
 		{name: "sigma not a number", edit: func(r *Report) { r.CellHistogram.Sigma = "x" }, wantErr: ErrInvalidInput},
 		{name: "no filter", edit: func(r *Report) { r.Budget = BudgetReport{} }, wantErr: ErrInvalidInput},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rep := cellReport(t, 1)
-			if tc.edit != nil {
-				tc.edit(rep)
-			}
-			res, err := Audit(rep)
-			if tc.wantErr == nil {
-				if err != nil || !res.Holds {
-					t.Fatalf("Audit of an honest report: %v", err)
-				}
-				return
-			}
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("Audit: %v, want %v", err, tc.wantErr)
-			}
-		})
-	}
+	runAuditEdits(t, func(t *testing.T) *Report { return cellReport(t, 1) }, tests)
 }
 
 // TestCellHistogramValidate: the settings cell-histogram cannot honour

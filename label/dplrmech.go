@@ -62,19 +62,26 @@ func (dpLogRegMechanism) Noise() string {
 }
 
 func (dpLogRegMechanism) validate(cfg *Config) error {
+	return validateModelRun(cfg, "clips the gradient of one row", "the model spends", "its model labels every row")
+}
+
+// validateModelRun refuses what a mechanism that trains one model on the
+// rows under a budget fixed before the run cannot honour (dp-logreg,
+// cell-histogram); the three phrases say why in its own terms.
+func validateModelRun(cfg *Config, perRow, spends, labelsAll string) error {
 	switch {
 	case len(cfg.Labels) > 1:
 		return paramError("mechanism", " %s labels one %v column for now, got %d", cfg.Mechanism, ParamName("label"), len(cfg.Labels))
 	case cfg.Replicable != nil:
 		return paramError("replicable", " works with confident-gnmax, gnmax and lnmax, not %v %s", ParamName("mechanism"), cfg.Mechanism)
 	case !(cfg.Epsilon > 0):
-		return paramError("mechanism", " %s needs %v: the model spends the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"))
+		return paramError("mechanism", " %s needs %v: %s the budget fixed before the run", cfg.Mechanism, ParamName("epsilon"), spends)
 	case cfg.PrivacyUnit != "":
-		return paramError("mechanism", " %s clips the gradient of one row: %v is not supported with it", cfg.Mechanism, ParamName("privacy-unit"))
+		return paramError("mechanism", " %s %s: %v is not supported with it", cfg.Mechanism, perRow, ParamName("privacy-unit"))
 	case cfg.Select == SelectUncertain:
 		return paramError("select", " uncertain is not supported with %v %s", ParamName("mechanism"), cfg.Mechanism)
 	case cfg.Student != "":
-		return paramError("student", " is not needed with %v %s: its model labels every row", ParamName("mechanism"), cfg.Mechanism)
+		return paramError("student", " is not needed with %v %s: %s", ParamName("mechanism"), cfg.Mechanism, labelsAll)
 	case cfg.Params != MechanismParams{}:
 		return paramError("mechanism", " %s plans every parameter from %v: the noise flags of the other mechanisms do not apply", cfg.Mechanism, ParamName("epsilon"))
 	}

@@ -53,11 +53,7 @@ func TestAuditDPLogReg(t *testing.T) {
 		v, _ := strconv.ParseFloat(s, 64)
 		return strconv.FormatFloat(v*f, 'g', -1, 64)
 	}
-	tests := []struct {
-		name    string
-		edit    func(*Report)
-		wantErr error
-	}{
+	tests := []auditEdit{
 		{name: "honest"},
 		{name: "step sigma edited down", edit: func(r *Report) { r.DPLogReg.Sigma = scale(r.DPLogReg.Sigma, 0.5) }, wantErr: ErrClaimExceeded},
 		{name: "step sigma edited up", edit: func(r *Report) { r.DPLogReg.Sigma = scale(r.DPLogReg.Sigma, 2) }, wantErr: ErrClaimExceeded},
@@ -73,9 +69,23 @@ func TestAuditDPLogReg(t *testing.T) {
 		{name: "sigma not a number", edit: func(r *Report) { r.DPLogReg.Sigma = "x" }, wantErr: ErrInvalidInput},
 		{name: "no filter", edit: func(r *Report) { r.Budget = BudgetReport{} }, wantErr: ErrInvalidInput},
 	}
+	runAuditEdits(t, func(t *testing.T) *Report { return dplrReport(t, 1) }, tests)
+}
+
+// auditEdit is a report edit and the error pate audit must give for it
+// (nil: the report holds).
+type auditEdit struct {
+	name    string
+	edit    func(*Report)
+	wantErr error
+}
+
+// runAuditEdits audits, for each edit, a fresh report from make with the
+// edit applied.
+func runAuditEdits(t *testing.T, make func(*testing.T) *Report, tests []auditEdit) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := dplrReport(t, 1)
+			rep := make(t)
 			if tc.edit != nil {
 				tc.edit(rep)
 			}

@@ -298,14 +298,17 @@ func (m *smoothModel) Predict(x *Matrix, out []int32) {
 
 // encode stores a smoothed cell model: u32 classes, u32 dim, u32 k, u32
 // rows, f32 x[rows·dim], i64 scores[rows·classes].
-func (m *smoothModel) encode(w *wbuf) {
-	b := m.ix.base
-	w.u32(uint32(m.classes))
-	w.u32(uint32(b.Cols))
-	w.u32(uint32(m.k))
-	w.u32(uint32(b.Rows))
-	w.f32s(b.Data[:b.Rows*b.Cols])
-	for _, v := range m.scores {
+func (m *smoothModel) encode(w *wbuf) { w.pointsAndScores(m.classes, m.k, m.ix.base, m.scores) }
+
+// pointsAndScores writes the common layout of the cell kinds (see
+// rbuf.pointsAndScores).
+func (w *wbuf) pointsAndScores(classes, k int, x *Matrix, scores []int64) {
+	w.u32(uint32(classes))
+	w.u32(uint32(x.Cols))
+	w.u32(uint32(k))
+	w.u32(uint32(x.Rows))
+	w.f32s(x.Data[:x.Rows*x.Cols])
+	for _, v := range scores {
 		w.u64(uint64(v))
 	}
 }
@@ -349,17 +352,7 @@ func (r *rbuf) pointsAndScores(classes, dim int) (x []float32, scores []int64, k
 
 // encode stores a cell model: u32 classes, u32 dim, u32 nearest, u32
 // centres, f32 centre[centres·dim], i64 table[centres·classes].
-func (m *cellModel) encode(w *wbuf) {
-	b := m.ix.base
-	w.u32(uint32(m.classes))
-	w.u32(uint32(b.Cols))
-	w.u32(uint32(m.nearest))
-	w.u32(uint32(b.Rows))
-	w.f32s(b.Data[:b.Rows*b.Cols])
-	for _, v := range m.table {
-		w.u64(uint64(v))
-	}
-}
+func (m *cellModel) encode(w *wbuf) { w.pointsAndScores(m.classes, m.nearest, m.ix.base, m.table) }
 
 // cells restores a stored cell model.
 func (r *rbuf) cells(classes, dim int) *cellModel {
