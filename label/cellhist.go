@@ -230,6 +230,17 @@ func cellTableNoise(budget float64) (sigma float64, g *noise.DiscreteGaussian, r
 // cellTable counts each row of x in its nearest centre's histogram (its
 // class y) and adds g's noise, drawn from src, to every entry.
 func cellTable(centres, x *learners.Matrix, y []int32, classes int, g *noise.DiscreteGaussian, src noise.Source) ([]int64, error) {
+	table, err := cellCounts(centres, x, y, classes)
+	if err != nil {
+		return nil, err
+	}
+	addCellNoise(table, g, src)
+	return table, nil
+}
+
+// cellCounts is the table before its noise: the count of the rows of x
+// in each cell and class.
+func cellCounts(centres, x *learners.Matrix, y []int32, classes int) ([]int64, error) {
 	cells := make([]int32, x.Rows)
 	if err := learners.AssignCells(centres, x, cells); err != nil {
 		return nil, fmt.Errorf("label: cell histogram: %w", err)
@@ -238,10 +249,14 @@ func cellTable(centres, x *learners.Matrix, y []int32, classes int, g *noise.Dis
 	for i, c := range cells {
 		table[int(c)*classes+int(y[i])]++
 	}
+	return table, nil
+}
+
+// addCellNoise adds g's noise, drawn from src, to every entry of table.
+func addCellNoise(table []int64, g *noise.DiscreteGaussian, src noise.Source) {
 	for i := range table {
 		table[i] += g.Sample(src)
 	}
-	return table, nil
 }
 
 // Votes implements voter: one vote for the model's class.
