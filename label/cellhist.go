@@ -320,31 +320,9 @@ func (cellHistogramMechanism) auditModel(rep *Report, res *AuditResult) (float64
 	if err != nil {
 		return 0, invalid("report: %w", err)
 	}
-	choiceRho, err := choiceRhoOf(rep, nil)
+	budget, countRho, err := auditModelCount(rep, res, "cell_histogram", d.CountSource, d.CountSigma, sc)
 	if err != nil {
 		return 0, err
-	}
-	budget := float64(rep.Guarantee.Rho) - choiceRho - res.DiscoveryRho
-	var countRho float64
-	switch d.CountSource {
-	case "":
-		wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
-		if err != nil {
-			return 0, invalid("report: cell_histogram: planning the count: %w", err)
-		}
-		addCheck(res, "cell-histogram count σ planned from the budget", sc, wantSc, sc == wantSc,
-			fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
-		countRho = rdp.DiscreteGaussianRho(1, sc, 1)
-	case dplrCountFromChoice:
-		c := rep.Choice
-		ok := c != nil && c.Chosen == rep.Mechanism && c.CountSigma == d.CountSigma
-		addCheck(res, "cell-histogram count is the choice's", sc, sc, ok,
-			"a chosen cell-histogram takes the chooser's count (same σc, charged once, in the choice section)")
-		if !ok {
-			return 0, invalid("report: cell_histogram: count_source %q without a choice of %s with this count_sigma", d.CountSource, MechanismCellHistogram)
-		}
-	default:
-		return 0, invalid("report: cell_histogram: unknown count_source %q", d.CountSource)
 	}
 	wantSigma, err := rdp.PlanGNMaxRho(2*math.Max(budget-countRho, 0), 1)
 	if err != nil {

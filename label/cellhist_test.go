@@ -155,20 +155,7 @@ func cellReport(t *testing.T, eps float64) *Report {
 	if err := v.start(l, MechanismParams{}, nil, f); err != nil {
 		t.Fatal(err)
 	}
-	const rows = 300
-	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: MechanismCellHistogram,
-		Classes: []string{"a", "b", "c"}, PrivacyUnit: "row", Neighbouring: "add or remove one row",
-		Queries:   Queries{PublicRows: rows, Seen: rows, Answered: rows},
-		Released:  map[string]int64{"a": 100, "b": 100, "c": 100},
-		Guarantee: Guarantee{Epsilon: Float(eps), Delta: delta, Rho: Float(f.Budget())},
-		Budget:    BudgetReport{Epsilon: Float(eps), Delta: delta, Filter: true, RhoForQueries: Float(f.Budget())}}
-	v.describeModel(rep)
-	sp, err := RecomputeSpendLabels(MechanismCellHistogram, []LabelEvents{{Classes: 3, Argmaxes: rows, ModelRho: v.modelRho()}}, 0, delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.Spent = sp
-	return rep
+	return modelReport(t, MechanismCellHistogram, eps, delta, f, v)
 }
 
 // TestAuditCellHistogram: the audit re-derives the table's σ, the count's

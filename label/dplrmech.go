@@ -207,6 +207,42 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 	}
 }
 
+// auditModelCount re-derives the first charge of a mechanism that trains
+// one model after a noisy row count (dp-logreg, cell-histogram; section is
+// its report section's name): the budget the model spent, what the
+// chooser's count and the class discovery, if any, left (res.DiscoveryRho:
+// re-derived before), and the count's ρ — σc planned from that budget, or
+// the choice's count (source "choice", charged with the choice: ρ 0 here).
+func auditModelCount(rep *Report, res *AuditResult, section, source, countSigma string, sc float64) (budget, countRho float64, err error) {
+	choiceRho, err := choiceRhoOf(rep, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	budget = float64(rep.Guarantee.Rho) - choiceRho - res.DiscoveryRho
+	switch source {
+	case "":
+		wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
+		if err != nil {
+			return 0, 0, invalid("report: %s: planning the count: %w", section, err)
+		}
+		addCheck(res, rep.Mechanism+" count σ planned from the budget", sc, wantSc, sc == wantSc,
+			fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
+		return budget, rdp.DiscreteGaussianRho(1, sc, 1), nil
+	case dplrCountFromChoice:
+		// The choice's σc was checked against the budget with the choice;
+		// its ρ is the choice's, counted there.
+		c := rep.Choice
+		ok := c != nil && c.Chosen == rep.Mechanism && c.CountSigma == countSigma
+		addCheck(res, rep.Mechanism+" count is the choice's", sc, sc, ok,
+			"a chosen "+rep.Mechanism+" takes the chooser's count (same σc, charged once, in the choice section)")
+		if !ok {
+			return 0, 0, invalid("report: %s: count_source %q without a choice of %s with this count_sigma", section, source, rep.Mechanism)
+		}
+		return budget, 0, nil
+	}
+	return 0, 0, invalid("report: %s: unknown count_source %q", section, source)
+}
+
 // dplrCountFromChoice is the report's count_source of a dp-logreg that
 // took the chooser's count as its own.
 const dplrCountFromChoice = "choice"
@@ -240,36 +276,9 @@ func (dpLogRegMechanism) auditModel(rep *Report, res *AuditResult) (float64, err
 	dims := learners.ParamCount(d.Features, classes)
 	addCheck(res, "dp-logreg released coordinates", float64(d.Dims), float64(dims), d.Dims == dims,
 		"classes·(features+1): one coordinate per model parameter")
-	// The model spent what the chooser's count and the class discovery,
-	// if any, left of the budget (res.DiscoveryRho: re-derived before).
-	choiceRho, err := choiceRhoOf(rep, nil)
+	budget, countRho, err := auditModelCount(rep, res, "dp_logreg", d.CountSource, d.CountSigma, sc)
 	if err != nil {
 		return 0, err
-	}
-	budget := float64(rep.Guarantee.Rho) - choiceRho - res.DiscoveryRho
-
-	var countRho float64
-	switch d.CountSource {
-	case "":
-		wantSc, err := rdp.PlanGNMaxRho(2*DPLogRegCountShare*budget, 1)
-		if err != nil {
-			return 0, invalid("report: dp_logreg: planning the count: %w", err)
-		}
-		addCheck(res, "dp-logreg count σ planned from the budget", sc, wantSc, sc == wantSc,
-			fmt.Sprintf("σc is planned for %.2g of the budget ρ", DPLogRegCountShare))
-		countRho = rdp.DiscreteGaussianRho(1, sc, 1)
-	case dplrCountFromChoice:
-		// The choice's σc was checked against the budget with the choice;
-		// its ρ is the choice's, counted there.
-		c := rep.Choice
-		ok := c != nil && c.Chosen == rep.Mechanism && c.CountSigma == d.CountSigma
-		addCheck(res, "dp-logreg count is the choice's", sc, sc, ok,
-			"a chosen dp-logreg takes the chooser's count (same σc, charged once, in the choice section)")
-		if !ok {
-			return 0, invalid("report: dp_logreg: count_source %q without a choice of %s with this count_sigma", d.CountSource, MechanismDPLogReg)
-		}
-	default:
-		return 0, invalid("report: dp_logreg: unknown count_source %q", d.CountSource)
 	}
 
 	want, err := learners.PlanDPLogReg(d.Features, classes, 1, 1)

@@ -28,16 +28,23 @@ func dplrReport(t *testing.T, eps float64) *Report {
 	if err := v.(starter).start(l, MechanismParams{}, nil, f); err != nil {
 		t.Fatal(err)
 	}
-	mv := v.(modelVoter)
+	return modelReport(t, MechanismDPLogReg, eps, delta, f, v.(modelVoter))
+}
+
+// modelReport is the report of a run of mech whose model mv was trained on
+// the filter f (budget ε = eps at delta) over three classes, filled in as
+// a run fills it: 300 public rows, each labelled by the model.
+func modelReport(t *testing.T, mech string, eps, delta float64, f *rdp.Filter, mv modelVoter) *Report {
+	t.Helper()
 	const rows = 300
-	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: MechanismDPLogReg,
+	rep := &Report{SchemaVersion: ReportSchemaVersion, Tool: "pate", Command: "label", Mechanism: mech,
 		Classes: []string{"a", "b", "c"}, PrivacyUnit: "row", Neighbouring: "add or remove one row",
 		Queries:   Queries{PublicRows: rows, Seen: rows, Answered: rows},
 		Released:  map[string]int64{"a": 100, "b": 100, "c": 100},
-		Guarantee: Guarantee{Epsilon: Float(eps), Delta: delta, Rho: Float(f.Budget())},
-		Budget:    BudgetReport{Epsilon: Float(eps), Delta: delta, Filter: true, RhoForQueries: Float(f.Budget())}}
+		Guarantee: Guarantee{Epsilon: Float(eps), Delta: Float(delta), Rho: Float(f.Budget())},
+		Budget:    BudgetReport{Epsilon: Float(eps), Delta: Float(delta), Filter: true, RhoForQueries: Float(f.Budget())}}
 	mv.describeModel(rep)
-	sp, err := RecomputeSpendLabels(MechanismDPLogReg, []LabelEvents{{Classes: 3, Argmaxes: rows, ModelRho: mv.modelRho()}}, 0, delta)
+	sp, err := RecomputeSpendLabels(mech, []LabelEvents{{Classes: 3, Argmaxes: rows, ModelRho: mv.modelRho()}}, 0, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
