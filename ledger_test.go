@@ -33,9 +33,13 @@ func init() {
 	if os.Getenv("PATE_LEDGER") == "" {
 		if d, err := os.MkdirTemp("", "pate-test-ledger-"); err == nil {
 			os.Setenv("PATE_LEDGER", d)
+			fallbackLedger = d
 		}
 	}
 }
+
+// fallbackLedger is the directory init made, removed after the tests.
+var fallbackLedger string
 
 // pateBinary is the pate command for the tests that need a real process
 // (to kill it, or to race two of them): the test binary itself, which

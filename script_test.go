@@ -25,7 +25,19 @@ import (
 // handling. The scripts thus test the real command line (exit code, stdout,
 // stderr, files) without a separate build.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"pate": main})
+	testscript.Main(removeFallbackLedger{m}, map[string]func(){"pate": main})
+}
+
+// removeFallbackLedger removes, once the tests have run, the ledger
+// directory this process made for itself (see init in ledger_test.go).
+type removeFallbackLedger struct{ m *testing.M }
+
+func (r removeFallbackLedger) Run() int {
+	code := r.m.Run()
+	if fallbackLedger != "" {
+		os.RemoveAll(fallbackLedger)
+	}
+	return code
 }
 
 // TestScripts runs the command-line cases in testdata/script, one case per

@@ -153,8 +153,11 @@ type student struct {
 
 	spoolPath string
 	spoolFile *os.File
-	spoolW    *ipc.Writer
-	spoolRows int64
+	// spoolLinked: the spool still has a name in the directory, for close
+	// to remove.
+	spoolLinked bool
+	spoolW      *ipc.Writer
+	spoolRows   int64
 }
 
 func newStudent(st *runState) (*student, error) {
@@ -207,6 +210,9 @@ func (s *student) spool(rec arrow.Record, la, sa arrow.Array) error {
 			return fmt.Errorf("student: creating the spool: %w", err)
 		}
 		s.spoolFile, s.spoolPath = f, f.Name()
+		// Unlinked at once where the system allows it (the open file stays
+		// readable): a run killed outright then leaves nothing behind.
+		s.spoolLinked = os.Remove(f.Name()) != nil
 		s.spoolW = ipc.NewWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	}
 	cols := append(slices.Clone(rec.Columns()), la, sa)
@@ -387,7 +393,9 @@ func (s *student) close() {
 	}
 	if s.spoolFile != nil {
 		_ = s.spoolFile.Close()
-		_ = os.Remove(s.spoolPath)
+		if s.spoolLinked {
+			_ = os.Remove(s.spoolPath)
+		}
 	}
 }
 
