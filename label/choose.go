@@ -66,6 +66,13 @@ const ChooseCellsPerFeature = 10
 
 // ChoiceRule is the rule the report and pate plan print.
 var ChoiceRule = fmt.Sprintf("PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
+	"else %s when its cells per encoded feature ≥ %d (σ for the ρ the class discovery and the count leave); "+
+	"else private-knn when its rule admits it; else %s", ChooseRowsPerClass, MechanismCellHistogram, ChooseCellsPerFeature, MechanismDPLogReg)
+
+// choiceRuleCellsShare is the rule as it was when the cells' σ was planned
+// for the budget less the count's share only (the class discovery's ρ not
+// subtracted): reports written with it are audited by it.
+var choiceRuleCellsShare = fmt.Sprintf("PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
 	"else %s when its cells per encoded feature ≥ %d; "+
 	"else private-knn when its rule admits it; else %s", ChooseRowsPerClass, MechanismCellHistogram, ChooseCellsPerFeature, MechanismDPLogReg)
 
@@ -81,7 +88,8 @@ var choiceRuleTen = fmt.Sprintf("PATE + student when n̂/(teachers·classes) ≥
 
 // choiceRules are the rules with candidates this version re-derives, by
 // the text a report carries, and their thresholds.
-var choiceRules = map[string]float64{ChoiceRule: ChooseRowsPerClass, choiceRuleFifty: ChooseRowsPerClass, choiceRuleTen: 10}
+var choiceRules = map[string]float64{ChoiceRule: ChooseRowsPerClass, choiceRuleCellsShare: ChooseRowsPerClass,
+	choiceRuleFifty: ChooseRowsPerClass, choiceRuleTen: 10}
 
 // choiceRuleFirst is the rule of the reports written before the student
 // entered it (R alone): their audit re-derives their choice by it.
@@ -93,17 +101,44 @@ var linearStudents = map[string]bool{"logreg": true, "nb": true}
 
 // ChooseByRule is the chooser's rule: the mechanism for a noisy count of
 // rows, teachers, classes, the encoded features, the student PATE would
-// train and the budget (ε, and the filter's ρ) ("" keeps PATE),
+// train and the budget (ε, the filter's ρ and the ρ the private class
+// discovery charged, 0 when the classes are declared) ("" keeps PATE),
 // R = rows/(T·C), and the candidates weighed.
-func ChooseByRule(rows int64, teachers, classes, features int, student string, eps, rho float64) (mech string, perClass float64, cands []ChoiceCandidate) {
-	return chooseBy(rows, teachers, classes, student, ChooseRowsPerClass, math.Min(eps, 1), &cellsRule{features: features, rho: rho})
+func ChooseByRule(rows int64, teachers, classes, features int, student string, eps, rho, discoveryRho float64) (mech string, perClass float64, cands []ChoiceCandidate) {
+	return chooseBy(rows, teachers, classes, student, ChooseRowsPerClass, math.Min(eps, 1),
+		&cellsRule{features: features, rho: rho, discovery: discoveryRho, left: true})
 }
 
 // cellsRule is what the cell-histogram candidate weighs: the encoded
-// features and the filter's budget ρ.
+// features, the filter's budget ρ and the class discovery's ρ. left: the
+// table's σ is planned, as the run plans it, for what the discovery and
+// the count leave of ρ; otherwise (choiceRuleCellsShare) for ρ less the
+// count's share.
 type cellsRule struct {
-	features int
-	rho      float64
+	features  int
+	rho       float64
+	discovery float64
+	left      bool
+}
+
+// sigma is the table's σ the rule plans with.
+func (r cellsRule) sigma() (float64, error) {
+	if !r.left {
+		return rdp.PlanGNMaxRho(2*(1-DPLogRegCountShare)*r.rho, 1)
+	}
+	_, _, countRho, err := dplrCount(r.rho)
+	if err != nil {
+		return 0, err
+	}
+	f, err := rdp.NewFilterRho(r.rho)
+	if err != nil {
+		return 0, err
+	}
+	if err := f.Charge(r.discovery + countRho); err != nil {
+		return 0, err
+	}
+	sigma, _, _, err := cellTableNoise(f.Remaining())
+	return sigma, err
 }
 
 // chooseBy is the rule with the threshold of rows per class and teacher,
@@ -145,13 +180,13 @@ func chooseBy(rows int64, teachers, classes int, student string, threshold, scal
 }
 
 // cellsCandidate is the chooser's rule for cell-histogram: eligible when
-// the cells its plan gives for n̂ (σ planned for the budget less the
-// count's share, the σ of the table when no class discovery is charged)
-// are at least ChooseCellsPerFeature per encoded feature: enough cells
-// for the public space that a cell's rows share their class.
+// the cells its plan gives for n̂ (σ planned for what the class discovery
+// and the count leave of the budget: the run's own) are at least
+// ChooseCellsPerFeature per encoded feature: enough cells for the public
+// space that a cell's rows share their class.
 func cellsCandidate(rows int64, classes int, r cellsRule) ChoiceCandidate {
 	c := ChoiceCandidate{Mechanism: MechanismCellHistogram}
-	sigma, err := rdp.PlanGNMaxRho(2*(1-DPLogRegCountShare)*r.rho, 1)
+	sigma, err := r.sigma()
 	if err != nil || r.features < 1 {
 		c.Why = "no budget or no features to plan its cells for"
 		return c
@@ -205,7 +240,7 @@ func PlanChoice(eps, delta float64, rows int64, teachers, classes, features int)
 	if err != nil {
 		return 0, "", 0, nil, err
 	}
-	mech, perClass, cands = ChooseByRule(rows, teachers, classes, features, DefaultStudent, eps, f.Budget())
+	mech, perClass, cands = ChooseByRule(rows, teachers, classes, features, DefaultStudent, eps, f.Budget(), 0)
 	if mech == "" {
 		mech = Mechanisms[0]
 	}
@@ -293,7 +328,7 @@ func (l *Labeler) choose(n int64, td *teacherData, features int) (bool, error) {
 	// chosen dp-logreg takes the count and the stream over.
 	src := l.source(streamDPLogRegNoise)
 	noisy := max(0, n+g.Sample(src))
-	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, features, cfg.Student, cfg.Epsilon, f.Budget())
+	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, features, cfg.Student, cfg.Epsilon, f.Budget(), td.discoveryRho)
 	chosen := mech
 	if chosen == "" {
 		chosen = cfg.Mechanism
@@ -382,11 +417,14 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 		threshold = 10 // the first rule's
 	}
 	scale := 1.0
-	if c.Rule == ChoiceRule || c.Rule == choiceRuleFifty {
+	if c.Rule == ChoiceRule || c.Rule == choiceRuleCellsShare || c.Rule == choiceRuleFifty {
 		scale = math.Min(float64(rep.Guarantee.Epsilon), 1)
 	}
 	var cells *cellsRule
-	if c.Rule == ChoiceRule {
+	switch c.Rule {
+	case ChoiceRule:
+		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho), discovery: res.DiscoveryRho, left: true}
+	case choiceRuleCellsShare:
 		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho)}
 	}
 	addCheck(res, "choice threshold is the rule's", float64(c.Threshold), threshold, float64(c.Threshold) == threshold,

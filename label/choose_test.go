@@ -3,9 +3,11 @@ package label
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,7 +64,7 @@ func TestChooseByRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, f.Budget())
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, f.Budget(), 0)
 			if got != tc.want {
 				t.Errorf("ChooseByRule(%d, %d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, got, r, tc.want)
 			}
@@ -193,7 +195,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	base, _, _ := choiceReportFixture(t)
 	current := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := ChooseByRule(rows, 250, 2, 112, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho))
+		_, _, cands := ChooseByRule(rows, 250, 2, 112, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho), 0)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
 		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, 112
 		return r
@@ -210,7 +212,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	cellsRun := func(r *Report) { r.Mechanism, r.Choice.Chosen = MechanismCellHistogram, MechanismCellHistogram }
 	few := func(r *Report) {
 		r.Choice.Features = 16
-		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, r.Choice.Student, 1, float64(r.Guarantee.Rho))
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	// Reports of the same rule when its threshold was 10.
 	ten := func(rows int64, student string) *Report {
@@ -245,6 +247,11 @@ func TestAuditChoiceRules(t *testing.T) {
 		{"dp-logreg for 12k rows by the rule before the cells", fifty(12_000, "logreg"), func(*Report) {}, ""},
 		{"PATE for adult's count by the rule before the cells", fifty(32_561, "logreg"), pateRun, ""},
 		{"cells for 12k rows of 16 features", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r) }, ""},
+		{"cells for 12k rows of 16 features by the rule before the discovery's ρ", current(12_000, "logreg"), func(r *Report) {
+			few(r)
+			cellsRun(r)
+			r.Choice.Rule = choiceRuleCellsShare
+		}, ""},
 		{"dp-logreg where the cells were the rule's", current(12_000, "logreg"), few, "choice follows"},
 		{"cells where the features are 112", current(12_000, "logreg"), cellsRun, "choice follows"},
 		{"cells with the features edited down", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r); r.Choice.Features = 112 }, "choice candidates"},
@@ -517,4 +524,61 @@ func allPass(res *AuditResult) bool {
 		}
 	}
 	return true
+}
+
+// TestChosenCellsPlanIsTheRun: the cells the chooser's rule weighs are the
+// ones the chosen run plans, σ included, whether the classes are declared
+// or released privately first (the discovery's ρ is then not the table's).
+func TestChosenCellsPlanIsTheRun(t *testing.T) {
+	for _, declared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("declared=%v", declared), func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			t.Cleanup(func() { mem.AssertSize(t, 0) })
+			const d, k, nPriv, nPub = 4, 3, 3000, 300
+			w := make([]float64, d*k)
+			wr := rand.New(rand.NewPCG(3, 9))
+			for i := range w {
+				w[i] = 2 * wr.NormFloat64()
+			}
+			rng := rand.New(rand.NewPCG(11, 4))
+			priv := synthetic(mem, nPriv, d, k, 300, true, rng, w)
+			defer priv.release()
+			pub := synthetic(mem, nPub, d, k, 300, true, rng, w)
+			defer pub.release()
+			seed := uint64(5)
+			cfg := Config{Label: "label", Features: []string{"x0", "x1", "x2", "x3"}, Teachers: 250, Epsilon: 1, Delta: 1e-5,
+				Keep: []string{"x0"}, PublicRows: nPub, Seed: &seed, BatchSize: 300, Allocator: mem, Choose: true, Student: "logreg"}
+			if declared {
+				cfg.Classes = []string{"0", "1", "2"}
+			}
+			rep, _ := runCollect(t, cfg, priv, pub)
+			if rep.Mechanism != MechanismCellHistogram || rep.CellHistogram == nil || rep.Choice == nil {
+				t.Fatalf("the chooser ran %q, want %s for %d rows of %d features", rep.Mechanism, MechanismCellHistogram, nPriv, d)
+			}
+			if declared != (rep.ClassDiscovery == nil) {
+				t.Fatalf("class discovery %v with declared classes %v", rep.ClassDiscovery, declared)
+			}
+			var cells int
+			var sigma float64
+			for _, c := range rep.Choice.Candidates {
+				if c.Mechanism == MechanismCellHistogram {
+					if _, err := fmt.Sscanf(c.Why, "%d cells (σ %g)", &cells, &sigma); err != nil {
+						t.Fatalf("the candidate's why %q: %v", c.Why, err)
+					}
+				}
+			}
+			ch := rep.CellHistogram
+			runSigma, err := strconv.ParseFloat(ch.Sigma, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cells != ch.PlannedCells || fmt.Sprintf("%.4g", runSigma) != fmt.Sprintf("%.4g", sigma) {
+				t.Errorf("the rule weighed %d cells (σ %g), the run planned %d (σ %s)", cells, sigma, ch.PlannedCells, ch.Sigma)
+			}
+			if res, err := Audit(rep); err != nil || !res.Holds || !allPass(res) {
+				t.Errorf("audit: %v", err)
+			}
+		})
+	}
 }

@@ -43,6 +43,15 @@ func NewFilter(eps, delta float64) (*Filter, error) {
 	}, nil
 }
 
+// NewFilterRho returns a filter of budget ρ_B = rho itself (rho > 0 and
+// finite), for replaying a run's charges on the budget its report states.
+func NewFilterRho(rho float64) (*Filter, error) {
+	if !(rho > 0) || math.IsInf(rho, 0) {
+		return nil, fmt.Errorf("rdp: filter budget %v: must be a finite number > 0", rho)
+	}
+	return &Filter{budget: rho, spent: new(big.Float).SetPrec(sumPrec)}, nil
+}
+
 // Fits reports whether charging rho more would keep the exact spend ≤ the
 // budget. Negative or NaN rho never fits.
 func (f *Filter) Fits(rho float64) bool {
