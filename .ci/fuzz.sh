@@ -6,7 +6,8 @@
 # TIME is each target's -fuzztime (default 60s). Without "all" it runs the
 # entry points a user's file reaches first (Parquet, IPC file and stream,
 # CSV, gzip CSV, a report, a saved labeler); with "all" also the internal
-# decoders (page codecs, page streams, list and plain chunks).
+# decoders (page codecs, page streams, list and plain chunks, a saved
+# labeler's model, teacher votes, the ledger's identity lists).
 #
 # -fuzzminimizetime 3s: Go minimizes every new input for up to 60 s by
 # default, and these readers' inputs are slow to minimize, so a one-minute
@@ -51,6 +52,9 @@ if [[ ${2:-} == all ]]; then
     "./io/arrowio/internal/pqread FuzzLZ4Stream"
     "./io/arrowio/internal/pqread FuzzListChunk"
     "./io/arrowio/internal/pqread FuzzPlainChunk"
+    "./learners FuzzDecodeModel"
+    "./label FuzzAggregateVotes"
+    "./label/ledger FuzzListText"
   )
 fi
 
