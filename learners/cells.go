@@ -239,15 +239,21 @@ func (m *cellModel) scores(x *Matrix) []int64 {
 	if m.ix.Search(x, k, idx, dist) != nil {
 		return out // rows of another width: no scores
 	}
-	for i := 0; i < x.Rows; i++ {
-		s := out[i*m.classes : (i+1)*m.classes]
+	sumNeighbours(idx, k, m.table, m.classes, out)
+	return out
+}
+
+// sumNeighbours adds into row i of out (classes wide) the rows of table
+// named by the k neighbours idx[i·k : (i+1)·k] of row i.
+func sumNeighbours(idx []int32, k int, table []int64, classes int, out []int64) {
+	for i := 0; i < len(out)/classes; i++ {
+		s := out[i*classes : (i+1)*classes]
 		for _, j := range idx[i*k : (i+1)*k] {
-			for c, v := range m.table[int(j)*m.classes : (int(j)+1)*m.classes] {
+			for c, v := range table[int(j)*classes : (int(j)+1)*classes] {
 				s[c] += v
 			}
 		}
 	}
-	return out
 }
 
 // argmaxInt64 writes into out[i] the index of the largest of the classes
@@ -285,14 +291,7 @@ func (m *smoothModel) Predict(x *Matrix, out []int32) {
 		return
 	}
 	sum := make([]int64, x.Rows*m.classes)
-	for i := 0; i < x.Rows; i++ {
-		s := sum[i*m.classes : (i+1)*m.classes]
-		for _, j := range idx[i*m.k : (i+1)*m.k] {
-			for c, v := range m.scores[int(j)*m.classes : (int(j)+1)*m.classes] {
-				s[c] += v
-			}
-		}
-	}
+	sumNeighbours(idx, m.k, m.scores, m.classes, sum)
 	argmaxInt64(sum, m.classes, out[:x.Rows])
 }
 
