@@ -82,14 +82,14 @@ func runLedgerShow(c *cli.Context, e *env) error {
 		if len(d.Units) > 1 {
 			fmt.Fprintf(w, "  runs of %d privacy units: no one total; each unit's runs composed apart\n", len(d.Units))
 			for _, u := range d.Units {
-				fmt.Fprintf(w, "  unit %s: %d run(s), total ρ = %s  →  ε = %s at δ = %.3g\n", ledger.UnitName(u.PrivacyUnit), u.Runs, fnum(u.Rho), fnum(u.Epsilon), u.Delta)
+				fmt.Fprintf(w, "  unit %s: %d run(s), total ρ = %s%s  →  ε = %s at δ = %.3g\n", ledger.UnitName(u.PrivacyUnit), u.Runs, fnum(u.Rho), ordersNote(u.MaxOrder), fnum(u.Epsilon), u.Delta)
 			}
 		} else {
 			unit := ""
 			if len(d.Runs) > 0 {
 				unit = d.Runs[0].PrivacyUnit
 			}
-			fmt.Fprintf(w, "  unit %s: total ρ = %s  →  ε = %s at δ = %.3g (the sum of the runs' δs; of it %.3g failure δ: discoveries, svt)\n", ledger.UnitName(unit), fnum(d.Rho), fnum(d.Epsilon), d.Delta, d.FailureDelta)
+			fmt.Fprintf(w, "  unit %s: total ρ = %s%s  →  ε = %s at δ = %.3g (the sum of the runs' δs; of it %.3g failure δ: discoveries, svt)\n", ledger.UnitName(unit), fnum(d.Rho), ordersNote(d.MaxOrder), fnum(d.Epsilon), d.Delta, d.FailureDelta)
 		}
 		for _, r := range d.Runs {
 			state := fmt.Sprintf("ended, realized ρ = %s", fnum(r.Rho))
@@ -118,4 +118,12 @@ func fnum(v float64) string {
 		return "∞"
 	}
 	return fmt.Sprintf("%.6g", v)
+}
+
+// ordersNote says on which Rényi orders a total's ρ holds, when not all.
+func ordersNote(maxOrder int) string {
+	if maxOrder == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (on the Rényi orders 2..%d only, where it was converted)", maxOrder)
 }

@@ -442,6 +442,9 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
 		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg), PrivacyUnit: cfg.PrivacyUnit,
+		// A ρ that holds on some Rényi orders only is converted on those,
+		// alone or composed (the ledger reads no other order).
+		MaxOrder: lab.MaxOrder(),
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB

@@ -483,6 +483,14 @@ func (c *chart) legend(x, y int, items [][2]string) {
 // convDelta is the δ at which the run's ρ converts to ε.
 func (p *page) convDelta() float64 { return p.audit.Delta - p.audit.DiscoveryDelta }
 
+// epsilonOf converts a ρ of the run's to ε as the run's report does: at
+// its conversion δ, on the Rényi orders its charges hold at (2..max_order
+// when the parameters bound them: private-knn), rounded up.
+func (p *page) epsilonOf(rho float64) float64 {
+	e, _ := rdp.ZCDPEpsWithin(rho, p.convDelta(), float64(p.rep.Params.MaxOrder))
+	return rdp.RoundUp(e, 6)
+}
+
 func (p *page) epsilonChart() *chart {
 	rep := p.rep
 	tl := rep.Timeline
@@ -492,7 +500,7 @@ func (p *page) epsilonChart() *chart {
 	yMax := budget
 	for i, t := range tl {
 		xs[i] = float64(t.Queries)
-		ys[i] = rdp.RoundUp(rdp.ZCDPEps(float64(t.Rho), p.convDelta()), 6)
+		ys[i] = p.epsilonOf(float64(t.Rho))
 		yMax = math.Max(yMax, ys[i])
 	}
 	xMax := math.Max(float64(rep.Queries.Seen), 1)
