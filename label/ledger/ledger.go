@@ -52,6 +52,9 @@ type Entry struct {
 	Time    time.Time `json:"time"`
 	Dataset string    `json:"dataset"`
 	// Begin entries.
+	// Name is the dataset's name when the user gave one (--dataset): a
+	// label of the user's, shown by pate ledger show.
+	Name           string        `json:"name,omitempty"`
 	Labels         []string      `json:"labels,omitempty"`
 	Mechanism      string        `json:"mechanism,omitempty"`
 	MaxRho         *report.Float `json:"max_rho,omitempty"`
@@ -82,8 +85,11 @@ type Entry struct {
 	// order (zCDP). See maxOrder for entries written before it was
 	// recorded.
 	MaxOrder int `json:"max_order,omitempty"`
-	// End entries: the realized zCDP ρ and, for a run of pure events, how
-	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
+	// End entries: the mechanism that ran (Ran: a begin entry written
+	// before the run chose one names its candidates), the realized zCDP ρ
+	// and, for a run of pure events, how many of which ε (ρ is then their
+	// ε²/2 each plus any zCDP part).
+	Ran          string        `json:"ran,omitempty"`
 	Rho          *report.Float `json:"rho,omitempty"`
 	PureEvents   int64         `json:"pure_events,omitempty"`
 	EventEpsilon report.Float  `json:"event_epsilon,omitempty"`
@@ -134,6 +140,7 @@ func (l *Ledger) path(dataset string) string { return filepath.Join(l.dir, datas
 // BeginRequest describes a run about to start.
 type BeginRequest struct {
 	Dataset        string   // DatasetID of the sensitive data
+	Name           string   // the dataset's name, when named (Session sets it)
 	Labels         []string // label column names
 	Mechanism      string
 	MaxRho         float64 // the most the run can spend (zCDP ρ); +Inf when unbounded
@@ -160,6 +167,10 @@ type BeginRequest struct {
 	PureMaxEpsilon, PureMaxRho float64
 	// MaxOrder: see Entry.MaxOrder (0: the run's ρ holds at every order).
 	MaxOrder int
+	// LifetimeDelta, when > 0, refuses the run when the dataset's summed
+	// δ with it would pass it (ErrLifetimeExceeded), as a lifetime ε does
+	// for ε: every run adds its δ.
+	LifetimeDelta float64
 }
 
 // Run is a run recorded by Begin, to be closed by End.
@@ -167,6 +178,9 @@ type Run struct {
 	l       *Ledger
 	id      string
 	dataset string
+	// Ran, when set before End, names the mechanism that ran (the begin
+	// entry may name the candidates of a choice).
+	Ran string
 }
 
 // ID returns the run's identifier in the ledger.
@@ -203,7 +217,10 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 		return nil, err
 	}
 	mr, fdv := report.Float(req.MaxRho), report.Float(fd)
-	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Labels: req.Labels,
+	if !(req.LifetimeDelta >= 0 && req.LifetimeDelta < 1) {
+		return nil, fmt.Errorf("ledger: bad lifetime δ %g", req.LifetimeDelta)
+	}
+	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Name: req.Name, Labels: req.Labels,
 		Mechanism: req.Mechanism, MaxRho: &mr, Delta: report.Float(req.Delta),
 		DiscoveryDelta: report.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: report.Float(req.Epsilon),
 		Seeded: req.Seed != nil, Content: req.Content, PrivacyUnit: req.PrivacyUnit, MaxOrder: req.MaxOrder}
@@ -223,13 +240,20 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 				return fmt.Errorf("%w: this run protects %s, the dataset's recorded runs %s; its lifetime cannot be checked across them",
 					ErrMixedUnits, UnitName(req.PrivacyUnit), UnitName(*unit))
 			}
-			if lifetime > 0 {
+			if lifetime > 0 || req.LifetimeDelta > 0 {
 				d := summarize(req.Dataset, append(entries[:len(entries):len(entries)], e))
 				eps, delta := d.Epsilon, d.Delta
 				d = summarize(req.Dataset, entries)
-				if !(eps <= lifetime) {
-					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, past its lifetime ε = %g",
-						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, lifetime)
+				past := ""
+				switch {
+				case lifetime > 0 && !(eps <= lifetime):
+					past = fmt.Sprintf("past its lifetime ε = %g", lifetime)
+				case req.LifetimeDelta > 0 && !(delta <= req.LifetimeDelta*(1+1e-12)):
+					past = fmt.Sprintf("past its lifetime δ = %g", req.LifetimeDelta)
+				}
+				if past != "" {
+					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, %s (%s)",
+						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, past, HowTotalsCompose)
 				}
 			}
 			return appendEntry(f, e)
@@ -290,12 +314,17 @@ func (r *Run) EndPure(rho float64, events int64, eps0 float64) error {
 		return fmt.Errorf("ledger: bad realized spend ρ %g (%d events of ε %g)", rho, events, eps0)
 	}
 	v := report.Float(rho)
-	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v}
+	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v, Ran: r.Ran}
 	if events > 0 {
 		e.PureEvents, e.EventEpsilon = events, report.Float(eps0)
 	}
 	return r.l.locked(r.dataset, func(f *os.File, _ []Entry) error { return appendEntry(f, e) })
 }
+
+// HowTotalsCompose says in a line how a dataset's total composes, for the
+// messages that show one.
+const HowTotalsCompose = "runs compose by zCDP: their ρ add up and convert to ε at the sum of their δs, " +
+	"so n runs at ε each total about √n·ε at n·δ, not n·ε; --lifetime-delta caps the δ"
 
 // Path returns the file the run is recorded in.
 func (r *Run) Path() string { return r.l.path(r.dataset) }
@@ -524,12 +553,15 @@ func newRunID() (string, error) {
 
 // RunSummary is one run of a dataset.
 type RunSummary struct {
-	Run       string    `json:"run"`
-	Started   time.Time `json:"started"`
-	Mechanism string    `json:"mechanism"`
-	Labels    []string  `json:"labels,omitempty"`
-	Epsilon   float64   `json:"epsilon"`
-	Delta     float64   `json:"delta"`
+	Run     string    `json:"run"`
+	Started time.Time `json:"started"`
+	// Mechanism is the mechanism that ran, when the run said at its end;
+	// else its begin entry's (candidates joined by "|" for a run that had
+	// yet to choose).
+	Mechanism string   `json:"mechanism"`
+	Labels    []string `json:"labels,omitempty"`
+	Epsilon   float64  `json:"epsilon"`
+	Delta     float64  `json:"delta"`
 	// FailureDelta is the part of Delta that is a failure probability.
 	FailureDelta float64 `json:"failure_delta"`
 	MaxRho       float64 `json:"max_rho"`
@@ -605,6 +637,9 @@ func (r RunSummary) charged() (delta, failure float64) {
 // Dataset is the composed spend of one sensitive dataset.
 type Dataset struct {
 	ID string `json:"dataset"`
+	// Name is the name the user gave it (--dataset), "" when unnamed (or
+	// recorded before names were).
+	Name string `json:"name,omitempty"`
 	// Named says that the dataset is a name the user gave (--dataset):
 	// its runs compose whatever rows they read. Otherwise it is one exact
 	// multiset of rows, and a near copy is another dataset.
@@ -727,7 +762,10 @@ func summarize(id string, entries []Entry) *Dataset {
 	for _, e := range entries {
 		switch e.Kind {
 		case KindBegin:
-			d.Named = d.Named || e.Content != ""
+			d.Named = d.Named || e.Content != "" || e.Name != ""
+			if d.Name == "" {
+				d.Name = e.Name
+			}
 			for _, l := range e.Labels {
 				if !labels[l] {
 					labels[l] = true
@@ -750,6 +788,9 @@ func summarize(id string, entries []Entry) *Dataset {
 			}
 			r := &d.Runs[i]
 			r.Finished, r.Rho = true, float64(*e.Rho)
+			if e.Ran != "" {
+				r.Mechanism = e.Ran
+			}
 			r.Charged = math.Min(r.Rho, r.MaxRho)
 			if r.Charged == r.Rho {
 				r.PureEvents, r.EventEpsilon = e.PureEvents, float64(e.EventEpsilon)
