@@ -62,7 +62,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
 	}
 	out := c.String("output")
-	format, seed, err := outputFlags(c)
+	format, seed, err := outputFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}

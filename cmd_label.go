@@ -123,7 +123,7 @@ type labelOptions struct {
 }
 
 func runLabel(c *cli.Context, e *env) error {
-	o, err := labelFlags(c)
+	o, err := labelFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}

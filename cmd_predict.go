@@ -59,7 +59,7 @@ func runPredict(c *cli.Context, e *env) error {
 	if c.Int("workers") < 0 {
 		return usagef("--workers must not be negative, got %d", c.Int("workers"))
 	}
-	format, _, err := outputFlags(c)
+	format, _, err := outputFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
@@ -78,9 +79,13 @@ var foreignOutputExts = []string{".csv", ".tsv", ".txt", ".json", ".jsonl", ".nd
 // name chooses: .parquet (or .pq) writes Parquet, .arrows an Arrow IPC
 // stream, any other name an Arrow IPC file; the path - always writes a
 // stream. A --format that contradicts the name's extension is refused, so
-// that a file is never named for a format it does not hold.
-func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
+// that a file is never named for a format it does not hold, and so is -o -
+// when stdout is a terminal: before any input is read, hashed or charged.
+func outputFlags(c *cli.Context, stdout io.Writer) (arrowio.WriteFormat, *uint64, error) {
 	out := c.String("output")
+	if out == "-" && isTerminal(stdout) {
+		return 0, nil, usagef("-o -: standard output is a terminal, and the output is binary Arrow: redirect it to a file (> out.arrows), pipe it into another command, or name a file with -o")
+	}
 	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
 	if out == "-" {
 		format, known = arrowio.WriteStream, false
@@ -119,6 +124,12 @@ func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
 		seed = &v
 	}
 	return format, seed, nil
+}
+
+// isTerminal tells whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // replicableFlags reads --replicable and its seed file.
