@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,6 +91,19 @@ func outputFlags(c *cli.Context, stdout io.Writer) (arrowio.WriteFormat, *uint64
 	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
 	if out == "-" {
 		format, known = arrowio.WriteStream, false
+	}
+	if out != "-" {
+		// The folder must be there before any input is read or charged.
+		dir := filepath.Dir(out)
+		st, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return 0, nil, usagef("-o %s: the output's folder %s does not exist: create it first", out, dir)
+		case err != nil:
+			return 0, nil, fmt.Errorf("-o %s: %w", out, err)
+		case !st.IsDir():
+			return 0, nil, usagef("-o %s: %s is a file, not a folder", out, dir)
+		}
 	}
 	if ext := strings.ToLower(filepath.Ext(out)); slices.Contains(foreignOutputExts, ext) {
 		return 0, nil, usagef("-o %s: pate writes Parquet (.parquet) or Arrow IPC (.arrow, .arrows), not %s: name the output for the format it will hold", out, strings.TrimPrefix(ext, "."))
