@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -404,19 +405,172 @@ func explicitNoise(c *cli.Context) bool {
 	return false
 }
 
-// suggestFlagOnError returns cmd's usage error handler: a flag it does not
-// know gets the nearest name it does.
+// suggestFlagOnError returns cmd's usage error handler (see usageMessage).
 func suggestFlagOnError(cmd *cli.Command) cli.OnUsageErrorFunc {
 	return func(_ *cli.Context, err error, _ bool) error {
-		msg := err.Error()
-		const unknown = "flag provided but not defined: "
-		if name, ok := strings.CutPrefix(msg, unknown); ok {
-			if s := cli.SuggestFlag(cmd.Flags, strings.TrimLeft(name, "-"), false); s != "" {
-				msg = fmt.Sprintf("unknown flag --%s: did you mean %s?", strings.TrimLeft(name, "-"), s)
-			} else {
-				msg = "unknown flag --" + strings.TrimLeft(name, "-")
+		return &usageError{msg: usageMessage(cmd.Flags, err.Error())}
+	}
+}
+
+// usageMessage rewrites a flag-parsing error of the flag package, which
+// names flags with one dash and gives no hint, in pate's terms: a flag it
+// does not know gets the nearest name it does, if one is near; a value
+// that does not parse gets the type the flag takes and an example.
+func usageMessage(flags []cli.Flag, msg string) string {
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if s := nearestFlag(flags, name); s != "" {
+			return fmt.Sprintf("unknown flag %s: did you mean %s?", dashed(name), s)
+		}
+		return "unknown flag " + dashed(name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name = strings.TrimLeft(name, "-")
+		return fmt.Sprintf("%s needs a value%s", dashed(name), flagHint(flags, name))
+	}
+	// invalid value "abc" for flag -epsilon: parse error
+	// invalid boolean value "x" for -quiet: parse error
+	for _, prefix := range []string{"invalid value ", "invalid boolean value "} {
+		rest, ok := strings.CutPrefix(msg, prefix)
+		if !ok {
+			continue
+		}
+		val, rest, ok := cutQuoted(rest)
+		if !ok {
+			break
+		}
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, " for "), "flag ")
+		name, why, _ := strings.Cut(rest, ": ")
+		name = strings.TrimLeft(name, "-")
+		if strings.Contains(why, "out of range") {
+			return fmt.Sprintf("%s: %s is out of range%s", dashed(name), val, flagHint(flags, name))
+		}
+		return fmt.Sprintf("%s takes %s, got %s%s", dashed(name), flagKind(flags, name), val, flagHint(flags, name))
+	}
+	return msg
+}
+
+// cutQuoted splits a Go-quoted string off the front of s.
+func cutQuoted(s string) (quoted, rest string, ok bool) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", s, false
+	}
+	return q, s[len(q):], true
+}
+
+// dashed is a flag's name as it is typed: -o, --epsilon.
+func dashed(name string) string {
+	if len([]rune(name)) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// findFlag is the flag named name, or nil.
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// flagKind says what a flag's value must be.
+func flagKind(flags []cli.Flag, name string) string {
+	switch findFlag(flags, name).(type) {
+	case *cli.Float64Flag, *cli.Float64SliceFlag:
+		return "a number"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.IntSliceFlag, *cli.Int64SliceFlag:
+		return "a whole number"
+	case *cli.UintFlag, *cli.Uint64Flag:
+		return "a non-negative whole number"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return "another value"
+}
+
+// flagHint is an example of the flag's use, from its default value.
+func flagHint(flags []cli.Flag, name string) string {
+	if ex, ok := flagExamples[name]; ok {
+		return fmt.Sprintf(" (for example %s %s)", dashed(name), ex)
+	}
+	var example string
+	switch f := findFlag(flags, name).(type) {
+	case *cli.Float64Flag:
+		example = strconv.FormatFloat(cmp.Or(f.Value, 1), 'g', -1, 64)
+	case *cli.IntFlag:
+		example = strconv.Itoa(cmp.Or(f.Value, 1))
+	case *cli.Int64Flag:
+		example = strconv.FormatInt(cmp.Or(f.Value, 1), 10)
+	case *cli.UintFlag:
+		example = strconv.FormatUint(uint64(cmp.Or(f.Value, 1)), 10)
+	case *cli.Uint64Flag:
+		example = strconv.FormatUint(cmp.Or(f.Value, 1), 10)
+	case *cli.BoolFlag:
+		return fmt.Sprintf(" (write %s alone to turn it on, or %s=false)", dashed(name), dashed(name))
+	default:
+		return ""
+	}
+	return fmt.Sprintf(" (for example %s %s)", dashed(name), example)
+}
+
+// flagExamples are the examples of the flags whose default is no example.
+var flagExamples = map[string]string{"delta": "1e-5", "lifetime-delta": "1e-4"}
+
+// nearestFlag is the flag name nearest to name, "" when none is near: one
+// that name begins, or at most a third of its letters away (the edit
+// distance), never a one-letter alias for a long name.
+func nearestFlag(flags []cli.Flag, name string) string {
+	if len([]rune(name)) < 2 {
+		return ""
+	}
+	best, bestDist := "", 0
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) == 1 {
+				continue
+			}
+			d := editDistance(n, name)
+			if len(name) >= 3 && strings.HasPrefix(n, name) {
+				d = 0
+			}
+			if d <= max(1, len(n)/3) && (best == "" || d < bestDist) {
+				best, bestDist = n, d
 			}
 		}
-		return &usageError{msg: msg}
 	}
+	if best == "" {
+		return ""
+	}
+	return dashed(best)
+}
+
+// editDistance is the edit distance of a and b, a swap of two neighbouring
+// letters counting as one edit (optimal string alignment).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
