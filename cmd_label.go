@@ -145,6 +145,10 @@ func runLabel(c *cli.Context, e *env) error {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	if pub.NumRows() == 0 {
+		// Said first: a CSV of a header alone has no column types to check.
+		return fmt.Errorf("--public %s has no rows: nothing to label: %w", c.String("public"), label.ErrInvalidInput)
+	}
 	labelType, csvTypes, err := declaredTypes(c, o.labels, pub.Schema())
 	if err != nil {
 		return err
