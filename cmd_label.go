@@ -145,6 +145,7 @@ func runLabel(c *cli.Context, e *env) error {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	warnSkipped(e, c.Bool("quiet"), "public", pub)
 	if pub.NumRows() == 0 {
 		// Said first: a CSV of a header alone has no column types to check.
 		return fmt.Errorf("--public %s has no rows: nothing to label: %w", c.String("public"), label.ErrInvalidInput)
@@ -158,6 +159,7 @@ func runLabel(c *cli.Context, e *env) error {
 		return fmt.Errorf("--private: %w", err)
 	}
 	defer sens.Close()
+	warnSkipped(e, c.Bool("quiet"), "private", sens)
 
 	cfg := labelConfig(c, o, pub.NumRows())
 	cfg.Allocator = mem
