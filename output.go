@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -214,13 +213,5 @@ func printAnalysis(w io.Writer, path string, votes [][]int64, p rdp.AnalyzeParam
 	if ss := res.SmoothSensitivity; ss != nil {
 		fmt.Fprintf(w, "smooth-sensitivity ε:  %.3f ± %.3f (β = %.4g, σ_SS = %.4g, order %g; the paper's figure)\n", ss.Eps, ss.Std, ss.Beta, ss.SigmaSS, ss.Order)
 		fmt.Fprintf(w, "                       %s\n", ssNotPrivate)
-	}
-}
-
-// warnSkipped says which files of an input directory flag named were left
-// out for their format (a README.md beside the shards), unless quiet.
-func warnSkipped(e *env, quiet bool, flag string, r *arrowio.Reader) {
-	if skipped := r.SkippedFiles(); len(skipped) > 0 && !quiet {
-		fmt.Fprintf(e.stderr, "pate: warning: --%s: skipped %s, not Parquet, Arrow IPC or CSV\n", flag, strings.Join(skipped, ", "))
 	}
 }
