@@ -51,7 +51,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column out of the default feature set (repeatable; not with --features)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public class set (default: released privately by each run)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers per run (each part has 1/splits of the data)"},
-			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb, tree or gbt (boosted trees split at public bin edges)"},
+			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: learnerUsage},
 			&cli.IntFlag{Name: "splits", Value: 2, Usage: "number of disjoint parts of the sensitive data"},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "number of random splits"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the splits and of the shared randomness"},

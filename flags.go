@@ -30,9 +30,11 @@ func budgetFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax, lnmax; " +
 			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
-			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
+			"private-learner (one decision stump by the exponential mechanism, pure ε-DP: its report states δ = 0, " +
+			"though --delta is asked for as of every run; needs --classes), " +
 			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes), " +
-			"dp-logreg (one DP logistic regression trained on the rows labels every row; needs --classes), " +
+			"dp-logreg (one DP logistic regression trained on the rows labels every row; without --classes the classes " +
+			"are released privately first), " +
 			"private-knn (per query, the k nearest of a Poisson subsample of the sensitive rows vote; needs --classes and --epsilon), " +
 			"cell-histogram (one noisy class histogram of public k-means cells labels every row; needs --epsilon)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
@@ -68,6 +70,18 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 		KNNK: c.Int("knn-k"), SampleRate: c.String("sample-rate"),
 	}
 }
+
+// outputUsage and formatUsage are the help of -o and --format of every
+// command that writes labels (outputFlags reads them).
+const (
+	outputUsage = "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout"
+	formatUsage = "output format: parquet, file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -) " +
+		"(default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"
+)
+
+// learnerUsage is the help of --learner, naming every learner
+// learners.NewLearner accepts (a test holds it to learners.LearnerNames).
+const learnerUsage = "teacher learner: logreg, nb, tree, gbt (boosted trees split at public bin edges) or knn (k nearest neighbours of the teacher's rows)"
 
 // zstdUsage is the help of --zstd.
 const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB and Polars read both). " +
@@ -278,6 +292,40 @@ func arrangeFlags(cmd *cli.Command, required []string, cats []flagCategory) {
 	helpOrder[cmd.Name] = append(order, flagCategory{name: "Other"})
 	cmd.OnUsageError = suggestFlagOnError(cmd)
 	installHelpPrinter()
+}
+
+// urfaveFlagString is urfave/cli's own FlagStringer, which flagString
+// wraps.
+var urfaveFlagString = cli.FlagStringer
+
+// flagString is urfave/cli's line of a flag in a help, without the
+// default it appends when that says nothing (false, 0, "") or when the
+// usage already says what the default is: one default per flag.
+func flagString(f cli.Flag) string {
+	s := urfaveFlagString(f)
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return s
+	}
+	usage := df.GetUsage()
+	i := strings.Index(s, usage)
+	if usage == "" || i < 0 {
+		return s
+	}
+	head, tail := s[:i+len(usage)], s[i+len(usage):]
+	rest, ok := strings.CutPrefix(tail, " (default: ")
+	if !ok {
+		return s
+	}
+	end := strings.Index(rest, ")")
+	if end < 0 {
+		return s
+	}
+	val := rest[:end]
+	if val == "false" || val == "0" || val == `""` || strings.Contains(usage, "default") {
+		return head + rest[end+1:]
+	}
+	return s
 }
 
 // helpOrder is each arranged command's flag categories, in order.

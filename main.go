@@ -185,6 +185,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 	}
 	handleUsage(app.Commands)
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
+	cli.FlagStringer = flagString
 	err := shellExpandedGlob(args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
