@@ -191,4 +191,3 @@ func runPlan(c *cli.Context, e *env) error {
 	}
 	return nil
 }
-
