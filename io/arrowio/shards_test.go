@@ -225,8 +225,12 @@ func TestOpenShardsErrors(t *testing.T) {
 		{"empty directory", nil, "", []string{"no data file"}, ErrFormat},
 		{"pattern without a match", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}},
 			"*.csv", []string{"matches no data file"}, os.ErrNotExist},
-		{"not data", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.bin", 0, nil, nil}},
-			"", []string{"b.bin"}, ErrFormat},
+		// A file named for no format is skipped (TestListFilesSkipsOtherFormats);
+		// one named for a data format, or for none, is read and refused.
+		{"not data", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.parquet", 0, nil, nil}},
+			"", []string{"b.parquet"}, ErrFormat},
+		{"not data, no extension", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"part-b", 0, nil, nil}},
+			"", []string{"part-b"}, ErrFormat},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
