@@ -297,8 +297,8 @@ func (w *Writer) Write(rec arrow.Record) (err error) {
 
 // Commit finishes the output: it writes the footer (file) or end-of-stream
 // marker, overwrites the reserved metadata placeholders with the final
-// values (each padded with spaces to its reservation), checks that the
-// metadata reads back, syncs the file and renames it over the target path
+// values (see WriteOptions.Reserve), checks that the metadata reads back
+// exact, syncs the file and renames it over the target path
 // (and syncs the folder). final may only name reserved keys; a reserved key
 // missing from final keeps the value given in Create's schema metadata, or
 // the placeholder. On error the temporary file is removed and any previous
