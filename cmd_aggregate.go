@@ -35,11 +35,11 @@ Examples:
 			&cli.StringFlag{Name: "public", Usage: "public file whose columns are carried to the output, row for row"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "columns of --public copied to the output (default: all)"},
 			&cli.StringFlag{Name: "label", Value: "label", Usage: "name of the output label column"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: outputUsage, Required: true},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise (tests, replicability); the report says so"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
-			&cli.StringFlag{Name: "format", Usage: "output format: parquet, file or stream (default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"},
+			&cli.StringFlag{Name: "format", Usage: formatUsage},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "the privacy unit the votes' teachers were partitioned by (pate label --privacy-unit COL), recorded in the ledger (default: a row)"},
@@ -62,7 +62,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		return usagef("--batch-size must be positive, got %d", c.Int("batch-size"))
 	}
 	out := c.String("output")
-	format, seed, err := outputFlags(c)
+	format, seed, err := outputFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,8 @@ func loadReport(path string) (*label.Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s has no pate.report metadata (an Arrow stream written to stdout carries no final report: keep the --report file)", label.ErrInvalidInput, path)
 	}
-	// The report is padded with spaces to its reserved size.
+	// Files written before their patch shortened the value to its length
+	// have it padded with spaces to its reserved size.
 	js = strings.TrimRight(js, " ")
 	if strings.Contains(js, `"status":"streamed`) {
 		return nil, fmt.Errorf("%w: %s was written as a stream and carries only a provisional report: audit the --report file of the run", label.ErrInvalidInput, path)

@@ -46,7 +46,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget. Rows whose label is null are dropped from that label's training (--diagnostics counts them)", Required: true},
 			&cli.StringFlag{Name: "label-weights", Usage: "with several --label: how to split the budget over them, e.g. 2,1 (default: equal shares)"},
 			&cli.StringFlag{Name: "public", Usage: "public data to label, as --private takes it; only - (stdin) is of unknown length, which needs --max-queries or explicit noise", Required: true},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: outputUsage, Required: true},
 			&cli.StringSliceFlag{Name: "features", Usage: "feature columns (default: every sensitive column but the label and the privacy unit)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column (an ID, say) out of the default feature set; repeat it for several (not with --features)"},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
@@ -55,11 +55,11 @@ Examples:
 			&cli.BoolFlag{Name: "diagnostics", Usage: "print statistics of the sensitive data that no mechanism protects (dropped rows, teachers without rows) on stderr, marked NOT PRIVATE; for the data owner only"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "column whose value identifies a person: all their rows go to one teacher; private-knn samples persons, one row of each (default: a row is a unit)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "number of teachers (disjoint partitions)"},
-			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb, tree or gbt (boosted trees split at public bin edges)"},
+			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: learnerUsage},
 			&cli.StringFlag{Name: "report", Usage: "write the JSON privacy report to this file"},
 			&cli.StringFlag{Name: "seed", Usage: "seed the noise and the partition (tests, replicability); the report says the run was seeded. Private only while the seed is secret and used once: the ledger refuses a seed it has seen"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
-			&cli.StringFlag{Name: "format", Usage: "output format: parquet, file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -) (default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"},
+			&cli.StringFlag{Name: "format", Usage: formatUsage},
 			&cli.BoolFlag{Name: "zstd", Usage: zstdUsage},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report (and errors) as JSON"},
@@ -123,7 +123,7 @@ type labelOptions struct {
 }
 
 func runLabel(c *cli.Context, e *env) error {
-	o, err := labelFlags(c)
+	o, err := labelFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}
@@ -145,6 +145,11 @@ func runLabel(c *cli.Context, e *env) error {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	warnSkipped(e, c.Bool("quiet"), "public", pub)
+	if pub.NumRows() == 0 {
+		// Said first: a CSV of a header alone has no column types to check.
+		return fmt.Errorf("--public %s has no rows: nothing to label: %w", c.String("public"), label.ErrInvalidInput)
+	}
 	labelType, csvTypes, err := declaredTypes(c, o.labels, pub.Schema())
 	if err != nil {
 		return err
@@ -154,6 +159,7 @@ func runLabel(c *cli.Context, e *env) error {
 		return fmt.Errorf("--private: %w", err)
 	}
 	defer sens.Close()
+	warnSkipped(e, c.Bool("quiet"), "private", sens)
 
 	cfg := labelConfig(c, o, pub.NumRows())
 	cfg.Allocator = mem

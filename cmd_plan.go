@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,7 +16,8 @@ func planCommand(e *env, jsonErrors *bool) *cli.Command {
 		Usage: "the smallest noise for a budget, or how many queries a noise level allows",
 		UsageText: `pate plan --epsilon E --delta D --queries N [--mechanism M] [options]
 pate plan --epsilon E --delta D --sigma S            (how many GNMax queries fit)
-pate plan --epsilon E --delta D --rows N --classes C [--teachers T]
+pate plan --epsilon E --delta D --rows N --classes C [--teachers T] [--encoded-features F]
+pate plan --epsilon E --delta D --private F --label COL --public F --classes C [--teachers T]
                                                      (what a default pate label run chooses)
 
 The accounting is the one pate label uses: data-independent, a zCDP budget filter fixed before the run.
@@ -27,7 +26,13 @@ Examples:
    pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism gnmax
    pate plan --epsilon 2 --delta 1e-5 --queries 1500 --mechanism confident-gnmax --answered-fraction 0.4
    pate plan --epsilon 1 --delta 1e-6 --mechanism lnmax --laplace-scale 200
-   pate plan --epsilon 1 --delta 1e-5 --rows 379 --classes 2`,
+   pate plan --epsilon 1 --delta 1e-5 --rows 379 --classes 2
+   pate plan --epsilon 1 --delta 1e-5 --private testdata/adult_train.parquet --label income \
+       --public testdata/adult_public.parquet --classes 2
+
+Given the files, plan reads the feature columns and encodes them as pate label does (the
+encoder fitted on the public rows; of the sensitive file only its schema and, without --rows,
+its row count, which it shows: not private). The run decides on a noisy count of the rows.`,
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "epsilon", Usage: "privacy budget ε", Required: true},
 			&cli.Float64Flag{Name: "delta", Usage: "δ", Required: true},
@@ -42,7 +47,13 @@ Examples:
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
 			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
-			&cli.IntFlag{Name: "features", Usage: "encoded features of the data (with --rows; the report's cell_histogram or choice section states them): weighs cell-histogram"},
+			&cli.IntFlag{Name: "encoded-features", Usage: "with --rows and no files: the number of features after encoding (a numeric column is one, a categorical one a column per kept category; the report's choice section states it), which weighs cell-histogram (default: 0, no cells)"},
+			&cli.StringFlag{Name: "private", Usage: "the sensitive file, as pate label takes it: its schema (and, without --rows, its row count) is read, no value"},
+			&cli.StringFlag{Name: "public", Usage: "the public file, as pate label takes it: the encoder is fitted on its rows"},
+			&cli.StringFlag{Name: "label", Usage: "with the files: the label column"},
+			&cli.StringSliceFlag{Name: "features", Usage: "with the files: feature columns, as pate label takes them"},
+			&cli.StringSliceFlag{Name: "exclude", Usage: "with the files: leave this column out of the default feature set"},
+			&cli.StringFlag{Name: "privacy-unit", Usage: "with the files: the privacy unit column (never a feature)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -114,15 +125,12 @@ func runPlan(c *cli.Context, e *env) error {
 	}
 	n := c.Int64("queries")
 	var choice *planChoice
-	if c.IsSet("rows") {
-		rows, teachers := c.Int64("rows"), c.Int("teachers")
-		if rows < 0 || teachers < 1 {
-			return usagef("--rows must be ≥ 0 and --teachers ≥ 1")
+	if c.IsSet("rows") || c.IsSet("public") || c.IsSet("private") {
+		rows, features, err := planInputs(c, e)
+		if err != nil {
+			return err
 		}
-		features := c.Int("features")
-		if features < 0 {
-			return usagef("--features must be ≥ 0")
-		}
+		teachers := c.Int("teachers")
 		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features)
 		if err != nil {
 			return err
@@ -183,51 +191,4 @@ func runPlan(c *cli.Context, e *env) error {
 		writeChoice(w, choice)
 	}
 	return nil
-}
-
-// printChoice prints only the choice of a default run (pate plan --rows
-// without queries or noise).
-func printChoice(c *cli.Context, e *env, eps, delta float64, ch *planChoice) error {
-	f, err := rdp.NewFilter(eps, delta)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if c.Bool("json") {
-		b, _ := json.MarshalIndent(struct {
-			Epsilon float64     `json:"epsilon"`
-			Delta   float64     `json:"delta"`
-			Budget  float64     `json:"rho_budget"`
-			Choice  *planChoice `json:"choice"`
-		}{eps, delta, f.Budget(), ch}, "", "  ")
-		fmt.Fprintln(e.stdout, string(b))
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "budget:      ε = %g, δ = %g  (zCDP filter budget ρ = %.6g)\n", eps, delta, f.Budget())
-	writeChoice(e.stdout, ch)
-	return nil
-}
-
-func writeChoice(w io.Writer, ch *planChoice) {
-	fmt.Fprintf(w, "choice:      %s\n", ch.Rule)
-	fmt.Fprintf(w, "             noisy row count σ = %g (%.0f%% of ρ; a run with no --mechanism, classes declared or discovered)\n", ch.CountSigma, 100*ch.CountRhoShare)
-	fmt.Fprintf(w, "             %d rows / (%d teachers · %d classes) = %.3g → %s\n", ch.Rows, ch.Teachers, ch.Classes, ch.RowsPerClass, ch.Chosen)
-	for _, c := range ch.Candidates {
-		mark, name := "no ", c.Mechanism
-		if c.Eligible {
-			mark = "yes"
-		}
-		if c.Student != "" {
-			name += " + " + c.Student + " student"
-		}
-		fmt.Fprintf(w, "  candidate  %s %s: %s\n", mark, name, c.Why)
-	}
-	fmt.Fprintln(w, "             the first eligible candidate runs; the choice costs the count alone (no candidate is trained to compare)")
-}
-
-// andList joins names as "a, b and c".
-func andList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

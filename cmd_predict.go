@@ -33,11 +33,11 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "labeler", Usage: "labeler file written by pate label --save-labeler", Required: true},
 			&cli.StringFlag{Name: "public", Usage: "public data to label (Parquet, Arrow IPC, CSV; - for stdin)", Required: true},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output Arrow file, or - for an Arrow IPC stream on stdout", Required: true},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: outputUsage, Required: true},
 			&cli.StringSliceFlag{Name: "keep", Usage: "public columns copied to the output (default: all)"},
 			&cli.IntFlag{Name: "batch-size", Value: 16384, Usage: "rows per record batch"},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines labelling batches side by side (default: the number of CPUs)"},
-			&cli.StringFlag{Name: "format", Value: "file", Usage: "output format: file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -)"},
+			&cli.StringFlag{Name: "format", Usage: formatUsage},
 			&cli.BoolFlag{Name: "zstd", Usage: "compress the output with zstd"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing on success"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON summary (and errors) instead"},
@@ -59,7 +59,7 @@ func runPredict(c *cli.Context, e *env) error {
 	if c.Int("workers") < 0 {
 		return usagef("--workers must not be negative, got %d", c.Int("workers"))
 	}
-	format, _, err := outputFlags(c)
+	format, _, err := outputFlags(c, e.stdout)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -52,7 +51,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave this column out of the default feature set (repeatable; not with --features)"},
 			&cli.StringSliceFlag{Name: "classes", Usage: "the public class set (default: released privately by each run)"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers per run (each part has 1/splits of the data)"},
-			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: "teacher learner: logreg, nb, tree or gbt (boosted trees split at public bin edges)"},
+			&cli.StringFlag{Name: "learner", Value: "logreg", Usage: learnerUsage},
 			&cli.IntFlag{Name: "splits", Value: 2, Usage: "number of disjoint parts of the sensitive data"},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "number of random splits"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the splits and of the shared randomness"},
@@ -174,24 +173,6 @@ func replicateFlags(c *cli.Context) (private bool, reportEps float64, err error)
 	return private, reportEps, nil
 }
 
-// printReplicate prints a replication's result as text.
-func printReplicate(w io.Writer, res *replicate.Result, name string, private, truth bool) {
-	fmt.Fprintf(w, "%s\n\n", res.Note)
-	fmt.Fprintf(w, "%d repeats × %d disjoint parts of %s; the first %d of %d public rows (the queries) compared per pair of parts\n",
-		res.Repeats, res.Splits, name, res.Queried, res.PublicRows)
-	printArm(w, "", "shared randomness:     ", &res.Shared, private, truth)
-	printArm(w, "", "independent randomness:", &res.Independent, private, truth)
-	if rr := res.Replicable; rr != nil {
-		fmt.Fprintf(w, "with --replicable (rounding grid %g σ; shared seed %s):\n", rr.Width, rr.Seed)
-		printArm(w, "  ", "shared randomness:     ", &rr.Shared, private, truth)
-		printArm(w, "  ", "independent randomness:", &rr.Independent, private, truth)
-	}
-	if p := res.Report; p != nil {
-		fmt.Fprintf(w, "private report: ε = %g (pure; %g per count), sensitivity %d rows per count, discrete Laplace scale %s, |noise| ≤ %d with 97.5%%\n",
-			p.Epsilon, p.EpsilonPerCount, p.Sensitivity, p.LaplaceScale, p.NoiseBound)
-	}
-}
-
 // releaseReport releases the counts with noise, charged in the ledger
 // (write-ahead) before any noise is drawn.
 func releaseReport(c *cli.Context, e *env, res *replicate.Result, eps float64) error {
@@ -214,18 +195,6 @@ func releaseReport(c *cli.Context, e *env, res *replicate.Result, eps float64) e
 	}
 	sayRecorded(c, e, run, "charged the report's ε")
 	return nil
-}
-
-func printArm(w io.Writer, indent, name string, a *replicate.Agreement, private, truth bool) {
-	fmt.Fprintf(w, "%s%s %.4f of the released labels differ (95%% CI %.4f–%.4f)\n", indent, name, a.Rate, a.Low, a.High)
-	if private {
-		return
-	}
-	fmt.Fprintf(w, "%s    %d answer vs abstention, %d label vs label; %.4f of the queries answered", indent, a.AnswerVsAbstain, a.LabelVsLabel, a.AnsweredFrac)
-	if truth {
-		fmt.Fprintf(w, ", %.4f of the answers correct", a.Accuracy)
-	}
-	fmt.Fprintln(w)
 }
 
 // replicateConfig is the labelling of every run of pate replicate.

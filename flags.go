@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
@@ -26,9 +30,11 @@ func budgetFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "mechanism", Value: label.MechanismConfidentGNMax, Usage: "aggregation: confident-gnmax, gnmax, lnmax; " +
 			"svt (sparse vector over the teachers' distance to instability: stable queries are free), " +
-			"private-learner (one ε-DP decision stump, exponential mechanism; needs --classes), " +
+			"private-learner (one decision stump by the exponential mechanism, pure ε-DP: its report states δ = 0, " +
+			"though --delta is asked for as of every run; needs --classes), " +
 			"stable-em (ε-private prediction per query, Dagan & Feldman; needs --classes), " +
-			"dp-logreg (one DP logistic regression trained on the rows labels every row; needs --classes), " +
+			"dp-logreg (one DP logistic regression trained on the rows labels every row; without --classes the classes " +
+			"are released privately first), " +
 			"private-knn (per query, the k nearest of a Poisson subsample of the sensitive rows vote; needs --classes and --epsilon), " +
 			"cell-histogram (one noisy class histogram of public k-means cells labels every row; needs --epsilon)"},
 		&cli.Int64Flag{Name: "max-queries", Usage: "put at most the first N public rows to the teachers (0: all)"},
@@ -65,6 +71,18 @@ func mechanismParams(c *cli.Context) label.MechanismParams {
 	}
 }
 
+// outputUsage and formatUsage are the help of -o and --format of every
+// command that writes labels (outputFlags reads them).
+const (
+	outputUsage = "output file (x.parquet: Parquet; other names: Arrow IPC, see --format), or - for an Arrow IPC stream on stdout"
+	formatUsage = "output format: parquet, file (Arrow IPC file) or stream (Arrow IPC stream; always with -o -) " +
+		"(default: from the name of -o: .parquet or .pq Parquet, .arrows stream, else file)"
+)
+
+// learnerUsage is the help of --learner, naming every learner
+// learners.NewLearner accepts (a test holds it to learners.LearnerNames).
+const learnerUsage = "teacher learner: logreg, nb, tree, gbt (boosted trees split at public bin edges) or knn (k nearest neighbours of the teacher's rows)"
+
 // zstdUsage is the help of --zstd.
 const zstdUsage = "compress the output with zstd (Parquet output: zstd instead of snappy; DuckDB and Polars read both). " +
 	"Arrow IPC readers without the codec cannot open a zstd IPC output: apache-arrow JS has none, nor Arrow before 1.0 " +
@@ -78,12 +96,29 @@ var foreignOutputExts = []string{".csv", ".tsv", ".txt", ".json", ".jsonl", ".nd
 // name chooses: .parquet (or .pq) writes Parquet, .arrows an Arrow IPC
 // stream, any other name an Arrow IPC file; the path - always writes a
 // stream. A --format that contradicts the name's extension is refused, so
-// that a file is never named for a format it does not hold.
-func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
+// that a file is never named for a format it does not hold, and so is -o -
+// when stdout is a terminal: before any input is read, hashed or charged.
+func outputFlags(c *cli.Context, stdout io.Writer) (arrowio.WriteFormat, *uint64, error) {
 	out := c.String("output")
+	if out == "-" && isTerminal(stdout) {
+		return 0, nil, usagef("-o -: standard output is a terminal, and the output is binary Arrow: redirect it to a file (> out.arrows), pipe it into another command, or name a file with -o")
+	}
 	format, known := arrowio.WriteFormatFor(out, arrowio.WriteFile)
 	if out == "-" {
 		format, known = arrowio.WriteStream, false
+	}
+	if out != "-" {
+		// The folder must be there before any input is read or charged.
+		dir := filepath.Dir(out)
+		st, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return 0, nil, usagef("-o %s: the output's folder %s does not exist: create it first", out, dir)
+		case err != nil:
+			return 0, nil, fmt.Errorf("-o %s: %w", out, err)
+		case !st.IsDir():
+			return 0, nil, usagef("-o %s: %s is a file, not a folder", out, dir)
+		}
 	}
 	if ext := strings.ToLower(filepath.Ext(out)); slices.Contains(foreignOutputExts, ext) {
 		return 0, nil, usagef("-o %s: pate writes Parquet (.parquet) or Arrow IPC (.arrow, .arrows), not %s: name the output for the format it will hold", out, strings.TrimPrefix(ext, "."))
@@ -119,6 +154,12 @@ func outputFlags(c *cli.Context) (arrowio.WriteFormat, *uint64, error) {
 		seed = &v
 	}
 	return format, seed, nil
+}
+
+// isTerminal tells whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // replicableFlags reads --replicable and its seed file.
@@ -254,6 +295,40 @@ func arrangeFlags(cmd *cli.Command, required []string, cats []flagCategory) {
 	installHelpPrinter()
 }
 
+// urfaveFlagString is urfave/cli's own FlagStringer, which flagString
+// wraps.
+var urfaveFlagString = cli.FlagStringer
+
+// flagString is urfave/cli's line of a flag in a help, without the
+// default it appends when that says nothing (false, 0, "") or when the
+// usage already says what the default is: one default per flag.
+func flagString(f cli.Flag) string {
+	s := urfaveFlagString(f)
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return s
+	}
+	usage := df.GetUsage()
+	i := strings.Index(s, usage)
+	if usage == "" || i < 0 {
+		return s
+	}
+	head, tail := s[:i+len(usage)], s[i+len(usage):]
+	rest, ok := strings.CutPrefix(tail, " (default: ")
+	if !ok {
+		return s
+	}
+	end := strings.Index(rest, ")")
+	if end < 0 {
+		return s
+	}
+	val := rest[:end]
+	if val == "false" || val == "0" || val == `""` || strings.Contains(usage, "default") {
+		return head + rest[end+1:]
+	}
+	return s
+}
+
 // helpOrder is each arranged command's flag categories, in order.
 var helpOrder = map[string][]flagCategory{}
 
@@ -379,19 +454,172 @@ func explicitNoise(c *cli.Context) bool {
 	return false
 }
 
-// suggestFlagOnError returns cmd's usage error handler: a flag it does not
-// know gets the nearest name it does.
+// suggestFlagOnError returns cmd's usage error handler (see usageMessage).
 func suggestFlagOnError(cmd *cli.Command) cli.OnUsageErrorFunc {
 	return func(_ *cli.Context, err error, _ bool) error {
-		msg := err.Error()
-		const unknown = "flag provided but not defined: "
-		if name, ok := strings.CutPrefix(msg, unknown); ok {
-			if s := cli.SuggestFlag(cmd.Flags, strings.TrimLeft(name, "-"), false); s != "" {
-				msg = fmt.Sprintf("unknown flag --%s: did you mean %s?", strings.TrimLeft(name, "-"), s)
-			} else {
-				msg = "unknown flag --" + strings.TrimLeft(name, "-")
+		return &usageError{msg: usageMessage(cmd.Flags, err.Error())}
+	}
+}
+
+// usageMessage rewrites a flag-parsing error of the flag package, which
+// names flags with one dash and gives no hint, in pate's terms: a flag it
+// does not know gets the nearest name it does, if one is near; a value
+// that does not parse gets the type the flag takes and an example.
+func usageMessage(flags []cli.Flag, msg string) string {
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if s := nearestFlag(flags, name); s != "" {
+			return fmt.Sprintf("unknown flag %s: did you mean %s?", dashed(name), s)
+		}
+		return "unknown flag " + dashed(name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name = strings.TrimLeft(name, "-")
+		return fmt.Sprintf("%s needs a value%s", dashed(name), flagHint(flags, name))
+	}
+	// invalid value "abc" for flag -epsilon: parse error
+	// invalid boolean value "x" for -quiet: parse error
+	for _, prefix := range []string{"invalid value ", "invalid boolean value "} {
+		rest, ok := strings.CutPrefix(msg, prefix)
+		if !ok {
+			continue
+		}
+		val, rest, ok := cutQuoted(rest)
+		if !ok {
+			break
+		}
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, " for "), "flag ")
+		name, why, _ := strings.Cut(rest, ": ")
+		name = strings.TrimLeft(name, "-")
+		if strings.Contains(why, "out of range") {
+			return fmt.Sprintf("%s: %s is out of range%s", dashed(name), val, flagHint(flags, name))
+		}
+		return fmt.Sprintf("%s takes %s, got %s%s", dashed(name), flagKind(flags, name), val, flagHint(flags, name))
+	}
+	return msg
+}
+
+// cutQuoted splits a Go-quoted string off the front of s.
+func cutQuoted(s string) (quoted, rest string, ok bool) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", s, false
+	}
+	return q, s[len(q):], true
+}
+
+// dashed is a flag's name as it is typed: -o, --epsilon.
+func dashed(name string) string {
+	if len([]rune(name)) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// findFlag is the flag named name, or nil.
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// flagKind says what a flag's value must be.
+func flagKind(flags []cli.Flag, name string) string {
+	switch findFlag(flags, name).(type) {
+	case *cli.Float64Flag, *cli.Float64SliceFlag:
+		return "a number"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.IntSliceFlag, *cli.Int64SliceFlag:
+		return "a whole number"
+	case *cli.UintFlag, *cli.Uint64Flag:
+		return "a non-negative whole number"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return "another value"
+}
+
+// flagHint is an example of the flag's use, from its default value.
+func flagHint(flags []cli.Flag, name string) string {
+	if ex, ok := flagExamples[name]; ok {
+		return fmt.Sprintf(" (for example %s %s)", dashed(name), ex)
+	}
+	var example string
+	switch f := findFlag(flags, name).(type) {
+	case *cli.Float64Flag:
+		example = strconv.FormatFloat(cmp.Or(f.Value, 1), 'g', -1, 64)
+	case *cli.IntFlag:
+		example = strconv.Itoa(cmp.Or(f.Value, 1))
+	case *cli.Int64Flag:
+		example = strconv.FormatInt(cmp.Or(f.Value, 1), 10)
+	case *cli.UintFlag:
+		example = strconv.FormatUint(uint64(cmp.Or(f.Value, 1)), 10)
+	case *cli.Uint64Flag:
+		example = strconv.FormatUint(cmp.Or(f.Value, 1), 10)
+	case *cli.BoolFlag:
+		return fmt.Sprintf(" (write %s alone to turn it on, or %s=false)", dashed(name), dashed(name))
+	default:
+		return ""
+	}
+	return fmt.Sprintf(" (for example %s %s)", dashed(name), example)
+}
+
+// flagExamples are the examples of the flags whose default is no example.
+var flagExamples = map[string]string{"delta": "1e-5", "lifetime-delta": "1e-4"}
+
+// nearestFlag is the flag name nearest to name, "" when none is near: one
+// that name begins, or at most a third of its letters away (the edit
+// distance), never a one-letter alias for a long name.
+func nearestFlag(flags []cli.Flag, name string) string {
+	if len([]rune(name)) < 2 {
+		return ""
+	}
+	best, bestDist := "", 0
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) == 1 {
+				continue
+			}
+			d := editDistance(n, name)
+			if len(name) >= 3 && strings.HasPrefix(n, name) {
+				d = 0
+			}
+			if d <= max(1, len(n)/3) && (best == "" || d < bestDist) {
+				best, bestDist = n, d
 			}
 		}
-		return &usageError{msg: msg}
 	}
+	if best == "" {
+		return ""
+	}
+	return dashed(best)
+}
+
+// editDistance is the edit distance of a and b, a swap of two neighbouring
+// letters counting as one edit (optimal string alignment).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }

@@ -108,3 +108,11 @@ func shellExpandedGlob(args []string) error {
 	}
 	return nil
 }
+
+// warnSkipped says which files of an input directory flag named were left
+// out for their format (a README.md beside the shards), unless quiet.
+func warnSkipped(e *env, quiet bool, flag string, r *arrowio.Reader) {
+	if skipped := r.SkippedFiles(); len(skipped) > 0 && !quiet {
+		fmt.Fprintf(e.stderr, "pate: warning: --%s: skipped %s, not Parquet, Arrow IPC or CSV\n", flag, strings.Join(skipped, ", "))
+	}
+}

@@ -4,6 +4,7 @@ package main
 // configuration and the default plan's part of it.
 
 import (
+	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -40,7 +41,7 @@ func reportedArgs(args []string) []string {
 }
 
 // labelFlags checks pate label's flags.
-func labelFlags(c *cli.Context) (labelOptions, error) {
+func labelFlags(c *cli.Context, stdout io.Writer) (labelOptions, error) {
 	var o labelOptions
 	if eps := c.Float64("epsilon"); c.IsSet("epsilon") && !(eps > 0 && eps <= math.MaxFloat64) {
 		return o, usagef("--epsilon must be a positive finite number, got %g", eps)
@@ -67,7 +68,7 @@ func labelFlags(c *cli.Context) (labelOptions, error) {
 	}
 	o.out, o.batch = c.String("output"), c.Int("batch-size")
 	var err error
-	if o.format, o.seed, err = outputFlags(c); err != nil {
+	if o.format, o.seed, err = outputFlags(c, stdout); err != nil {
 		return o, err
 	}
 	for _, flag := range []string{"sigma", "sigma1", "sigma2", "laplace-scale", "em-epsilon", "subset-rate", "gamma", "svt-epsilon0", "sample-rate"} {

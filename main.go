@@ -152,8 +152,8 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &usageError{msg: usageMessage(c.App.Flags, err.Error())}
 		},
 		Before: func(c *cli.Context) error {
 			return nil
@@ -173,12 +173,19 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 	// A flag that does not parse inside a command is a usage error too
 	// (exit 2, one line on stderr); without this urfave/cli prints the
 	// command's help on stdout and returns a plain error (exit 1).
-	for _, cmd := range app.Commands {
-		if cmd.OnUsageError == nil {
-			cmd.OnUsageError = app.OnUsageError
+	// The same for every subcommand, each suggesting among its own flags.
+	var handleUsage func(cmds []*cli.Command)
+	handleUsage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			if cmd.OnUsageError == nil {
+				cmd.OnUsageError = suggestFlagOnError(cmd)
+			}
+			handleUsage(cmd.Subcommands)
 		}
 	}
+	handleUsage(app.Commands)
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version"}
+	cli.FlagStringer = flagString
 	err := shellExpandedGlob(args)
 	if err == nil {
 		err = app.RunContext(ctx, args)

@@ -154,6 +154,11 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		}
 	}
 	rep.Timeline = st.timeline
+	if st.labels == nil && err == nil && !isPure(filter) {
+		ev := LabelEvents{Classes: len(td.classes.values), Params: rep.Params, Checks: agg.checks, Argmaxes: agg.argmaxes,
+			DiscoverySigma: discSigma, ModelRho: modelRho}
+		rep.Timeline = runningTimeline(st.timeline, agg.kind, ev, st.seen, st.answered, td.discoveryDelta, cfg.Delta, sp)
+	}
 	if st.labels == nil {
 		rep.Released = make(map[string]int64, len(st.released))
 		for c, n := range st.released {

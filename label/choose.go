@@ -461,8 +461,13 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	} else { // dp-logreg and cell-histogram train no teachers: T is the default plan's
 		ok = ok && rep.Mechanism == mech
 	}
+	cmpWord := "at least"
+	if perClass < threshold {
+		cmpWord = "below"
+	}
 	addCheck(res, "choice follows from n̂ and the rule", perClass, threshold, ok,
-		fmt.Sprintf("%s; the run used %s", rule, rep.Mechanism))
+		fmt.Sprintf("two figures compared, not one recomputed: the report's %.4g rows per class and teacher (n̂ = %d, %d teachers and %d classes, weighed as the rule below says) is %s the rule's threshold %g, and the rule then picks what the run used, %s. The rule: %s",
+			perClass, c.NoisyRows, c.Teachers, c.Classes, cmpWord, threshold, rep.Mechanism, rule))
 	addCheck(res, "choice count ρ", float64(c.CountRho), rho, leq(rho, float64(c.CountRho)),
 		"1/(2σc²); the report must not understate it")
 	return rho, nil

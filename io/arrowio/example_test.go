@@ -73,5 +73,5 @@ func Example() {
 	fmt.Printf("first age %d; report %q (%d bytes)\n", rec.Column(0).(*array.Int64).Value(0), strings.TrimRight(report, " "), len(report))
 	// Output:
 	// 32561 rows in 4 batches; arrow ipc file columns age income
-	// first age 39; report "{\"rows\":32561}" (256 bytes)
+	// first age 39; report "{\"rows\":32561}" (14 bytes)
 }

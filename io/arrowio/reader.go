@@ -122,6 +122,8 @@ type Reader struct {
 
 	nrows int64 // src.numRows(), kept after Close
 
+	skippedFiles []string // files of a directory left out for their format
+
 	file  *os.File     // the opened input file, if any
 	spool string       // path of the stdin spool file, if any
 	gz    *gzip.Reader // the decompressor of a gzip input, if any
@@ -141,15 +143,24 @@ func Open(path string, opts ReadOptions) (*Reader, error) {
 	if path == "-" {
 		return openOne(path, opts)
 	}
-	shards, err := ListShards(path)
+	shards, skipped, err := ListFiles(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(shards) == 1 && shards[0].Path == path && len(shards[0].Keys) == 0 {
+	if len(shards) == 1 && shards[0].Path == path && len(shards[0].Keys) == 0 && len(skipped) == 0 {
 		return openOne(path, opts)
 	}
-	return openShards(path, shards, opts)
+	r, err := openShards(path, shards, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.skippedFiles = skipped
+	return r, nil
 }
+
+// SkippedFiles returns the files of an input directory that are not
+// read, their format being none Open reads (see ListShards), by path.
+func (r *Reader) SkippedFiles() []string { return r.skippedFiles }
 
 // openOne opens one file (or standard input) as Open describes.
 func openOne(path string, opts ReadOptions) (r *Reader, err error) {

@@ -1,8 +1,11 @@
 package arrowio
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -46,36 +49,80 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 //     expanded by pate: every matching file, and every file inside a
 //     matching directory; hidden names are skipped as in a directory.
 //
+// Inside a directory (given, or matched by a pattern) only the files of a
+// recognised format are shards (see dataFile): a README.md or a
+// schema.json beside the data is skipped, and ListFiles names it.
+//
 // Folders named key=value between the directory (or the last folder of
 // the pattern without metacharacters) and a file are its hive partition
 // keys; every shard must have the same keys, in the same order.
 func ListShards(path string) ([]Shard, error) {
+	shards, _, err := ListFiles(path)
+	return shards, err
+}
+
+// ListFiles is ListShards that also returns the files of the directories
+// it left out for their format (not the hidden ones), sorted by path.
+func ListFiles(path string) (shards []Shard, skipped []string, err error) {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && !st.IsDir():
-		return []Shard{{Path: path}}, nil
+		return []Shard{{Path: path}}, nil, nil
 	case err == nil:
-		shards, err := walkShards(path, path)
+		shards, skipped, err := walkShards(path, path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(shards) == 0 {
-			return nil, fmt.Errorf("%s: the directory holds no data file: %w", path, ErrFormat)
+			if len(skipped) > 0 {
+				return nil, nil, fmt.Errorf("%s: the directory holds no data file (%s: not Parquet, Arrow IPC or CSV): %w",
+					path, strings.Join(skipped, ", "), ErrFormat)
+			}
+			return nil, nil, fmt.Errorf("%s: the directory holds no data file: %w", path, ErrFormat)
 		}
-		return shards, checkKeys(path, shards)
+		return shards, skipped, checkKeys(path, shards)
 	case errors.Is(err, fs.ErrNotExist) && hasMeta(path):
 		return globShards(path)
 	}
-	return nil, err // *fs.PathError names the path
+	return nil, nil, err // *fs.PathError names the path
+}
+
+// dataExts are the names of the files a directory's listing takes without
+// looking inside them.
+var dataExts = []string{".parquet", ".pq", ".arrow", ".arrows", ".feather", ".ipc", ".csv", ".csv.gz"}
+
+// dataFile tells whether a file found in a directory is a shard: its name
+// ends in a data format's extension (dataExts) or has no extension (as
+// Hadoop names its part-00000 files), or its first bytes are a Parquet,
+// Arrow IPC or gzip magic. Anything else (README.md, _metadata-like JSON,
+// notes.txt) is no shard: read as CSV, its lines would be taken for rows.
+func dataFile(path string) bool {
+	name := strings.ToLower(filepath.Base(path))
+	if filepath.Ext(name) == "" || slices.ContainsFunc(dataExts, func(ext string) bool { return strings.HasSuffix(name, ext) }) {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true // opening it as a shard says why it cannot be read
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if isGzip(head) || bytes.HasPrefix(head, magicParquet) || bytes.HasPrefix(head, magicArrow) {
+		return true
+	}
+	return len(head) >= 8 && binary.LittleEndian.Uint32(head) == 0xFFFFFFFF
 }
 
 func hasMeta(path string) bool { return strings.ContainsAny(path, `*?[`) }
 
-// globShards expands the pattern.
-func globShards(pattern string) ([]Shard, error) {
+// globShards expands the pattern: a matching file is a shard whatever its
+// format, the files inside a matching directory as ListFiles says.
+func globShards(pattern string) ([]Shard, []string, error) {
 	matches, err := glob(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%s: bad pattern: %w", pattern, err)
+		return nil, nil, fmt.Errorf("%s: bad pattern: %w", pattern, err)
 	}
 	// The hive keys are read below the pattern's fixed part.
 	base := pattern
@@ -83,30 +130,33 @@ func globShards(pattern string) ([]Shard, error) {
 		base = filepath.Dir(base)
 	}
 	var shards []Shard
+	var skipped []string
 	for _, m := range matches {
 		if hidden(filepath.Base(m)) {
 			continue
 		}
 		st, err := os.Stat(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !st.IsDir() {
 			shards = append(shards, Shard{Path: m, Keys: hiveKeys(base, m)})
 			continue
 		}
-		inside, err := walkShards(base, m)
+		inside, left, err := walkShards(base, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		shards = append(shards, inside...)
+		skipped = append(skipped, left...)
 	}
 	if len(shards) == 0 {
-		return nil, fmt.Errorf("%s: the pattern matches no data file: %w", pattern, fs.ErrNotExist)
+		return nil, nil, fmt.Errorf("%s: the pattern matches no data file: %w", pattern, fs.ErrNotExist)
 	}
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Path, b.Path) })
 	shards = slices.CompactFunc(shards, func(a, b Shard) bool { return a.Path == b.Path })
-	return shards, checkKeys(pattern, shards)
+	slices.Sort(skipped)
+	return shards, slices.Compact(skipped), checkKeys(pattern, shards)
 }
 
 // glob is filepath.Glob with "**" as a whole path element matching any
@@ -193,9 +243,11 @@ func matchElems(pat, path []string) bool {
 	return ok && matchElems(pat[1:], path[1:])
 }
 
-// walkShards lists the files inside dir, with their hive keys below base.
-func walkShards(base, dir string) ([]Shard, error) {
+// walkShards lists the files inside dir, with their hive keys below base,
+// and the files it skipped for their format.
+func walkShards(base, dir string) ([]Shard, []string, error) {
 	var shards []Shard
+	var skipped []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -219,14 +271,18 @@ func walkShards(base, dir string) ([]Shard, error) {
 				return nil
 			}
 		}
+		if !dataFile(p) {
+			skipped = append(skipped, p)
+			return nil
+		}
 		shards = append(shards, Shard{Path: p, Keys: hiveKeys(base, p)})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Path, b.Path) })
-	return shards, nil
+	return shards, skipped, nil
 }
 
 // hidden tells the names a directory listing leaves out: hidden files and

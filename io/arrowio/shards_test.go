@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,8 +225,12 @@ func TestOpenShardsErrors(t *testing.T) {
 		{"empty directory", nil, "", []string{"no data file"}, ErrFormat},
 		{"pattern without a match", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}},
 			"*.csv", []string{"matches no data file"}, os.ErrNotExist},
-		{"not data", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.bin", 0, nil, nil}},
-			"", []string{"b.bin"}, ErrFormat},
+		// A file named for no format is skipped (TestListFilesSkipsOtherFormats);
+		// one named for a data format, or for none, is read and refused.
+		{"not data", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"b.parquet", 0, nil, nil}},
+			"", []string{"b.parquet"}, ErrFormat},
+		{"not data, no extension", []shard{{"a.parquet", FormatParquet, pqtest.FixtureSchema(), recs[0]}, {"part-b", 0, nil, nil}},
+			"", []string{"part-b"}, ErrFormat},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,6 +350,63 @@ func TestListShards(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestListFilesSkipsOtherFormats: inside a directory, a file is a shard
+// when its name ends in a data format's extension or has none, or when
+// its first bytes are a data format's magic; any other (a README.md beside
+// the data) is skipped and named, in a directory given or matched by a
+// pattern. A file a pattern matches itself is read whatever its name.
+func TestListFilesSkipsOtherFormats(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"s/a.parquet": "PAR1....", "s/b.csv": "x\n1\n", "s/c.csv.gz": "\x1f\x8b\x08", "s/d.arrows": "\xff\xff\xff\xff\x10\x00\x00\x00",
+		"s/part-00000": "x\n1\n", "s/e.bin": "ARROW1\x00\x00", "s/README.md": "# data\n", "s/notes.txt": "x\n1\n",
+		"s/sub/schema.json": "{}", "s/_SUCCESS": "", "only/README.md": "# nothing here\n",
+	}
+	for f, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel := func(p string) string { r, _ := filepath.Rel(dir, p); return filepath.ToSlash(r) }
+	tests := []struct {
+		path          string
+		shards, skips []string
+	}{
+		{"s", []string{"s/a.parquet", "s/b.csv", "s/c.csv.gz", "s/d.arrows", "s/e.bin", "s/part-00000"},
+			[]string{"s/README.md", "s/notes.txt", "s/sub/schema.json"}},
+		{"[s]", []string{"s/a.parquet", "s/b.csv", "s/c.csv.gz", "s/d.arrows", "s/e.bin", "s/part-00000"},
+			[]string{"s/README.md", "s/notes.txt", "s/sub/schema.json"}},
+		{"s/*.txt", []string{"s/notes.txt"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			shards, skipped, err := ListFiles(filepath.Join(dir, tc.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, gotSkips []string
+			for _, s := range shards {
+				got = append(got, rel(s.Path))
+			}
+			for _, p := range skipped {
+				gotSkips = append(gotSkips, rel(p))
+			}
+			if !slices.Equal(got, tc.shards) || !slices.Equal(gotSkips, tc.skips) {
+				t.Errorf("shards %q, skipped %q; want %q, %q", got, gotSkips, tc.shards, tc.skips)
+			}
+		})
+	}
+	// A directory of nothing readable says what it skipped.
+	_, _, err := ListFiles(filepath.Join(dir, "only"))
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "README.md") {
+		t.Errorf("a directory of a README alone: %v, want ErrFormat naming README.md", err)
 	}
 }
 

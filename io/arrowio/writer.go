@@ -76,13 +76,15 @@ type WriteOptions struct {
 	// end of the run to the number of bytes reserved for it. Create writes
 	// a placeholder of exactly that many bytes ({"pate_reserved":"<key>"}
 	// padded with spaces) and Commit overwrites it in place with the final
-	// value padded with spaces to the same length; a final value longer
-	// than its reservation is an error. Readers therefore see the value
-	// with trailing spaces (harmless for JSON; trim them otherwise).
+	// value, then shortens the string's length prefix in the flatbuffer to
+	// the value's length (the reservation's bytes past it stay in the file,
+	// unread), in the leading schema message and in the footer's schema
+	// of a file: readers of either format see the value exactly, without
+	// padding. A final value longer than its reservation is an error.
 	//
 	// On standard output nothing can be patched: the schema is already
 	// sent. A reserved key then keeps the value the caller gave in the
-	// schema metadata passed to Create (padded), or the placeholder when
+	// schema metadata passed to Create (unpadded), or the placeholder when
 	// there was none, and the final values given to Commit are ignored;
 	// see Writer.Patchable.
 	Reserve map[string]int
@@ -101,6 +103,7 @@ type Writer struct {
 	schema  *arrow.Schema
 	reserve map[string]int
 	holders map[string]string // reserved key → the padded placeholder written
+	initial map[string]string // reserved key → the placeholder before padding
 
 	tmp *atomicfile.File
 	out *posWriter
@@ -150,7 +153,7 @@ func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, erro
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	w := &Writer{path: path, format: opts.Format, reserve: opts.Reserve, holders: map[string]string{}}
+	w := &Writer{path: path, format: opts.Format, reserve: opts.Reserve, holders: map[string]string{}, initial: map[string]string{}}
 	if path == "-" {
 		w.format = WriteStream
 	}
@@ -169,7 +172,12 @@ func Create(path string, schema *arrow.Schema, opts WriteOptions) (*Writer, erro
 			}
 			holder = vals[i]
 		}
-		holder = pad(holder, n)
+		w.initial[k] = holder
+		if path != "-" {
+			// Room for the final value; on stdout there is no patching,
+			// and so no padding either.
+			holder = pad(holder, n)
+		}
 		w.holders[k] = holder
 		if i >= 0 {
 			vals[i] = holder
@@ -289,8 +297,8 @@ func (w *Writer) Write(rec arrow.Record) (err error) {
 
 // Commit finishes the output: it writes the footer (file) or end-of-stream
 // marker, overwrites the reserved metadata placeholders with the final
-// values (each padded with spaces to its reservation), checks that the
-// metadata reads back, syncs the file and renames it over the target path
+// values (see WriteOptions.Reserve), checks that the metadata reads back
+// exact, syncs the file and renames it over the target path
 // (and syncs the folder). final may only name reserved keys; a reserved key
 // missing from final keeps the value given in Create's schema metadata, or
 // the placeholder. On error the temporary file is removed and any previous
@@ -303,7 +311,8 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 		w.Abort()
 		return w.err
 	}
-	values := make(map[string]string, len(w.reserve))
+	values := make(map[string]string, len(w.reserve)) // padded to the reservation
+	exact := make(map[string]string, len(w.reserve))  // as given
 	for k, v := range final {
 		n, ok := w.reserve[k]
 		if !ok {
@@ -314,7 +323,12 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 			w.Abort()
 			return fmt.Errorf("%s: metadata key %q: value of %d bytes exceeds its reserve of %d", w.path, k, len(v), n)
 		}
-		values[k] = pad(v, n)
+		values[k], exact[k] = pad(v, n), v
+	}
+	for k, n := range w.reserve {
+		if _, ok := values[k]; !ok { // keeps its placeholder, unpadded
+			values[k], exact[k] = pad(w.initial[k], n), w.initial[k]
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -345,7 +359,7 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 			return fmt.Errorf("%s: re-reading the parquet output: %w", w.path, err)
 		}
 	} else if len(values) > 0 {
-		if err := w.patch(values); err != nil {
+		if err := w.patch(values, exact); err != nil {
 			return fmt.Errorf("%s: patching reserved metadata: %w", w.path, err)
 		}
 	}
@@ -358,8 +372,11 @@ func (w *Writer) Commit(final map[string]string) (err error) {
 }
 
 // patch overwrites the placeholders in the schema message (and the footer
-// of a file) with values, then checks the metadata reads back.
-func (w *Writer) patch(values map[string]string) error {
+// of a file) with values, each padded to its reservation, then sets each
+// flatbuffer string's length to that of the exact value (with the NUL
+// flatbuffers put after a string), and checks that the metadata reads back
+// exact.
+func (w *Writer) patch(values, exact map[string]string) error {
 	size := w.out.pos
 	var regions [][2]int64
 	start := int64(0)
@@ -394,12 +411,25 @@ func (w *Writer) patch(values map[string]string) error {
 				return fmt.Errorf("placeholder of %q found %d times in bytes [%d, %d), want once", k, c, reg[0], reg[1])
 			}
 			i := bytes.Index(buf, holder)
-			if _, err := w.tmp.WriteAt([]byte(v), reg[0]+int64(i)); err != nil {
+			at := reg[0] + int64(i)
+			if _, err := w.tmp.WriteAt([]byte(v), at); err != nil {
+				return err
+			}
+			// A flatbuffer string: uint32 length, the bytes, a NUL.
+			if i < 4 || binary.LittleEndian.Uint32(buf[i-4:i]) != uint32(len(holder)) {
+				return fmt.Errorf("placeholder of %q at %d is not a whole flatbuffer string", k, at)
+			}
+			var n [4]byte
+			binary.LittleEndian.PutUint32(n[:], uint32(len(exact[k])))
+			if _, err := w.tmp.WriteAt(n[:], at-4); err != nil {
+				return err
+			}
+			if _, err := w.tmp.WriteAt([]byte{0}, at+int64(len(exact[k]))); err != nil {
 				return err
 			}
 		}
 	}
-	return w.verify(values)
+	return w.verify(exact)
 }
 
 // messageLen is the length of the encapsulated IPC message at off:

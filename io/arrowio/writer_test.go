@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
@@ -109,21 +110,18 @@ func TestWriteRoundTrip(t *testing.T) {
 			if v, _ := md.GetValue("pate.version"); v != "0.1.0" {
 				t.Errorf("pate.version = %q", v)
 			}
-			for k, n := range tc.reserve {
+			for k := range tc.reserve {
 				v, _ := md.GetValue(k)
-				// Parquet's footer is written last: no padding.
-				if tc.format != WriteParquetFile && len(v) != n {
-					t.Errorf("%s has %d bytes, want %d (reserved)", k, len(v), n)
-				}
 				want, ok := tc.final[k]
 				if !ok {
 					want = `{"pate_reserved":"` + k + `"}`
 				}
-				if strings.TrimRight(v, " ") != want {
+				// Patched in place, the value reads back exact: no padding.
+				if v != want {
 					t.Errorf("%s = %.60q, want %q", k, v, want)
 				}
 				if strings.HasPrefix(want, "{") && !json.Valid([]byte(v)) {
-					t.Errorf("%s is not valid JSON after padding", k)
+					t.Errorf("%s is not valid JSON after patching", k)
 				}
 			}
 			if tc.reserve == nil {
@@ -184,10 +182,11 @@ func TestWriteStdout(t *testing.T) {
 	}
 	pqtest.SameRows(t, got, back, recs)
 	md := got.Metadata()
-	if v, _ := md.GetValue("pate.report"); v != pad(`{"partial":true}`, 40) {
-		t.Errorf("pate.report = %q, want the initial value padded", v)
+	// Nothing is patched on stdout, so nothing is padded.
+	if v, _ := md.GetValue("pate.report"); v != `{"partial":true}` {
+		t.Errorf("pate.report = %q, want the initial value", v)
 	}
-	if v, _ := md.GetValue("pate.other"); v != pad(`{"pate_reserved":"pate.other"}`, 30) {
+	if v, _ := md.GetValue("pate.other"); v != `{"pate_reserved":"pate.other"}` {
 		t.Errorf("pate.other = %q, want the placeholder", v)
 	}
 }
@@ -451,5 +450,69 @@ func TestWriteParquetAbortAndStdout(t *testing.T) {
 	var out bytes.Buffer
 	if _, err := Create("-", pqtest.FixtureSchema(), WriteOptions{Format: WriteParquetFile, Allocator: mem, Stdout: &out}); err == nil || out.Len() != 0 {
 		t.Fatalf("parquet on standard output: err %v, %d bytes written", err, out.Len())
+	}
+}
+
+// TestReservedMetadataExactInTheFooter: a reserved value patched at Commit
+// reads back exact (no padding) both from the footer's schema, which
+// readers of the file format read, and from the leading schema message,
+// which readers of a stream read; the file stays valid for both.
+func TestReservedMetadataExactInTheFooter(t *testing.T) {
+	tests := []struct {
+		name  string
+		final map[string]string
+	}{
+		{"short value", map[string]string{"pate.mechanism": "dp-logreg", "pate.report": `{"epsilon":1}`}},
+		{"exact fit", map[string]string{"pate.mechanism": strings.Repeat("m", 64), "pate.report": `{}`}},
+		{"empty value", map[string]string{"pate.mechanism": "", "pate.report": `{"x":"  trailing  "}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			recs := pqtest.FixtureRecords(mem, 1500, 700)
+			defer pqtest.ReleaseAll(recs)
+			path := filepath.Join(t.TempDir(), "out.arrow")
+			opts := WriteOptions{Format: WriteFile, Allocator: mem, Reserve: map[string]int{"pate.mechanism": 64, "pate.report": 256}}
+			if err := writeAll(t, path, metaSchema("pate.version", "0.1.0"), recs, opts, tc.final); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fr.Close()
+			st, err := f.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr, err := ipc.NewReader(io.NewSectionReader(f, 8, st.Size()-8), ipc.WithAllocator(mem))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Release()
+			rows := 0
+			for sr.Next() {
+				rows += int(sr.Record().NumRows())
+			}
+			if rows != 1500 {
+				t.Errorf("the stream inside the file has %d rows, want 1500", rows)
+			}
+			for k, want := range tc.final {
+				footer, _ := fr.Schema().Metadata().GetValue(k)
+				leading, _ := sr.Schema().Metadata().GetValue(k)
+				if footer != want || leading != want {
+					t.Errorf("%s: footer %.70q, leading message %.70q; want %q", k, footer, leading, want)
+				}
+			}
+			if n := fr.NumRecords(); n == 0 {
+				t.Errorf("the footer lists no record batch")
+			}
+		})
 	}
 }

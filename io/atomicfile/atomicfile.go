@@ -8,6 +8,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -31,6 +32,11 @@ func Create(path string, perm os.FileMode) (*File, error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
+		// The temporary name means nothing to the caller: name the folder.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "create a file in", Path: filepath.Clean(dir), Err: pe.Err}
+		}
 		return nil, err
 	}
 	if err := f.Chmod(perm); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -161,9 +162,16 @@ func TestCommitFailureLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestCreateInMissingFolder: the error matches os.ErrNotExist and names
+// the folder, never the temporary file's name, which means nothing to the
+// user.
 func TestCreateInMissingFolder(t *testing.T) {
-	_, err := Create(filepath.Join(t.TempDir(), "missing", "out"), 0o644)
+	dir := filepath.Join(t.TempDir(), "missing")
+	_, err := Create(filepath.Join(dir, "out.arrow"), 0o644)
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("error %v, want one matching os.ErrNotExist", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, dir) || strings.Contains(msg, ".tmp-") {
+		t.Errorf("error %q: want the folder %s named and no temporary name", msg, dir)
 	}
 }

@@ -100,32 +100,64 @@ type labelRow struct {
 }
 
 type checkRow struct {
-	Class, Mark, Name, Claimed, Recomputed string
+	Class, Mark, Name, Claimed, Recomputed, Detail string
 }
+
+// modelRun tells a run that labels with one model trained once under the
+// budget (dp-logreg, cell-histogram, private-learner): it has no teachers,
+// puts no queries and abstains on no row, so the charts and counts of
+// queries would show nothing but noise words.
+func modelRun(rep *report.Report) bool { return rep.Teachers == 0 }
 
 func newPage(rep *report.Report, audit *report.AuditResult) *page {
 	p := &page{rep: rep, audit: audit, Rep: rep, Audit: audit}
 	p.Title = fmt.Sprintf("pate privacy report — %s, ε = %s", rep.Mechanism, num(float64(rep.Guarantee.Epsilon)))
 	p.Parameters = p.parameters()
 	p.Outcome = p.outcome()
-	p.Cards = []card{
-		{Title: "ε spent over the queries", Chart: p.epsilonChart()},
-		{Title: "Answered and abstained over the public rows", Chart: p.answeredChart()},
+	if !modelRun(rep) {
+		p.Cards = []card{
+			{Title: "ε spent over the queries", Chart: p.epsilonChart()},
+			{Title: "Answered and abstained over the public rows", Chart: p.answeredChart()},
+		}
+	}
+	if rep.Sources != nil {
+		p.Cards = append(p.Cards, card{Title: "Who labelled the rows", Chart: p.sourcesChart()})
 	}
 	if len(rep.Labels) > 0 {
 		p.Cards = append(p.Cards, card{Labels: p.labelColumns()})
 	} else {
-		p.Cards = append(p.Cards, card{Title: "Released labels", Chart: p.labelsChart()})
+		title := "Released labels"
+		if src := rep.Sources; src != nil && src.Student > 0 {
+			title = "Labels the teachers released (the student's are not counted)"
+		}
+		p.Cards = append(p.Cards, card{Title: title, Chart: p.labelsChart()})
 	}
 	p.Cards = append(p.Cards, card{Title: "Conversions of the realized spend", Chart: p.conversionsChart()})
 	for _, c := range audit.Checks {
-		r := checkRow{Class: "pass", Mark: "ok", Name: c.Name, Claimed: num(c.Claimed), Recomputed: num(c.Recomputed)}
+		r := checkRow{Class: "pass", Mark: "ok", Name: c.Name, Claimed: num(c.Claimed), Recomputed: num(c.Recomputed), Detail: c.Detail}
 		if !c.OK {
 			r.Class, r.Mark = "fail", "FAIL"
 		}
 		p.Checks = append(p.Checks, r)
 	}
 	return p
+}
+
+// sourceName says who labelled the rows of a pate_source value.
+func (p *page) sourceName(src string) string {
+	switch src {
+	case "teachers":
+		if modelRun(p.rep) {
+			return p.rep.Mechanism
+		}
+		return "the teachers"
+	case "student":
+		if st := p.rep.Student; st != nil {
+			return "the " + st.Learner + " student"
+		}
+		return "the student"
+	}
+	return "no label"
 }
 
 // Num formats a figure for the page (see num).
@@ -135,6 +167,7 @@ const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu 
 main{max-width:1140px;margin:0 auto;padding:24px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:18px;margin:0 0 10px}
 .sub{color:#5a6068;margin:0 0 18px}
+.why{color:#5a6068;font-size:12px;margin-top:2px}
 .verdict{padding:12px 16px;border-radius:6px;font-size:17px;margin-bottom:18px}
 .ok{background:#e3f4e8;border:1px solid #9fd3ae}.bad{background:#fbe4e1;border:1px solid #e6a39a}
 .seeded{background:#fff4d6;border:1px solid #e8c96a;padding:8px 14px;border-radius:6px;margin-bottom:18px}
@@ -215,9 +248,10 @@ const pageSource = `<!DOCTYPE html>
 <table class="checks" id="checks">
 <tr><th></th><th>check</th><th>report</th><th>recomputed</th></tr>
 {{range .Checks -}}
-<tr><td class="{{.Class}}">{{.Mark}}</td><td>{{.Name}}</td><td class="n">{{.Claimed}}</td><td class="n">{{.Recomputed}}</td></tr>
+<tr><td class="{{.Class}}">{{.Mark}}</td><td>{{.Name}}{{with .Detail}}<div class="why">{{.}}</div>{{end}}</td><td class="n">{{.Claimed}}</td><td class="n">{{.Recomputed}}</td></tr>
 {{end -}}
-</table></div>
+</table>
+<p class="sub">Each check compares a figure of the report with its recomputation from the report's own parameters and counts, or, where the two columns differ, with the bound the rule or the budget sets for it (the line under the check's name says which).</p></div>
 <footer>Self-contained page written by pate {{.Rep.Version}}; it loads nothing from the network. Every figure is a public parameter, a count of public rows or a mechanism output.</footer>
 </main>
 </body>
@@ -332,8 +366,12 @@ func (p *page) parameters() [][2]string {
 			[2]string{"σ (choice count)", c.CountSigma},
 			[2]string{"Choice count ρ (zCDP)", num(float64(c.CountRho))})
 	}
+	labeller := [2]string{"Teachers", fmt.Sprintf("%d (%s)", rep.Teachers, rep.Learner)}
+	if modelRun(rep) {
+		labeller = [2]string{"Model", fmt.Sprintf("one, trained once under the budget: %s", rep.Learner)}
+	}
 	return append(rows,
-		[2]string{"Teachers", fmt.Sprintf("%d (%s)", rep.Teachers, rep.Learner)},
+		labeller,
 		[2]string{"Classes", fmt.Sprintf("%s — %s", strings.Join(rep.Classes, ", "), rep.ClassesSource)},
 		[2]string{"Privacy unit", rep.PrivacyUnit},
 		[2]string{"Guarantee ε", num(float64(rep.Guarantee.Epsilon))},
@@ -378,19 +416,41 @@ func (p *page) outcome() [][3]string {
 	if rep.Budget.StoppedOn {
 		stop = fmt.Sprintf("yes, at row %d", rep.Budget.StoppedAtRow)
 	}
-	return [][3]string{
-		{"Public rows", "public_rows", strconv.FormatInt(q.PublicRows, 10)},
-		{"Queries put", "queries", strconv.FormatInt(q.Seen, 10)},
-		{"Answered", "answered", strconv.FormatInt(q.Answered, 10)},
-		{"Abstained (incl. not queried)", "abstained", strconv.FormatInt(q.Abstained, 10)},
-		{"Not queried", "not_queried", strconv.FormatInt(q.NotAsked, 10)},
-		{"Threshold checks", "threshold_checks", strconv.FormatInt(s.ThresholdChecks, 10)},
-		{"Noisy argmaxes", "noisy_argmaxes", strconv.FormatInt(s.NoisyArgmaxes, 10)},
+	itoa64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	rows := [][3]string{{"Public rows", "public_rows", itoa64(q.PublicRows)}}
+	if !modelRun(rep) {
+		rows = append(rows,
+			[3]string{"Queries put to the teachers", "queries", itoa64(q.Seen)},
+			[3]string{"Answered by the teachers", "answered", itoa64(q.Answered)},
+			[3]string{"Abstained by the threshold", "abstained_queries", itoa64(q.Seen - q.Answered)},
+			[3]string{"Not queried", "not_queried", itoa64(q.NotAsked)})
+	}
+	if src := rep.Sources; src != nil {
+		// Who labelled each row: the teachers' answers, the student or
+		// the DP model, or nobody.
+		if modelRun(rep) {
+			rows = append(rows, [3]string{"Labelled by " + rep.Mechanism, "source_teachers", itoa64(src.Teachers)})
+		} else {
+			rows = append(rows, [3]string{"Labelled by the teachers", "source_teachers", itoa64(src.Teachers)})
+		}
+		if rep.Student != nil || src.Student > 0 {
+			rows = append(rows, [3]string{"Labelled by " + p.sourceName("student"), "source_student", itoa64(src.Student)})
+		}
+		rows = append(rows, [3]string{"Left without a label", "source_abstained", itoa64(src.Abstained)})
+	} else {
+		rows = append(rows, [3]string{"Left without a label (incl. not queried)", "abstained", itoa64(q.Abstained)})
+	}
+	if !modelRun(rep) {
+		rows = append(rows,
+			[3]string{"Threshold checks", "threshold_checks", itoa64(s.ThresholdChecks)},
+			[3]string{"Noisy argmaxes", "noisy_argmaxes", itoa64(s.NoisyArgmaxes)})
+	}
+	return append(rows, [][3]string{
 		{"Realized ρ", "spent_rho", num(float64(s.Rho))},
 		{"Realized ε (improved)", "epsilon_improved", fmt.Sprintf("%s at order %s", num(float64(s.EpsilonImproved)), num(float64(s.OrderImproved)))},
 		{"Realized ε (classic)", "epsilon_classic", fmt.Sprintf("%s at order %s", num(float64(s.EpsilonClassic)), num(float64(s.OrderClassic)))},
 		{"Stopped on the budget", "stopped", stop},
-	}
+	}...)
 }
 
 // scale maps [d0, d1] to [r0, r1].
@@ -491,6 +551,22 @@ func (p *page) epsilonOf(rho float64) float64 {
 	return rdp.RoundUp(e, 6)
 }
 
+// pointEpsilon is the ε spent at a point of the timeline as the report
+// states it: the point's own ε (reports from before it was recorded: its ρ
+// converted as the report converts), and at the run's full spend never
+// less than the report's spent.epsilon_improved, so that the page never
+// shows less spent than the report.
+func (p *page) pointEpsilon(t report.TimePoint) float64 {
+	eps := float64(t.Epsilon)
+	if eps == 0 {
+		eps = p.epsilonOf(float64(t.Rho))
+	}
+	if s := p.rep.Spent; t.Rho >= s.Rho {
+		eps = math.Max(eps, float64(s.EpsilonImproved))
+	}
+	return eps
+}
+
 func (p *page) epsilonChart() *chart {
 	rep := p.rep
 	tl := rep.Timeline
@@ -500,7 +576,7 @@ func (p *page) epsilonChart() *chart {
 	yMax := budget
 	for i, t := range tl {
 		xs[i] = float64(t.Queries)
-		ys[i] = p.epsilonOf(float64(t.Rho))
+		ys[i] = p.pointEpsilon(t)
 		yMax = math.Max(yMax, ys[i])
 	}
 	xMax := math.Max(float64(rep.Queries.Seen), 1)
@@ -553,7 +629,11 @@ func (p *page) answeredChart() *chart {
 	if rep.Queries.NotAsked > 0 {
 		c.polyline(polyline{Class: "not-queried", Stroke: colNotAsked, N: n, Points: points(xs, na, sx, sy),
 			Final: attr(na[last]), Dash: "5 3"})
-		items = append(items, [2]string{fmt.Sprintf("not queried (%d)", rep.Queries.NotAsked), colNotAsked})
+		what := "not queried"
+		if src := rep.Sources; src != nil && src.Student > 0 {
+			what = "not queried: labelled by the student"
+		}
+		items = append(items, [2]string{fmt.Sprintf("%s (%d)", what, rep.Queries.NotAsked), colNotAsked})
 	}
 	c.legend(padL+12, padT+8, items)
 	return c
@@ -643,6 +723,26 @@ func (p *page) labelsChart() *chart {
 		return fmt.Sprintf("%s (%.1f%%)", strconv.FormatFloat(v, 'f', 0, 64), 100*v/total)
 	}
 	return bars("chart-labels", "Released labels", names, vals, nil, false, format, 0, "")
+}
+
+// sourcesChart draws how many rows each source labelled (pate_source).
+func (p *page) sourcesChart() *chart {
+	src := p.rep.Sources
+	names := []string{p.sourceName("teachers")}
+	vals := []float64{float64(src.Teachers)}
+	cols := []string{colAnswered}
+	if p.rep.Student != nil || src.Student > 0 {
+		names, vals, cols = append(names, p.sourceName("student")), append(vals, float64(src.Student)), append(cols, colSpend)
+	}
+	names, vals, cols = append(names, p.sourceName("abstained")), append(vals, float64(src.Abstained)), append(cols, colNotAsked)
+	total := float64(p.rep.Queries.PublicRows)
+	format := func(v float64) string {
+		if total == 0 {
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		return fmt.Sprintf("%s (%.1f%%)", strconv.FormatFloat(v, 'f', 0, 64), 100*v/total)
+	}
+	return bars("chart-sources", "Who labelled the rows", names, vals, cols, false, format, 0, "")
 }
 
 func (p *page) conversionsChart() *chart {

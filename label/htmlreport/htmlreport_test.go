@@ -327,3 +327,49 @@ func audited(t *testing.T, rep *report.Report) *report.AuditResult {
 	}
 	return res
 }
+
+// TestPageNeverShowsLessThanTheReport: the ε the page draws as spent at
+// the run's full spend is never below the report's stated
+// spent.epsilon_improved, whether the timeline records its ε (taken as
+// stated) or not (a report from before: its ρ converted by the page),
+// and whatever the page's own conversion would give.
+func TestPageNeverShowsLessThanTheReport(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "adult_report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		stated float64 // added to the report's stated ε
+		points bool    // the timeline records each point's ε
+	}{
+		{"as recorded", 0, false},
+		{"stated above the page's conversion", 0.05, false},
+		{"points with their ε, stated above", 0.05, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := label.ParseReport(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep.Spent.EpsilonImproved += label.Float(tc.stated)
+			if tc.points {
+				for i := range rep.Timeline {
+					rep.Timeline[i].Epsilon = label.Float(0.5 * float64(i+1) / float64(len(rep.Timeline)))
+				}
+			}
+			var buf bytes.Buffer
+			if err := Write(&buf, rep, audited(t, rep)); err != nil {
+				t.Fatal(err)
+			}
+			spend := find(svgs(t, buf.String())["chart-epsilon"], "polyline", "spend")
+			if len(spend) != 1 {
+				t.Fatal("no spend line")
+			}
+			if got := fattr(t, spend[0], "data-final-epsilon"); got < float64(rep.Spent.EpsilonImproved) {
+				t.Errorf("the page's final ε %v is below the report's %v", got, rep.Spent.EpsilonImproved)
+			}
+		})
+	}
+}

@@ -149,13 +149,16 @@ type Spend struct {
 }
 
 // TimePoint is the state of the run after Rows public rows: the queries
-// put, answered, and the realized ρ so far. Every figure is a function of
-// the released outputs (which rows were answered), so it is public.
+// put, answered, and the realized ρ so far, with its ε (improved
+// conversion, computed as the report's spent.epsilon_improved is; absent
+// in reports written before). Every figure is a function of the released
+// outputs (which rows were answered), so it is public.
 type TimePoint struct {
 	Rows     int64 `json:"rows"`
 	Queries  int64 `json:"queries"`
 	Answered int64 `json:"answered"`
 	Rho      Float `json:"rho"`
+	Epsilon  Float `json:"epsilon,omitempty"`
 }
 
 // Queries counts public rows by what happened to them.
