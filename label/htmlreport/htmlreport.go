@@ -552,16 +552,26 @@ func (p *page) epsilonOf(rho float64) float64 {
 }
 
 // pointEpsilon is the ε spent at a point of the timeline as the report
-// states it: the point's own ε (reports from before it was recorded: its ρ
-// converted as the report converts), and at the run's full spend never
-// less than the report's spent.epsilon_improved, so that the page never
-// shows less spent than the report.
+// states it: the point's own ε, and at the run's full spend never less than
+// the report's spent.epsilon_improved, so that the page never shows less
+// spent than the report. A point without its own ε (runs of pure events,
+// reports from before points had one) converts its ρ as the report
+// converts, capped by the run's whole stated spend, which bounds every
+// prefix of it (releasing less is post-processing): a run of svt's pure
+// events read 1.23 by zCDP where its report states 0.4998.
 func (p *page) pointEpsilon(t report.TimePoint) float64 {
+	s := p.rep.Spent
 	eps := float64(t.Epsilon)
 	if eps == 0 {
 		eps = p.epsilonOf(float64(t.Rho))
+		if s.EpsilonPure != nil && *s.EpsilonPure > 0 {
+			eps = math.Min(eps, float64(*s.EpsilonPure))
+		}
+		if s.EpsilonImproved > 0 {
+			eps = math.Min(eps, float64(s.EpsilonImproved))
+		}
 	}
-	if s := p.rep.Spent; t.Rho >= s.Rho {
+	if t.Rho >= s.Rho {
 		eps = math.Max(eps, float64(s.EpsilonImproved))
 	}
 	return eps
