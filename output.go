@@ -199,13 +199,15 @@ func (p *progress) update(s label.Progress) {
 // from the noise, they are marked shown before they are drawn.
 func (p *progress) draw() {
 	s := p.pending
-	_ = p.bar.Set64(s.Rows)
 	if s.Public {
 		p.bar.Describe(fmt.Sprintf("labelled by the model %d, ε %.3f on release", s.Answered, rdp.RoundUp(s.EpsilonSpent, 3)))
 	} else {
 		p.noisy.Store(true)
 		p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, rdp.RoundUp(s.EpsilonSpent, 3)))
 	}
+	// The count after the figures: a count that completes the bar clears
+	// it without drawing them.
+	_ = p.bar.Set64(s.Rows)
 	p.last, p.dirty = time.Now(), false
 }
 

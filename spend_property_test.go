@@ -131,9 +131,9 @@ func spendRun(t *testing.T, bin, mech string, flags []string, end, sens, pub, st
 	cmd.Env = append(os.Environ(), "PATE_PROGRESS=always")
 	switch end {
 	case "exhausted":
-		args = append(args, "--public", pub, "--teachers-only")
+		args = append(args, "--public", pub, "--teachers-only", "--batch-size", "1024")
 	case "fewer":
-		args = append(args, "--public", pub, "--teachers-only", "--max-queries", "5")
+		args = append(args, "--public", pub, "--teachers-only", "--max-queries", "5", "--batch-size", "1024")
 	case "stdin":
 		args = append(args, "--public", "-", "--max-queries", "1000")
 		in, err := os.Open(stdinCSV)

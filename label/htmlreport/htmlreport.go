@@ -106,8 +106,17 @@ type checkRow struct {
 // modelRun tells a run that labels with one model trained once under the
 // budget (dp-logreg, cell-histogram, private-learner): it has no teachers,
 // puts no queries and abstains on no row, so the charts and counts of
-// queries would show nothing but noise words.
-func modelRun(rep *report.Report) bool { return rep.Teachers == 0 }
+// queries would show nothing but noise words. private-knn and stable-em
+// have no teachers either, but answer query by query: their charts stay.
+func modelRun(rep *report.Report) bool {
+	switch {
+	case rep.DPLogReg != nil || rep.CellHistogram != nil:
+		return true
+	case rep.Teachers > 0:
+		return false
+	}
+	return rep.Mechanism == "private-learner"
+}
 
 func newPage(rep *report.Report, audit *report.AuditResult) *page {
 	p := &page{rep: rep, audit: audit, Rep: rep, Audit: audit}
@@ -571,8 +580,12 @@ func (p *page) pointEpsilon(t report.TimePoint) float64 {
 			eps = math.Min(eps, float64(s.EpsilonImproved))
 		}
 	}
-	if t.Rho >= s.Rho {
-		eps = math.Max(eps, float64(s.EpsilonImproved))
+	if t.Rho >= s.Rho { // the whole spend: the report's smallest reading
+		stated := float64(s.EpsilonImproved)
+		if s.EpsilonPure != nil && *s.EpsilonPure > 0 {
+			stated = math.Min(stated, float64(*s.EpsilonPure))
+		}
+		eps = math.Max(eps, stated)
 	}
 	return eps
 }
