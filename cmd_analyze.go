@@ -96,7 +96,7 @@ func runAnalyze(c *cli.Context, e *env) error {
 	if c.Bool("release-ss") {
 		return runReleaseSS(c, e)
 	}
-	for _, f := range []string{"dataset", "lifetime-epsilon", "privacy-unit"} {
+	for _, f := range []string{"dataset", "lifetime-epsilon", "lifetime-delta", "privacy-unit"} {
 		if c.IsSet(f) {
 			return usagef("--%s is for the ledger, which only --release-ss spends", f)
 		}

@@ -108,7 +108,7 @@ var labelCategories = []flagCategory{
 		"threshold", "sigma1", "sigma2", "laplace-scale", "answered-fraction", "sigma-ratio", "bins", "em-epsilon",
 		"subset-rate", "gamma", "svt-epsilon0", "svt-cutoff", "svt-threshold", "knn-k", "sample-rate"}},
 	{"Replicable labels", []string{"replicable", "shared-seed-file", "replicable-width"}},
-	{"Privacy ledger", []string{"ledger", "no-ledger", "dataset", "lifetime-epsilon"}},
+	{"Privacy ledger", []string{"ledger", "no-ledger", "dataset", "lifetime-epsilon", "lifetime-delta"}},
 }
 
 // labelOptions are pate label's flags, checked.

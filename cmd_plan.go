@@ -166,8 +166,9 @@ func runPlan(c *cli.Context, e *env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	spent, _ := rdp.ZCDPEpsWithin(rho, delta, float64(p.MaxOrder)) // on the orders the charge holds at
 	res := planResult{Mechanism: kind, Epsilon: eps, Delta: delta, Queries: n, Params: p, Rho: rho,
-		Spent: rdp.RoundUp(rdp.ZCDPEps(rho, delta), 6), Budget: f.Budget()}
+		Spent: rdp.RoundUp(spent, 6), Budget: f.Budget()}
 	if label.ChecksThreshold(kind) {
 		res.Fraction = frac
 	}

@@ -163,8 +163,8 @@ func replicateFlags(c *cli.Context) (private bool, reportEps float64, err error)
 		return false, 0, usagef("--report-epsilon must be a positive finite number, got %g", reportEps)
 	case !private && c.IsSet("report-epsilon"):
 		return false, 0, usagef("--report-epsilon is only used with --private-report")
-	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("dataset")):
-		return false, 0, usagef("--lifetime-epsilon and --dataset are for the ledger, which only --private-report spends")
+	case !private && (c.IsSet("lifetime-epsilon") || c.IsSet("lifetime-delta") || c.IsSet("dataset")):
+		return false, 0, usagef("--lifetime-epsilon, --lifetime-delta and --dataset are for the ledger, which only --private-report spends")
 	case private && !c.Bool("no-ledger"):
 		if err := lifetimeFlags(c); err != nil {
 			return false, 0, err

@@ -221,6 +221,7 @@ func ledgerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-ledger", Usage: "do not record the run in the privacy ledger"},
 		&cli.StringFlag{Name: "dataset", Usage: "name the sensitive dataset in the ledger: every run under the name composes, whatever rows it read (a change of rows is warned about); without it the run is kept under its exact rows, and a near copy is another dataset"},
 		&cli.Float64Flag{Name: "lifetime-epsilon", Usage: "with --dataset: refuse the run (exit 3) if its maximum spend would take the named dataset's composed total past this ε (at the summed δ of its runs), or if it protects another privacy unit than the recorded runs"},
+		&cli.Float64Flag{Name: "lifetime-delta", Usage: "with --dataset: refuse the run (exit 3) if it would take the sum of the named dataset's δs past this δ (every run adds its δ)"},
 	}
 }
 

@@ -284,7 +284,10 @@ func (l *lockedBuffer) String() string {
 // run had realized when it stopped (ρ > 0, at most its maximum), not the
 // "released nothing" ρ = 0 that made repeated interrupts free noisy answer
 // counts on main. A run interrupted with no bar (stderr not a terminal)
-// showed nothing and is still charged nothing.
+// showed nothing and is still charged nothing; so is a DP model's run
+// (cell-histogram), whose bar shows only public figures — the rows it
+// labelled (all of them) and the ε planned before the run — and which was
+// charged its whole budget on main.
 func TestInterruptChargesShownFigures(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("signals are POSIX")
@@ -294,23 +297,27 @@ func TestInterruptChargesShownFigures(t *testing.T) {
 	const rows = 2_000_000
 	pq := filepath.Join(t.TempDir(), "public.parquet")
 	writeBigPublic(t, pq, rows)
-	answered := regexp.MustCompile(`answered [1-9][0-9]*, ε spent`)
+	gnmax := []string{"--mechanism", "gnmax", "--sigma", "40", "--teachers", "3", "--max-queries", strconv.Itoa(rows), "--teachers-only"}
+	cells := []string{"--mechanism", "cell-histogram", "--epsilon", "1"}
 	tests := []struct {
 		name     string
+		mech     []string
 		bar      bool
-		wantRho  bool // charged a positive ρ
+		shown    string // what the bar shows before the signal
+		wantRho  bool   // charged a positive ρ
 		wantSaid string
 	}{
-		{"the bar showed noisy figures", true, true, "charged the spend realized so far"},
-		{"no bar", false, false, "charged nothing"},
+		{"the bar showed noisy figures", gnmax, true, `answered [1-9][0-9]*, ε spent`, true, "charged the spend realized so far"},
+		{"no bar", gnmax, false, "", false, "charged nothing"},
+		{"a model's public figures", cells, true, `labelled by the model [1-9][0-9]*, ε [0-9.]+ on release`, false, "charged nothing"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, outDir := t.TempDir(), t.TempDir()
 			out := filepath.Join(outDir, "labeled.arrow")
-			cmd := exec.Command(bin, "label", "-o", out, "--private", badFile("sens.parquet"), "--label", "y", "--public", pq,
-				"--features", "x,z", "--teachers", "3", "--classes", "0,1", "--mechanism", "gnmax", "--sigma", "40",
-				"--delta", "1e-5", "--batch-size", "8192", "--max-queries", strconv.Itoa(rows), "--teachers-only", "--ledger", dir)
+			args := append([]string{"label", "-o", out, "--private", badFile("sens.parquet"), "--label", "y", "--public", pq,
+				"--features", "x,z", "--classes", "0,1", "--delta", "1e-5", "--batch-size", "8192", "--ledger", dir}, tc.mech...)
+			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "PATE_PROGRESS=never")
 			if tc.bar {
 				cmd.Env = append(os.Environ(), "PATE_PROGRESS=always")
@@ -321,7 +328,8 @@ func TestInterruptChargesShownFigures(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.bar {
-				waitFor(t, 20*time.Second, func() bool { return answered.MatchString(stderr.String()) })
+				shown := regexp.MustCompile(tc.shown)
+				waitFor(t, 20*time.Second, func() bool { return shown.MatchString(stderr.String()) })
 			} else {
 				waitFor(t, 20*time.Second, func() bool { return tempGrown(outDir) })
 			}
@@ -343,6 +351,9 @@ func TestInterruptChargesShownFigures(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tc.wantSaid) {
 				t.Errorf("stderr does not say %q: %s", tc.wantSaid, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "context canceled") {
+				t.Errorf("stderr says %q, not what happened: %s", "context canceled", stderr.String())
 			}
 		})
 	}

@@ -136,7 +136,7 @@ func TestLedgerLifetimeRefusal(t *testing.T) {
 	if bytes.Contains(rb, []byte(d.ID)) || bytes.Contains(rb, []byte(d.ID[:16])) {
 		t.Errorf("the report carries the dataset fingerprint")
 	}
-	if code, stdout, _ := pate(t, "ledger", "show", "--ledger", dir); code != 0 || !bytes.Contains([]byte(stdout), []byte("runs 2")) {
+	if code, stdout, _ := pate(t, "ledger", "show", "--ledger", dir); code != 0 || !bytes.Contains([]byte(stdout), []byte("2 run(s)")) {
 		t.Errorf("ledger show: exit %d\n%s", code, stdout)
 	}
 }
@@ -794,5 +794,61 @@ func TestLedgerReleaseSS(t *testing.T) {
 	}
 	if code, _, stderr := pate(t, "ledger", "show", "--json", "--ledger", dir); code != 0 {
 		t.Errorf("ledger show --json of an ε-only run: exit %d: %s", code, stderr)
+	}
+}
+
+// TestLedgerShowReadable: pate ledger show names each named dataset by its
+// name, says which mechanism ran (not the candidates of the default's
+// choice) and how totals compose; --dataset NAME shows one dataset; a
+// mistyped flag is a one-line usage error (exit 2); --lifetime-delta caps
+// the summed δ of a named dataset's runs (exit 3 past it) and the refusal
+// says how the total composes.
+func TestLedgerShowReadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "o.arrow")
+	run := func(extra ...string) (int, string) {
+		args := append([]string{"label", "--private", badFile("sens.parquet"), "--label", "y", "--features", "x,z",
+			"--public", badFile("pub.parquet"), "--classes", "0,1", "--epsilon", "1", "--delta", "1e-5",
+			"--ledger", dir, "-q", "-o", out}, extra...)
+		code, _, stderr := pate(t, args...)
+		return code, stderr
+	}
+	for _, extra := range [][]string{{"--dataset", "clinic"}, {"--dataset", "bank", "--mechanism", "gnmax"}, nil} {
+		if code, stderr := run(extra...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+	}
+	code, stdout, stderr := pate(t, "ledger", "show", "--ledger", dir)
+	if code != 0 {
+		t.Fatalf("ledger show: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`dataset "clinic"`, `dataset "bank"`, "unnamed dataset", "  gnmax  ", "How totals compose", "√n·ε"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("ledger show does not say %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "|") {
+		t.Errorf("ledger show names a choice's candidates, not the mechanism that ran:\n%s", stdout)
+	}
+	code, stdout, _ = pate(t, "ledger", "show", "--ledger", dir, "--dataset", "clinic")
+	if code != 0 || !strings.Contains(stdout, `dataset "clinic"`) || strings.Contains(stdout, "bank") || !strings.Contains(stdout, "1 dataset(s)") {
+		t.Errorf("ledger show --dataset clinic: exit %d:\n%s", code, stdout)
+	}
+	for _, args := range [][]string{{"--bogus"}, {"--datset", "clinic"}, {"--dataset", "nope"}} {
+		code, stdout, stderr := pate(t, append([]string{"ledger", "show", "--ledger", dir}, args...)...)
+		if code != exitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("ledger show %v: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, stdout, stderr)
+		}
+	}
+	// Two runs at δ 1e-5 fit under a lifetime δ of 2e-5; a third does not.
+	for i, want := range []int{0, 0, exitBudget} {
+		code, stderr := run("--dataset", "capped", "--lifetime-delta", "2e-5")
+		if code != want {
+			t.Fatalf("run %d under --lifetime-delta 2e-5: exit %d, want %d: %s", i+1, code, want, stderr)
+		}
+		if want == exitBudget && (!strings.Contains(stderr, "past its lifetime δ") || !strings.Contains(stderr, "runs compose by zCDP")) {
+			t.Errorf("the refusal does not say why: %s", stderr)
+		}
 	}
 }

@@ -197,8 +197,9 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 	}
 	code := exitCode(err)
 	if code == exitInterrupted {
-		// Say what happened: the bare cause reads "context canceled".
-		err = fmt.Errorf("interrupted: %w", err)
+		// Say what happened: the cause reads "context canceled" (what was
+		// charged is on the ledger's line above).
+		err = errInterrupted
 	}
 	if err != nil {
 		if jsonErrors {
@@ -213,6 +214,9 @@ Exit codes: 0 ok, 1 failure, 2 bad usage or input, 3 privacy budget refused, 130
 	}
 	return code
 }
+
+// errInterrupted is what a run stopped by a signal says.
+var errInterrupted = errors.New("interrupted by a signal")
 
 // flagName is the command-line flag of a parameter of package label: the
 // one place that maps label's parameter names (label.ParamError) to flags.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -144,9 +145,16 @@ func writeTemp(path string, b []byte) (*atomicfile.File, error) {
 // what it had spent.
 type progress struct {
 	bar   *progressbar.ProgressBar
-	last  time.Time
 	noisy atomic.Bool
+
+	mu      sync.Mutex
+	last    time.Time      // when the bar was last drawn
+	pending label.Progress // figures not drawn yet (throttled)
+	dirty   bool
 }
+
+// progressThrottle is the least time between two redraws of the bar.
+const progressThrottle = 100 * time.Millisecond
 
 func newProgress(e *env, off bool, total int64) *progress {
 	f, ok := e.stderr.(*os.File)
@@ -170,7 +178,6 @@ func newProgress(e *env, off bool, total int64) *progress {
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("rows"),
-		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)}
 }
@@ -179,19 +186,45 @@ func (p *progress) update(s label.Progress) {
 	if p.bar == nil {
 		return
 	}
-	p.noisy.Store(true) // set before the figures can be drawn
-	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pending, p.dirty = s, true
+	if time.Since(p.last) >= progressThrottle {
+		p.draw()
+	}
+}
+
+// draw shows the pending figures (p.mu held). The ε is rounded up, so
+// that the bar never shows less than was spent; where the figures derive
+// from the noise, they are marked shown before they are drawn.
+func (p *progress) draw() {
+	s := p.pending
 	_ = p.bar.Set64(s.Rows)
+	if s.Public {
+		p.bar.Describe(fmt.Sprintf("labelled by the model %d, ε %.3f on release", s.Answered, rdp.RoundUp(s.EpsilonSpent, 3)))
+	} else {
+		p.noisy.Store(true)
+		p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, rdp.RoundUp(s.EpsilonSpent, 3)))
+	}
+	p.last, p.dirty = time.Now(), false
 }
 
 // showedNoisy reports whether the bar may have shown figures derived from
 // the noise.
 func (p *progress) showedNoisy() bool { return p.noisy.Load() }
 
+// finish draws the last figures, which the throttle may have held back
+// (the bar's last figure is then the run's), and clears the bar.
 func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
+	if p.bar == nil {
+		return
 	}
+	p.mu.Lock()
+	if p.dirty {
+		p.draw()
+	}
+	p.mu.Unlock()
+	_ = p.bar.Finish()
 }
 
 // printAnalysis prints what pate analyze found (NOT PRIVATE).

@@ -109,6 +109,7 @@ func releaseRun(c *cli.Context, e *env, lr *ledgerRun, lab *label.Labeler, out s
 	}
 	// The realized spend, now known.
 	if entry != nil {
+		entry.Ran = rep.Mechanism // the begin entry may name a choice's candidates
 		if err := endRun(entry, rep); err != nil {
 			return fmt.Errorf("--ledger: %w", err)
 		}
@@ -158,9 +159,10 @@ func (s *outputSink) start() error {
 
 // ledgerRun is the write-ahead ledger of one run that spends budget.
 type ledgerRun struct {
-	s        *ledger.Session
-	lifetime float64      // --lifetime-epsilon (0: none)
-	tee      *identityTee // identifies the data as the run reads it, or nil
+	s             *ledger.Session
+	lifetime      float64      // --lifetime-epsilon (0: none)
+	lifetimeDelta float64      // --lifetime-delta (0: none)
+	tee           *identityTee // identifies the data as the run reads it, or nil
 	// unit is the privacy unit recorded for a run whose configuration
 	// does not name one (--privacy-unit of pate aggregate and pate analyze:
 	// the unit the teachers of the votes were partitioned by).
@@ -321,8 +323,10 @@ func openLedger(c *cli.Context, e *env, flag, path string) (*ledgerRun, io.Reade
 func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (string, error)) (*ledgerRun, io.Reader, error) {
 	stdin := e.stdin
 	if c.Bool("no-ledger") {
-		if c.IsSet("lifetime-epsilon") {
-			return nil, stdin, usagef("--lifetime-epsilon needs the ledger: drop --no-ledger")
+		for _, f := range []string{"lifetime-epsilon", "lifetime-delta"} {
+			if c.IsSet(f) {
+				return nil, stdin, usagef("--%s needs the ledger: drop --no-ledger", f)
+			}
 		}
 		if c.IsSet("dataset") {
 			return nil, stdin, usagef("--dataset names the dataset in the ledger: drop --no-ledger")
@@ -355,7 +359,7 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 	}
 	s := l.Session(c.String("dataset"), identify, flag)
 	warn := func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: ledger: %s\n", msg) }
-	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon"), warn: warn}, stdin, nil
+	return &ledgerRun{s: s, lifetime: c.Float64("lifetime-epsilon"), lifetimeDelta: c.Float64("lifetime-delta"), warn: warn}, stdin, nil
 }
 
 // lifetimeFlags checks --dataset and --lifetime-epsilon: a lifetime is kept
@@ -365,6 +369,12 @@ func openLedgerWith(c *cli.Context, e *env, flag, path string, identify func() (
 func lifetimeFlags(c *cli.Context) error {
 	if c.IsSet("lifetime-epsilon") && !(c.Float64("lifetime-epsilon") > 0) {
 		return usagef("--lifetime-epsilon must be positive, got %g", c.Float64("lifetime-epsilon"))
+	}
+	if d := c.Float64("lifetime-delta"); c.IsSet("lifetime-delta") && !(d > 0 && d < 1) {
+		return usagef("--lifetime-delta must be in (0, 1), got %g", d)
+	}
+	if c.IsSet("lifetime-delta") && !c.IsSet("dataset") {
+		return usagef("--lifetime-delta needs --dataset NAME: a lifetime is kept for a named dataset")
 	}
 	if c.IsSet("dataset") && c.String("dataset") == "" {
 		return usagef("--dataset: give a name")
@@ -384,11 +394,12 @@ func (lr *ledgerRun) record(req ledger.BeginRequest) (*ledger.Run, error) {
 		req.PrivacyUnit = lr.unit
 	}
 	req.Warn = lr.warn
+	req.LifetimeDelta = lr.lifetimeDelta
 	run, err := lr.s.Begin(req, lr.lifetime)
 	var se *ledger.StoreError
 	switch {
 	case errors.Is(err, ledger.ErrLifetimeNeedsName):
-		return nil, usagef("--lifetime-epsilon needs --dataset NAME")
+		return nil, usagef("a lifetime (--lifetime-epsilon, --lifetime-delta) needs --dataset NAME")
 	case errors.Is(err, ledger.ErrLifetimeExceeded) || errors.Is(err, ledger.ErrSeedReused) || errors.Is(err, ledger.ErrMixedUnits):
 		return nil, fmt.Errorf("%w: %w", label.ErrBudgetRefused, err)
 	case errors.As(err, &se):
@@ -442,6 +453,9 @@ func (lr *ledgerRun) begin(lab *label.Labeler, cfg label.Config) (*ledger.Run, e
 		Labels: labels, Mechanism: mech,
 		MaxRho: maxRho, Delta: cfg.Delta, DiscoveryDelta: label.DiscoveryDelta(cfg.Delta, cfg.Classes != nil || cfg.VotesFormat != ""),
 		FailureDelta: lab.FailureDelta(), Epsilon: cfg.Epsilon, Seed: seedMaterial(cfg), PrivacyUnit: cfg.PrivacyUnit,
+		// A ρ that holds on some Rényi orders only is converted on those,
+		// alone or composed (the ledger reads no other order).
+		MaxOrder: lab.MaxOrder(),
 	}
 	if eps, rhoB, ok := lab.PureMax(); ok && rhoB <= maxRho {
 		req.PureMaxEpsilon, req.PureMaxRho = eps, rhoB

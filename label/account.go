@@ -96,7 +96,7 @@ func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filte
 		// Without a filter the claim is the worst case of the queries put:
 		// their number is a count of public rows, not a function of the votes.
 		worst := td.discoveryRho + float64(st.seen)*st.perQueryRho()
-		eps := rdp.RoundUp(rdp.ZCDPEps(worst, deltaConv), epsDecimals)
+		eps := rdp.RoundUp(l.epsilonOf(worst, deltaConv), epsDecimals)
 		rep.Guarantee = Guarantee{
 			Epsilon:    Float(eps),
 			Delta:      Float(cfg.Delta),

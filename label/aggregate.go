@@ -140,7 +140,8 @@ func (l *Labeler) RunVotes(ctx context.Context, votes, public RecordReader, out 
 	rep.Learner = "external (votes from " + l.cfg.VotesFormat + ")"
 	rep.Teachers = l.cfg.Teachers
 	st := &runState{l: l, agg: agg, filter: filter, classes: td.classes, maxQueries: l.cfg.MaxQueries,
-		step: timelineStep(l.cfg.PublicRows), released: make([]int64, l.numClasses)}
+		deltaConv: l.cfg.Delta - td.discoveryDelta,
+		step:      timelineStep(l.cfg.PublicRows), released: make([]int64, l.numClasses)}
 	src := votes
 	if public != nil {
 		cur := &voteCursor{l: l, r: votes}

@@ -126,8 +126,13 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		curve[i] += gaussRho * o
 	}
 	ei, oi := rdp.EpsImproved(orders, curve, deltaConv)
-	if z := rdp.ZCDPEps(rho, deltaConv); z < ei && zcdpOrder(rho, deltaConv) <= maxOrder {
-		ei, oi = z, zcdpOrder(rho, deltaConv)
+	if math.IsInf(maxOrder, 1) {
+		if z := rdp.ZCDPEps(rho, deltaConv); z < ei {
+			ei, oi = z, zcdpOrder(rho, deltaConv)
+		}
+	} else if z, o := rdp.ZCDPEpsWithin(rho, deltaConv, maxOrder); z < ei {
+		// Only the orders 2..maxOrder: never below 2, however large ρ.
+		ei, oi = z, math.Round(100*o)/100
 	}
 	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)
 	sp := Spend{

@@ -144,6 +144,11 @@ type Config struct {
 type Progress struct {
 	Rows, Answered, Abstained int64
 	EpsilonSpent              float64
+	// Public says that these figures derive from no noise: a DP model
+	// (dp-logreg, cell-histogram) labels every row, and its ε was fixed
+	// before the run. Showing them releases nothing; otherwise Answered
+	// and EpsilonSpent derive from the noise drawn.
+	Public bool
 }
 
 func (c *Config) sens() string {

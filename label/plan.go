@@ -121,6 +121,25 @@ func QueriesThatFit(kind string, classes int, eps, delta float64, p MechanismPar
 	return int64(math.Floor(f.Budget() / per)), nil
 }
 
+// MaxOrder is the largest Rényi order at which the run's charges hold, on
+// the orders 2..MaxOrder (private-knn's subsampled Gaussian); 0 when they
+// hold at every order (zCDP). Every conversion of the run's ρ to ε — the
+// report's, the ledger's, the progress bar's, the HTML report's — reads
+// only those orders.
+func (l *Labeler) MaxOrder() int {
+	if ob, ok := orderBoundedOf(l.cfg.Mechanism); ok {
+		return ob.maxOrder(l.cfg.Params)
+	}
+	return 0
+}
+
+// epsilonOf converts a ρ of the run's charges to ε at deltaConv on the
+// orders they hold at (see MaxOrder).
+func (l *Labeler) epsilonOf(rho, deltaConv float64) float64 {
+	e, _ := rdp.ZCDPEpsWithin(rho, deltaConv, float64(l.MaxOrder()))
+	return e
+}
+
 // MaxRho is the most the run can spend (zCDP ρ, class discovery included),
 // known before it starts: the filter's budget when it has one, otherwise the
 // worst case of every query it may put. A ledger records it before the first

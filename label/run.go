@@ -174,7 +174,7 @@ func (l *Labeler) train(ctx context.Context, sensRecs []arrow.Record, enc *learn
 func (l *Labeler) newRunState(enc *learners.Encoder, ens voter, agg *aggregator, filter budget, td *teacherData) *runState {
 	cfg := &l.cfg
 	st := &runState{l: l, enc: enc, ens: ens, agg: agg, filter: filter, classes: td.classes,
-		maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
+		deltaConv: cfg.Delta - td.discoveryDelta, maxQueries: cfg.MaxQueries, step: timelineStep(cfg.PublicRows), released: make([]int64, len(td.classes.values))}
 	if l.multi() {
 		st.initLabels(td)
 	}
@@ -408,6 +408,9 @@ type runState struct {
 	filter     budget
 	classes    *classSet
 	maxQueries int64
+	// deltaConv is the δ the run's ρ converts at: δ less the class
+	// discovery's.
+	deltaConv float64
 
 	// vote fills b.counts for the b.queryN first rows of b; skip, when set,
 	// consumes the votes of a batch that is not queried (aggregate mode).
@@ -651,7 +654,7 @@ func (st *runState) aggregateStage(ctx context.Context, p *pipeline) error {
 			return err
 		}
 		if pr := st.l.cfg.Progress; pr != nil {
-			pr(Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent()})
+			pr(st.progress())
 		}
 	}
 	if sp != nil && !sp.trained && ctx.Err() == nil {
@@ -1054,10 +1057,19 @@ var tileBytes = 128 << 10
 
 func (st *runState) notAsked() int64 { return st.rows - st.seen }
 
-// epsSpent is the realized spend so far, for the progress display.
+// progress is what the progress display shows so far.
+func (st *runState) progress() Progress {
+	_, model := st.ens.(modelVoter) // labels every row; its ρ was charged, as planned, before the first
+	return Progress{Rows: st.rows, Answered: st.answered, Abstained: st.rows - st.answered, EpsilonSpent: st.epsSpent(), Public: model}
+}
+
+// epsSpent is the realized spend so far, for the progress display: ρ
+// converted as the run's report converts it (at δ less the class
+// discovery's, on the orders the charges hold at), so that the bar never
+// shows less than the report then states.
 func (st *runState) epsSpent() float64 {
 	if f, ok := st.filter.(*pureFilter); ok { // pure ε-DP events
 		return f.epsSpent()
 	}
-	return rdp.ZCDPEps(st.rhoSpent(), st.l.cfg.Delta)
+	return st.l.epsilonOf(st.rhoSpent(), st.deltaConv)
 }

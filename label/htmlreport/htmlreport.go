@@ -543,6 +543,14 @@ func (c *chart) legend(x, y int, items [][2]string) {
 // convDelta is the δ at which the run's ρ converts to ε.
 func (p *page) convDelta() float64 { return p.audit.Delta - p.audit.DiscoveryDelta }
 
+// epsilonOf converts a ρ of the run's to ε as the run's report does: at
+// its conversion δ, on the Rényi orders its charges hold at (2..max_order
+// when the parameters bound them: private-knn), rounded up.
+func (p *page) epsilonOf(rho float64) float64 {
+	e, _ := rdp.ZCDPEpsWithin(rho, p.convDelta(), float64(p.rep.Params.MaxOrder))
+	return rdp.RoundUp(e, 6)
+}
+
 // pointEpsilon is the ε spent at a point of the timeline as the report
 // states it: the point's own ε (reports from before it was recorded: its ρ
 // converted as the report converts), and at the run's full spend never
@@ -551,7 +559,7 @@ func (p *page) convDelta() float64 { return p.audit.Delta - p.audit.DiscoveryDel
 func (p *page) pointEpsilon(t report.TimePoint) float64 {
 	eps := float64(t.Epsilon)
 	if eps == 0 {
-		eps = rdp.RoundUp(rdp.ZCDPEps(float64(t.Rho), p.convDelta()), 6)
+		eps = p.epsilonOf(float64(t.Rho))
 	}
 	if s := p.rep.Spent; t.Rho >= s.Rho {
 		eps = math.Max(eps, float64(s.EpsilonImproved))

@@ -46,9 +46,19 @@
 // events only: the runs compose by basic composition too (Σ e_i at Σ δ_i).
 // The total of the runs of one privacy unit is, at δ = Σ δ_i,
 //
-//	ε = min( ZCDPEps(Σ ρ_i, δ − Σ f_i),            improved conversion, best order
-//	         EpsImproved(Σ curve_i, δ − Σ f_i),    the same over the paper's orders
-//	         Σ e_i )                               basic composition
+//	ε = max( min( ZCDPEps(Σ ρ_i, δ − Σ f_i),          improved conversion, best order
+//	              EpsImproved(Σ curve_i, δ − Σ f_i),  the same over the paper's orders
+//	              Σ e_i ),                            basic composition
+//	         max_i e_i )                              never below one run alone
+//
+// Orders. A run's ρ may hold on the Rényi orders 2..A_i only (private-knn's
+// subsampled Gaussian; Entry.MaxOrder): its curve is then λρ_i on [2, A_i]
+// and unknown (+Inf) elsewhere, its own e_i is read on [2, A_i], and the
+// summed ρ converts only on the orders every charged run covers, [2, min
+// A_i] — at order 2 when the best order of the sum would be lower. The
+// total says which (Dataset.MaxOrder). The last line does not tighten
+// anything: a composed figure at the summed δ may read below one run alone
+// at its own δ, and a larger ε is valid wherever a smaller one is.
 //
 // where curve_i is λρ_i, except for a run of pure events: n_i events of
 // ε0_i on top of a zCDP part ρ0_i (class discovery) have the curve

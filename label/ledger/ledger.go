@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -51,6 +52,9 @@ type Entry struct {
 	Time    time.Time `json:"time"`
 	Dataset string    `json:"dataset"`
 	// Begin entries.
+	// Name is the dataset's name when the user gave one (--dataset): a
+	// label of the user's, shown by pate ledger show.
+	Name           string        `json:"name,omitempty"`
 	Labels         []string      `json:"labels,omitempty"`
 	Mechanism      string        `json:"mechanism,omitempty"`
 	MaxRho         *report.Float `json:"max_rho,omitempty"`
@@ -75,8 +79,17 @@ type Entry struct {
 	// PrivacyUnit is the column whose value is one privacy unit of the
 	// run; "" (and ledgers written before it was recorded): one row.
 	PrivacyUnit string `json:"privacy_unit,omitempty"`
-	// End entries: the realized zCDP ρ and, for a run of pure events, how
-	// many of which ε (ρ is then their ε²/2 each plus any zCDP part).
+	// MaxOrder, when > 0, says that the run's ρ holds on the Rényi orders
+	// 2..MaxOrder only (private-knn's subsampled Gaussian): the ledger
+	// converts it, alone or composed, on those orders only. 0: every
+	// order (zCDP). See maxOrder for entries written before it was
+	// recorded.
+	MaxOrder int `json:"max_order,omitempty"`
+	// End entries: the mechanism that ran (Ran: a begin entry written
+	// before the run chose one names its candidates), the realized zCDP ρ
+	// and, for a run of pure events, how many of which ε (ρ is then their
+	// ε²/2 each plus any zCDP part).
+	Ran          string        `json:"ran,omitempty"`
 	Rho          *report.Float `json:"rho,omitempty"`
 	PureEvents   int64         `json:"pure_events,omitempty"`
 	EventEpsilon report.Float  `json:"event_epsilon,omitempty"`
@@ -127,6 +140,7 @@ func (l *Ledger) path(dataset string) string { return filepath.Join(l.dir, datas
 // BeginRequest describes a run about to start.
 type BeginRequest struct {
 	Dataset        string   // DatasetID of the sensitive data
+	Name           string   // the dataset's name, when named (Session sets it)
 	Labels         []string // label column names
 	Mechanism      string
 	MaxRho         float64 // the most the run can spend (zCDP ρ); +Inf when unbounded
@@ -151,6 +165,12 @@ type BeginRequest struct {
 	Warn func(string)
 	// PureMaxEpsilon and PureMaxRho: see Entry.PureMax (0: not such a run).
 	PureMaxEpsilon, PureMaxRho float64
+	// MaxOrder: see Entry.MaxOrder (0: the run's ρ holds at every order).
+	MaxOrder int
+	// LifetimeDelta, when > 0, refuses the run when the dataset's summed
+	// δ with it would pass it (ErrLifetimeExceeded), as a lifetime ε does
+	// for ε: every run adds its δ.
+	LifetimeDelta float64
 }
 
 // Run is a run recorded by Begin, to be closed by End.
@@ -158,6 +178,9 @@ type Run struct {
 	l       *Ledger
 	id      string
 	dataset string
+	// Ran, when set before End, names the mechanism that ran (the begin
+	// entry may name the candidates of a choice).
+	Ran string
 }
 
 // ID returns the run's identifier in the ledger.
@@ -182,6 +205,9 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 	if !(req.MaxRho >= 0) || !(req.Delta > 0 && req.Delta < 1) {
 		return nil, fmt.Errorf("ledger: bad run spend ρ = %g, δ = %g", req.MaxRho, req.Delta)
 	}
+	if req.MaxOrder != 0 && req.MaxOrder < 2 {
+		return nil, fmt.Errorf("ledger: a charge on the Rényi orders 2..%d covers no order", req.MaxOrder)
+	}
 	fd := math.Max(req.FailureDelta, req.DiscoveryDelta)
 	if !(fd >= 0 && fd < req.Delta) {
 		return nil, fmt.Errorf("ledger: bad failure δ %g of a run at δ %g", fd, req.Delta)
@@ -191,10 +217,13 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 		return nil, err
 	}
 	mr, fdv := report.Float(req.MaxRho), report.Float(fd)
-	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Labels: req.Labels,
+	if !(req.LifetimeDelta >= 0 && req.LifetimeDelta < 1) {
+		return nil, fmt.Errorf("ledger: bad lifetime δ %g", req.LifetimeDelta)
+	}
+	e := Entry{Kind: KindBegin, Run: id, Time: time.Now().UTC(), Dataset: req.Dataset, Name: req.Name, Labels: req.Labels,
 		Mechanism: req.Mechanism, MaxRho: &mr, Delta: report.Float(req.Delta),
 		DiscoveryDelta: report.Float(req.DiscoveryDelta), FailureDelta: &fdv, Epsilon: report.Float(req.Epsilon),
-		Seeded: req.Seed != nil, Content: req.Content, PrivacyUnit: req.PrivacyUnit}
+		Seeded: req.Seed != nil, Content: req.Content, PrivacyUnit: req.PrivacyUnit, MaxOrder: req.MaxOrder}
 	if req.PureMaxEpsilon > 0 {
 		if !(req.PureMaxRho > 0 && req.PureMaxRho <= req.MaxRho) {
 			return nil, fmt.Errorf("ledger: bad pure maximum ρ %g for a run of maximum ρ %g", req.PureMaxRho, req.MaxRho)
@@ -211,13 +240,20 @@ func (l *Ledger) Begin(req BeginRequest, lifetime float64) (*Run, error) {
 				return fmt.Errorf("%w: this run protects %s, the dataset's recorded runs %s; its lifetime cannot be checked across them",
 					ErrMixedUnits, UnitName(req.PrivacyUnit), UnitName(*unit))
 			}
-			if lifetime > 0 {
+			if lifetime > 0 || req.LifetimeDelta > 0 {
 				d := summarize(req.Dataset, append(entries[:len(entries):len(entries)], e))
 				eps, delta := d.Epsilon, d.Delta
 				d = summarize(req.Dataset, entries)
-				if !(eps <= lifetime) {
-					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, past its lifetime ε = %g",
-						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, lifetime)
+				past := ""
+				switch {
+				case lifetime > 0 && !(eps <= lifetime):
+					past = fmt.Sprintf("past its lifetime ε = %g", lifetime)
+				case req.LifetimeDelta > 0 && !(delta <= req.LifetimeDelta*(1+1e-12)):
+					past = fmt.Sprintf("past its lifetime δ = %g", req.LifetimeDelta)
+				}
+				if past != "" {
+					return fmt.Errorf("%w: this run may spend ρ = %.6g at δ = %g; with the %d run(s) recorded (ρ = %.6g, δ = %g) the dataset would be at ε = %.6g at δ = %g, %s (%s)",
+						ErrLifetimeExceeded, req.MaxRho, req.Delta, len(d.Runs), d.Rho, d.Delta, eps, delta, past, HowTotalsCompose)
 				}
 			}
 			return appendEntry(f, e)
@@ -278,12 +314,17 @@ func (r *Run) EndPure(rho float64, events int64, eps0 float64) error {
 		return fmt.Errorf("ledger: bad realized spend ρ %g (%d events of ε %g)", rho, events, eps0)
 	}
 	v := report.Float(rho)
-	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v}
+	e := Entry{Kind: KindEnd, Run: r.id, Time: time.Now().UTC(), Dataset: r.dataset, Rho: &v, Ran: r.Ran}
 	if events > 0 {
 		e.PureEvents, e.EventEpsilon = events, report.Float(eps0)
 	}
 	return r.l.locked(r.dataset, func(f *os.File, _ []Entry) error { return appendEntry(f, e) })
 }
+
+// HowTotalsCompose says in a line how a dataset's total composes, for the
+// messages that show one.
+const HowTotalsCompose = "runs compose by zCDP: their ρ add up and convert to ε at the sum of their δs, " +
+	"so n runs at ε each total about √n·ε at n·δ, not n·ε; --lifetime-delta caps the δ"
 
 // Path returns the file the run is recorded in.
 func (r *Run) Path() string { return r.l.path(r.dataset) }
@@ -294,11 +335,19 @@ func (r *Run) Path() string { return r.l.path(r.dataset) }
 // converts at what is left of delta (improved conversion, best order). It
 // is +Inf when nothing is left.
 func Total(rho, delta, failureDelta float64) float64 {
+	return TotalWithin(rho, delta, failureDelta, rdp.Unbounded)
+}
+
+// TotalWithin is Total for a ρ that holds on the Rényi orders 2..maxOrder
+// only (maxOrder 0: every order): the conversion reads the best order of
+// that range, never one outside it (rdp.ZCDPEpsWithin).
+func TotalWithin(rho, delta, failureDelta float64, maxOrder int) float64 {
 	d := delta - failureDelta
 	if !(d > 0 && d < 1) || math.IsInf(rho, 1) {
 		return math.Inf(1)
 	}
-	return rdp.RoundUp(rdp.ZCDPEps(rho, d), 6)
+	e, _ := rdp.ZCDPEpsWithin(rho, d, float64(maxOrder))
+	return rdp.RoundUp(e, 6)
 }
 
 // seedsFile holds the commitments of the seeds used in a ledger directory,
@@ -504,12 +553,15 @@ func newRunID() (string, error) {
 
 // RunSummary is one run of a dataset.
 type RunSummary struct {
-	Run       string    `json:"run"`
-	Started   time.Time `json:"started"`
-	Mechanism string    `json:"mechanism"`
-	Labels    []string  `json:"labels,omitempty"`
-	Epsilon   float64   `json:"epsilon"`
-	Delta     float64   `json:"delta"`
+	Run     string    `json:"run"`
+	Started time.Time `json:"started"`
+	// Mechanism is the mechanism that ran, when the run said at its end;
+	// else its begin entry's (candidates joined by "|" for a run that had
+	// yet to choose).
+	Mechanism string   `json:"mechanism"`
+	Labels    []string `json:"labels,omitempty"`
+	Epsilon   float64  `json:"epsilon"`
+	Delta     float64  `json:"delta"`
 	// FailureDelta is the part of Delta that is a failure probability.
 	FailureDelta float64 `json:"failure_delta"`
 	MaxRho       float64 `json:"max_rho"`
@@ -522,6 +574,9 @@ type RunSummary struct {
 	Seeded   bool    `json:"seeded,omitempty"`
 	// PrivacyUnit: see Entry.PrivacyUnit.
 	PrivacyUnit string `json:"privacy_unit,omitempty"`
+	// MaxOrder, when > 0: the run's ρ holds on the Rényi orders
+	// 2..MaxOrder only (see Entry.MaxOrder).
+	MaxOrder int `json:"max_order,omitempty"`
 	// A run of pure events: its maximum (PureMax), and when it ended, its
 	// events and their ε.
 	PureMax      *PureMax `json:"pure_max,omitempty"`
@@ -532,13 +587,14 @@ type RunSummary struct {
 // curve adds the run's RDP curve at orders to total, and returns the ε
 // of the run alone at its own δ, for basic composition: the smallest of its
 // claim (the budget its filter enforced, when it made one), its charged ρ
-// converted at its δ less its failure δ, and, when it ended with pure
-// events only, their summed ε. A run that ended with n events of ε0 and a
-// zCDP part ρ0 has the curve n·min(ε0, λε0²/2) + λρ0; one without an end
-// entry that declared a pure maximum, max(λρ_B, min(ε, λε²/2)) (its cap is
-// one or the other); any other, λρ.
+// converted at its δ less its failure δ (on its orders), and, when it ended
+// with pure events only, their summed ε. A run that ended with n events of
+// ε0 and a zCDP part ρ0 has the curve n·min(ε0, λε0²/2) + λρ0; one without
+// an end entry that declared a pure maximum, max(λρ_B, min(ε, λε²/2)) (its
+// cap is one or the other); any other, λρ — on the orders 2..MaxOrder
+// only when its charge is bounded there, +Inf (nothing known) above.
 func (r RunSummary) curve(orders, total []float64) (basic float64) {
-	basic = Total(r.Charged, r.Delta, r.FailureDelta)
+	basic = TotalWithin(r.Charged, r.Delta, r.FailureDelta, r.MaxOrder)
 	if r.Epsilon > 0 && r.Epsilon < basic {
 		basic = r.Epsilon
 	}
@@ -559,6 +615,10 @@ func (r RunSummary) curve(orders, total []float64) (basic float64) {
 		}
 	default:
 		for i, o := range orders {
+			if r.MaxOrder > 0 && !(o >= 2 && o <= float64(r.MaxOrder)) {
+				total[i] = math.Inf(1)
+				continue
+			}
 			total[i] += r.Charged * o
 		}
 	}
@@ -577,6 +637,9 @@ func (r RunSummary) charged() (delta, failure float64) {
 // Dataset is the composed spend of one sensitive dataset.
 type Dataset struct {
 	ID string `json:"dataset"`
+	// Name is the name the user gave it (--dataset), "" when unnamed (or
+	// recorded before names were).
+	Name string `json:"name,omitempty"`
 	// Named says that the dataset is a name the user gave (--dataset):
 	// its runs compose whatever rows they read. Otherwise it is one exact
 	// multiset of rows, and a near copy is another dataset.
@@ -598,6 +661,8 @@ type Dataset struct {
 	// Units are the totals per privacy unit, when the runs protect more
 	// than one (nil otherwise: the dataset's own figures are the unit's).
 	Units []UnitTotal `json:"units,omitempty"`
+	// MaxOrder: see UnitTotal.MaxOrder (one unit's; 0 when several).
+	MaxOrder int `json:"max_order,omitempty"`
 }
 
 // UnitTotal is the composed spend of the runs of one privacy unit.
@@ -608,6 +673,9 @@ type UnitTotal struct {
 	Delta        float64 `json:"delta"`
 	FailureDelta float64 `json:"failure_delta"`
 	Epsilon      float64 `json:"epsilon"`
+	// MaxOrder, when > 0: Rho holds on the Rényi orders 2..MaxOrder only
+	// (a charged run's ρ does), and Epsilon was read there.
+	MaxOrder int `json:"max_order,omitempty"`
 }
 
 // MarshalJSON encodes +Inf as "inf".
@@ -651,6 +719,30 @@ const svtDeltaShare = 0.5
 // whose guarantee could fail outright, with a share svtDeltaShare of δ.
 const legacySVT = "svt"
 
+// knnMechanism is the name of the mechanism whose begin entries, before
+// they recorded MaxOrder, held a ρ bounded in its orders.
+const knnMechanism = "private-knn"
+
+// maxOrder is the orders a begin entry's ρ holds on (see Entry.MaxOrder).
+// An entry of private-knn written before the orders were recorded gets
+// them re-derived as the run set them: the order at which its budget
+// (ε, δ) converts, rounded up; at least 2, and 2 when it claimed no ε
+// (order 2 is covered by every such charge: a valid, if loose, reading).
+func maxOrder(e Entry) int {
+	if e.MaxOrder > 0 || !slices.Contains(strings.Split(e.Mechanism, "|"), knnMechanism) {
+		return e.MaxOrder
+	}
+	eps, delta := float64(e.Epsilon), float64(e.Delta)
+	if !(eps > 0) || !(delta > 0 && delta < 1) {
+		return 2
+	}
+	o := math.Ceil(rdp.ZCDPOrder(rdp.RhoForEps(eps, delta), delta))
+	if !(o >= 2) || o > rdp.SGMMaxOrder {
+		return 2
+	}
+	return int(o)
+}
+
 // failureDelta is the failure δ of a begin entry.
 func failureDelta(e Entry) float64 {
 	if e.FailureDelta != nil {
@@ -670,7 +762,10 @@ func summarize(id string, entries []Entry) *Dataset {
 	for _, e := range entries {
 		switch e.Kind {
 		case KindBegin:
-			d.Named = d.Named || e.Content != ""
+			d.Named = d.Named || e.Content != "" || e.Name != ""
+			if d.Name == "" {
+				d.Name = e.Name
+			}
 			for _, l := range e.Labels {
 				if !labels[l] {
 					labels[l] = true
@@ -684,7 +779,8 @@ func summarize(id string, entries []Entry) *Dataset {
 			idx[e.Run] = len(d.Runs)
 			d.Runs = append(d.Runs, RunSummary{Run: e.Run, Started: e.Time, Mechanism: e.Mechanism, Labels: e.Labels,
 				Epsilon: float64(e.Epsilon), Delta: float64(e.Delta), FailureDelta: failureDelta(e),
-				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax, PrivacyUnit: e.PrivacyUnit})
+				MaxRho: mr, Charged: mr, Seeded: e.Seeded, PureMax: e.PureMax, PrivacyUnit: e.PrivacyUnit,
+				MaxOrder: maxOrder(e)})
 		case KindEnd:
 			i, ok := idx[e.Run]
 			if !ok || e.Rho == nil {
@@ -692,6 +788,9 @@ func summarize(id string, entries []Entry) *Dataset {
 			}
 			r := &d.Runs[i]
 			r.Finished, r.Rho = true, float64(*e.Rho)
+			if e.Ran != "" {
+				r.Mechanism = e.Ran
+			}
 			r.Charged = math.Min(r.Rho, r.MaxRho)
 			if r.Charged == r.Rho {
 				r.PureEvents, r.EventEpsilon = e.PureEvents, float64(e.EventEpsilon)
@@ -715,10 +814,10 @@ func summarize(id string, entries []Entry) *Dataset {
 		d.Rho += t.Rho
 		d.Delta += t.Delta
 		d.FailureDelta += t.FailureDelta
-		d.Epsilon = t.Epsilon
+		d.Epsilon, d.MaxOrder = t.Epsilon, t.MaxOrder
 	}
 	if len(d.Units) > 1 {
-		d.Epsilon = math.Inf(1) // no one figure: see Units
+		d.Epsilon, d.MaxOrder = math.Inf(1), 0 // no one figure: see Units
 	} else {
 		d.Units = nil
 	}
@@ -740,9 +839,23 @@ func composeRuns(runs []RunSummary) UnitTotal {
 		t.Delta += delta
 		t.FailureDelta += failure
 		basic += r.curve(orders, curve)
+		if r.MaxOrder > 0 && (t.MaxOrder == 0 || r.MaxOrder < t.MaxOrder) {
+			t.MaxOrder = r.MaxOrder // the orders every charged run covers
+		}
 	}
 	if t.Delta > 0 {
-		t.Epsilon = compose(t.Rho, curve, orders, basic, t.Delta, t.FailureDelta)
+		t.Epsilon = compose(t.Rho, curve, orders, basic, t.Delta, t.FailureDelta, t.MaxOrder)
+	}
+	// The composed figure holds at the summed δ, and a larger δ can read a
+	// smaller ε than one run alone at its own δ: valid, but a total that
+	// falls when a run is added misleads. Any ε above a valid one is valid
+	// at the same δ, so the total is at least each charged run alone.
+	if len(runs) > 1 {
+		for _, r := range runs {
+			if a := composeRuns([]RunSummary{r}); a.Delta > 0 && a.Epsilon > t.Epsilon {
+				t.Epsilon = a.Epsilon
+			}
+		}
 	}
 	return t
 }
@@ -750,11 +863,14 @@ func composeRuns(runs []RunSummary) UnitTotal {
 // compose is the composed ε at delta (the summed δ of the runs) of runs
 // whose failure δs sum to failureDelta, of summed zCDP ρ, summed RDP curve
 // at orders, and summed ε of each run alone at its own δ: the smallest of
-// three readings, each valid at delta — ρ converted (Total), the curve
-// converted at the best order, both at delta − failureDelta, and basic
-// composition (Σεᵢ at Σδᵢ), which needs no conversion.
-func compose(rho float64, curve, orders []float64, basic, delta, failureDelta float64) float64 {
-	eps := Total(rho, delta, failureDelta)
+// three readings, each valid at delta — ρ converted (TotalWithin, on the
+// orders 2..maxOrder every run covers when one of them is bounded, however
+// large ρ: never below order 2), the curve converted at its best order
+// (+Inf at an order some run does not cover), both at delta −
+// failureDelta, and basic composition (Σεᵢ at Σδᵢ), which needs no
+// conversion.
+func compose(rho float64, curve, orders []float64, basic, delta, failureDelta float64, maxOrder int) float64 {
+	eps := TotalWithin(rho, delta, failureDelta, maxOrder)
 	if d := delta - failureDelta; d > 0 && d < 1 {
 		if e, _ := rdp.EpsImproved(orders, curve, d); e < eps {
 			eps = rdp.RoundUp(e, 6)

@@ -11,6 +11,7 @@ import (
 type Session struct {
 	l     *Ledger
 	named bool
+	name  string
 	// identity waits for the hash; content is the content hash (the
 	// identity too, unless the dataset is named).
 	identity func() (id, content string, err error)
@@ -44,7 +45,7 @@ func (l *Ledger) Session(name string, identify func() (string, error), what stri
 		}
 		return content, content, nil
 	}
-	return &Session{l: l, named: name != "", identity: identity}
+	return &Session{l: l, named: name != "", name: name, identity: identity}
 }
 
 // ErrLifetimeNeedsName is returned by Session.Begin for a lifetime on an
@@ -72,9 +73,10 @@ func (e *StoreError) Unwrap() error { return e.Err }
 // directory is a *StoreError; a failure to read the data is returned as it
 // is.
 func (s *Session) Begin(req BeginRequest, lifetime float64) (*Run, error) {
-	if lifetime > 0 && !s.named {
+	if (lifetime > 0 || req.LifetimeDelta > 0) && !s.named {
 		return nil, ErrLifetimeNeedsName
 	}
+	req.Name = s.name
 	id, content, err := s.identity()
 	if err != nil {
 		return nil, err

@@ -260,3 +260,84 @@ func DiscreteGaussianSumRho(l2SensSq, l1Sens, sigma float64, dims, n int) float6
 	e := math.Min(e1, e2)
 	return e * e / 2
 }
+
+// Unbounded is the maxOrder of a charge that holds at every Rényi order > 1
+// (a zCDP charge): see ZCDPEpsWithin.
+const Unbounded = 0
+
+// CommonMaxOrder is the range of orders on which two charges both hold,
+// each given by its maxOrder (Unbounded, or a charge on the orders
+// 2..maxOrder): the smaller bound, Unbounded only when both are.
+func CommonMaxOrder(a, b float64) float64 {
+	switch {
+	case a == Unbounded || math.IsInf(a, 1):
+		return b
+	case b == Unbounded || math.IsInf(b, 1):
+		return a
+	}
+	return math.Min(a, b)
+}
+
+// ZCDPEpsWithin is ZCDPEps for a charge ρ that holds only on the Rényi
+// orders 2..maxOrder (RDP(λ) ≤ ρλ there, nothing said elsewhere; private-
+// knn's subsampled Gaussian): the improved conversion minimised over the
+// real orders λ ∈ [2, maxOrder], never at an order the charge does not
+// cover. maxOrder Unbounded (or +Inf) is ZCDPEps itself, every order > 1.
+// It returns ε (clipped at 0) and the order attaining it (NaN for the
+// unbounded case: ZCDPEps does not say). A maxOrder below 2 covers no order
+// and gives +Inf.
+func ZCDPEpsWithin(rho, delta, maxOrder float64) (eps, order float64) {
+	if maxOrder == Unbounded || math.IsInf(maxOrder, 1) {
+		return ZCDPEps(rho, delta), math.NaN()
+	}
+	if !(delta > 0 && delta < 1) || rho < 0 || math.IsNaN(rho) || math.IsNaN(maxOrder) {
+		return math.NaN(), math.NaN()
+	}
+	if maxOrder < 2 || math.IsInf(rho, 1) {
+		return math.Inf(1), math.NaN()
+	}
+	// improvedAt also says ε = 0 where δ² + expm1(−2ρ) ≥ 0 (order 2).
+	at := func(t float64) float64 { return math.Min(maxOrder, math.Max(2, 1+math.Exp(t))) } // in range, whatever the rounding
+	f := func(t float64) float64 { l := at(t); return improvedAt(l, rho*l, delta) }
+	// Search t = ln(λ−1) on [0, ln(maxOrder−1)]: λ ∈ [2, maxOrder]. The
+	// improved conversion of ρλ is unimodal in λ, so a grid then a
+	// golden-section refinement inside the range finds its minimum; every
+	// point evaluated is inside the range, so inexactness only raises ε.
+	lo, hi := 0.0, math.Log(maxOrder-1)
+	best, bestT := f(lo), lo
+	if hi > lo {
+		const n = 400
+		step := (hi - lo) / n
+		for i := 1; i <= n; i++ {
+			t := lo + step*float64(i)
+			if i == n {
+				t = hi
+			}
+			if v := f(t); v < best {
+				best, bestT = v, t
+			}
+		}
+		a, b := math.Max(lo, bestT-step), math.Min(hi, bestT+step)
+		g := (math.Sqrt(5) - 1) / 2
+		c, d := b-g*(b-a), a+g*(b-a)
+		fc, fd := f(c), f(d)
+		for i := 0; i < 100 && b-a > 1e-13; i++ {
+			if fc < fd {
+				b, d, fd = d, c, fc
+				c = b - g*(b-a)
+				fc = f(c)
+			} else {
+				a, c, fc = c, d, fd
+				d = a + g*(b-a)
+				fd = f(d)
+			}
+		}
+		if fc < best {
+			best, bestT = fc, c
+		}
+		if fd < best {
+			best, bestT = fd, d
+		}
+	}
+	return math.Max(0, best), at(bestT)
+}
