@@ -87,6 +87,7 @@ func runAggregate(c *cli.Context, e *env) error {
 		return fmt.Errorf("--votes: %w", err)
 	}
 	defer votes.Close()
+	warnSkipped(e, c.Bool("quiet"), "votes", votes)
 	var pub *arrowio.Reader
 	var pubSchema *arrow.Schema
 	rows := votes.NumRows()
@@ -98,6 +99,7 @@ func runAggregate(c *cli.Context, e *env) error {
 			return fmt.Errorf("--public: %w", err)
 		}
 		defer pub.Close()
+		warnSkipped(e, c.Bool("quiet"), "public", pub)
 		pubSchema = pub.Schema()
 		if pr := pub.NumRows(); rows >= 0 && pr >= 0 && pr != rows {
 			return fmt.Errorf("%w: %s has %d rows but %s has %d (row counts must match)", label.ErrInvalidInput, p, pr, c.String("votes"), rows)

@@ -74,6 +74,7 @@ func runPredict(c *cli.Context, e *env) error {
 		return fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
+	warnSkipped(e, c.Bool("quiet") || c.Bool("json"), "public", pub)
 	plan, err := lab.Plan(pub.Schema(), keepFlag(c))
 	if err != nil {
 		return fmt.Errorf("%w: --public %s: %v", label.ErrInvalidInput, inputName(c.String("public")), err)

@@ -63,6 +63,11 @@ func TestHTMLReportOfRuns(t *testing.T) {
 		model bool // one DP model labels every row
 	}{
 		{"default run: PATE and a student", append(adult, "--seed", "21"), "confident-gnmax", false},
+		// Small noise for many queries: the budget stops the queries, the
+		// step that did not fit charged (one threshold check more than
+		// the queries put), and the student labels the rest.
+		{"stopped on the budget", append(adult, "--seed", "24", "--classes", "0,1", "--sigma1", "150", "--sigma2", "60",
+			"--threshold", "200", "--max-queries", "3000"), "confident-gnmax", false},
 		{"cell-histogram", append(bc, "--seed", "22", "--mechanism", "cell-histogram"), "cell-histogram", true},
 		{"dp-logreg chosen by the default plan", append(bc, "--seed", "23"), "dp-logreg", true},
 	}
@@ -72,6 +77,9 @@ func TestHTMLReportOfRuns(t *testing.T) {
 			rep, page := htmlRun(t, tc.args...)
 			if rep.Mechanism != tc.mech {
 				t.Fatalf("the run used %s, want %s", rep.Mechanism, tc.mech)
+			}
+			if strings.HasPrefix(tc.name, "stopped") && !rep.Budget.StoppedOn {
+				t.Fatalf("the run did not stop on the budget")
 			}
 			src := rep.Sources
 			if src == nil {

@@ -14,15 +14,30 @@ package label
 // whose events are not a function of the queries and answers so counted
 // (a multi-label run, pure ε-DP events) keeps the timeline as recorded.
 func runningTimeline(tl []TimePoint, kind string, final LabelEvents, seen, answered int64, discDelta, delta float64, spent Spend) []TimePoint {
-	// Which count each kind of event follows: the queries or the answers.
+	// Which count each kind of event follows: none, the queries or the
+	// answers. A run stopped on the budget may have charged one event more
+	// than it counts (the step that did not fit): it is counted from the
+	// point where every query is put, which may be a little early, never
+	// late.
 	of := func(n int64) (func(TimePoint) int64, bool) {
-		switch {
-		case n == 0:
+		if n == 0 {
 			return func(TimePoint) int64 { return 0 }, true
-		case n == seen:
-			return func(p TimePoint) int64 { return p.Queries }, true
-		case n == answered:
-			return func(p TimePoint) int64 { return p.Answered }, true
+		}
+		for _, c := range []struct {
+			total int64
+			at    func(TimePoint) int64
+		}{{seen, func(p TimePoint) int64 { return p.Queries }}, {answered, func(p TimePoint) int64 { return p.Answered }}} {
+			switch n - c.total {
+			case 0:
+				return c.at, true
+			case 1:
+				return func(p TimePoint) int64 {
+					if p.Queries >= seen {
+						return c.at(p) + 1
+					}
+					return c.at(p)
+				}, true
+			}
 		}
 		return nil, false
 	}
