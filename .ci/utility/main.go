@@ -262,8 +262,9 @@ func main() {
 					}
 				}
 			}
-			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %g | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, d.sensRows, d.classes, d.majority, d.ceiling, d.ceilGBT, d.gbtBal, d.ceilKNN, eps, def, defBal, stu, best, pdef, dplr, cells, ratio)
+			fmt.Printf("| %s | %d | %d | %.3f | %s | %s | %s | %s | %g | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, d.sensRows, d.classes, d.majority, ceil(wantCeil["lr"], d.ceiling), ceil(wantCeil["gbt"], d.ceilGBT),
+				ceil(wantCeil["gbt"], d.gbtBal), ceil(wantCeil["knn"], d.ceilKNN), eps, def, defBal, stu, best, pdef, dplr, cells, ratio)
 			log.Printf("%s ε=%g: %v", name, eps, time.Since(t0).Round(time.Second))
 		}
 		report.Sets = append(report.Sets, set)
@@ -282,6 +283,14 @@ func main() {
 			fmt.Println("\nbelow a candidate − 0.02: " + s)
 		}
 	}
+}
+
+// ceil prints a ceiling, "-" when it was not trained.
+func ceil(trained bool, v float64) string {
+	if !trained {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // Report is what -json writes: every run of every set, for

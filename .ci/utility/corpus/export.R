@@ -89,7 +89,7 @@ exp("fatalities", "AER", "Fatalities", "state", covers = "many classes, few rows
 exp("fertility", "AER", "Fertility", "morekids", nsample = 60000, covers = "large (a fixed sample of 60,000 of its rows)")
 exp("healthinsurance", "AER", "HealthInsurance", "insurance", covers = "mostly categorical")
 exp("collegedistance", "AER", "CollegeDistance", "education", covers = "ordinal classes; imbalanced")
-# carData (GPL-2 | GPL-3)
+# carData (GPL (>= 2))
 exp("mplsstops", "carData", "MplsStops", "race", drop = c("idNum", "date", "preRace"),
     covers = "large; wide one-hot (neighbourhood); nulls")
 exp("gssvocab", "carData", "GSSvocab", "educGroup", drop = "educ", id = TRUE,
@@ -112,11 +112,11 @@ exp("solder", "rpart", "solder", "Solder", covers = "mostly categorical; balance
 exp("forbes2000", "HSAUR3", "Forbes2000", "category", drop = c("rank", "name"),
     covers = "many classes; wide one-hot (country); nulls")
 exp("chfls", "HSAUR3", "CHFLS", "R_happy", covers = "ordinal classes; imbalanced")
-# survival (LGPL-2 | LGPL-2.1 | LGPL-3)
+# survival (LGPL (>= 2))
 exp("flchain", "survival", "flchain", "death", drop = c("futime", "chapter"), covers = "nulls")
 exp("nwtco", "survival", "nwtco", "histol", drop = "seqno", covers = "imbalanced")
 exp("pbc", "survival", "pbc", "status", drop = c("id", "time"), covers = "imbalanced; nulls")
-# datasets (part of R, GPL-2 | GPL-3)
+# datasets (part of R: GPL-2 | GPL-3)
 exp("titanic", "datasets", "Titanic", "Survived", d = expand(Titanic), covers = "all categorical")
 exp("ucbadmissions", "datasets", "UCBAdmissions", "Admit", d = expand(UCBAdmissions), covers = "all categorical")
 # vcd (GPL-2)
@@ -126,7 +126,7 @@ exp("danishwelfare", "vcd", "DanishWelfare", "Status", d = expand(get_data("vcd"
     covers = "all categorical")
 # palmerpenguins (CC0)
 exp("penguins", "palmerpenguins", "penguins", "species", covers = "nulls")
-# ade4 (GPL-2 | GPL-3)
+# ade4 (GPL (>= 2))
 exp("banque", "ade4", "banque", "csp", covers = "all categorical; wide one-hot")
 # pscl (GPL-2)
 exp("vote92", "pscl", "vote92", "vote")
