@@ -119,6 +119,7 @@ var grid = [][]string{
 func main() {
 	data := flag.String("data", "../shared/datasets", "shared datasets folder")
 	seeds := flag.Int("seeds", 3, "seeds per cell (1..N)")
+	firstSeed := flag.Int("first-seed", 1, "first seed (more seeds of a cut run: -first-seed 2 -seeds 3)")
 	epsList := flag.String("eps", "0.5,1,2,4", "ε values")
 	sets := flag.String("sets", "adult,breast_cancer,digits,dna,vehicle,vowel", "datasets, or all: every NAME with NAME_private, NAME_public and NAME_public_truth .parquet in -data")
 	runs := flag.String("runs", "default,gbt,pate,dplr", "columns to run: default, gbt (the -student column), pate, pdef (PATE plan), dplr, cells")
@@ -184,7 +185,7 @@ func main() {
 			log.Fatalf("build pate: %v", err)
 		}
 	}
-	report := &Report{Binary: *bin, Seeds: *seeds, Eps: epss, Delta: 1e-5,
+	report := &Report{Binary: *bin, FirstSeed: *firstSeed, Seeds: *seeds, Eps: epss, Delta: 1e-5,
 		DefaultClasses: declareClasses && *defaultClasses, CandidateClasses: declareClasses}
 	fmt.Printf("| dataset | sens. rows | classes | majority | LR ceiling | GBT ceiling | GBT bal. | 10-NN ceiling | ε | default | default bal. | %s | best PATE | PATE plan | DP-LR | cells | default / GBT ceiling |\n", *studentArgs)
 	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -200,7 +201,7 @@ func main() {
 		for _, eps := range epss {
 			t0 := time.Now()
 			cell := func(run string, extra []string, declare bool) (float64, float64, bool) {
-				rs := runSeeds(*bin, tmp, d, eps, *seeds, extra, declare, *timeout)
+				rs := runSeeds(*bin, tmp, d, eps, *firstSeed, *seeds, extra, declare, *timeout)
 				acc, bal, ok := 0.0, 0.0, true
 				for _, r := range rs {
 					r.Run, r.Eps = run, eps
@@ -297,7 +298,8 @@ func ceil(trained bool, v float64) string {
 // .ci/utility/corpus/check.
 type Report struct {
 	Binary           string       `json:"binary"`
-	Seeds            int          `json:"seeds"`
+	FirstSeed        int          `json:"first_seed"`
+	Seeds            int          `json:"seeds"` // the last seed
 	Eps              []float64    `json:"eps"`
 	Delta            float64      `json:"delta"`
 	DefaultClasses   bool         `json:"default_classes"`   // the default run had --classes
@@ -376,11 +378,11 @@ var declareClasses = true
 // planRE finds the mechanism a run's guarantee line names.
 var planRE = regexp.MustCompile(`guarantee[^\n]*\[([^\]]+)\]`)
 
-// runSeeds runs pate seeds times with the given extra flags and scores
+// runSeeds runs pate with seeds first..seeds with the given extra flags and scores
 // each run on all public rows.
-func runSeeds(bin, tmp string, d *dataset, eps float64, seeds int, extra []string, declare bool, timeout time.Duration) []RunResult {
+func runSeeds(bin, tmp string, d *dataset, eps float64, first, seeds int, extra []string, declare bool, timeout time.Duration) []RunResult {
 	var out []RunResult
-	for seed := 1; seed <= seeds; seed++ {
+	for seed := first; seed <= seeds; seed++ {
 		r := RunResult{Seed: seed}
 		t0 := time.Now()
 		plan, got, err := runOnce(bin, tmp, d, eps, seed, extra, declare && declareClasses, timeout)
