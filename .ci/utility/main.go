@@ -4,9 +4,10 @@
 // (fixed seeds, a throw-away ledger), and counts every public row: a row
 // left unlabelled counts as wrong.
 //
-//	go run ./.ci/utility [-data ../shared/datasets] [-seeds 3] [-eps 0.5,1,2,4]
-//	    [-sets adult,breast_cancer,digits,dna,vehicle,vowel] [-runs default,gbt,pate,dplr]
-//	    [-student "--student gbt"]
+//	go run ./.ci/utility [-data ../shared/datasets] [-seeds 3] [-first-seed 1] [-eps 0.5,1,2,4]
+//	    [-sets adult,breast_cancer,digits,dna,vehicle,vowel | all] [-runs default,gbt,pate,dplr]
+//	    [-student "--student gbt"] [-ceilings lr,gbt,knn] [-default-classes] [-corpus]
+//	    [-json out.json] [-pate BINARY] [-timeout 10m]
 //
 // Columns, for each dataset and ε (δ = 1e-5):
 //
