@@ -82,6 +82,7 @@ func main() {
 	minShare := flag.Float64("min-share", 0.05, "minority line: smallest class's share of the sensitive rows")
 	minRows := flag.Int("min-rows", 300, "minority line: smallest class's sensitive rows")
 	bigRows := flag.Int("big", 5000, "ceiling line: sensitive rows from which every set must reach 0.90")
+	wide := flag.Bool("wide", false, "print one line per set (the default and its best candidate at each ε) instead of one per set and ε")
 	flag.Parse()
 	log.SetFlags(0)
 	if flag.NArg() == 0 {
@@ -102,7 +103,7 @@ func main() {
 			baseSets[s.Name] = s
 		}
 	}
-	o := options{eps1: *eps1, minShare: *minShare, minRows: *minRows, bigRows: *bigRows}
+	o := options{eps1: *eps1, minShare: *minShare, minRows: *minRows, bigRows: *bigRows, wide: *wide}
 	pass := true
 	for _, v := range check(os.Stdout, sets, baseSets, o) {
 		w := "PASS"
@@ -125,6 +126,7 @@ type options struct {
 	minShare float64
 	minRows  int
 	bigRows  int
+	wide     bool // one table line per set
 }
 
 // verdict is one acceptance line.
@@ -143,8 +145,12 @@ func check(w io.Writer, sets []*set, baseSets map[string]*set, o options) []verd
 		head += " base default | change | base s |"
 		rule += "---:|---:|---:|"
 	}
-	fmt.Fprintln(w, head)
-	fmt.Fprintln(w, rule)
+	if o.wide {
+		wideTable(w, sets, o.eps1)
+	} else {
+		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, rule)
+	}
 	var (
 		regretCells, regretOK int
 		regretWorst           = math.Inf(1)
@@ -210,7 +216,9 @@ func check(w io.Writer, sets []*set, baseSets map[string]*set, o options) []verd
 					line += " | | |"
 				}
 			}
-			fmt.Fprintln(w, line)
+			if !o.wide {
+				fmt.Fprintln(w, line)
+			}
 		}
 		if def, ok := cells[key{"default", o.eps1}]; ok {
 			c := float64(s.Classes)
@@ -269,6 +277,68 @@ func check(w io.Writer, sets []*set, baseSets map[string]*set, o options) []verd
 		add("time", len(timeFail) == 0, fmt.Sprintf("wall time: default ≤ 3× the base's or ≤ 5 s (%d failures)", len(timeFail)), timeFail)
 	}
 	return out
+}
+
+// wideTable prints one line per set: the default and its best candidate at
+// each ε ("default / best candidate"), and balanced accuracies at eps1.
+func wideTable(w io.Writer, sets []*set, eps1 float64) {
+	var all []float64
+	for _, s := range sets {
+		for _, e := range epsOf(means(s)) {
+			if !containsF(all, e) {
+				all = append(all, e)
+			}
+		}
+	}
+	sort.Float64s(all)
+	head := "| set | sens. rows | C | min. share | majority | GBT |"
+	rule := "|---|---:|---:|---:|---:|---:|"
+	for _, e := range all {
+		head += fmt.Sprintf(" ε=%g default / best cand. |", e)
+		rule += "---|"
+	}
+	head += fmt.Sprintf(" bal. ε=%g default / GBT |", eps1)
+	rule += "---|"
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
+	for _, s := range sets {
+		cells := means(s)
+		line := fmt.Sprintf("| %s | %d | %d | %.3f | %.3f | %.3f |", s.Name, s.SensRows, s.Classes, s.MinorityShare, s.Majority, s.GBT)
+		for _, e := range all {
+			d, ok := cells[key{"default", e}]
+			if !ok {
+				line += " |"
+				continue
+			}
+			best, bestName := -1.0, ""
+			for _, c := range candidates {
+				if v, ok := cells[key{c, e}]; ok && v.acc > best {
+					best, bestName = v.acc, c
+				}
+			}
+			f := ""
+			if d.failed > 0 {
+				f = "!"
+			}
+			line += fmt.Sprintf(" %.3f%s / %.3f %s |", d.acc, f, best, bestName)
+		}
+		if d, ok := cells[key{"default", eps1}]; ok {
+			line += fmt.Sprintf(" %.3f / %.3f |", d.bal, s.GBTBal)
+		} else {
+			line += " |"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w, "\n(! = a run of the default failed and counts 0)")
+}
+
+func containsF(v []float64, x float64) bool {
+	for _, y := range v {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 type key struct {
