@@ -4,9 +4,10 @@
 // (fixed seeds, a throw-away ledger), and counts every public row: a row
 // left unlabelled counts as wrong.
 //
-//	go run ./.ci/utility [-data ../shared/datasets] [-seeds 3] [-eps 0.5,1,2,4]
-//	    [-sets adult,breast_cancer,digits,dna,vehicle,vowel] [-runs default,gbt,pate,dplr]
-//	    [-student "--student gbt"]
+//	go run ./.ci/utility [-data ../shared/datasets] [-seeds 3] [-first-seed 1] [-eps 0.5,1,2,4]
+//	    [-sets adult,breast_cancer,digits,dna,vehicle,vowel | all] [-runs default,gbt,pate,dplr]
+//	    [-student "--student gbt"] [-ceilings lr,gbt,knn] [-default-classes] [-corpus]
+//	    [-json out.json] [-pate BINARY] [-timeout 10m]
 //
 // Columns, for each dataset and ε (δ = 1e-5):
 //
@@ -35,6 +36,22 @@
 // shuttle, glass): bash .ci/utility/mlbench/make.sh DIR, then
 // -data DIR -sets letter,....
 //
+// The corpus (42 sets from Debian's R data packages, see
+// .ci/utility/corpus/README.md): bash .ci/utility/corpus/make.sh DIR, then
+//
+//	go run ./.ci/utility -data DIR -corpus [-seeds 1] [-json out.json]
+//	go run ./.ci/utility/corpus/check out.json
+//
+// -corpus runs every set in DIR (-sets all), the default as a newcomer
+// types it (no --classes) beside each candidate run by name with --classes
+// (pdef, dplr, cells), and the GBT and LR ceilings; it adds the majority
+// rate (the sensitive majority class given to every public row) and the
+// balanced accuracy (mean recall over the public truth's classes) of the
+// default and of the GBT ceiling. -json writes every run (seed, accuracy,
+// balanced accuracy, wall time, the plan the run reported, or its error)
+// for the checker; it is rewritten after each set, so a cut run keeps what
+// it measured. A run that fails labels nothing: it counts 0.
+//
 // It reads the datasets beside the repository, so it is a CI script, not a
 // test. breast_cancer and digits come as one file each: they are shuffled
 // once with a fixed seed and split 2/3 sensitive, 1/3 public, as the mlbench
@@ -43,6 +60,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,6 +71,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +97,15 @@ type dataset struct {
 	ceiling   float64 // logistic regression
 	ceilGBT   float64
 	ceilKNN   float64
+	gbtBal    float64 // balanced accuracy of the GBT ceiling
 	classList string
+	// truthClasses is every class value, sorted; balanced accuracy averages
+	// the recall of those in the truth.
+	truthClasses []string
+	features     int     // public columns
+	minShare     float64 // smallest class's share of the sensitive rows
+	minRows      int     // and its rows
+	majority     float64 // public accuracy of the sensitive majority class
 }
 
 // grid is the PATE + student settings the "best PATE" column tries.
@@ -92,14 +120,36 @@ var grid = [][]string{
 func main() {
 	data := flag.String("data", "../shared/datasets", "shared datasets folder")
 	seeds := flag.Int("seeds", 3, "seeds per cell (1..N)")
+	firstSeed := flag.Int("first-seed", 1, "first seed (more seeds of a cut run: -first-seed 2 -seeds 3)")
 	epsList := flag.String("eps", "0.5,1,2,4", "ε values")
-	sets := flag.String("sets", "adult,breast_cancer,digits,dna,vehicle,vowel", "datasets")
+	sets := flag.String("sets", "adult,breast_cancer,digits,dna,vehicle,vowel", "datasets, or all: every NAME with NAME_private, NAME_public and NAME_public_truth .parquet in -data")
 	runs := flag.String("runs", "default,gbt,pate,dplr", "columns to run: default, gbt (the -student column), pate, pdef (PATE plan), dplr, cells")
 	studentArgs := flag.String("student", "--student gbt", "flags added to the default command for the student column")
 	bin := flag.String("pate", "", "pate binary (default: build the repository's)")
 	flag.BoolVar(&declareClasses, "classes", true, "give --classes (false: the run discovers them privately, as the README's first command does)")
+	defaultClasses := flag.Bool("default-classes", true, "give the default run --classes too (with -classes)")
+	ceilList := flag.String("ceilings", "lr,gbt,knn", "non-private ceilings to train: lr, gbt, knn")
+	corpus := flag.Bool("corpus", false, "the corpus run: -sets all -runs default,pdef,dplr,cells -ceilings lr,gbt -default-classes=false, unless given")
+	jsonOut := flag.String("json", "", "write every run as JSON to this file (for .ci/utility/corpus/check)")
+	timeout := flag.Duration("timeout", 10*time.Minute, "longest run; a run cut counts as failed")
 	flag.Parse()
 	log.SetFlags(0)
+	if *corpus {
+		given := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["sets"] {
+			*sets = "all"
+		}
+		if !given["runs"] {
+			*runs = "default,pdef,dplr,cells"
+		}
+		if !given["ceilings"] {
+			*ceilList = "lr,gbt"
+		}
+		if !given["default-classes"] {
+			*defaultClasses = false
+		}
+	}
 	var epss []float64
 	for _, s := range strings.Split(*epsList, ",") {
 		e, err := strconv.ParseFloat(s, 64)
@@ -111,6 +161,17 @@ func main() {
 	want := map[string]bool{}
 	for _, r := range strings.Split(*runs, ",") {
 		want[r] = true
+	}
+	wantCeil := map[string]bool{}
+	for _, c := range strings.Split(*ceilList, ",") {
+		wantCeil[c] = true
+	}
+	names := strings.Split(*sets, ",")
+	if *sets == "all" {
+		var err error
+		if names, err = allSets(*data); err != nil {
+			log.Fatal(err)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "pate-utility-")
 	if err != nil {
@@ -125,116 +186,274 @@ func main() {
 			log.Fatalf("build pate: %v", err)
 		}
 	}
-	fmt.Printf("| dataset | sens. rows | classes | LR ceiling | GBT ceiling | 10-NN ceiling | ε | default | %s | best PATE | PATE plan | DP-LR | cells | default / GBT ceiling |\n", *studentArgs)
-	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	report := &Report{Binary: *bin, FirstSeed: *firstSeed, Seeds: *seeds, Eps: epss, Delta: 1e-5,
+		DefaultClasses: declareClasses && *defaultClasses, CandidateClasses: declareClasses}
+	fmt.Printf("| dataset | sens. rows | classes | majority | LR ceiling | GBT ceiling | GBT bal. | 10-NN ceiling | ε | default | default bal. | %s | best PATE | PATE plan | DP-LR | cells | default / GBT ceiling |\n", *studentArgs)
+	fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var short []string // cells where the default is below its best candidate − 0.02
-	for _, name := range strings.Split(*sets, ",") {
-		d, err := prepare(*data, tmp, name)
+	for _, name := range names {
+		d, err := prepare(*data, tmp, name, wantCeil)
 		if err != nil {
 			log.Fatalf("%s: %v", name, err)
 		}
+		set := &SetResult{Name: name, SensRows: d.sensRows, PublicRows: len(d.truth), Classes: d.classes,
+			Features: d.features, MinorityShare: d.minShare, MinorityRows: d.minRows, Majority: d.majority,
+			LR: d.ceiling, GBT: d.ceilGBT, GBTBal: d.gbtBal, KNN: d.ceilKNN}
 		for _, eps := range epss {
 			t0 := time.Now()
-			cell := func(extra []string) string {
-				m, err := meanAcc(*bin, tmp, d, eps, *seeds, extra)
-				if err != nil {
-					log.Printf("%s ε=%g %v: %v", name, eps, extra, err)
-					return "error"
+			cell := func(run string, extra []string, declare bool) (float64, float64, bool) {
+				rs := runSeeds(*bin, tmp, d, eps, *firstSeed, *seeds, extra, declare, *timeout)
+				acc, bal, ok := 0.0, 0.0, true
+				for _, r := range rs {
+					r.Run, r.Eps = run, eps
+					set.Runs = append(set.Runs, r)
+					if r.Err != "" {
+						log.Printf("%s ε=%g %s seed %d: %s", name, eps, run, r.Seed, r.Err)
+						ok = false
+					}
+					acc += r.Acc / float64(len(rs))
+					bal += r.Bal / float64(len(rs))
 				}
-				return fmt.Sprintf("%.3f", m)
+				return acc, bal, ok
 			}
-			def, stu, best, pdef, dplr, cells, ratio := "", "", "", "", "", "", ""
+			f3 := func(v float64, ok bool) string {
+				if !ok {
+					return fmt.Sprintf("%.3f (failed)", v)
+				}
+				return fmt.Sprintf("%.3f", v)
+			}
+			def, defBal, stu, best, pdef, dplr, cells, ratio := "", "", "", "", "", "", "", ""
+			defV := -1.0
 			if want["default"] {
-				def = cell(nil)
-				if v, err := strconv.ParseFloat(def, 64); err == nil {
-					ratio = fmt.Sprintf("%.2f", v/d.ceilGBT)
+				a, b, ok := cell("default", nil, *defaultClasses)
+				def, defBal, defV = f3(a, ok), fmt.Sprintf("%.3f", b), a
+				if d.ceilGBT > 0 {
+					ratio = fmt.Sprintf("%.2f", a/d.ceilGBT)
 				}
 			}
 			if want["gbt"] {
-				stu = cell(strings.Fields(*studentArgs))
+				a, _, ok := cell("student", strings.Fields(*studentArgs), *defaultClasses)
+				stu = f3(a, ok)
 			}
 			if want["pate"] {
 				bestV := -1.0
-				for _, g := range grid {
-					m, err := meanAcc(*bin, tmp, d, eps, *seeds, g)
-					if err != nil {
-						log.Printf("%s ε=%g %v: %v", name, eps, g, err)
-						continue
-					}
-					if m > bestV {
-						bestV, best = m, fmt.Sprintf("%.3f", m)
+				for k, g := range grid {
+					a, _, ok := cell(fmt.Sprintf("grid%d", k), g, true)
+					if ok && a > bestV {
+						bestV, best = a, fmt.Sprintf("%.3f", a)
 					}
 				}
 			}
+			cand := map[string]float64{}
 			if want["pdef"] {
-				pdef = cell([]string{"--mechanism", "confident-gnmax"})
+				a, _, ok := cell("pdef", []string{"--mechanism", "confident-gnmax"}, true)
+				pdef, cand["PATE plan"] = f3(a, ok), a
 			}
 			if want["dplr"] {
-				dplr = cell([]string{"--mechanism", "dp-logreg"})
+				a, _, ok := cell("dplr", []string{"--mechanism", "dp-logreg"}, true)
+				dplr, cand["DP-LR"] = f3(a, ok), a
 			}
 			if want["cells"] {
-				cells = cell([]string{"--mechanism", "cell-histogram"})
+				a, _, ok := cell("cells", []string{"--mechanism", "cell-histogram"}, true)
+				cells, cand["cells"] = f3(a, ok), a
 			}
-			if v, err := strconv.ParseFloat(def, 64); err == nil {
-				for _, c := range []string{pdef, dplr, cells} {
-					if w, err := strconv.ParseFloat(c, 64); err == nil && v < w-0.02 {
-						short = append(short, fmt.Sprintf("%s ε=%g: default %s, candidate %s", name, eps, def, c))
+			if defV >= 0 {
+				for c, w := range cand {
+					if defV < w-0.02 {
+						short = append(short, fmt.Sprintf("%s ε=%g: default %.3f, %s %.3f", name, eps, defV, c, w))
 					}
 				}
 			}
-			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %g | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, d.sensRows, d.classes, d.ceiling, d.ceilGBT, d.ceilKNN, eps, def, stu, best, pdef, dplr, cells, ratio)
+			fmt.Printf("| %s | %d | %d | %.3f | %s | %s | %s | %s | %g | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, d.sensRows, d.classes, d.majority, ceil(wantCeil["lr"], d.ceiling), ceil(wantCeil["gbt"], d.ceilGBT),
+				ceil(wantCeil["gbt"], d.gbtBal), ceil(wantCeil["knn"], d.ceilKNN), eps, def, defBal, stu, best, pdef, dplr, cells, ratio)
 			log.Printf("%s ε=%g: %v", name, eps, time.Since(t0).Round(time.Second))
+		}
+		report.Sets = append(report.Sets, set)
+		if *jsonOut != "" {
+			if err := report.write(*jsonOut); err != nil {
+				log.Fatal(err)
+			}
 		}
 	}
 	if want["default"] && (want["pdef"] || want["dplr"] || want["cells"]) {
+		sort.Strings(short)
 		if len(short) == 0 {
 			fmt.Println("\nThe default is within 0.02 of its best candidate (PATE plan, DP-LR, cells) in every cell.")
 		}
 		for _, s := range short {
-			fmt.Println("\nbelow its best candidate − 0.02: " + s)
+			fmt.Println("\nbelow a candidate − 0.02: " + s)
 		}
 	}
 }
 
-// declareClasses gives every run --classes.
+// ceil prints a ceiling, "-" when it was not trained.
+func ceil(trained bool, v float64) string {
+	if !trained {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// Report is what -json writes: every run of every set, for
+// .ci/utility/corpus/check.
+type Report struct {
+	Binary           string       `json:"binary"`
+	FirstSeed        int          `json:"first_seed"`
+	Seeds            int          `json:"seeds"` // the last seed
+	Eps              []float64    `json:"eps"`
+	Delta            float64      `json:"delta"`
+	DefaultClasses   bool         `json:"default_classes"`   // the default run had --classes
+	CandidateClasses bool         `json:"candidate_classes"` // pdef, dplr, cells had --classes
+	Sets             []*SetResult `json:"sets"`
+}
+
+// SetResult is one dataset: its shape, non-private references and runs.
+type SetResult struct {
+	Name          string      `json:"name"`
+	SensRows      int         `json:"sensitive_rows"`
+	PublicRows    int         `json:"public_rows"`
+	Classes       int         `json:"classes"`
+	Features      int         `json:"features"`
+	MinorityShare float64     `json:"minority_share"` // smallest class's share of the sensitive rows
+	MinorityRows  int         `json:"minority_rows"`  // its sensitive rows
+	Majority      float64     `json:"majority"`       // public accuracy of the sensitive majority class
+	LR            float64     `json:"lr_ceiling,omitempty"`
+	GBT           float64     `json:"gbt_ceiling,omitempty"`
+	GBTBal        float64     `json:"gbt_balanced,omitempty"`
+	KNN           float64     `json:"knn_ceiling,omitempty"`
+	Runs          []RunResult `json:"runs"`
+}
+
+// RunResult is one pate run. A failed run labelled nothing: Acc and Bal
+// are 0 and Err says why.
+type RunResult struct {
+	Run  string  `json:"run"` // default, pdef, dplr, cells, student, gridN
+	Eps  float64 `json:"eps"`
+	Seed int     `json:"seed"`
+	Acc  float64 `json:"acc"`
+	Bal  float64 `json:"balanced"`
+	Secs float64 `json:"secs"`
+	Plan string  `json:"plan,omitempty"` // the mechanism its guarantee line names
+	Err  string  `json:"error,omitempty"`
+}
+
+func (r *Report) write(path string) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// allSets lists the sets of dir that come as the three split files.
+func allSets(dir string) ([]string, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*_public_truth.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range m {
+		name := strings.TrimSuffix(filepath.Base(f), "_public_truth.parquet")
+		_, e1 := os.Stat(filepath.Join(dir, name+"_private.parquet"))
+		_, e2 := os.Stat(filepath.Join(dir, name+"_public.parquet"))
+		if e1 == nil && e2 == nil {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-sets all: no NAME_public_truth.parquet in %s", dir)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// declareClasses gives the runs --classes (the default run only with
+// -default-classes).
 var declareClasses = true
 
-// meanAcc runs pate seeds times with the given extra flags and returns the
-// mean accuracy over all public rows.
-func meanAcc(bin, tmp string, d *dataset, eps float64, seeds int, extra []string) (float64, error) {
-	sum := 0.0
-	for seed := 1; seed <= seeds; seed++ {
-		out := filepath.Join(tmp, "out.arrow")
-		args := []string{"label", "--private", d.private, "--label", d.label, "--public", d.public,
-			"--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--delta", "1e-5", "-o", out,
-			"--seed", strconv.Itoa(seed), "--no-ledger"}
-		if declareClasses {
-			args = append(args, "--classes", d.classList)
+// planRE finds the mechanism a run's guarantee line names.
+var planRE = regexp.MustCompile(`guarantee[^\n]*\[([^\]]+)\]`)
+
+// runSeeds runs pate with seeds first..seeds with the given extra flags and scores
+// each run on all public rows.
+func runSeeds(bin, tmp string, d *dataset, eps float64, first, seeds int, extra []string, declare bool, timeout time.Duration) []RunResult {
+	var out []RunResult
+	for seed := first; seed <= seeds; seed++ {
+		r := RunResult{Seed: seed}
+		t0 := time.Now()
+		plan, got, err := runOnce(bin, tmp, d, eps, seed, extra, declare && declareClasses, timeout)
+		r.Secs = time.Since(t0).Seconds()
+		r.Plan = plan
+		if err == nil && len(got) != len(d.truth) {
+			err = fmt.Errorf("%d output rows, want %d", len(got), len(d.truth))
 		}
-		args = append(args, extra...)
-		cmd := exec.Command(bin, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return 0, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
-		}
-		got, err := readColumn(out, d.label)
 		if err != nil {
-			return 0, err
+			r.Err = err.Error()
+		} else {
+			r.Acc, r.Bal = score(got, d.truth, d.truthClasses)
 		}
-		if len(got) != len(d.truth) {
-			return 0, fmt.Errorf("%d output rows, want %d", len(got), len(d.truth))
-		}
-		ok := 0
-		for i := range got {
-			if got[i] != "" && got[i] == d.truth[i] {
-				ok++
-			}
-		}
-		sum += float64(ok) / float64(len(got))
+		out = append(out, r)
 	}
-	return sum / float64(seeds), nil
+	return out
+}
+
+func runOnce(bin, tmp string, d *dataset, eps float64, seed int, extra []string, declare bool, timeout time.Duration) (string, []string, error) {
+	out := filepath.Join(tmp, "out.arrow")
+	os.Remove(out)
+	args := []string{"label", "--private", d.private, "--label", d.label, "--public", d.public,
+		"--epsilon", strconv.FormatFloat(eps, 'g', -1, 64), "--delta", "1e-5", "-o", out,
+		"--seed", strconv.Itoa(seed), "--no-ledger"}
+	if declare {
+		args = append(args, "--classes", d.classList)
+	}
+	args = append(args, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", nil, fmt.Errorf("cut after %v", timeout)
+		}
+		return "", nil, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+	}
+	plan := ""
+	if m := planRE.FindStringSubmatch(stderr.String()); m != nil {
+		plan = m[1]
+	}
+	got, err := readColumn(out, d.label)
+	return plan, got, err
+}
+
+// score returns the accuracy over all rows (an unlabelled row is wrong) and
+// the balanced accuracy: the mean over the truth's classes of their recall.
+func score(got, truth, classes []string) (acc, bal float64) {
+	hit, n := map[string]int{}, map[string]int{}
+	ok := 0
+	for i := range got {
+		n[truth[i]]++
+		if got[i] != "" && got[i] == truth[i] {
+			ok++
+			hit[truth[i]]++
+		}
+	}
+	k := 0
+	for _, c := range classes {
+		if n[c] > 0 {
+			bal += float64(hit[c]) / float64(n[c])
+			k++
+		}
+	}
+	if k > 0 {
+		bal /= float64(k)
+	}
+	return float64(ok) / float64(len(got)), bal
 }
 
 func lastLine(s string) string {
@@ -247,7 +466,7 @@ func lastLine(s string) string {
 
 // prepare writes the dataset's sensitive and public files into tmp and
 // computes its ceiling.
-func prepare(dir, tmp, name string) (*dataset, error) {
+func prepare(dir, tmp, name string, want map[string]bool) (*dataset, error) {
 	var sens, pub []arrow.Record
 	var truth []string
 	lab := "class"
@@ -318,19 +537,53 @@ func prepare(dir, tmp, name string) (*dataset, error) {
 	// The class set is public knowledge (--classes): the sorted values.
 	vals := classes(append(append([]string(nil), sensText...), truth...))
 	d.classes = len(vals)
+	for _, v := range vals {
+		if strings.Contains(v, ",") {
+			return nil, fmt.Errorf("class %q has a comma: --classes cannot name it", v)
+		}
+	}
 	d.classList = strings.Join(vals, ",")
-	ceils, err := ceilings(sens, pub, lab, sensText, truth, vals)
+	d.truthClasses = vals
+	d.features = int(pub[0].NumCols())
+	count := map[string]int{}
+	for _, v := range sensText {
+		if v != "" {
+			count[v]++
+		}
+	}
+	maj, labelled := "", 0
+	d.minRows = len(sensText)
+	for _, v := range vals {
+		labelled += count[v]
+		if maj == "" || count[v] > count[maj] {
+			maj = v
+		}
+		if count[v] < d.minRows {
+			d.minRows = count[v]
+		}
+	}
+	if labelled > 0 {
+		d.minShare = float64(d.minRows) / float64(labelled)
+	}
+	for _, v := range truth {
+		if v == maj {
+			d.majority++
+		}
+	}
+	d.majority /= float64(len(truth))
+	ceils, err := ceilings(sens, pub, lab, sensText, truth, vals, want)
 	if err != nil {
 		return nil, err
 	}
-	d.ceiling, d.ceilGBT, d.ceilKNN = ceils[0], ceils[1], ceils[2]
+	d.ceiling, d.ceilGBT, d.ceilKNN, d.gbtBal = ceils["lr"][0], ceils["gbt"][0], ceils["knn"][0], ceils["gbt"][1]
 	return d, nil
 }
 
 // ceilings trains pate's logistic regression, boosted trees and 10-NN on
 // every sensitive row, on the encoding fitted on the public rows (the
-// trees' bins too), and returns their public accuracies in that order.
-func ceilings(sens, pub []arrow.Record, lab string, ys, yp, vals []string) ([]float64, error) {
+// trees' bins too), and returns the public accuracy and balanced accuracy
+// of those asked for (lr, gbt, knn); the others are zeros.
+func ceilings(sens, pub []arrow.Record, lab string, ys, yp, vals []string, want map[string]bool) (map[string][2]float64, error) {
 	idx := map[string]int32{}
 	for i, v := range vals {
 		idx[v] = int32(i)
@@ -355,27 +608,29 @@ func ceilings(sens, pub []arrow.Record, lab string, ys, yp, vals []string) ([]fl
 	for i, v := range ys {
 		y[i] = idx[v]
 	}
-	ls := []learners.Learner{
-		&learners.LogReg{C: 1, MaxIter: 1000, Tol: 1e-4},
+	ls := map[string]learners.Learner{
+		"lr": &learners.LogReg{C: 1, MaxIter: 1000, Tol: 1e-4},
 		// A ceiling, not a student: the large-set recipe whatever the rows.
-		&learners.GBT{Bins: learners.PublicBins(xp, learners.DefaultMaxBins), Rounds: 200, Shrinkage: 0.1, MinLeaf: 3},
-		&learners.KNN{K: 10},
+		"gbt": &learners.GBT{Bins: learners.PublicBins(xp, learners.DefaultMaxBins), Rounds: 200, Shrinkage: 0.1, MinLeaf: 3},
+		"knn": &learners.KNN{K: 10},
 	}
-	var accs []float64
+	accs := map[string][2]float64{}
 	out := make([]int32, xp.Rows)
-	for _, l := range ls {
+	got := make([]string, xp.Rows)
+	for name, l := range ls {
+		if !want[name] {
+			continue
+		}
 		m, err := l.Fit(xs, y, len(vals))
 		if err != nil {
 			return nil, err
 		}
 		m.Predict(xp, out)
-		ok := 0
 		for i := range out {
-			if vals[out[i]] == yp[i] {
-				ok++
-			}
+			got[i] = vals[out[i]]
 		}
-		accs = append(accs, float64(ok)/float64(len(out)))
+		a, b := score(got, yp, vals)
+		accs[name] = [2]float64{a, b}
 	}
 	return accs, nil
 }
