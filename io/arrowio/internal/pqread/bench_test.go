@@ -73,9 +73,6 @@ func BenchmarkReadParquet(b *testing.B) {
 	writeWideParquet(b, files["uncompressed"], rows, cols, compress.Codecs.Uncompressed, 1<<18)
 	writeWideParquet(b, files["snappy"], rows, cols, compress.Codecs.Snappy, 1<<18)
 	writeWideParquet(b, files["dictionary"], rows, cols, compress.Codecs.Snappy, 1<<17, true)
-	defer func(buf int64, par, fast bool) {
-		testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast = buf, par, fast
-	}(testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast)
 	for _, tc := range []struct {
 		file     string
 		batch    int
@@ -100,11 +97,12 @@ func BenchmarkReadParquet(b *testing.B) {
 			name += "/fast=false"
 		}
 		b.Run(name, func(b *testing.B) {
-			testTuning.BufferSize, testTuning.Parallel, testTuning.PlainFast = tc.buf, tc.parallel, !tc.slow
+			tune := DefaultTuning()
+			tune.BufferSize, tune.Parallel, tune.PlainFast = tc.buf, tc.parallel, !tc.slow
 			b.SetBytes(rows * cols * 8)
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := openFile(files[tc.file], ReadOptions{BatchSize: tc.batch})
+				r, err := openFile(files[tc.file], ReadOptions{BatchSize: tc.batch, Tuning: tune})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -138,7 +136,6 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 	const rows, cols = 1_000_000, 64
 	path := filepath.Join(b.TempDir(), "wide_snappy_rg131072.parquet")
 	writeWideParquet(b, path, rows, cols, compress.Codecs.Snappy, 131072)
-	defer func(one bool) { testTuning.OneReader = one }(testTuning.OneReader)
 	for _, tc := range []struct {
 		name      string
 		workers   int
@@ -149,11 +146,12 @@ func BenchmarkReadParquetWorkers(b *testing.B) {
 		{"W=2", 2, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			testTuning.OneReader = tc.oneReader
+			tune := DefaultTuning()
+			tune.OneReader = tc.oneReader
 			b.SetBytes(rows * cols * 8)
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := openFile(path, ReadOptions{BatchSize: 65536, Workers: tc.workers})
+				r, err := openFile(path, ReadOptions{BatchSize: 65536, Workers: tc.workers, Tuning: tune})
 				if err != nil {
 					b.Fatal(err)
 				}

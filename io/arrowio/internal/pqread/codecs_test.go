@@ -171,7 +171,7 @@ func TestPageStreamCodecs(t *testing.T) {
 		}
 		src := c.Encode(nil, page)
 		var ps pageStream
-		if !ps.open(&plainDecoder{tune: testTuning}, id, bytes.NewReader(src), int64(len(page))) {
+		if !ps.open(&plainDecoder{tune: DefaultTuning()}, id, bytes.NewReader(src), int64(len(page))) {
 			t.Fatalf("%v: the page did not open as a stream", id)
 		}
 		if (ps.cz != nil) != (id == compress.Codecs.Zstd) || (ps.cg != nil) != (id == compress.Codecs.Gzip) {

@@ -21,13 +21,12 @@ import (
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
-// withFooterWindows sends every file down the windowed footer path, with
-// windows of window bytes, until the test ends.
-func withFooterWindows(t testing.TB, window int) {
-	t.Helper()
-	oldMin, oldWindow := testTuning.LazyFooterMin, testTuning.FooterWindowBytes
-	testTuning.LazyFooterMin, testTuning.FooterWindowBytes = 0, window
-	t.Cleanup(func() { testTuning.LazyFooterMin, testTuning.FooterWindowBytes = oldMin, oldWindow })
+// footerWindows is a tuning that sends every file down the windowed
+// footer path, with windows of window bytes.
+func footerWindows(window int) *Tuning {
+	tune := DefaultTuning()
+	tune.LazyFooterMin, tune.FooterWindowBytes = 0, window
+	return tune
 }
 
 // arrowFooter is the footer of the Parquet file at path as Arrow decodes
@@ -90,10 +89,9 @@ func TestLazyFooter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noGoroutineLeak(t)
-			withFooterWindows(t, tc.window)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			r, err := openFile(path, ReadOptions{Allocator: mem, Workers: tc.workers, BatchSize: tc.batch})
+			r, err := openFile(path, ReadOptions{Allocator: mem, Workers: tc.workers, BatchSize: tc.batch, Tuning: footerWindows(tc.window)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,17 +169,14 @@ func TestLazyFooter(t *testing.T) {
 func TestLazyFooterMemory(t *testing.T) {
 	path := writeRowGroups(t, 20000, 10, compress.Codecs.Snappy) // 2,000 row groups
 	held := func(windowed bool) uint64 {
-		old := testTuning.LazyFooterMin
-		defer func() { testTuning.LazyFooterMin = old }()
-		if windowed {
-			withFooterWindows(t, 8<<10)
-		} else {
-			testTuning.LazyFooterMin = 1 << 40
+		tune := footerWindows(8 << 10)
+		if !windowed {
+			tune.LazyFooterMin = 1 << 40
 		}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		r, err := openFile(path, ReadOptions{SelectLater: true})
+		r, err := openFile(path, ReadOptions{SelectLater: true, Tuning: tune})
 		if err != nil {
 			t.Fatal(err)
 		}

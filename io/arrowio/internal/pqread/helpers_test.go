@@ -30,11 +30,6 @@ var ErrFormat = ioerr.ErrFormat
 // DefaultBatchSize is arrowio's default batch size.
 const DefaultBatchSize = 65536
 
-// testTuning is the tuning openFile gives a reader opened without one:
-// tests set its fields (and restore them) to send files down one path or
-// another.
-var testTuning = DefaultTuning()
-
 // ReadOptions are the options of Open, as arrowio.ReadOptions passes them.
 type ReadOptions = Options
 
@@ -60,7 +55,9 @@ func openFile(path string, opts ReadOptions) (r *Reader, err error) {
 		opts.BatchSize = DefaultBatchSize
 	}
 	if opts.Tuning == nil {
-		opts.Tuning = testTuning
+		// A test that sends files down one path or another gives a
+		// tuning of its own; no test reaches another's.
+		opts.Tuning = DefaultTuning()
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator

@@ -47,26 +47,23 @@ func checkSpanningNullRows(t *testing.T, name string, a arrow.Array, first int) 
 // cursor (streamed pages and not) and whole, and checks every row against
 // pqtest.SpanningNullRow.
 func TestListNullsSpanningPages(t *testing.T) {
-	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
-	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
 	const rows = 3000
 	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
 		path := filepath.Join(t.TempDir(), "n.parquet")
 		pqtest.WriteSpanningNullList(t, path, rows, codec)
 		for _, mode := range []string{"whole", "cursor", "cursor, streamed pages"} {
 			name := codec.String() + "/" + mode
-			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 0, 400, 400
+			tune := DefaultTuning()
+			tune.ListStreamBytes, tune.MaxColumnwiseRows, tune.SegmentRows = 0, 400, 400
 			if mode == "whole" {
-				testTuning.ListStreamBytes = 1 << 40
+				tune.ListStreamBytes = 1 << 40
 			}
 			if mode == "cursor, streamed pages" {
-				testTuning.HugePageBytes = 16
+				tune.HugePageBytes = 16
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			got, err, st := readParquetStats(t, path, true, mem, []string{"n32"})
+			got, err, st := readParquetStats(t, path, true, mem, []string{"n32"}, tune)
 			n := st.PlainColumns.Load()
-			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.HugePageBytes = 256<<20, 1<<18, 64<<10, 8<<20
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -129,7 +126,7 @@ func TestListCursorFewRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pd := &plainDecoder{tune: testTuning, stats: new(Stats), r: f, size: st.Size()}
+		pd := &plainDecoder{tune: DefaultTuning(), stats: new(Stats), r: f, size: st.Size()}
 		lr := &listCursor{
 			lc: listChunk{plainChunk: plainChunk{codec: c, codecID: cc.Compression(), w: 4, dictN: -1},
 				maxDef: 3, cont: true, nullable: true, shape: shape},
@@ -224,9 +221,6 @@ func TestListCursor(t *testing.T) {
 		{name: "duckdb/zstd/v2/dictionary", path: writers + "duckdb_emb_v2.parquet", cursor: duckdbListCols},
 		{name: "polars/none/v1/huge-pages", path: writers + "polars_emb.parquet", cursor: []string{"e32"}, huge: true},
 	}
-	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
-	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path
@@ -250,14 +244,13 @@ func TestListCursor(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: pqarrow: %v", c, err)
 				}
-				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 0, 400, 400
+				tune := DefaultTuning()
+				tune.ListStreamBytes, tune.MaxColumnwiseRows, tune.SegmentRows = 0, 400, 400
 				if tc.huge {
-					testTuning.HugePageBytes = 1024
+					tune.HugePageBytes = 1024
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				got, err, st := readParquetStats(t, path, true, mem, []string{c})
-				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 256<<20, 1<<18, 64<<10
-				testTuning.HugePageBytes = 8 << 20
+				got, err, st := readParquetStats(t, path, true, mem, []string{c}, tune)
 				if err != nil {
 					t.Fatalf("%s: %v", c, err)
 				}
@@ -292,18 +285,17 @@ func TestListCursor(t *testing.T) {
 // DuckDB wrote NULL and hold DuckDB's values elsewhere; the same files'
 // other list columns (null elements, empty lists) read too.
 func TestDuckDBNullArrays(t *testing.T) {
-	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
 	v := func(i, j int) float32 { return float32(float64((i*(j+3))%97)/8 - float64(j)) }
 	for _, path := range []string{"../../testdata/writers/duckdb_emb.parquet", "../../testdata/writers/duckdb_emb_v2.parquet"} {
 		for _, streamed := range []bool{false, true} {
 			for _, fast := range []bool{true, false} {
-				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 1<<18, 64<<10
+				tune := DefaultTuning()
 				if streamed {
-					testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
+					tune.MaxColumnwiseRows, tune.SegmentRows = 500, 500
 				}
 				name := path + "/streamed=" + strconv.FormatBool(streamed) + "/fast=" + strconv.FormatBool(fast)
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				recs, err, _ := readParquetWith(t, path, fast, mem, []string{"n32"})
+				recs, err, _ := readParquetWith(t, path, fast, mem, []string{"n32"}, tune)
 				if err != nil {
 					t.Fatalf("%s: n32: %v", name, err)
 				}
@@ -337,7 +329,7 @@ func TestDuckDBNullArrays(t *testing.T) {
 				if row != 1500 || nulls != 136 {
 					t.Errorf("%s: read %d rows, %d null, want 1500 and 136", name, row, nulls)
 				}
-				recs, err, _ = readParquetWith(t, path, fast, mem, []string{"e32", "ne32", "em32"})
+				recs, err, _ = readParquetWith(t, path, fast, mem, []string{"e32", "ne32", "em32"}, tune)
 				pqtest.ReleaseAll(recs)
 				if err != nil {
 					t.Errorf("%s: the other list columns: %v", name, err)

@@ -185,20 +185,18 @@ func TestParquetListFastPath(t *testing.T) {
 				writeListFile(t, path, tc.pf)
 				tc.fast = listFastCols
 			}
+			tune := DefaultTuning()
 			if tc.byPage {
-				defer func(b int64, h int32) { testTuning.ListWholeBytes, testTuning.HugePageBytes = b, h }(testTuning.ListWholeBytes, testTuning.HugePageBytes)
-				testTuning.ListWholeBytes, testTuning.HugePageBytes = 0, 1024
+				tune.ListWholeBytes, tune.HugePageBytes = 0, 1024
 				if tc.huge > 0 {
-					testTuning.HugePageBytes = tc.huge
+					tune.HugePageBytes = tc.huge
 				}
 			}
 			if tc.firstPage {
-				defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
-				testTuning.HugePageBytes = 1024
+				tune.HugePageBytes = 1024
 			}
 			if tc.stream {
-				defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-				testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
+				tune.MaxColumnwiseRows, tune.SegmentRows = 500, 500
 			}
 			pf, err := file.OpenParquetFile(path, false)
 			if err != nil {
@@ -208,7 +206,7 @@ func TestParquetListFastPath(t *testing.T) {
 			pf.Close()
 			var streamed int64 // pages streamed
 			for _, c := range append(append([]string{}, tc.fast...), tc.slow...) {
-				streamed += checkListColumn(t, tc, path, c, rgs).PageStreams.Load()
+				streamed += checkListColumn(t, tc, path, c, rgs, tune).PageStreams.Load()
 			}
 			// Read by pages, the large PLAIN v1 pages (not DuckDB's, which
 			// are dictionary-encoded here) were streamed.
@@ -229,8 +227,9 @@ func TestParquetListFastPath(t *testing.T) {
 
 // checkListColumn reads column c of path with and without the fast path
 // and checks what TestParquetListFastPath expects of case tc (rgs row
-// groups); it returns the Stats of the read with the fast path.
-func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) *Stats {
+// groups) with the tuning tune; it returns the Stats of the read with the
+// fast path.
+func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64, tune *Tuning) *Stats {
 	t.Helper()
 	fast := false
 	for _, f := range tc.fast {
@@ -240,14 +239,14 @@ func checkListColumn(t *testing.T, tc listFastCase, path, c string, rgs int64) *
 	// v2 files (see TestParquetPlainFastPath): the leak check
 	// is for v1 files and for the fast path alone.
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	want, err, n := readParquetWith(t, path, false, mem, []string{c})
+	want, err, n := readParquetWith(t, path, false, mem, []string{c}, tune)
 	if err != nil {
 		t.Fatalf("%s: pqarrow: %v", c, err)
 	}
 	if n != 0 {
 		t.Errorf("%s: fast path off, yet it decoded %d columns", c, n)
 	}
-	got, err, st := readParquetStats(t, path, true, mem, []string{c})
+	got, err, st := readParquetStats(t, path, true, mem, []string{c}, tune)
 	n = st.PlainColumns.Load()
 	if err != nil {
 		t.Fatalf("%s: fast path: %v", c, err)
@@ -345,11 +344,13 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 	if width == 0 {
 		lc.offsets = make([]int32, lists+1)
 	}
+	tune := DefaultTuning()
+	tune.HugePageBytes = 512 // pages read by pages are streamed
 	if byPage {
 		lc.buf = nil
-		return lc, lc.decodeAt(&plainDecoder{tune: testTuning, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
+		return lc, lc.decodeAt(&plainDecoder{tune: tune, r: bytes.NewReader(chunk), size: int64(len(chunk))}, 0, int64(len(chunk)))
 	}
-	return lc, lc.decode(&plainDecoder{tune: testTuning})
+	return lc, lc.decode(&plainDecoder{tune: tune})
 }
 
 // FuzzListChunk feeds arbitrary bytes to the list fast path's page decoder
@@ -365,8 +366,6 @@ func decodeListChunk(chunk []byte, lists, nvals int64, width, w int, maxDef int1
 // and the validity bitmaps count the nulls. Half the inputs are read as
 // a file, a page at a time, large pages streamed (decodeAt).
 func FuzzListChunk(f *testing.F) {
-	defer func(h int32) { testTuning.HugePageBytes = h }(testTuning.HugePageBytes)
-	testTuning.HugePageBytes = 512 // pages read by pages are streamed
 	dir := f.TempDir()
 	add := func(path, c string, width int, w8, accept bool) {
 		chunk, rows, def := listChunk0(f, path, c)
@@ -574,19 +573,18 @@ func TestListWholeBound(t *testing.T) {
 	}
 	defer pqtest.ReleaseAll(want)
 	const chunk = rows * 5 * 4 // f32 is FixedSizeListOf(5, float32)
-	defer func(b int64) { testTuning.MaxListBytes = b }(testTuning.MaxListBytes)
 	for _, streamed := range []bool{false, true} {
+		tune := DefaultTuning()
 		if streamed {
-			defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-			testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 500, 500
+			tune.MaxColumnwiseRows, tune.SegmentRows = 500, 500
 		}
 		for _, tc := range []struct {
 			bound int64
 			fast  bool
 		}{{chunk, true}, {chunk - 1, false}} {
-			testTuning.MaxListBytes = tc.bound
+			tune.MaxListBytes = tc.bound
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			got, err, n := readParquetWith(t, path, true, mem, []string{"f32"})
+			got, err, n := readParquetWith(t, path, true, mem, []string{"f32"}, tune)
 			if err != nil {
 				t.Fatalf("streamed %v, bound %d: %v", streamed, tc.bound, err)
 			}
@@ -608,8 +606,9 @@ func TestListWholeBound(t *testing.T) {
 func TestListWindow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "window.parquet")
 	writeListFile(t, path, plainFile{rows: 6000, rgRows: 1000, codec: compress.Codecs.Snappy})
+	tune := DefaultTuning()
 	open := func() (*Reader, *parallelParquet) {
-		r, err := openFile(path, ReadOptions{Workers: 4, Columns: listFastCols})
+		r, err := openFile(path, ReadOptions{Workers: 4, Columns: listFastCols, Tuning: tune})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -632,8 +631,7 @@ func TestListWindow(t *testing.T) {
 	}
 	defer pqtest.ReleaseAll(want)
 
-	defer func(b int64) { testTuning.ListWindowBytes = b }(testTuning.ListWindowBytes)
-	testTuning.ListWindowBytes = most - 1
+	tune.ListWindowBytes = most - 1
 	r, p = open()
 	defer r.Close()
 	if p.window != 2 || wide <= 2 {

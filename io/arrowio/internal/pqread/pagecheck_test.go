@@ -273,14 +273,14 @@ func TestNestedValuesBounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "n.parquet")
 	pqtest.WriteSpanningNullList(t, path, 300, compress.Codecs.Uncompressed)
 	t.Run("chunk bound", func(t *testing.T) {
-		defer func(n int64) { testTuning.MaxNestedValues = n }(testTuning.MaxNestedValues)
-		testTuning.MaxNestedValues = 100
-		recs, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"n32"})
+		tune := DefaultTuning()
+		tune.MaxNestedValues = 100
+		recs, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), []string{"n32"}, tune)
 		pqtest.ReleaseAll(recs)
 		if !errors.Is(err, errNestedTooLarge) || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), `column "n32"`) {
 			t.Errorf("Arrow's path: got %v, want the nested bound naming the column", err)
 		}
-		recs, err, n := readParquetWith(t, path, true, memory.NewGoAllocator(), []string{"n32"})
+		recs, err, n := readParquetWith(t, path, true, memory.NewGoAllocator(), []string{"n32"}, tune)
 		pqtest.ReleaseAll(recs)
 		if err != nil || n == 0 {
 			t.Errorf("the list path: %v, %d chunks", err, n)
@@ -356,7 +356,7 @@ func TestSmallPagesShareReads(t *testing.T) {
 		hr := &countingReaderAt{r: bytes.NewReader(raw)}
 		pr2 := &countingReaderAt{r: bytes.NewReader(raw)}
 		hc := headerChecker{r: hr, size: int64(len(raw))}
-		pd := plainDecoder{tune: testTuning, r: pr2, size: int64(len(raw))}
+		pd := plainDecoder{tune: DefaultTuning(), r: pr2, size: int64(len(raw))}
 		pages := 0
 		for rg := range len(md.RowGroups) {
 			for leaf := range md.Schema.NumColumns() {

@@ -76,9 +76,9 @@ func TestReadParquetParallelOrder(t *testing.T) {
 				noGoroutineLeak(t)
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 				defer mem.AssertSize(t, 0)
-				testTuning.OneReader = true
-				ss, serial := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem})
-				testTuning.OneReader = false
+				one := DefaultTuning()
+				one.OneReader = true
+				ss, serial := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Tuning: one})
 				defer pqtest.ReleaseAll(serial)
 				ws, wantRecs := pqtest.FixtureSchema(), want
 				if cols != nil {
@@ -91,11 +91,11 @@ func TestReadParquetParallelOrder(t *testing.T) {
 				for _, mode := range []string{"columnwise", "lockstep"} {
 					for _, workers := range workerCounts {
 						t.Run(mode+"/workers="+itoa(workers), func(t *testing.T) {
+							tune := DefaultTuning()
 							if mode == "lockstep" {
-								defer func(v int64) { testTuning.MaxColumnwiseRows = v }(testTuning.MaxColumnwiseRows)
-								testTuning.MaxColumnwiseRows = 0
+								tune.MaxColumnwiseRows = 0
 							}
-							ps, par := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers})
+							ps, par := readAll(t, path, ReadOptions{BatchSize: batch, Columns: cols, Allocator: mem, Workers: workers, Tuning: tune})
 							defer pqtest.ReleaseAll(par)
 							if !ps.Equal(ss) {
 								t.Fatalf("parallel schema %v, serial %v", ps, ss)
@@ -156,13 +156,13 @@ func TestReadParquetParallelBounded(t *testing.T) {
 		{"small row groups grouped", true, 4000}, // the least decode batch, 4,096 rows
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(g bool) { testTuning.GroupRowGroups = g }(testTuning.GroupRowGroups)
-			testTuning.GroupRowGroups = tc.group
+			tune := DefaultTuning()
+			tune.GroupRowGroups = tc.group
 			noGoroutineLeak(t)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
 			path := writeRowGroups(t, 37_000, 1000, compress.Codecs.Snappy)
-			r, err := openFile(path, ReadOptions{Workers: 2, BatchSize: 100, Allocator: mem})
+			r, err := openFile(path, ReadOptions{Workers: 2, BatchSize: 100, Allocator: mem, Tuning: tune})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,15 +257,15 @@ func TestReadParquetParallelErrors(t *testing.T) {
 			noGoroutineLeak(t)
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
+			tune := DefaultTuning()
 			if tc.panicAt >= 0 {
-				testTuning.OnDecode = func(rg int) {
+				tune.OnDecode = func(rg int) {
 					if rg == tc.panicAt {
 						panic("injected decoder panic")
 					}
 				}
-				defer func() { testTuning.OnDecode = nil }()
 			}
-			r, err := openFile(tc.path, ReadOptions{Workers: tc.workers, BatchSize: tc.batch, Allocator: mem})
+			r, err := openFile(tc.path, ReadOptions{Workers: tc.workers, BatchSize: tc.batch, Allocator: mem, Tuning: tune})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -464,15 +464,16 @@ func TestGroupedRowGroups(t *testing.T) {
 		writePlainFile(t, path, f.pf)
 		for _, tc := range []struct {
 			batch, workers int
-			groupRows      int64 // testTuning.MaxGroupBytes in rows of decoded values, 0: as is
+			groupRows      int64 // Tuning.MaxGroupBytes in rows of decoded values, 0: as is
 			perTask        int64 // the rows of a full task: whole row groups up to the batch
 		}{
 			{100, 2, 0, int64(4096 / f.pf.rgRows * f.pf.rgRows)}, // batches of at least 4,096 rows are decoded
 			{5000, 1, 0, int64(5000 / f.pf.rgRows * f.pf.rgRows)},
-			{1 << 20, 3, 0, int64(f.pf.rows)}, // the whole file is less than testTuning.MaxColumnwiseRows
+			{1 << 20, 3, 0, int64(f.pf.rows)}, // the whole file is less than Tuning.MaxColumnwiseRows
 			{1 << 20, 2, 2500, int64(2500 / f.pf.rgRows * f.pf.rgRows)},
 		} {
 			t.Run(fmt.Sprintf("%s/batch=%d/group=%d", f.name, tc.batch, tc.groupRows), func(t *testing.T) {
+				maxGroup := DefaultTuning().MaxGroupBytes
 				if tc.groupRows > 0 {
 					pf, err := file.OpenParquetFile(path, false)
 					if err != nil {
@@ -480,8 +481,7 @@ func TestGroupedRowGroups(t *testing.T) {
 					}
 					width := decodedRowWidth(pf, nil)
 					pf.Close()
-					defer func(v int64) { testTuning.MaxGroupBytes = v }(testTuning.MaxGroupBytes)
-					testTuning.MaxGroupBytes = tc.groupRows * width
+					maxGroup = tc.groupRows * width
 				}
 				noGoroutineLeak(t)
 				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -489,9 +489,9 @@ func TestGroupedRowGroups(t *testing.T) {
 					defer mem.AssertSize(t, 0)
 				}
 				read := func(group bool) ([]arrow.Record, *parallelParquet) {
-					defer func(g bool) { testTuning.GroupRowGroups = g }(testTuning.GroupRowGroups)
-					testTuning.GroupRowGroups = group
-					r, err := openFile(path, ReadOptions{Allocator: mem, BatchSize: tc.batch, Workers: tc.workers})
+					tune := DefaultTuning()
+					tune.MaxGroupBytes, tune.GroupRowGroups = maxGroup, group
+					r, err := openFile(path, ReadOptions{Allocator: mem, BatchSize: tc.batch, Workers: tc.workers, Tuning: tune})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -110,20 +110,25 @@ func pqarrowRows(t *testing.T, path string) []arrow.Record {
 
 // readParquetWith reads the columns cols of path (nil: all) with the fast
 // path on or off, and returns the records and the column chunks the fast
-// path decoded.
-func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, int64) {
+// path decoded. The reader takes the tuning tune, if given (the test's
+// own: it is not changed), else the defaults.
+func readParquetWith(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string, tune ...*Tuning) ([]arrow.Record, error, int64) {
 	t.Helper()
-	recs, err, st := readParquetStats(t, path, fast, mem, cols)
+	recs, err, st := readParquetStats(t, path, fast, mem, cols, tune...)
 	return recs, err, st.PlainColumns.Load()
 }
 
 // readParquetStats is readParquetWith returning the reader's Stats.
-func readParquetStats(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string) ([]arrow.Record, error, *Stats) {
+func readParquetStats(t testing.TB, path string, fast bool, mem memory.Allocator, cols []string, tune ...*Tuning) ([]arrow.Record, error, *Stats) {
 	t.Helper()
-	defer func(old bool) { testTuning.PlainFast = old }(testTuning.PlainFast)
-	testTuning.PlainFast = fast
+	tn := DefaultTuning()
+	if len(tune) > 0 {
+		c := *tune[0]
+		tn = &c
+	}
+	tn.PlainFast = fast
 	st := new(Stats)
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000, Stats: st})
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: cols, BatchSize: 5000, Stats: st, Tuning: tn})
 	if err != nil {
 		return nil, err, st
 	}
@@ -470,7 +475,7 @@ func plainChunksLeakFree(t *testing.T, path string, cols []string) {
 		return // a corrupt footer: the fast path is never asked
 	}
 	md := pf.MetaData()
-	pd := &plainDecoder{tune: testTuning, r: f, size: st.Size()}
+	pd := &plainDecoder{tune: DefaultTuning(), r: f, size: st.Size()}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	for rg := range pf.NumRowGroups() {
 		for _, c := range cols {
@@ -579,7 +584,7 @@ func FuzzPlainChunk(f *testing.F) {
 		if optional {
 			c.valid = make([]byte, bitutil.BytesForBits(n))
 		}
-		nulls, ok := c.decode(&plainDecoder{tune: testTuning})
+		nulls, ok := c.decode(&plainDecoder{tune: DefaultTuning()})
 		if !ok {
 			return
 		}

@@ -24,13 +24,11 @@ import (
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
-// streamSmall makes every row group of more than 1000 rows a streamed one,
-// in segments of seg rows, for the rest of the test.
-func streamSmall(t *testing.T, seg int64) {
-	t.Helper()
-	oldRows, oldSeg := testTuning.MaxColumnwiseRows, testTuning.SegmentRows
-	testTuning.MaxColumnwiseRows, testTuning.SegmentRows = 1000, seg
-	t.Cleanup(func() { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = oldRows, oldSeg })
+// streamSmall sets tune to make every row group of more than 1000 rows a
+// streamed one, in segments of seg rows, and returns it.
+func streamSmall(tune *Tuning, seg int64) *Tuning {
+	tune.MaxColumnwiseRows, tune.SegmentRows = 1000, seg
+	return tune
 }
 
 // TestParquetStreamedRowGroups checks that row groups too large to decode
@@ -74,16 +72,15 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			path := filepath.Join(dir, "s"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			want := pqarrowRows(t, path)
-			streamSmall(t, tc.seg)
+			tune := streamSmall(DefaultTuning(), tc.seg)
 			if tc.huge {
-				defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
-				testTuning.HugePageBytes = 0
+				tune.HugePageBytes = 0
 			}
 			var streams int64 // pages streamed
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				st := new(Stats)
-				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers, Stats: st}, fmt.Sprintf("workers=%d", workers))
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: workers, Stats: st, Tuning: tune}, fmt.Sprintf("workers=%d", workers))
 				streams += st.PageStreams.Load()
 				if st.StreamedRowGroups.Load() == 0 {
 					t.Errorf("workers=%d: no row group was streamed", workers)
@@ -98,7 +95,7 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 			// Every column: those the fast path does not take (strings,
 			// dates, int16...) are read by pqarrow column readers, a
 			// segment at a time.
-			all, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), nil)
+			all, err, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), nil, tune)
 			if err != nil {
 				t.Fatalf("pqarrow, every column: %v", err)
 			}
@@ -109,7 +106,7 @@ func TestParquetStreamedRowGroups(t *testing.T) {
 				defer checked.AssertSize(t, 0)
 				mem = checked
 			}
-			got, err, st := readParquetStats(t, path, true, mem, nil)
+			got, err, st := readParquetStats(t, path, true, mem, nil, tune)
 			if err != nil {
 				t.Fatalf("every column: %v", err)
 			}
@@ -137,19 +134,20 @@ func TestParquetStreamedCorrupt(t *testing.T) {
 		{"zstd/v1/huge-pages", plainFile{rows: 4000, rgRows: 4000, codec: compress.Codecs.Zstd}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tune := DefaultTuning()
 			if tc.huge {
-				defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
-				testTuning.HugePageBytes = 0
+				tune.HugePageBytes = 0
 			}
-			streamedCorrupt(t, tc.pf)
+			streamedCorrupt(t, tc.pf, tune)
 		})
 	}
 }
 
 // streamedCorrupt garbles the bytes of pf's chunks one at a time and reads
-// the file streamed: the fast path's rows are pqarrow's, or the read fails
-// with ErrFormat. It returns the pages the fast reads spilled.
-func streamedCorrupt(t *testing.T, pf plainFile) (spilled int64) {
+// the file streamed (tune, with streamSmall's segments of 700 rows): the
+// fast path's rows are pqarrow's, or the read fails with ErrFormat. It
+// returns the pages the fast reads spilled.
+func streamedCorrupt(t *testing.T, pf plainFile, tune *Tuning) (spilled int64) {
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.parquet")
 	writePlainFile(t, clean, pf)
@@ -158,7 +156,7 @@ func streamedCorrupt(t *testing.T, pf plainFile) (spilled int64) {
 		t.Fatal(err)
 	}
 	cols := []string{"i32", "f64n", "i64low", "f32null"}
-	streamSmall(t, 700)
+	streamSmall(tune, 700)
 	path := filepath.Join(dir, "bad.parquet")
 	var failed, read int
 	step := int64(53)
@@ -175,9 +173,9 @@ func streamedCorrupt(t *testing.T, pf plainFile) (spilled int64) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols)
+			want, werr, _ := readParquetWith(t, path, false, memory.NewGoAllocator(), cols, tune)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			got, gerr, st := readParquetStats(t, path, true, mem, cols)
+			got, gerr, st := readParquetStats(t, path, true, mem, cols, tune)
 			spilled += st.SpilledPages.Load()
 			switch {
 			case gerr != nil:
@@ -260,8 +258,8 @@ func FuzzSnappyStream(f *testing.F) {
 func TestParquetStreamedFewRowGroups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
 	writePlainFile(t, path, plainFile{rows: 5000, rgRows: 5000, codec: compress.Codecs.Snappy})
-	defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
-	testTuning.SegmentRows = 1000 // segments of 4096 rows, the least decode batch
+	tune := DefaultTuning()
+	tune.SegmentRows = 1000 // segments of 4096 rows, the least decode batch
 	want := pqarrowRows(t, path)
 	for _, tc := range []struct {
 		workers  int
@@ -269,7 +267,7 @@ func TestParquetStreamedFewRowGroups(t *testing.T) {
 	}{{1, false}, {2, true}, {3, true}} {
 		st := new(Stats)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers, Stats: st}, "read")
+		got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 400, Workers: tc.workers, Stats: st, Tuning: tune}, "read")
 		pqtest.SameRows(t, want[0].Schema(), got, want)
 		pqtest.ReleaseAll(got)
 		mem.AssertSize(t, 0)
@@ -303,11 +301,11 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 			path := filepath.Join(dir, "h"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			want := pqarrowRows(t, path)
-			defer func(v int64) { testTuning.SegmentRows = v }(testTuning.SegmentRows)
-			testTuning.SegmentRows = 4096 // 3 segments; one page a column spans them all
+			tune := DefaultTuning()
+			tune.SegmentRows = 4096 // 3 segments; one page a column spans them all
 			st := new(Stats)
 			helped := make(chan bool, 1)
-			testTuning.OnSegment = func(rg, seg int) {
+			tune.OnSegment = func(rg, seg int) {
 				if seg != 0 {
 					return
 				}
@@ -317,10 +315,9 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 				}
 				helped <- st.HelpedColumns.Load() >= int64(len(plainFastCols))
 			}
-			defer func() { testTuning.OnSegment = nil }()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2, Stats: st})
+			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 2, Stats: st, Tuning: tune})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,14 +352,14 @@ func TestParquetStreamedSegmentsShareColumns(t *testing.T) {
 func TestParquetStreamedDropsDictionary(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dict.parquet")
 	writePlainFile(t, path, plainFile{rows: 13000, rgRows: 13000, codec: compress.Codecs.Snappy, dictionary: true, dictLimit: 2048})
-	streamSmall(t, 4096) // segments of 4096 rows
+	tune := streamSmall(DefaultTuning(), 4096) // segments of 4096 rows
 	want := pqarrowRows(t, path)
 	// The hook runs in the only worker, before it decodes a task: at the
 	// second one the first segment is decoded and nothing else runs.
 	ready := make(chan *parallelParquet, 1)
 	var calls int
 	var held []string
-	testTuning.OnDecode = func(int) {
+	tune.OnDecode = func(int) {
 		calls++
 		if calls != 2 {
 			return
@@ -382,9 +379,8 @@ func TestParquetStreamedDropsDictionary(t *testing.T) {
 			}
 		}
 	}
-	defer func() { testTuning.OnDecode = nil }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 1})
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 1000, Workers: 1, Tuning: tune})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +502,7 @@ func TestLZ4Stream(t *testing.T) {
 
 // readLZ4Stream reads block, a stream of size bytes, in reads of piece.
 func readLZ4Stream(block []byte, size, piece int) ([]byte, error) {
-	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), nil, int64(size), nil, testTuning.DirectLiteral)
+	dec := decompressor(codecLZ4Raw, bufio.NewReader(bytes.NewReader(block)), nil, int64(size), nil, DefaultTuning().DirectLiteral)
 	if dec == nil {
 		return nil, errors.New("no LZ4 stream decoder")
 	}
@@ -557,13 +553,12 @@ func FuzzLZ4Stream(f *testing.F) {
 // DuckDB file of 1M-row groups has one 8 MB page a column: decoded whole,
 // 830 MB for the row group) and checks every value.
 func TestParquetStreamedLZ4Pages(t *testing.T) {
-	streamSmall(t, 300)
-	defer func(v int32) { testTuning.HugePageBytes = v }(testTuning.HugePageBytes)
-	testTuning.HugePageBytes = 0 // every page is huge
+	tune := streamSmall(DefaultTuning(), 300)
+	tune.HugePageBytes = 0 // every page is huge
 	st := new(Stats)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_lz4_5000.parquet"),
-		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}, Stats: st}, "duckdb_lz4_5000.parquet")
+		ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f", "k"}, Stats: st, Tuning: tune}, "duckdb_lz4_5000.parquet")
 	checkDuckDBRows(t, recs, 5000)
 	pqtest.ReleaseAll(recs)
 	mem.AssertSize(t, 0)

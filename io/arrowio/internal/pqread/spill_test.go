@@ -21,27 +21,23 @@ import (
 	"github.com/pate-tool/pate/io/arrowio/internal/pqread/pqtest"
 )
 
-// spillSmall sets the knobs of the spill for the rest of the test: every
-// PLAIN page larger than a segment is streamed (testTuning.HugePageBytes 0), the
+// spillSmall sets tune's knobs of the spill: every
+// PLAIN page larger than a segment is streamed (Tuning.HugePageBytes 0), the
 // page streams' budget is budget bytes, every decoded overhang is kept
 // free of charge up to freeLeft bytes, streamed pages are spilled in
 // blocks of 777 rows, and spill files go to a fresh directory, which it
 // returns.
-func spillSmall(t *testing.T, budget, freeLeft int64, streamAll bool) string {
+func spillSmall(t *testing.T, tune *Tuning, budget, freeLeft int64, streamAll bool) string {
 	t.Helper()
-	oldHuge, oldBudget, oldFree, oldDir, oldBlock := testTuning.HugePageBytes, testTuning.StreamBudget, testTuning.MaxFreeLeft, testTuning.SpillDir, testTuning.SpillBlockRows
-	t.Cleanup(func() {
-		testTuning.HugePageBytes, testTuning.StreamBudget, testTuning.MaxFreeLeft, testTuning.SpillDir, testTuning.SpillBlockRows = oldHuge, oldBudget, oldFree, oldDir, oldBlock
-	})
-	testTuning.SpillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
+	tune.SpillBlockRows = 777 // pages are spilled in several blocks, not on byte boundaries
 	if streamAll {
-		testTuning.HugePageBytes = 0
+		tune.HugePageBytes = 0
 	} else {
-		testTuning.HugePageBytes = 1 << 30 // no page is streamed
+		tune.HugePageBytes = 1 << 30 // no page is streamed
 	}
-	testTuning.StreamBudget, testTuning.MaxFreeLeft = budget, freeLeft
-	testTuning.SpillDir = t.TempDir()
-	return testTuning.SpillDir
+	tune.StreamBudget, tune.MaxFreeLeft = budget, freeLeft
+	tune.SpillDir = t.TempDir()
+	return tune.SpillDir
 }
 
 // dirEmpty fails the test if dir holds anything.
@@ -87,12 +83,12 @@ func TestParquetSpilledPages(t *testing.T) {
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			want := pqarrowRows(t, path)
-			streamSmall(t, 1000)
-			sdir := spillSmall(t, 0, 0, tc.streamAll)
+			tune := streamSmall(DefaultTuning(), 1000)
+			sdir := spillSmall(t, tune, 0, 0, tc.streamAll)
 			for _, workers := range []int{1, 2, 3} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				st := new(Stats)
-				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers, Stats: st}, fmt.Sprintf("workers=%d", workers))
+				got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: workers, Stats: st, Tuning: tune}, fmt.Sprintf("workers=%d", workers))
 				if st.SpilledPages.Load() == 0 {
 					t.Errorf("workers=%d: no page was spilled", workers)
 				}
@@ -118,7 +114,6 @@ func TestParquetSpillFileGone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "one.parquet")
 	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Snappy})
 	want := pqarrowRows(t, path)
-	streamSmall(t, 1000)
 	for _, tc := range []struct {
 		name    string
 		failSeg int  // segment whose worker panics, or -1
@@ -133,25 +128,25 @@ func TestParquetSpillFileGone(t *testing.T) {
 		{"options-directory", -1, -1, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sdir := spillSmall(t, 0, 0, true)
+			tune := streamSmall(DefaultTuning(), 1000)
+			sdir := spillSmall(t, tune, 0, 0, true)
 			var optDir string
 			if tc.noDir || tc.optDir {
-				testTuning.SpillDir = filepath.Join(sdir, "missing")
+				tune.SpillDir = filepath.Join(sdir, "missing")
 			}
 			if tc.optDir {
 				optDir = sdir
 			}
 			if tc.failSeg >= 0 {
-				testTuning.OnSegment = func(rg, seg int) {
+				tune.OnSegment = func(rg, seg int) {
 					if seg == tc.failSeg {
 						panic("injected")
 					}
 				}
-				defer func() { testTuning.OnSegment = nil }()
 			}
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			st := new(Stats)
-			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir, Stats: st})
+			r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, TempDir: optDir, Stats: st, Tuning: tune})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,13 +214,13 @@ func TestStreamBudgetBounded(t *testing.T) {
 	rows := 12000 // two row groups of two segments (4096 rows at least)
 	writePlainFile(t, path, plainFile{rows: rows, rgRows: rows / 2, codec: compress.Codecs.Zstd})
 	want := pqarrowRows(t, path)
-	streamSmall(t, 1000)
 	for _, budget := range []int64{0, 200 << 10, 600 << 10, 64 << 20} {
 		t.Run(strconv.FormatInt(budget>>10, 10)+"KB", func(t *testing.T) {
-			spillSmall(t, budget, 0, true)
+			tune := streamSmall(DefaultTuning(), 1000)
+			spillSmall(t, tune, budget, 0, true)
 			st := new(Stats)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3, Stats: st}, "read")
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 3, Stats: st, Tuning: tune}, "read")
 			pqtest.SameRows(t, want[0].Schema(), got, want)
 			pqtest.ReleaseAll(got)
 			mem.AssertSize(t, 0)
@@ -259,13 +254,13 @@ func TestStreamBudgetBounded(t *testing.T) {
 // cannot be streamed and are decoded whole into the spill file: the shape
 // of DuckDB's 1M-row v2 files, 8 MB a page.
 func TestParquetSpilledByteStreamSplit(t *testing.T) {
-	streamSmall(t, 300)
-	sdir := spillSmall(t, 0, 0, false)
+	tune := streamSmall(DefaultTuning(), 300)
+	sdir := spillSmall(t, tune, 0, 0, false)
 	for _, workers := range []int{1, 2} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		st := new(Stats)
 		recs := readAllOf(t, filepath.Join("../../testdata", "writers", "duckdb_v2_zstd.parquet"),
-			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers, Stats: st}, "duckdb_v2_zstd.parquet")
+			ReadOptions{Allocator: mem, BatchSize: 700, Columns: []string{"x0", "x1", "x2", "f"}, Workers: workers, Stats: st, Tuning: tune}, "duckdb_v2_zstd.parquet")
 		checkDuckDBRows(t, recs, 5000)
 		pqtest.ReleaseAll(recs)
 		mem.AssertSize(t, 0)
@@ -282,17 +277,16 @@ func TestParquetSpilledByteStreamSplit(t *testing.T) {
 func TestParquetSpillReadError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "in.parquet")
 	writePlainFile(t, path, plainFile{rows: 9000, rgRows: 9000, codec: compress.Codecs.Zstd})
-	streamSmall(t, 1000)
-	sdir := spillSmall(t, 0, 0, true)
+	tune := streamSmall(DefaultTuning(), 1000)
+	sdir := spillSmall(t, tune, 0, 0, true)
 	var spillName atomic.Value // the workers read the spill file at once
-	testTuning.OnSpillRead = func(name string) error {
+	tune.OnSpillRead = func(name string) error {
 		spillName.Store(name)
 		return &os.PathError{Op: "read", Path: name, Err: syscall.EIO}
 	}
-	defer func() { testTuning.OnSpillRead = nil }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	st := new(Stats)
-	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, Stats: st})
+	r, err := openFile(path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 500, Workers: 2, Stats: st, Tuning: tune})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,8 +326,9 @@ func TestParquetSpilledCorrupt(t *testing.T) {
 		{"snappy/v2/dictionary/whole", plainFile{rows: 6000, rgRows: 6000, codec: compress.Codecs.Snappy, v2: true, dictionary: true, dictLimit: 2048}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sdir := spillSmall(t, 0, 0, tc.streamAll)
-			if streamedCorrupt(t, tc.pf) == 0 {
+			tune := DefaultTuning()
+			sdir := spillSmall(t, tune, 0, 0, tc.streamAll)
+			if streamedCorrupt(t, tc.pf, tune) == 0 {
 				t.Error("no page was spilled")
 			}
 			dirEmpty(t, sdir, "after the reads")
@@ -406,12 +401,12 @@ func TestParquetNoSpill(t *testing.T) {
 			path := filepath.Join(dir, "p"+strconv.Itoa(i)+".parquet")
 			writePlainFile(t, path, tc.pf)
 			want := pqarrowRows(t, path)
-			streamSmall(t, 1000)
-			sdir := spillSmall(t, 0, 0, tc.streamAll)
+			tune := streamSmall(DefaultTuning(), 1000)
+			sdir := spillSmall(t, tune, 0, 0, tc.streamAll)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			st := new(Stats)
-			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true, Stats: st}, "NoSpill")
+			got := readAllOf(t, path, ReadOptions{Allocator: mem, Columns: plainFastCols, BatchSize: 700, Workers: 2, NoSpill: true, Stats: st, Tuning: tune}, "NoSpill")
 			if n := st.SpilledPages.Load(); n != 0 {
 				t.Errorf("%d pages were spilled", n)
 			}

@@ -37,17 +37,16 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 			{"not-by-ranges/spilled", 0, 2},
 		} {
 			t.Run(file+"/"+tc.name, func(t *testing.T) {
-				streamSmall(t, 777)
-				sdir := spillSmall(t, tc.budget, 0, true)
+				tune := streamSmall(DefaultTuning(), 777)
+				sdir := spillSmall(t, tune, tc.budget, 0, true)
 				byRanges := !strings.HasPrefix(tc.name, "not-by-ranges") || strings.Contains(file, "stored")
 				if strings.HasPrefix(tc.name, "not-by-ranges") {
-					defer func(f int64) { testTuning.SnappyFragment = f }(testTuning.SnappyFragment)
-					testTuning.SnappyFragment = 4099
+					tune.SnappyFragment = 4099
 				}
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				st := new(Stats)
 				recs := readAllOf(t, filepath.Join("../../testdata", "writers", file),
-					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers, Stats: st}, file)
+					ReadOptions{Allocator: mem, BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: tc.workers, Stats: st, Tuning: tune}, file)
 				checkDuckDBRows(t, recs, 20000)
 				pqtest.ReleaseAll(recs)
 				mem.AssertSize(t, 0)
@@ -59,7 +58,7 @@ func TestParquetByteStreamSplitByRanges(t *testing.T) {
 					t.Errorf("%d pages read by ranges, want %d", got, want)
 				}
 				// Pages not read by ranges overhang the segments and go to
-				// the spill file (testTuning.MaxFreeLeft is 0), as do all with no budget.
+				// the spill file (Tuning.MaxFreeLeft is 0), as do all with no budget.
 				if did, want := st.SpilledPages.Load() != 0, tc.budget == 0 || !byRanges; did != want {
 					t.Errorf("pages spilled: %v, want %v", did, want)
 				}
@@ -105,7 +104,7 @@ func copy2(off, n int) []byte {
 // block's bytes.
 func TestSnappyFragments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	fr := int(testTuning.SnappyFragment)
+	fr := int(DefaultTuning().SnappyFragment)
 	text := make([]byte, 3*fr+1234) // copies and literals
 	for i := range text {
 		text[i] = "abcdefgh"[i%8]
@@ -182,7 +181,7 @@ func TestSnappyFragments(t *testing.T) {
 // takes are a valid block, whose ranges read as snappy decodes them; a
 // block it takes that snappy refuses fails to read. Nothing panics.
 func FuzzSnappyFragments(f *testing.F) {
-	fr := int(testTuning.SnappyFragment)
+	fr := int(DefaultTuning().SnappyFragment)
 	for _, s := range []string{"a", "abcabcabcabcabcabc", strings.Repeat("0123456789", 20000), strings.Repeat("x", 3*fr+5)} {
 		f.Add(snappy.Encode(nil, []byte(s)), uint32(3), uint32(100))
 	}
@@ -225,10 +224,10 @@ func FuzzSnappyFragments(f *testing.F) {
 func TestParquetByteStreamSplitByRangesCorrupt(t *testing.T) {
 	for _, file := range []string{"duckdb_v2_one_group.parquet", "duckdb_v2_one_group_stored.parquet"} {
 		t.Run(file, func(t *testing.T) {
-			streamSmall(t, 777)
-			spillSmall(t, 64<<20, 0, true)
+			tune := streamSmall(DefaultTuning(), 777)
+			spillSmall(t, tune, 64<<20, 0, true)
 			garbleChunks(t, filepath.Join("../../testdata", "writers", file), 20000, 120, 211,
-				ReadOptions{BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: 2})
+				ReadOptions{BatchSize: 1000, Columns: []string{"x0", "x1", "f"}, Workers: 2, Tuning: tune})
 		})
 	}
 }
@@ -240,20 +239,17 @@ func TestParquetByteStreamSplitByRangesCorrupt(t *testing.T) {
 // ranges. Every element is checked against what DuckDB wrote.
 func TestListCursorByteStreamSplit(t *testing.T) {
 	elem := func(i, j int) float32 { return float32(float64((i*7919+j*104729)%1000003) / 1024) }
-	defer func(b int64) { testTuning.ListStreamBytes = b }(testTuning.ListStreamBytes)
-	defer func(r, s int64) { testTuning.MaxColumnwiseRows, testTuning.SegmentRows = r, s }(testTuning.MaxColumnwiseRows, testTuning.SegmentRows)
-	defer func(f int64) { testTuning.MaxFreeLeft = f }(testTuning.MaxFreeLeft)
 	for _, file := range []string{"duckdb_emb_bss.parquet", "duckdb_emb_bss_stored.parquet"} {
 		for _, byRanges := range []bool{false, true} {
 			name := file + "/whole"
-			testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.MaxFreeLeft = 256<<20, 1<<18, 64<<10, 2<<20
+			tune := DefaultTuning()
 			if byRanges {
 				name = file + "/by-ranges"
-				testTuning.ListStreamBytes, testTuning.MaxColumnwiseRows, testTuning.SegmentRows, testTuning.MaxFreeLeft = 0, 400, 777, 0
+				tune.ListStreamBytes, tune.MaxColumnwiseRows, tune.SegmentRows, tune.MaxFreeLeft = 0, 400, 777, 0
 			}
 			t.Run(name, func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				recs, err, st := readParquetStats(t, filepath.Join("../../testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"})
+				recs, err, st := readParquetStats(t, filepath.Join("../../testdata", "writers", file), true, mem, []string{"e32", "l32", "nl32"}, tune)
 				if err != nil {
 					t.Fatal(err)
 				}

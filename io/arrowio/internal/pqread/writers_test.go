@@ -83,11 +83,10 @@ func TestReadDuckDBPageV2(t *testing.T) {
 				name += "/streamed"
 			}
 			t.Run(name, func(t *testing.T) {
+				tune := DefaultTuning()
 				if small {
-					defer func(r int64) { testTuning.MaxColumnwiseRows = r }(testTuning.MaxColumnwiseRows)
-					testTuning.MaxColumnwiseRows = 1000 // every row group is over it
-					defer func(r int64) { testTuning.SegmentRows = r }(testTuning.SegmentRows)
-					testTuning.SegmentRows = 300 // segments of 700 rows (the batch size), pages overhang them
+					tune.MaxColumnwiseRows = 1000 // every row group is over it
+					tune.SegmentRows = 300        // segments of 700 rows (the batch size), pages overhang them
 				}
 				// Arrow v15's DELTA_BINARY_PACKED decoder never frees
 				// a 64-byte buffer per column chunk, nor its page reader
@@ -108,7 +107,7 @@ func TestReadDuckDBPageV2(t *testing.T) {
 						mem = checked
 					}
 					st := new(Stats)
-					recs := readAllOf(t, filepath.Join("../../testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols, Stats: st}, file)
+					recs := readAllOf(t, filepath.Join("../../testdata", "writers", file), ReadOptions{Allocator: mem, BatchSize: 700, Columns: cols, Stats: st, Tuning: tune}, file)
 					streamed += st.StreamedRowGroups.Load()
 					defer pqtest.ReleaseAll(recs)
 					if got := recs[0].NumCols(); got != int64(len(cols)) {
