@@ -9,7 +9,7 @@ import (
 )
 
 // ivf is the index behind a NeighborIndex of many rows: an inverted file of
-// k-means lists (the rows grouped by their nearest of about √rows centres),
+// k-means lists (the rows grouped by their nearest of about 2√rows centres),
 // each list's rows sorted by their distance to its centre. A query visits
 // its nearest list first, then the others; of each it computes only the
 // rows whose distance to the list's centre lies within the current k-th
@@ -30,6 +30,11 @@ type ivf struct {
 	norms   []float32 // their ‖x‖², as the brute force computes them
 	dc      []float64 // their distance to their list's centre, ascending in a list
 	id      []int32   // their index in the indexed matrix
+	// near[l·ivfNear : (l+1)·ivfNear] are the lists whose centres are
+	// nearest to list l's (l itself first): a query visits these first,
+	// from its nearest list, so that its k-th distance shrinks early.
+	near  []int32
+	nearK int
 }
 
 // Bounds of the inverted file.
@@ -41,6 +46,10 @@ const (
 	// inverted file answers (others are scanned): distances stay far from
 	// float32's overflow, where the scan clamps them and ties them.
 	ivfMaxNorm = 1e15
+	// ivfListsPerRoot sets the lists: ivfListsPerRoot·√rows (on letter's
+	// rows, 1·√ computed 1,383 distances a 10-NN query of 10,000 rows,
+	// 2·√ 912, 3·√ 684 but at a cost of 300 centres a query).
+	ivfListsPerRoot = 2
 	// ivfSampleRows is the rows a centre the k-means of the lists is
 	// fitted on; ivfLloyd its iterations.
 	ivfSampleRows = 16
@@ -51,6 +60,8 @@ const (
 	ivfPilotQueries = 48
 	ivfPilotK       = 10
 	ivfPilotShare   = 0.6
+	// ivfNear is how many lists near each list are visited first.
+	ivfNear = 24
 )
 
 // newIVF indexes the rows of base, or returns nil when they are too few,
@@ -77,7 +88,7 @@ func buildIVF(base *Matrix, norms []float32) *ivf {
 			return nil // NaN, infinite or huge
 		}
 	}
-	lists := int(math.Round(math.Sqrt(float64(n))))
+	lists := int(math.Round(ivfListsPerRoot * math.Sqrt(float64(n))))
 	sample := thinRows(base, ivfSampleRows*lists)
 	rng := rand.New(rand.NewPCG(uint64(n), 0x697666)) // "ivf": a fixed seed, the index is a function of base
 	c := seedCentres(sample, lists, rng)
@@ -121,6 +132,11 @@ func buildIVF(base *Matrix, norms []float32) *ivf {
 			ix.radius[l] = math.Max(ix.radius[l], ix.dc[j])
 			ix.maxNorm[l] = math.Max(ix.maxNorm[l], float64(norms[i]))
 		}
+	}
+	ix.nearK = min(ivfNear, lists)
+	ix.near = make([]int32, lists*ix.nearK)
+	if err := scanIndex(c).Search(c, ix.nearK, ix.near, make([]float32, len(ix.near))); err != nil {
+		return nil
 	}
 	return ix
 }
@@ -241,9 +257,14 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 			first = l
 		}
 	}
-	computed := ix.scanList(first, q, qn, k, idx, dist, s.dq[first])
+	near := ix.near[first*ix.nearK : (first+1)*ix.nearK]
+	computed := 0
+	for _, l := range near {
+		computed += ix.scanList(int(l), q, qn, k, idx, dist, s.dq[l])
+		s.dq[l] = -1 // visited
+	}
 	for l := 0; l < ix.lists; l++ {
-		if l != first {
+		if s.dq[l] >= 0 {
 			computed += ix.scanList(l, q, qn, k, idx, dist, s.dq[l])
 		}
 	}
