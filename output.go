@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -142,11 +143,23 @@ func writeTemp(path string, b []byte) (*atomicfile.File, error) {
 // shows the answered queries and the ε spent, figures derived from the
 // noise: once it has shown them (noisy), an interrupted run is charged
 // what it had spent.
+//
+// Before the first public batch is labelled (reading, training, a model's
+// release: tens of seconds on large inputs) the bar shows the run's stage
+// (label.Phase) and is redrawn every progressTick, so that its clock runs
+// from the first second.
 type progress struct {
-	bar   *progressbar.ProgressBar
-	last  time.Time
-	noisy atomic.Bool
+	bar       *progressbar.ProgressBar
+	last      time.Time
+	noisy     atomic.Bool
+	streaming atomic.Bool
+	stop      chan struct{}
+	stopOnce  sync.Once
 }
+
+// progressTick is how often the bar is redrawn before the labelling draws
+// it batch by batch.
+const progressTick = 250 * time.Millisecond
 
 func newProgress(e *env, off bool, total int64) *progress {
 	f, ok := e.stderr.(*os.File)
@@ -164,15 +177,48 @@ func newProgress(e *env, off bool, total int64) *progress {
 	if total <= 0 {
 		total = -1
 	}
-	return &progress{bar: progressbar.NewOptions64(total,
+	p := &progress{bar: progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("labelling"),
+		progressbar.OptionSetDescription(label.PhaseReading),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("rows"),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
-	)}
+	), stop: make(chan struct{})}
+	_ = p.bar.RenderBlank()
+	go p.tick()
+	return p
+}
+
+// tick redraws the bar every progressTick until the labelling draws it or
+// the run finishes.
+func (p *progress) tick() {
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			if p.streaming.Load() {
+				return
+			}
+			_ = p.bar.RenderBlank()
+		}
+	}
+}
+
+// phase shows the run's stage, and its steps when it counts them.
+func (p *progress) phase(s label.Phase) {
+	if p.bar == nil {
+		return
+	}
+	desc := s.Name
+	if s.Total > 0 {
+		desc = fmt.Sprintf("%s %d/%d", s.Name, s.Done, s.Total)
+	}
+	p.bar.Describe(desc)
 }
 
 func (p *progress) update(s label.Progress) {
@@ -180,6 +226,7 @@ func (p *progress) update(s label.Progress) {
 		return
 	}
 	p.noisy.Store(true) // set before the figures can be drawn
+	p.streaming.Store(true)
 	p.bar.Describe(fmt.Sprintf("answered %d, ε spent %.3f", s.Answered, s.EpsilonSpent))
 	_ = p.bar.Set64(s.Rows)
 }
@@ -190,7 +237,10 @@ func (p *progress) showedNoisy() bool { return p.noisy.Load() }
 
 func (p *progress) finish() {
 	if p.bar != nil {
-		_ = p.bar.Finish()
+		p.stopOnce.Do(func() {
+			close(p.stop)
+			_ = p.bar.Finish()
+		})
 	}
 }
 

@@ -233,6 +233,9 @@ type DPLogReg struct {
 	Params DPLogRegParams
 	Noise  IntNoise
 	Rand   RandomBits
+	// Step, when set, is called after each gradient step with the steps
+	// done and Params.Steps (a progress display; public figures).
+	Step func(done, total int)
 	// Dropped is set by Fit: the rows it dropped because a value or an
 	// intermediate was not finite (counted once per row, whatever the
 	// step). It depends on the sensitive values: a local diagnostic, never
@@ -359,6 +362,9 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 			for j, v := range theta {
 				avg[j] += v
 			}
+		}
+		if l.Step != nil {
+			l.Step(step+1, p.Steps)
 		}
 	}
 	if avg != nil {
