@@ -443,6 +443,7 @@ func (l *DPLogReg) roundChunks(sum []int64, theta []float64, xs *sparse, y []int
 			z := make([]float64, k)
 			for c := range next {
 				r := newRounder(open(uint64(c)), p.SensSq)
+				r.readAhead()
 				roundRows(sums[w], theta, xs, y, dropped, c*dplrChunkRows, min(xs.rows, (c+1)*dplrChunkRows), d, k, p, r, z)
 			}
 		}()
@@ -602,6 +603,9 @@ type rounder struct {
 	// defined by Go). Every rounded coordinate is then at most limit + 1 ≤
 	// 2³¹ + 2 in magnitude, and its square fits in int64.
 	limit float64
+	bulk  bulkBits // src, when it reads ahead (readAhead)
+	ahead []uint64
+	next  int
 	buf   []int64 // the rounded vector: k blocks of (len(ind) + 1)
 	tries int     // draws beyond the first, over the run (for tests)
 	fell  int     // vectors truncated after maxRoundTries failures
@@ -609,6 +613,41 @@ type rounder struct {
 
 func newRounder(src RandomBits, sensSq int64) *rounder {
 	return &rounder{src: src, sensSq: sensSq, limit: math.Floor(math.Sqrt(float64(sensSq))) + 1}
+}
+
+// bulkBits is a RandomBits that writes its next words into a slice at
+// once (label/noise's seeded and keyed streams).
+type bulkBits interface {
+	RandomBits
+	Fill(dst []uint64)
+}
+
+// readAhead makes r draw its words from src in blocks of roundAhead,
+// when src can fill them: the same words, in the same order, without a
+// call each. The words read ahead and not used are lost with r, so src
+// must be r's alone (a chunk's stream).
+func (r *rounder) readAhead() {
+	if b, ok := r.src.(bulkBits); ok {
+		r.bulk, r.ahead = b, make([]uint64, roundAhead)
+		r.next = roundAhead
+	}
+}
+
+// roundAhead is the words a rounder reads ahead.
+const roundAhead = 512
+
+// word returns the rounder's next random word.
+func (r *rounder) word() uint64 {
+	if r.bulk == nil {
+		return r.src.Uint64()
+	}
+	if r.next == len(r.ahead) {
+		r.bulk.Fill(r.ahead)
+		r.next = 0
+	}
+	w := r.ahead[r.next]
+	r.next++
+	return w
 }
 
 // add rounds f·(z ⊗ (x, 1)) - the gradient (k blocks of the row's non-zero
@@ -675,9 +714,14 @@ func (r *rounder) round(v float64) int64 {
 	if !(math.Abs(v) <= 1<<62) {
 		return 0
 	}
-	fl := math.Floor(v)
+	// ⌊v⌋ without a call: truncation is exact within ±2⁶², and one below
+	// it for a negative v with a fraction.
+	fl := float64(int64(v))
+	if fl > v {
+		fl--
+	}
 	frac := v - fl
-	if frac > 0 && float64(r.src.Uint64()>>11)*0x1p-53 < frac {
+	if frac > 0 && float64(r.word()>>11)*0x1p-53 < frac {
 		fl++
 	}
 	return int64(fl)

@@ -545,7 +545,9 @@ func TestDPLogRegChunks(t *testing.T) {
 		name     string
 		procs    int
 		parallel bool
-	}{{"one goroutine", 1, true}, {"two goroutines", 2, true}, {"four goroutines", 4, true}, {"in order", 2, false}}
+		bulk     bool // the streams fill blocks of words (the rounder reads ahead)
+	}{{"one goroutine", 1, true, false}, {"two goroutines", 2, true, false}, {"four goroutines", 4, true, false},
+		{"read ahead", 2, true, true}, {"in order", 2, false, false}}
 	var first []float32
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -564,6 +566,12 @@ func TestDPLogRegChunks(t *testing.T) {
 				}}
 			if tc.parallel {
 				l.Streams = streams
+			}
+			if tc.bulk {
+				l.Streams = func(key []byte) func(uint64) RandomBits {
+					open := streams(key)
+					return func(s uint64) RandomBits { return fillBits{open(s)} }
+				}
 			}
 			m, err := l.Fit(x, y, 3)
 			if err != nil {
@@ -584,5 +592,15 @@ func TestDPLogRegChunks(t *testing.T) {
 				t.Error("the in-order rounding gave the chunks' model: the streams were not used")
 			}
 		})
+	}
+}
+
+// fillBits is a RandomBits that also fills blocks (bulkBits), with the
+// words its Uint64 would give.
+type fillBits struct{ RandomBits }
+
+func (f fillBits) Fill(dst []uint64) {
+	for i := range dst {
+		dst[i] = f.Uint64()
 	}
 }
