@@ -46,11 +46,17 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 	split := func(x *Matrix, n int) (*Matrix, *Matrix) { return subMatrix(x, 0, n), subMatrix(x, n, x.Rows) }
 	c16, q16 := split(clustered(r, 6500, 16, 40, 1), 6000)
 	c8, q8 := split(clustered(r, 3400, 8, 20, 0.5), 3000)
+	// Queries that repeat 40 rows (Search looks each distinct row up once).
+	rep := NewMatrix(600, 16)
+	for i := 0; i < rep.Rows; i++ {
+		copy(rep.Row(i), q16.Row(r.IntN(40)))
+	}
 	tests := []struct {
 		name        string
 		base, query *Matrix
 		k           int
 	}{
+		{"repeated queries", c16, rep, 10},
 		{"clusters 16 features", c16, q16, 10},
 		{"clusters k 1", c8, q8, 1},
 		{"queries off the clusters", c16, clustered(r, 300, 16, 40, 1.5), 10},

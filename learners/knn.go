@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -171,6 +172,55 @@ func (ix *NeighborIndex) Search(q *Matrix, k int, idx []int32, dist []float32) e
 	if len(idx) < q.Rows*k || len(dist) < q.Rows*k {
 		return fmt.Errorf("learners: room for %d and %d neighbours, want %d", len(idx), len(dist), q.Rows*k)
 	}
+	if ix.inv != nil && q.Rows >= dedupMinRows {
+		if u, of := distinctRows(q); u != nil {
+			// Tabular batches repeat rows (categories, small integers): a
+			// row's neighbours are a function of its bits, so each distinct
+			// row is searched once.
+			ui, ud := make([]int32, u.Rows*k), make([]float32, u.Rows*k)
+			ix.searchAll(u, k, ui, ud)
+			for i, j := range of {
+				copy(idx[i*k:(i+1)*k], ui[int(j)*k:(int(j)+1)*k])
+				copy(dist[i*k:(i+1)*k], ud[int(j)*k:(int(j)+1)*k])
+			}
+			return nil
+		}
+	}
+	ix.searchAll(q, k, idx, dist)
+	return nil
+}
+
+// dedupMinRows is the fewest queries whose duplicates Search looks for.
+const dedupMinRows = 256
+
+// distinctRows returns the distinct rows of q (by their bits), in order of
+// first appearance, and for each row of q the index of its copy among
+// them; nil when the rows are all distinct or nearly so (the copy would
+// cost more than it saves).
+func distinctRows(q *Matrix) (*Matrix, []int32) {
+	seen := make(map[string]int32, q.Rows)
+	of := make([]int32, q.Rows)
+	u := NewMatrix(0, q.Cols)
+	for i := 0; i < q.Rows; i++ {
+		r := q.Row(i)
+		key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+		j, ok := seen[string(key)]
+		if !ok {
+			j = int32(u.Rows)
+			seen[string(key)] = j
+			u.Data = append(u.Data, r...)
+			u.Rows++
+		}
+		of[i] = j
+	}
+	if u.Rows > q.Rows-q.Rows/8 {
+		return nil, nil
+	}
+	return u, of
+}
+
+// searchAll is Search without its checks.
+func (ix *NeighborIndex) searchAll(q *Matrix, k int, idx []int32, dist []float32) {
 	n := q.Rows
 	workers := runtime.GOMAXPROCS(0)
 	work := n * ix.base.Rows
@@ -181,7 +231,7 @@ func (ix *NeighborIndex) Search(q *Matrix, k int, idx []int32, dist []float32) e
 	}
 	if workers < 2 || n < 2*knnQueryBlock || work < 1<<20 {
 		search(q, 0, n, k, idx, dist)
-		return nil
+		return
 	}
 	chunk := (n + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -194,7 +244,6 @@ func (ix *NeighborIndex) Search(q *Matrix, k int, idx []int32, dist []float32) e
 		}()
 	}
 	wg.Wait()
-	return nil
 }
 
 // searchIndexed answers queries [lo, hi) of q through the inverted file;
