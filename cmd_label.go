@@ -180,6 +180,8 @@ func runLabel(c *cli.Context, e *env) error {
 	}
 	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
 	cfg.Progress = bar.update
+	cfg.Phase = bar.phase
+	defer bar.finish()
 	if lr != nil {
 		lr.noisyShown = bar.showedNoisy
 	}

@@ -143,18 +143,30 @@ func writeTemp(path string, b []byte) (*atomicfile.File, error) {
 // shows the answered queries and the ε spent, figures derived from the
 // noise: once it has shown them (noisy), an interrupted run is charged
 // what it had spent.
+//
+// Before the first public batch is labelled (reading, training, a model's
+// release: tens of seconds on large inputs) the bar shows the run's stage
+// (label.Phase) and is redrawn every progressTick, so that its clock runs
+// from the first second.
 type progress struct {
-	bar   *progressbar.ProgressBar
-	noisy atomic.Bool
+	bar       *progressbar.ProgressBar
+	noisy     atomic.Bool
+	streaming atomic.Bool
+	stop      chan struct{}
+	stopOnce  sync.Once
 
 	mu      sync.Mutex
-	last    time.Time      // when the bar was last drawn
+	last    time.Time      // when the figures were last drawn
 	pending label.Progress // figures not drawn yet (throttled)
 	dirty   bool
 }
 
-// progressThrottle is the least time between two redraws of the bar.
+// progressThrottle is the least time between two redraws of the figures.
 const progressThrottle = 100 * time.Millisecond
+
+// progressTick is how often the bar is redrawn before the labelling draws
+// it batch by batch.
+const progressTick = 250 * time.Millisecond
 
 func newProgress(e *env, off bool, total int64) *progress {
 	f, ok := e.stderr.(*os.File)
@@ -172,20 +184,58 @@ func newProgress(e *env, off bool, total int64) *progress {
 	if total <= 0 {
 		total = -1
 	}
-	return &progress{bar: progressbar.NewOptions64(total,
+	p := &progress{bar: progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("labelling"),
+		progressbar.OptionSetDescription(label.PhaseReading),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("rows"),
 		progressbar.OptionClearOnFinish(),
-	)}
+	), stop: make(chan struct{})}
+	_ = p.bar.RenderBlank()
+	go p.tick()
+	return p
+}
+
+// tick redraws the bar every progressTick until the labelling draws it or
+// the run finishes.
+func (p *progress) tick() {
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			if p.streaming.Load() {
+				return
+			}
+			_ = p.bar.RenderBlank()
+		}
+	}
+}
+
+// phase shows the run's stage, and its steps when it counts them.
+func (p *progress) phase(s label.Phase) {
+	if p.bar == nil {
+		return
+	}
+	desc := s.Name
+	if s.Total > 0 {
+		desc = fmt.Sprintf("%s %d/%d", s.Name, s.Done, s.Total)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.streaming.Load() { // the labelling's figures, once drawn, stay
+		p.bar.Describe(desc)
+	}
 }
 
 func (p *progress) update(s label.Progress) {
 	if p.bar == nil {
 		return
 	}
+	p.streaming.Store(true)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pending, p.dirty = s, true
@@ -221,12 +271,15 @@ func (p *progress) finish() {
 	if p.bar == nil {
 		return
 	}
-	p.mu.Lock()
-	if p.dirty {
-		p.draw()
-	}
-	p.mu.Unlock()
-	_ = p.bar.Finish()
+	p.stopOnce.Do(func() {
+		close(p.stop)
+		p.mu.Lock()
+		if p.dirty {
+			p.draw()
+		}
+		p.mu.Unlock()
+		_ = p.bar.Finish()
+	})
 }
 
 // printAnalysis prints what pate analyze found (NOT PRIVATE).

@@ -125,6 +125,14 @@ type Config struct {
 	// them, and must charge what the run had spent, which SpentBefore reads
 	// from Run's error.
 	Progress func(Progress)
+	// Phase, when set, is called as the run moves through the stages
+	// before and around the labelling (reading, training, releasing a
+	// model), and along a stage that counts public steps (dp-logreg's
+	// gradient steps, the cells' k-means iterations), so that a display
+	// shows a long run working from its first second. A Phase carries
+	// nothing derived from the sensitive values: its names are fixed and
+	// its counts are planned ones.
+	Phase func(Phase)
 	// Warn, when set, receives warnings meant for the local user (stderr).
 	// A warning never depends on the sensitive values.
 	Warn func(string)
@@ -149,6 +157,31 @@ type Progress struct {
 	// before the run. Showing them releases nothing; otherwise Answered
 	// and EpsilonSpent derive from the noise drawn.
 	Public bool
+}
+
+// The stages a run reports to Config.Phase, in order (a run passes through
+// those of its mechanism).
+const (
+	PhaseReading   = "reading"
+	PhaseTraining  = "training"
+	PhaseDPLogReg  = "dp-logreg gradient steps"
+	PhaseCells     = "fitting the cells"
+	PhaseSmoothing = "smoothing the cells"
+	PhaseLabelling = "labelling"
+)
+
+// Phase is a stage of a run: Name, and when the stage counts planned steps,
+// Done of Total (both 0 otherwise).
+type Phase struct {
+	Name        string
+	Done, Total int
+}
+
+// phase reports a stage to Config.Phase, when set.
+func (c *Config) phase(name string, done, total int) {
+	if c != nil && c.Phase != nil {
+		c.Phase(Phase{Name: name, Done: done, Total: total})
+	}
 }
 
 func (c *Config) sens() string {

@@ -59,6 +59,9 @@ type DPLogRegOptions struct {
 	// chooser's, drawn as step 1 would draw it): training skips step 1
 	// and plans from it and what the filter has left.
 	Count *DPLogRegCount
+	// Step, when set, is called after each gradient step with the steps
+	// done and planned (public: the plan's).
+	Step func(done, total int)
 }
 
 // DPLogRegCount is a noisy row count released before training.
@@ -145,7 +148,7 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 	if err := f.Charge(rhoSteps); err != nil {
 		return nil, nil, fmt.Errorf("label: charging the gradient steps: %w", err)
 	}
-	l := &learners.DPLogReg{Params: p, Noise: dplrNoise{g: g, src: noiseSrc}, Rand: roundSrc}
+	l := &learners.DPLogReg{Params: p, Noise: dplrNoise{g: g, src: noiseSrc}, Rand: roundSrc, Step: opts.Step, Streams: keyedStreams}
 	m, err := l.Fit(x, y, classes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: DP logistic regression: %w", err)
@@ -154,6 +157,13 @@ func FitDPLogReg(f *rdp.Filter, x *learners.Matrix, y []int32, classes int, nois
 		opts.Diagnose(fmt.Sprintf("dp-logreg: %d sensitive rows were dropped from training for a value or gradient that is not finite", l.Dropped))
 	}
 	return m, &DPLogRegRelease{Params: p, Sigma: sigma, CountSigma: sc, Rho: rhoCount + rhoSteps, CountFromChoice: opts.Count != nil}, nil
+}
+
+// keyedStreams opens the numbered AES-CTR streams of a key
+// (noise.NewKeyed): the rounding streams of DPLogReg's parallel chunks.
+func keyedStreams(key []byte) func(uint64) learners.RandomBits {
+	k := noise.NewKeyed(key)
+	return func(stream uint64) learners.RandomBits { return k.Stream(stream) }
 }
 
 // dplrCount plans the noisy row count (sensitivity 1) on the whole run's

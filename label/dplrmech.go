@@ -141,7 +141,8 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if !ok {
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismDPLogReg, ParamName("epsilon"))
 	}
-	opts := DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) }}
+	opts := DPLogRegOptions{Diagnose: func(msg string) { l.cfg.diagnose("%s", msg) },
+		Step: func(done, total int) { l.cfg.phase(PhaseDPLogReg, done, total) }}
 	noiseSrc := l.source(streamDPLogRegNoise)
 	if l.choiceCount != nil { // chosen: the chooser's count is step 1
 		opts.Count, noiseSrc = l.choiceCount, l.choiceNoise

@@ -69,6 +69,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 
 	// 1. The encoder is fitted on public data only (invariant 2): the first
 	// batches of the public stream, which are then labelled like the rest.
+	cfg.phase(PhaseReading, 0, 0)
 	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
 	defer func() {
 		for _, r := range head {
@@ -93,6 +94,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 2. Teachers.
+	cfg.phase(PhaseTraining, 0, 0)
 	res := <-sensCh
 	sensCh = nil
 	sensRecs = res.recs
@@ -135,6 +137,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	}
 
 	// 4. Stream the public data: read → vote → aggregate → write.
+	cfg.phase(PhaseLabelling, 0, 0)
 	st := l.newRunState(enc, ens, agg, filter, td)
 	if err := st.startStudent(head); err != nil {
 		return nil, spentBefore(err, discovered)

@@ -13,8 +13,10 @@
 // teacher's rows alone, using nothing fitted on the rest of the sensitive
 // data; the boosted trees split at Bins fitted on public data (PublicBins).
 // The Ensemble gives each teacher exactly one vote per row (invariant 3).
-// NeighborIndex is the exact brute-force nearest-neighbour search of the
-// kNN model, for any caller with float32 rows.
+// NeighborIndex is the exact nearest-neighbour search of the kNN model and
+// the cells, for any caller with float32 rows: an inverted file of k-means
+// lists with triangle-inequality bounds where that prunes, a blocked scan
+// of every row otherwise, with the same results either way.
 //
 // DPLogReg is the learning half of differentially private logistic
 // regression: it clips, scales and rounds the per-example gradients to

@@ -1,10 +1,13 @@
 package learners
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -233,6 +236,14 @@ type DPLogReg struct {
 	Params DPLogRegParams
 	Noise  IntNoise
 	Rand   RandomBits
+	// Step, when set, is called after each gradient step with the steps
+	// done and Params.Steps (a progress display; public figures).
+	Step func(done, total int)
+	// Streams, when set, opens numbered streams of random bits under a key
+	// (label/noise's Keyed): each step's rows are then rounded in parallel
+	// chunks, chunk c drawing from stream c under a key drawn from Rand.
+	// Nil: the rows are rounded in order from Rand itself.
+	Streams func(key []byte) func(stream uint64) RandomBits
 	// Dropped is set by Fit: the rows it dropped because a value or an
 	// intermediate was not finite (counted once per row, whatever the
 	// step). It depends on the sensitive values: a local diagnostic, never
@@ -316,34 +327,10 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 	}
 	for step := 0; step < p.Steps; step++ {
 		clear(sum)
-		for i := 0; i < xs.rows; i++ {
-			if dropped[i] {
-				continue
-			}
-			lo, hi := xs.ptr[i], xs.ptr[i+1]
-			ind, val := xs.ind[lo:hi], xs.val[lo:hi]
-			// Residuals p_c − [y = c] of the softmax.
-			softmaxRow(theta, d, k, ind, val, z)
-			z[y[i]]--
-			rn, xn := 0.0, 1.0 // ‖residual‖², ‖(x, 1)‖²
-			for _, v := range z {
-				rn += v * v
-			}
-			for _, v := range val {
-				xn += v * v
-			}
-			norm := math.Sqrt(rn * xn)
-			if !(norm <= math.MaxFloat64) { // NaN or +Inf: no clip can bound it
-				dropped[i] = true
-				continue
-			}
-			f := p.Gamma
-			if norm > p.Clip {
-				f *= p.Clip / norm
-			}
-			if !r.add(sum, z, f, d, ind, val) {
-				dropped[i] = true
-			}
+		if l.Streams != nil && xs.rows > dplrChunkRows {
+			l.roundChunks(sum, theta, xs, y, dropped, d, k, &p)
+		} else {
+			roundRows(sum, theta, xs, y, dropped, 0, xs.rows, d, k, &p, r, z)
 		}
 		if err := l.Noise.AddNoise(sum); err != nil {
 			return nil, fmt.Errorf("learners: adding noise at step %d: %w", step+1, err)
@@ -359,6 +346,9 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 			for j, v := range theta {
 				avg[j] += v
 			}
+		}
+		if l.Step != nil {
+			l.Step(step+1, p.Steps)
 		}
 	}
 	if avg != nil {
@@ -384,6 +374,86 @@ func (l *DPLogReg) Fit(x *Matrix, y []int32, classes int) (Model, error) {
 		out = &rowNormModel{m: m, norm: p.RowNorm}
 	}
 	return out, nil
+}
+
+// roundRows adds the clipped, scaled and rounded gradients of rows
+// [lo, hi) of xs at theta to sum, drawing the rounding from r; a row whose
+// gradient is not finite is marked in dropped and adds nothing.
+func roundRows(sum []int64, theta []float64, xs *sparse, y []int32, dropped []bool, lo, hi, d, k int, p *DPLogRegParams, r *rounder, z []float64) {
+	for i := lo; i < hi; i++ {
+		if dropped[i] {
+			continue
+		}
+		lo, hi := xs.ptr[i], xs.ptr[i+1]
+		ind, val := xs.ind[lo:hi], xs.val[lo:hi]
+		// Residuals p_c − [y = c] of the softmax.
+		softmaxRow(theta, d, k, ind, val, z)
+		z[y[i]]--
+		rn, xn := 0.0, 1.0 // ‖residual‖², ‖(x, 1)‖²
+		for _, v := range z {
+			rn += v * v
+		}
+		for _, v := range val {
+			xn += v * v
+		}
+		norm := math.Sqrt(rn * xn)
+		if !(norm <= math.MaxFloat64) { // NaN or +Inf: no clip can bound it
+			dropped[i] = true
+			continue
+		}
+		f := p.Gamma
+		if norm > p.Clip {
+			f *= p.Clip / norm
+		}
+		if !r.add(sum, z, f, d, ind, val) {
+			dropped[i] = true
+		}
+	}
+}
+
+// dplrChunkRows is the rows of a step whose rounding draws from one
+// stream (Streams): the unit of the parallel rounding.
+const dplrChunkRows = 2048
+
+// roundChunks is roundRows over every row, in chunks of dplrChunkRows
+// rounded in parallel: each step draws a 32-byte key from Rand, and chunk c
+// rounds from stream c under that key, so that the sum (integers, added in
+// any order) depends on the seed and not on the number of goroutines.
+func (l *DPLogReg) roundChunks(sum []int64, theta []float64, xs *sparse, y []int32, dropped []bool, d, k int, p *DPLogRegParams) {
+	var key [32]byte
+	for j := 0; j < 4; j++ {
+		binary.LittleEndian.PutUint64(key[8*j:], l.Rand.Uint64())
+	}
+	open := l.Streams(key[:])
+	clear(key[:])
+	chunks := (xs.rows + dplrChunkRows - 1) / dplrChunkRows
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	next := make(chan int, chunks)
+	for c := 0; c < chunks; c++ {
+		next <- c
+	}
+	close(next)
+	sums := make([][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range sums {
+		sums[w] = make([]int64, len(sum))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			z := make([]float64, k)
+			for c := range next {
+				r := newRounder(open(uint64(c)), p.SensSq)
+				r.readAhead()
+				roundRows(sums[w], theta, xs, y, dropped, c*dplrChunkRows, min(xs.rows, (c+1)*dplrChunkRows), d, k, p, r, z)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, part := range sums {
+		for j, v := range part {
+			sum[j] += v
+		}
+	}
 }
 
 // softmaxRow writes the class probabilities of one sparse row into z.
@@ -533,6 +603,9 @@ type rounder struct {
 	// defined by Go). Every rounded coordinate is then at most limit + 1 ≤
 	// 2³¹ + 2 in magnitude, and its square fits in int64.
 	limit float64
+	bulk  bulkBits // src, when it reads ahead (readAhead)
+	ahead []uint64
+	next  int
 	buf   []int64 // the rounded vector: k blocks of (len(ind) + 1)
 	tries int     // draws beyond the first, over the run (for tests)
 	fell  int     // vectors truncated after maxRoundTries failures
@@ -540,6 +613,41 @@ type rounder struct {
 
 func newRounder(src RandomBits, sensSq int64) *rounder {
 	return &rounder{src: src, sensSq: sensSq, limit: math.Floor(math.Sqrt(float64(sensSq))) + 1}
+}
+
+// bulkBits is a RandomBits that writes its next words into a slice at
+// once (label/noise's seeded and keyed streams).
+type bulkBits interface {
+	RandomBits
+	Fill(dst []uint64)
+}
+
+// readAhead makes r draw its words from src in blocks of roundAhead,
+// when src can fill them: the same words, in the same order, without a
+// call each. The words read ahead and not used are lost with r, so src
+// must be r's alone (a chunk's stream).
+func (r *rounder) readAhead() {
+	if b, ok := r.src.(bulkBits); ok {
+		r.bulk, r.ahead = b, make([]uint64, roundAhead)
+		r.next = roundAhead
+	}
+}
+
+// roundAhead is the words a rounder reads ahead.
+const roundAhead = 512
+
+// word returns the rounder's next random word.
+func (r *rounder) word() uint64 {
+	if r.bulk == nil {
+		return r.src.Uint64()
+	}
+	if r.next == len(r.ahead) {
+		r.bulk.Fill(r.ahead)
+		r.next = 0
+	}
+	w := r.ahead[r.next]
+	r.next++
+	return w
 }
 
 // add rounds f·(z ⊗ (x, 1)) - the gradient (k blocks of the row's non-zero
@@ -606,9 +714,14 @@ func (r *rounder) round(v float64) int64 {
 	if !(math.Abs(v) <= 1<<62) {
 		return 0
 	}
-	fl := math.Floor(v)
+	// ⌊v⌋ without a call: truncation is exact within ±2⁶², and one below
+	// it for a negative v with a fraction.
+	fl := float64(int64(v))
+	if fl > v {
+		fl--
+	}
 	frac := v - fl
-	if frac > 0 && float64(r.src.Uint64()>>11)*0x1p-53 < frac {
+	if frac > 0 && float64(r.word()>>11)*0x1p-53 < frac {
 		fl++
 	}
 	return int64(fl)

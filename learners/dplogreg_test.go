@@ -1,9 +1,11 @@
 package learners
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -524,5 +526,112 @@ func TestDPLogRegStepSensitivity(t *testing.T) {
 		if scale > 0 && d2 == 0 {
 			t.Errorf("row of scale %g: the sum did not move", scale)
 		}
+	}
+}
+
+// TestDPLogRegChunks: with Streams the rows of a step are rounded in
+// parallel chunks, each from its own stream; the model is a function of
+// the seeds whatever the number of goroutines, it differs from the
+// in-order rounding only by the rounding's draws (it learns as well), and
+// the step callback counts every planned step.
+func TestDPLogRegChunks(t *testing.T) {
+	x, y := blobs(3*dplrChunkRows+100, 4, 3, 9)
+	streams := func(key []byte) func(uint64) RandomBits {
+		s := binary.LittleEndian.Uint64(key)
+		return func(stream uint64) RandomBits { return pcgBits{rand.New(rand.NewPCG(s, stream))} }
+	}
+	w := func(m Model) []float32 { w, _ := m.(*rowNormModel).m.Linear(); return w }
+	tests := []struct {
+		name     string
+		procs    int
+		parallel bool
+		bulk     bool // the streams fill blocks of words (the rounder reads ahead)
+	}{{"one goroutine", 1, true, false}, {"two goroutines", 2, true, false}, {"four goroutines", 4, true, false},
+		{"read ahead", 2, true, true}, {"in order", 2, false, false}}
+	var first []float32
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+			p, err := PlanDPLogReg(x.Cols, 3, float64(x.Rows), 0.0178)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Steps = 30
+			steps := 0
+			l := &DPLogReg{Params: p, Noise: roundedNoise(1, 40*math.Sqrt(float64(p.SensSq))), Rand: newBits(2),
+				Step: func(done, total int) {
+					if steps++; done != steps || total != p.Steps {
+						t.Errorf("step %d of %d reported as %d of %d", steps, p.Steps, done, total)
+					}
+				}}
+			if tc.parallel {
+				l.Streams = streams
+			}
+			if tc.bulk {
+				l.Streams = func(key []byte) func(uint64) RandomBits {
+					open := streams(key)
+					return func(s uint64) RandomBits { return fillBits{open(s)} }
+				}
+			}
+			m, err := l.Fit(x, y, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if steps != p.Steps {
+				t.Errorf("%d steps reported, want %d", steps, p.Steps)
+			}
+			if acc := accuracy(m, x, y); acc < 0.8 {
+				t.Errorf("accuracy %.3f on well-separated blobs, want ≥ 0.8", acc)
+			}
+			switch {
+			case first == nil:
+				first = w(m)
+			case tc.parallel && !equalF32(first, w(m)):
+				t.Error("the model depends on the number of goroutines")
+			case !tc.parallel && equalF32(first, w(m)):
+				t.Error("the in-order rounding gave the chunks' model: the streams were not used")
+			}
+		})
+	}
+}
+
+// fillBits is a RandomBits that also fills blocks (bulkBits), with the
+// words its Uint64 would give.
+type fillBits struct{ RandomBits }
+
+func (f fillBits) Fill(dst []uint64) {
+	for i := range dst {
+		dst[i] = f.Uint64()
+	}
+}
+
+// BenchmarkDPLogRegFit: the gradient steps of letter's shape (13,333 rows
+// of 16 features, 26 classes: 442 rounded coordinates a row a step), with
+// the rows rounded in order from one source and in parallel chunks that
+// read their streams ahead, side by side (the ratio is the figure).
+func BenchmarkDPLogRegFit(b *testing.B) {
+	x, y := blobs(13333, 16, 26, 4)
+	streams := func(key []byte) func(uint64) RandomBits {
+		s := binary.LittleEndian.Uint64(key)
+		return func(stream uint64) RandomBits { return fillBits{pcgBits{rand.New(rand.NewPCG(s, stream))}} }
+	}
+	for _, c := range []struct {
+		name    string
+		streams func(key []byte) func(uint64) RandomBits
+	}{{"in-order", nil}, {"chunks", streams}} {
+		b.Run(c.name, func(b *testing.B) {
+			p, err := PlanDPLogReg(x.Cols, 26, float64(x.Rows), 0.05)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Steps = 10
+			for b.Loop() {
+				l := &DPLogReg{Params: p, Noise: &zeroNoise{}, Rand: newBits(1), Streams: c.streams}
+				if _, err := l.Fit(x, y, 26); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.Steps*x.Rows*26*17), "ns/coordinate")
+		})
 	}
 }

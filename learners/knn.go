@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -16,8 +17,8 @@ const DefaultNeighbors = 10
 // (Euclidean distance on the public encoding: standardised numbers,
 // one-hot categories): a row gets the class most of its K nearest
 // training rows hold (ties → lowest class). Fit keeps a copy of the
-// training rows; the search is brute force (NeighborIndex), meant for
-// student-sized training sets.
+// training rows; the search is NeighborIndex's (exact: indexed where an
+// inverted file prunes, a scan otherwise).
 type KNN struct {
 	K int
 }
@@ -124,25 +125,31 @@ func (m *knnModel) PredictProba(x *Matrix, out []float32) {
 }
 
 // NeighborIndex is an exact nearest-neighbour search over the rows of a
-// matrix by squared Euclidean distance, brute force: ‖q‖² + ‖b‖² − 2 q·b,
-// a block of queries against a block of rows at a time so that both stay
-// in cache. It is read only after NewNeighborIndex and safe for
-// concurrent use.
+// matrix by squared Euclidean distance ‖q‖² + ‖b‖² − 2 q·b. Few rows are
+// scanned, a block of queries against a block of rows at a time so that
+// both stay in cache; many rows (at least ivfMinRows) are indexed by an
+// inverted file of k-means lists (ivf) that computes only the distances
+// that can matter, when a pilot search shows that it prunes (it does not
+// on rows of high intrinsic dimension, which stay scanned). Both give the
+// same neighbours in the same order. It is read only after
+// NewNeighborIndex and safe for concurrent use.
 type NeighborIndex struct {
 	base  *Matrix
 	norms []float32
+	inv   *ivf // nil: scan every row
 }
 
 // NewNeighborIndex indexes the rows of base (kept by reference: the caller
 // must not modify them afterwards).
 func NewNeighborIndex(base *Matrix) *NeighborIndex {
-	ix := &NeighborIndex{base: base, norms: make([]float32, base.Rows)}
-	for i := range ix.norms {
-		r := base.Row(i)
-		ix.norms[i] = kernel.Dot(r, r)
-	}
+	ix := scanIndex(base)
+	ix.inv = newIVF(base, ix.norms)
 	return ix
 }
+
+// Indexed reports whether the search uses the inverted file rather than a
+// scan of every row.
+func (ix *NeighborIndex) Indexed() bool { return ix.inv != nil }
 
 // Rows returns the number of indexed rows.
 func (ix *NeighborIndex) Rows() int { return ix.base.Rows }
@@ -165,12 +172,66 @@ func (ix *NeighborIndex) Search(q *Matrix, k int, idx []int32, dist []float32) e
 	if len(idx) < q.Rows*k || len(dist) < q.Rows*k {
 		return fmt.Errorf("learners: room for %d and %d neighbours, want %d", len(idx), len(dist), q.Rows*k)
 	}
+	if ix.inv != nil && q.Rows >= dedupMinRows {
+		if u, of := distinctRows(q); u != nil {
+			// Tabular batches repeat rows (categories, small integers): a
+			// row's neighbours are a function of its bits, so each distinct
+			// row is searched once.
+			ui, ud := make([]int32, u.Rows*k), make([]float32, u.Rows*k)
+			ix.searchAll(u, k, ui, ud)
+			for i, j := range of {
+				copy(idx[i*k:(i+1)*k], ui[int(j)*k:(int(j)+1)*k])
+				copy(dist[i*k:(i+1)*k], ud[int(j)*k:(int(j)+1)*k])
+			}
+			return nil
+		}
+	}
+	ix.searchAll(q, k, idx, dist)
+	return nil
+}
+
+// dedupMinRows is the fewest queries whose duplicates Search looks for.
+const dedupMinRows = 256
+
+// distinctRows returns the distinct rows of q (by their bits), in order of
+// first appearance, and for each row of q the index of its copy among
+// them; nil when the rows are all distinct or nearly so (the copy would
+// cost more than it saves).
+func distinctRows(q *Matrix) (*Matrix, []int32) {
+	seen := make(map[string]int32, q.Rows)
+	of := make([]int32, q.Rows)
+	u := NewMatrix(0, q.Cols)
+	for i := 0; i < q.Rows; i++ {
+		r := q.Row(i)
+		key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+		j, ok := seen[string(key)]
+		if !ok {
+			j = int32(u.Rows)
+			seen[string(key)] = j
+			u.Data = append(u.Data, r...)
+			u.Rows++
+		}
+		of[i] = j
+	}
+	if u.Rows > q.Rows-q.Rows/8 {
+		return nil, nil
+	}
+	return u, of
+}
+
+// searchAll is Search without its checks.
+func (ix *NeighborIndex) searchAll(q *Matrix, k int, idx []int32, dist []float32) {
 	n := q.Rows
 	workers := runtime.GOMAXPROCS(0)
 	work := n * ix.base.Rows
+	search := ix.search
+	if ix.inv != nil {
+		search = ix.searchIndexed
+		work /= 8 // about what the index computes, at least
+	}
 	if workers < 2 || n < 2*knnQueryBlock || work < 1<<20 {
-		ix.search(q, 0, n, k, idx, dist)
-		return nil
+		search(q, 0, n, k, idx, dist)
+		return
 	}
 	chunk := (n + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -179,11 +240,25 @@ func (ix *NeighborIndex) Search(q *Matrix, k int, idx []int32, dist []float32) e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ix.search(q, lo, hi, k, idx, dist)
+			search(q, lo, hi, k, idx, dist)
 		}()
 	}
 	wg.Wait()
-	return nil
+}
+
+// searchIndexed answers queries [lo, hi) of q through the inverted file;
+// a query whose ‖q‖² is not finite or too large for its bounds is scanned.
+func (ix *NeighborIndex) searchIndexed(q *Matrix, lo, hi, k int, idx []int32, dist []float32) {
+	s := newIVFScratch(ix.inv, k)
+	for i := lo; i < hi; i++ {
+		r := q.Row(i)
+		qn := kernel.Dot(r, r)
+		if !(qn <= ivfMaxNorm) {
+			ix.search(q, i, i+1, k, idx, dist)
+			continue
+		}
+		ix.inv.search(r, qn, k, idx[i*k:(i+1)*k], dist[i*k:(i+1)*k], s)
+	}
 }
 
 // search answers queries [lo, hi) of q.

@@ -121,6 +121,24 @@ func (s *seededSource) Uint64() uint64 {
 	return v
 }
 
+// Fill writes the next len(dst) words of the keystream into dst: the words
+// len(dst) calls of Uint64 would return, in order, without a call each.
+func (s *seededSource) Fill(dst []uint64) {
+	for len(dst) > 0 {
+		if s.i > bufSize-8 {
+			clear(s.buf[:])
+			s.stream.XORKeyStream(s.buf[:], s.buf[:])
+			s.i = 0
+		}
+		n := min(len(dst), (bufSize-s.i)/8)
+		for j := range dst[:n] {
+			dst[j] = binary.LittleEndian.Uint64(s.buf[s.i+8*j:])
+		}
+		s.i += 8 * n
+		dst = dst[n:]
+	}
+}
+
 // UniformUint64 returns an exactly uniform integer in [0, n), using Lemire's
 // multiply-shift method with rejection ("Fast Random Integer Generation in an
 // Interval", 2019), so there is no modulo bias. By convention n = 0 stands for

@@ -439,3 +439,23 @@ func TestCryptoSourceRekeys(t *testing.T) {
 		t.Fatalf("left = %d after a rekey", s.left)
 	}
 }
+
+// TestFillMatchesUint64: Fill gives the words successive Uint64 calls
+// give, across the keystream's buffer refills and after single draws.
+func TestFillMatchesUint64(t *testing.T) {
+	for _, n := range []int{1, 7, bufSize / 8, bufSize/8 + 3, 3 * bufSize / 8} {
+		a, b := NewSeededSource(9, 2).(*seededSource), NewSeededSource(9, 2)
+		a.Uint64()
+		b.Uint64()
+		got := make([]uint64, n)
+		a.Fill(got)
+		for i, w := range got {
+			if want := b.Uint64(); w != want {
+				t.Fatalf("n %d: word %d is %x, Uint64 gives %x", n, i, w, want)
+			}
+		}
+		if a.Uint64() != b.Uint64() {
+			t.Fatalf("n %d: the streams part after Fill", n)
+		}
+	}
+}

@@ -1,0 +1,328 @@
+package learners
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/pate-tool/pate/learners/kernel"
+)
+
+// ivf is the index behind a NeighborIndex of many rows: an inverted file of
+// k-means lists (the rows grouped by their nearest of about 2√rows centres),
+// each list's rows sorted by their distance to its centre. A query visits
+// its nearest list first, then the others; of each it computes only the
+// rows whose distance to the list's centre lies within the current k-th
+// distance of the query's own (the triangle inequality: ‖q − x‖ ≥
+// |‖q − c‖ − ‖x − c‖|), and skips a list whose ball is that far. The
+// distances it does compute are those of the brute-force search, bit for
+// bit (the same float32 formula on the same values), and the bounds leave a
+// rounding margin, so the search is exact: the same neighbours, in the same
+// order, as the scan of every row.
+type ivf struct {
+	dim     int
+	lists   int
+	centres []float64 // lists × dim
+	radius  []float64 // the largest distance of a list's row to its centre
+	maxNorm []float64 // the largest ‖x‖² of a list's rows
+	start   []int32   // list l holds rows start[l] ≤ j < start[l+1]
+	rows    []float32 // the rows in list order, dim wide
+	norms   []float32 // their ‖x‖², as the brute force computes them
+	dc      []float64 // their distance to their list's centre, ascending in a list
+	id      []int32   // their index in the indexed matrix
+	// near[l·ivfNear : (l+1)·ivfNear] are the lists whose centres are
+	// nearest to list l's (l itself first): a query visits these first,
+	// from its nearest list, so that its k-th distance shrinks early.
+	near  []int32
+	nearK int
+}
+
+// Bounds of the inverted file.
+const (
+	// ivfMinRows is the fewest rows indexed by an inverted file; fewer are
+	// scanned.
+	ivfMinRows = 2048
+	// ivfMaxNorm bounds the squared norms of the rows and queries the
+	// inverted file answers (others are scanned): distances stay far from
+	// float32's overflow, where the scan clamps them and ties them.
+	ivfMaxNorm = 1e15
+	// ivfListsPerRoot sets the lists: ivfListsPerRoot·√rows (on letter's
+	// rows, 1·√ computed 1,383 distances a 10-NN query of 10,000 rows,
+	// 2·√ 912, 3·√ 684 but at a cost of 300 centres a query).
+	ivfListsPerRoot = 2
+	// ivfSampleRows is the rows a centre the k-means of the lists is
+	// fitted on; ivfLloyd its iterations.
+	ivfSampleRows = 16
+	ivfLloyd      = 6
+	// ivfPilotQueries is the rows searched, as queries, when an index is
+	// built, to see whether it prunes: when they compute more than
+	// ivfPilotShare of the distances a scan would, the index is dropped.
+	ivfPilotQueries = 48
+	ivfPilotK       = 10
+	ivfPilotShare   = 0.6
+	// ivfNear is how many lists near each list are visited first.
+	ivfNear = 24
+)
+
+// newIVF indexes the rows of base, or returns nil when they are too few,
+// not all finite and bounded, or when the index would not prune (a pilot
+// search of some of the rows computes most distances: high intrinsic
+// dimension). norms are the rows' ‖x‖² as NewNeighborIndex computed them.
+// The result depends on base only.
+func newIVF(base *Matrix, norms []float32) *ivf {
+	ix := buildIVF(base, norms)
+	if ix == nil || !ix.prunes(base) {
+		return nil
+	}
+	return ix
+}
+
+// buildIVF is newIVF without the pilot: the index whether it prunes or not.
+func buildIVF(base *Matrix, norms []float32) *ivf {
+	n, dim := base.Rows, base.Cols
+	if n < ivfMinRows || dim == 0 {
+		return nil
+	}
+	for _, v := range norms {
+		if !(v <= ivfMaxNorm) {
+			return nil // NaN, infinite or huge
+		}
+	}
+	lists := int(math.Round(ivfListsPerRoot * math.Sqrt(float64(n))))
+	sample := thinRows(base, ivfSampleRows*lists)
+	rng := rand.New(rand.NewPCG(uint64(n), 0x697666)) // "ivf": a fixed seed, the index is a function of base
+	c := seedCentres(sample, lists, rng)
+	assign := make([]int32, sample.Rows)
+	dist := make([]float32, sample.Rows)
+	for it := 0; it < ivfLloyd; it++ {
+		scanIndex(c).Search(sample, 1, assign, dist)
+		lloydStep(c, sample, assign)
+	}
+	lists = c.Rows
+	cells := make([]int32, n)
+	if err := scanIndex(c).Search(base, 1, cells, make([]float32, n)); err != nil {
+		return nil
+	}
+	ix := &ivf{dim: dim, lists: lists, centres: make([]float64, lists*dim),
+		radius: make([]float64, lists), maxNorm: make([]float64, lists), start: make([]int32, lists+1),
+		rows: make([]float32, n*dim), norms: make([]float32, n), dc: make([]float64, n), id: make([]int32, n)}
+	for i, v := range c.Data[:lists*dim] {
+		ix.centres[i] = float64(v)
+	}
+	for _, l := range cells {
+		ix.start[l+1]++
+	}
+	for l := 0; l < lists; l++ {
+		ix.start[l+1] += ix.start[l]
+	}
+	next := append([]int32(nil), ix.start[:lists]...)
+	for i, l := range cells {
+		j := next[l]
+		next[l]++
+		ix.id[j] = int32(i)
+		ix.dc[j] = dist64(base.Row(i), ix.centres[int(l)*dim:(int(l)+1)*dim])
+	}
+	for l := 0; l < lists; l++ {
+		lo, hi := int(ix.start[l]), int(ix.start[l+1])
+		sort.Sort(byCentreDist{ix.dc[lo:hi], ix.id[lo:hi]})
+		for j := lo; j < hi; j++ {
+			i := int(ix.id[j])
+			copy(ix.rows[j*dim:(j+1)*dim], base.Row(i))
+			ix.norms[j] = norms[i]
+			ix.radius[l] = math.Max(ix.radius[l], ix.dc[j])
+			ix.maxNorm[l] = math.Max(ix.maxNorm[l], float64(norms[i]))
+		}
+	}
+	ix.nearK = min(ivfNear, lists)
+	ix.near = make([]int32, lists*ix.nearK)
+	if err := scanIndex(c).Search(c, ix.nearK, ix.near, make([]float32, len(ix.near))); err != nil {
+		return nil
+	}
+	return ix
+}
+
+// scanIndex is a NeighborIndex that scans every row, whatever their number.
+func scanIndex(base *Matrix) *NeighborIndex {
+	ix := &NeighborIndex{base: base, norms: make([]float32, base.Rows)}
+	for i := range ix.norms {
+		r := base.Row(i)
+		ix.norms[i] = kernel.Dot(r, r)
+	}
+	return ix
+}
+
+// lloydStep moves each centre of c to the mean of the rows of x assigned
+// to it (a centre with no row stays).
+func lloydStep(c, x *Matrix, assign []int32) {
+	sums := make([]float64, c.Rows*c.Cols)
+	counts := make([]int, c.Rows)
+	for i, j := range assign {
+		counts[j]++
+		s := sums[int(j)*c.Cols : (int(j)+1)*c.Cols]
+		for k, v := range x.Row(i) {
+			s[k] += float64(v)
+		}
+	}
+	for j, n := range counts {
+		if n == 0 {
+			continue
+		}
+		row, s := c.Row(j), sums[j*c.Cols:(j+1)*c.Cols]
+		for k := range row {
+			row[k] = float32(s[k] / float64(n))
+		}
+	}
+}
+
+// prunes searches every s-th of ivfPilotQueries rows of base and reports
+// whether they computed at most ivfPilotShare of the distances.
+func (ix *ivf) prunes(base *Matrix) bool {
+	k := min(ivfPilotK, base.Rows)
+	s := newIVFScratch(ix, k)
+	step := max(base.Rows/ivfPilotQueries, 1)
+	computed, queries := 0, 0
+	for i := 0; i < base.Rows; i += step {
+		q := base.Row(i)
+		computed += ix.search(q, kernel.Dot(q, q), k, s.idx, s.dist, s)
+		queries++
+	}
+	return float64(computed) <= ivfPilotShare*float64(queries)*float64(base.Rows)
+}
+
+// byCentreDist sorts a list's rows by their distance to its centre (equal:
+// by index).
+type byCentreDist struct {
+	d  []float64
+	id []int32
+}
+
+func (s byCentreDist) Len() int { return len(s.d) }
+func (s byCentreDist) Less(a, b int) bool {
+	return s.d[a] < s.d[b] || s.d[a] == s.d[b] && s.id[a] < s.id[b]
+}
+func (s byCentreDist) Swap(a, b int) {
+	s.d[a], s.d[b] = s.d[b], s.d[a]
+	s.id[a], s.id[b] = s.id[b], s.id[a]
+}
+
+// dist64 is ‖x − c‖ in float64.
+func dist64(x []float32, c []float64) float64 {
+	c = c[:len(x)]
+	var s0, s1 float64
+	j := 0
+	for ; j+2 <= len(x); j += 2 {
+		e0, e1 := float64(x[j])-c[j], float64(x[j+1])-c[j+1]
+		s0 += e0 * e0
+		s1 += e1 * e1
+	}
+	for ; j < len(x); j++ {
+		e := float64(x[j]) - c[j]
+		s0 += e * e
+	}
+	return math.Sqrt(s0 + s1)
+}
+
+// ivfScratch is one goroutine's buffers.
+type ivfScratch struct {
+	dq   []float64 // the query's distance to each centre
+	idx  []int32
+	dist []float32
+}
+
+func newIVFScratch(ix *ivf, k int) *ivfScratch {
+	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k)}
+}
+
+// roundingSlack is a bound on |computed − exact| of the scan's float32
+// distance qn + ‖x‖² − 2 q·x, for ‖x‖² ≤ xn: each of the three terms is a
+// sum of dim products, rounded (Higham's γ_n), and two more roundings.
+func roundingSlack(dim int, qn, xn float64) float64 {
+	r := math.Sqrt(qn) + math.Sqrt(xn)
+	return 2 * float64(dim+4) * 0x1p-24 * r * r
+}
+
+// search writes the k nearest rows to q (with qn = kernel.Dot(q, q),
+// finite and at most ivfMaxNorm) into idx and dist, as the scan would, and
+// returns how many distances it computed.
+func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float32, s *ivfScratch) int {
+	inf := float32(math.Inf(1))
+	for i := range idx[:k] {
+		idx[i], dist[i] = -1, inf
+	}
+	dim := ix.dim
+	first := 0
+	for l := 0; l < ix.lists; l++ {
+		s.dq[l] = dist64(q, ix.centres[l*dim:(l+1)*dim])
+		if s.dq[l] < s.dq[first] {
+			first = l
+		}
+	}
+	near := ix.near[first*ix.nearK : (first+1)*ix.nearK]
+	computed := 0
+	for _, l := range near {
+		computed += ix.scanList(int(l), q, qn, k, idx, dist, s.dq[l])
+		s.dq[l] = -1 // visited
+	}
+	for l := 0; l < ix.lists; l++ {
+		if s.dq[l] >= 0 {
+			computed += ix.scanList(l, q, qn, k, idx, dist, s.dq[l])
+		}
+	}
+	return computed
+}
+
+// reach is how far from the query, in distance, a row can lie and still
+// enter its k nearest, whose k-th squared distance is worst: the square
+// root of worst plus the rounding slack of a row of the list, with a margin
+// for float64 rounding of the centre distances. +Inf while fewer than k
+// rows are known.
+func reach(worst float32, slack, dq, radius float64) float64 {
+	if math.IsInf(float64(worst), 1) {
+		return math.Inf(1)
+	}
+	return math.Sqrt(float64(worst)+slack)*(1+1e-9) + 1e-10*(dq+radius)
+}
+
+// scanList computes the rows of list l that can enter the k nearest of q
+// (dq: q's distance to the list's centre) and keeps the k nearest by
+// (distance, index). It returns how many distances it computed.
+func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist []float32, dq float64) int {
+	lo, hi := int(ix.start[l]), int(ix.start[l+1])
+	slack := roundingSlack(ix.dim, float64(qn), ix.maxNorm[l])
+	r := reach(dist[k-1], slack, dq, ix.radius[l])
+	if dq-ix.radius[l] > r {
+		return 0
+	}
+	// The rows with ‖x − c‖ < dq − r are too near the centre to be near q.
+	j := lo + sort.SearchFloat64s(ix.dc[lo:hi], dq-r)
+	computed := 0
+	dim := ix.dim
+	for ; j < hi && ix.dc[j] <= dq+r; j++ {
+		d := qn + ix.norms[j] - 2*kernel.Dot(q, ix.rows[j*dim:(j+1)*dim])
+		if d < 0 {
+			d = 0 // rounding of a near-duplicate, as the scan
+		}
+		computed++
+		if keepNearest(idx[:k], dist[:k], d, ix.id[j]) {
+			r = reach(dist[k-1], slack, dq, ix.radius[l])
+		}
+	}
+	return computed
+}
+
+// keepNearest inserts (d, j) into the ascending lists dist and idx when it
+// comes before their last by (distance, index), dropping the last; it
+// reports whether it did.
+func keepNearest(idx []int32, dist []float32, d float32, j int32) bool {
+	k := len(dist)
+	if d > dist[k-1] || d == dist[k-1] && j > idx[k-1] && idx[k-1] >= 0 {
+		return false
+	}
+	p := k - 1
+	for p > 0 && (dist[p-1] > d || dist[p-1] == d && idx[p-1] > j) {
+		dist[p], idx[p] = dist[p-1], idx[p-1]
+		p--
+	}
+	dist[p], idx[p] = d, j
+	return true
+}

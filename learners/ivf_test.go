@@ -1,0 +1,163 @@
+package learners
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// clustered returns n rows of dim features around centres blobs: a shape
+// of low intrinsic dimension, which the inverted file prunes.
+func clustered(r *rand.Rand, n, dim, centres int, spread float64) *Matrix {
+	c := make([]float64, centres*dim)
+	for i := range c {
+		c[i] = 10 * r.NormFloat64()
+	}
+	x := NewMatrix(n, dim)
+	for i := 0; i < n; i++ {
+		b := r.IntN(centres)
+		for j := 0; j < dim; j++ {
+			x.Data[i*dim+j] = float32(c[b*dim+j] + spread*r.NormFloat64())
+		}
+	}
+	return x
+}
+
+// TestIndexedSearchMatchesScan: the inverted file gives the scan's
+// neighbours and distances exactly, ties (by index) included, on shapes it
+// prunes and on shapes it does not, and for queries it leaves to the scan.
+func TestIndexedSearchMatchesScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	grid := func(n, dim, levels int) *Matrix {
+		x := NewMatrix(n, dim)
+		for i := range x.Data {
+			x.Data[i] = float32(r.IntN(levels))
+		}
+		return x
+	}
+	gauss := func(n, dim int) *Matrix {
+		x := NewMatrix(n, dim)
+		for i := range x.Data {
+			x.Data[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	split := func(x *Matrix, n int) (*Matrix, *Matrix) { return subMatrix(x, 0, n), subMatrix(x, n, x.Rows) }
+	c16, q16 := split(clustered(r, 6500, 16, 40, 1), 6000)
+	c8, q8 := split(clustered(r, 3400, 8, 20, 0.5), 3000)
+	// Queries that repeat 40 rows (Search looks each distinct row up once).
+	rep := NewMatrix(600, 16)
+	for i := 0; i < rep.Rows; i++ {
+		copy(rep.Row(i), q16.Row(r.IntN(40)))
+	}
+	tests := []struct {
+		name        string
+		base, query *Matrix
+		k           int
+	}{
+		{"repeated queries", c16, rep, 10},
+		{"clusters 16 features", c16, q16, 10},
+		{"clusters k 1", c8, q8, 1},
+		{"queries off the clusters", c16, clustered(r, 300, 16, 40, 1.5), 10},
+		{"grid ties", grid(4000, 5, 4), grid(300, 5, 4), 10},
+		{"duplicates", grid(2500, 3, 2), grid(100, 3, 3), 7},
+		{"gaussian 64 features", gauss(2100, 64), gauss(200, 64), 10},
+		{"k near rows", clustered(r, 2048, 4, 5, 1), clustered(r, 50, 4, 5, 1), 2000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			scan := scanIndex(tc.base)
+			ix := scanIndex(tc.base)
+			if ix.inv = buildIVF(tc.base, ix.norms); ix.inv == nil {
+				t.Fatal("no index built")
+			}
+			q := tc.query
+			// A query the index leaves to the scan: not finite.
+			q.Data[3] = float32(math.NaN())
+			n := q.Rows * tc.k
+			wantI, wantD := make([]int32, n), make([]float32, n)
+			gotI, gotD := make([]int32, n), make([]float32, n)
+			if err := scan.Search(q, tc.k, wantI, wantD); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Search(q, tc.k, gotI, gotD); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < q.Rows; i++ {
+				a, b := i*tc.k, (i+1)*tc.k
+				if !slices.Equal(gotI[a:b], wantI[a:b]) || !slices.Equal(gotD[a:b], wantD[a:b]) {
+					t.Fatalf("query %d: indexed %v %v, scan %v %v", i, gotI[a:b], gotD[a:b], wantI[a:b], wantD[a:b])
+				}
+			}
+			if i := 5; !slices.Equal(gotI[i*tc.k:(i+1)*tc.k], naiveNearest(tc.base, q, i, tc.k)) && tc.name == "grid ties" {
+				t.Fatalf("query %d: not the float64 reference's neighbours", i)
+			}
+		})
+	}
+}
+
+// TestIndexPilot: the index is kept where it prunes (clusters) and dropped
+// where it would compute most distances anyway (Gaussian rows of 64
+// features) or where the rows are too few or not finite.
+func TestIndexPilot(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	gauss := NewMatrix(4000, 64)
+	for i := range gauss.Data {
+		gauss.Data[i] = float32(r.NormFloat64())
+	}
+	inf := clustered(r, 3000, 4, 8, 1)
+	inf.Data[17] = float32(math.Inf(1))
+	tests := []struct {
+		name string
+		base *Matrix
+		want bool
+	}{
+		{"clusters", clustered(r, 5000, 16, 30, 1), true},
+		{"few rows", clustered(r, ivfMinRows-1, 4, 8, 1), false},
+		{"gaussian 64", gauss, false},
+		{"not finite", inf, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NewNeighborIndex(tc.base).Indexed(); got != tc.want {
+				t.Errorf("indexed %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkNeighborSearch: the smoothing's search (the 10 nearest of
+// 10,000 public rows) for rows of a real set's shape (letter's 16 features
+// in 26 classes, as blobs with their spread) and of 64, scanned and through
+// the inverted file, side by side (the ratio is the figure; a shape the
+// pilot refuses is scanned whatever the index would do).
+func BenchmarkNeighborSearch(b *testing.B) {
+	const base, queries, k = 10000, 4096, 10
+	for _, s := range []struct {
+		name         string
+		dim, classes int
+		spread       float64
+	}{{"16x26", 16, 26, 0.6}, {"64x2", 64, 2, 1}} {
+		r := rand.New(rand.NewPCG(7, uint64(s.dim)))
+		all := clustered(r, base+queries, s.dim, s.classes*8, s.spread)
+		x, q := subMatrix(all, 0, base), subMatrix(all, base, base+queries)
+		scan := scanIndex(x)
+		ix := scanIndex(x)
+		ix.inv = buildIVF(x, ix.norms)
+		idx, dist := make([]int32, queries*k), make([]float32, queries*k)
+		for _, c := range []struct {
+			name string
+			ix   *NeighborIndex
+		}{{"scan", scan}, {"indexed", ix}} {
+			b.Run(s.name+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					if err := c.ix.Search(q, k, idx, dist); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*queries), "µs/row")
+			})
+		}
+	}
+}
