@@ -68,6 +68,9 @@ type Report struct {
 	// Build says what ran the mechanism; absent from reports of older
 	// versions.
 	Build *BuildReport `json:"build,omitempty"`
+	// Warnings are what the run warned its user of, from public figures
+	// and released ones only (the audit does not read them).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BuildReport describes the binary and the CPU that made a report: the Go
