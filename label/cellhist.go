@@ -156,6 +156,9 @@ func (v *cellVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
 	v.model, v.rel = m, rel
+	if !rel.countFromChoice { // the chooser warned of its own count
+		l.warnFewRows(rel.noisyRows, rel.countSigma)
+	}
 	return nil
 }
 

@@ -328,6 +328,7 @@ func (l *Labeler) choose(n int64, td *teacherData, features int) (bool, error) {
 	// chosen dp-logreg takes the count and the stream over.
 	src := l.source(streamDPLogRegNoise)
 	noisy := max(0, n+g.Sample(src))
+	l.warnFewRows(noisy, sc)
 	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, features, cfg.Student, cfg.Epsilon, f.Budget(), td.discoveryRho)
 	chosen := mech
 	if chosen == "" {

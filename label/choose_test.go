@@ -582,3 +582,31 @@ func TestChosenCellsPlanIsTheRun(t *testing.T) {
 		})
 	}
 }
+
+func TestWarnFewRows(t *testing.T) {
+	tests := []struct {
+		name  string
+		noisy int64
+		sigma float64
+		warn  bool
+	}{
+		{"an empty file's count", 0, 18.1, true},
+		{"just below 3σ", 54, 18.1, true},
+		{"at 3σ", 55, 55.0 / 3, false},
+		{"many rows", 30000, 18.1, false},
+		{"a small ε's wide noise", 500, 180, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			l := &Labeler{cfg: Config{Warn: func(msg string) { got = append(got, msg) }}}
+			l.warnFewRows(tc.noisy, tc.sigma)
+			if (len(got) == 1) != tc.warn || len(l.warnings) != len(got) {
+				t.Fatalf("warnings %q (kept %d), want one: %v", got, len(l.warnings), tc.warn)
+			}
+			if tc.warn && !strings.Contains(got[0], fmt.Sprint(tc.noisy)) {
+				t.Errorf("warning %q does not state the released count", got[0])
+			}
+		})
+	}
+}

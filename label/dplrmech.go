@@ -152,6 +152,9 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
 	v.model, v.rel = m, rel
+	if !rel.CountFromChoice { // the chooser warned of its own count
+		l.warnFewRows(int64(rel.Params.Rows), rel.CountSigma)
+	}
 	return nil
 }
 
