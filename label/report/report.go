@@ -49,8 +49,12 @@ type Report struct {
 	PlannedFraction float64          `json:"planned_answered_fraction,omitempty"`
 	Selection       string           `json:"selection,omitempty"`
 	Plan            string           `json:"plan,omitempty"` // why the default plan labels this way
-	Sources         *SourceCounts    `json:"sources,omitempty"`
-	Student         *StudentReport   `json:"student,omitempty"`
+	// Decision says how a model that labels every row (dp-logreg, the
+	// cells) turns its scores into labels: the plain argmax, or leant
+	// towards balanced accuracy (post-processing of the released model).
+	Decision string         `json:"decision,omitempty"`
+	Sources  *SourceCounts  `json:"sources,omitempty"`
+	Student  *StudentReport `json:"student,omitempty"`
 	// Labels, in a multi-label run (several --label columns), says what
 	// each label column cost and released; the figures above are then the
 	// whole run's (label is the columns joined by commas, answered counts
