@@ -14,6 +14,9 @@ import (
 // noisy row count n̂, the classes C, the teachers T and the student PATE
 // would train. The candidates, in order of preference:
 //
+//  0. cell-histogram, when its public rule gives at least
+//     ChooseCellsStrong cells per encoded feature: there it beat every
+//     other candidate, PATE included.
 //  1. PATE + student, when R = n̂/(T·C) ≥ ChooseRowsPerClass (the teachers
 //     see enough rows of each class to learn something). With a linear
 //     student (logreg, nb) dp-logreg labelled adult a little better
@@ -64,8 +67,31 @@ const ChooseRowsPerClass = 50
 // largest loss.
 const ChooseCellsPerFeature = 10
 
-// ChoiceRule is the rule the report and pate plan print.
-var ChoiceRule = fmt.Sprintf("PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
+// ChooseCellsStrong is the cells per encoded feature from which the
+// chooser takes cell-histogram before PATE. Public: set once from the
+// benchmark sets of ChooseCellsPerFeature. From 30 up the cells won on
+// every set and budget measured (letter 35–128 by 0.05–0.21, shuttle
+// ≥ 178 by 0.03, satellite 33.5 by 0.03), by more than PATE's plan did
+// where it was weighed (a 7-class set whose class discovery kept 3
+// classes: PATE 0.937 at 51.5 rows a class and teacher, the cells
+// 0.994); adult, where PATE is kept for its time (the cells took 30 times
+// as long), stays below it (12.3–18.3).
+const ChooseCellsStrong = 30
+
+// ChoiceRule is the rule the report and pate plan print. Each candidate's
+// eligibility only grows with ε for a given n̂ and class set (more cells a
+// feature, more rows a class and teacher times min(ε, 1)), and the rule
+// takes the first eligible in a fixed order: as ε grows the choice moves
+// down the order — dp-logreg, cells, PATE, strong cells — and never back.
+var ChoiceRule = fmt.Sprintf("%s when its cells per encoded feature ≥ %d; "+
+	"else PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
+	"else %s when its cells per encoded feature ≥ %d (σ for the ρ the class discovery and the count leave); "+
+	"else private-knn when its rule admits it; else %s", MechanismCellHistogram, ChooseCellsStrong,
+	ChooseRowsPerClass, MechanismCellHistogram, ChooseCellsPerFeature, MechanismDPLogReg)
+
+// choiceRuleCellsLeft is the rule as it was before strong cells went
+// before PATE: reports written with it are audited by it.
+var choiceRuleCellsLeft = fmt.Sprintf("PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
 	"else %s when its cells per encoded feature ≥ %d (σ for the ρ the class discovery and the count leave); "+
 	"else private-knn when its rule admits it; else %s", ChooseRowsPerClass, MechanismCellHistogram, ChooseCellsPerFeature, MechanismDPLogReg)
 
@@ -88,7 +114,7 @@ var choiceRuleTen = fmt.Sprintf("PATE + student when n̂/(teachers·classes) ≥
 
 // choiceRules are the rules with candidates this version re-derives, by
 // the text a report carries, and their thresholds.
-var choiceRules = map[string]float64{ChoiceRule: ChooseRowsPerClass, choiceRuleCellsShare: ChooseRowsPerClass,
+var choiceRules = map[string]float64{ChoiceRule: ChooseRowsPerClass, choiceRuleCellsLeft: ChooseRowsPerClass, choiceRuleCellsShare: ChooseRowsPerClass,
 	choiceRuleFifty: ChooseRowsPerClass, choiceRuleTen: 10}
 
 // choiceRuleFirst is the rule of the reports written before the student
@@ -106,7 +132,7 @@ var linearStudents = map[string]bool{"logreg": true, "nb": true}
 // R = rows/(T·C), and the candidates weighed.
 func ChooseByRule(rows int64, teachers, classes, features int, student string, eps, rho, discoveryRho float64) (mech string, perClass float64, cands []ChoiceCandidate) {
 	return chooseBy(rows, teachers, classes, student, ChooseRowsPerClass, math.Min(eps, 1),
-		&cellsRule{features: features, rho: rho, discovery: discoveryRho, left: true})
+		&cellsRule{features: features, rho: rho, discovery: discoveryRho, left: true, strong: ChooseCellsStrong})
 }
 
 // cellsRule is what the cell-histogram candidate weighs: the encoded
@@ -119,6 +145,10 @@ type cellsRule struct {
 	rho       float64
 	discovery float64
 	left      bool
+	// strong, when not 0, is the cells per feature from which the cells
+	// go before PATE (ChoiceRule); 0 for the rules that weighed them
+	// after it.
+	strong float64
 }
 
 // sigma is the table's σ the rule plans with.
@@ -166,7 +196,12 @@ func chooseBy(rows int64, teachers, classes int, student string, threshold, scal
 	dplr := ChoiceCandidate{Mechanism: MechanismDPLogReg, Eligible: true, Why: "learns from every row at once; always eligible"}
 	cands = []ChoiceCandidate{pate, knn, dplr}
 	if cells != nil {
-		cands = []ChoiceCandidate{pate, cellsCandidate(rows, classes, *cells), knn, dplr}
+		c, per := cellsCandidate(rows, classes, *cells)
+		cands = []ChoiceCandidate{pate, c, knn, dplr}
+		if cells.strong > 0 {
+			c = strongCells(c, per, cells.strong, pate.Eligible)
+			cands = []ChoiceCandidate{c, pate, knn, dplr}
+		}
 	}
 	for _, c := range cands {
 		if c.Eligible {
@@ -184,12 +219,12 @@ func chooseBy(rows int64, teachers, classes int, student string, threshold, scal
 // and the count leave of the budget: the run's own) are at least
 // ChooseCellsPerFeature per encoded feature: enough cells for the public
 // space that a cell's rows share their class.
-func cellsCandidate(rows int64, classes int, r cellsRule) ChoiceCandidate {
+func cellsCandidate(rows int64, classes int, r cellsRule) (ChoiceCandidate, float64) {
 	c := ChoiceCandidate{Mechanism: MechanismCellHistogram}
 	sigma, err := r.sigma()
 	if err != nil || r.features < 1 {
 		c.Why = "no budget or no features to plan its cells for"
-		return c
+		return c, 0
 	}
 	cells := CellsFor(rows, sigma, classes)
 	per := float64(cells) / float64(r.features)
@@ -199,6 +234,21 @@ func cellsCandidate(rows int64, classes int, r cellsRule) ChoiceCandidate {
 		cmp = "≥"
 	}
 	c.Why = fmt.Sprintf("%d cells (σ %.4g) / %d encoded features = %.3g %s %d", cells, sigma, r.features, per, cmp, ChooseCellsPerFeature)
+	return c, per
+}
+
+// strongCells is the cells' candidate of ChoiceRule, weighed before PATE:
+// eligible from ChooseCellsStrong cells a feature, or from
+// ChooseCellsPerFeature when PATE is not.
+func strongCells(c ChoiceCandidate, per, strong float64, pateEligible bool) ChoiceCandidate {
+	switch {
+	case per >= strong:
+		c.Eligible = true
+		c.Why += fmt.Sprintf(", ≥ %g: before PATE", strong)
+	case c.Eligible && pateEligible:
+		c.Eligible = false
+		c.Why += fmt.Sprintf(", < %g: PATE goes first", strong)
+	}
 	return c
 }
 
@@ -418,12 +468,14 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 		threshold = 10 // the first rule's
 	}
 	scale := 1.0
-	if c.Rule == ChoiceRule || c.Rule == choiceRuleCellsShare || c.Rule == choiceRuleFifty {
+	if c.Rule == ChoiceRule || c.Rule == choiceRuleCellsLeft || c.Rule == choiceRuleCellsShare || c.Rule == choiceRuleFifty {
 		scale = math.Min(float64(rep.Guarantee.Epsilon), 1)
 	}
 	var cells *cellsRule
 	switch c.Rule {
 	case ChoiceRule:
+		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho), discovery: res.DiscoveryRho, left: true, strong: ChooseCellsStrong}
+	case choiceRuleCellsLeft:
 		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho), discovery: res.DiscoveryRho, left: true}
 	case choiceRuleCellsShare:
 		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho)}

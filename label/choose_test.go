@@ -53,6 +53,9 @@ func TestChooseByRule(t *testing.T) {
 		{"vowel at ε = 2: 98 cells for 9 features", 660, 250, 11, 9, "logreg", 2, MechanismCellHistogram},
 		{"vowel at ε = 1: 52 cells for 9 features", 660, 250, 11, 9, "logreg", 1, MechanismDPLogReg},
 		{"adult at ε = 1 keeps PATE first", 32_561, 250, 2, 112, "logreg", 1, ""},
+		// Strong cells (≥ 30 a feature) go before PATE.
+		{"shuttle with 3 classes released: 51.5 rows a class, 182 cells a feature", 38_666, 250, 3, 9, "logreg", 1, MechanismCellHistogram},
+		{"adult's count with 9 features", 32_561, 250, 2, 9, "logreg", 2, MechanismCellHistogram},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,14 +71,14 @@ func TestChooseByRule(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("ChooseByRule(%d, %d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, got, r, tc.want)
 			}
-			// The candidates: PATE, cell-histogram, private-knn,
+			// The candidates: cell-histogram, PATE, private-knn,
 			// dp-logreg; the chosen one is the first eligible, dp-logreg
 			// always is.
-			if len(cands) != 4 || cands[0].Mechanism != Mechanisms[0] || cands[1].Mechanism != MechanismCellHistogram ||
+			if len(cands) != 4 || cands[0].Mechanism != MechanismCellHistogram || cands[1].Mechanism != Mechanisms[0] ||
 				cands[3].Mechanism != MechanismDPLogReg || !cands[3].Eligible {
 				t.Fatalf("candidates %+v", cands)
 			}
-			if cands[0].Eligible != (tc.want == "") || (tc.want != "" && cands[1].Eligible != (tc.want == MechanismCellHistogram)) ||
+			if cands[0].Eligible != (tc.want == MechanismCellHistogram) || (tc.want != MechanismCellHistogram && cands[1].Eligible != (tc.want == "")) ||
 				cands[2].Eligible || cands[0].Why == "" || cands[1].Why == "" || cands[2].Why == "" {
 				t.Errorf("candidates %+v do not explain the choice %q", cands, got)
 			}
@@ -221,6 +224,20 @@ func TestAuditChoiceRules(t *testing.T) {
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
 	}
+	// Reports of the rule that weighed the cells after PATE only.
+	cellsLeft := func(rows int64, student string, features int) *Report {
+		r := base()
+		_, _, cands := chooseBy(rows, 250, 2, student, ChooseRowsPerClass, math.Min(float64(r.Guarantee.Epsilon), 1),
+			&cellsRule{features: features, rho: float64(r.Guarantee.Rho), left: true})
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleCellsLeft, student, rows, cands
+		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, features
+		return r
+	}
+	// Adult's count with 9 features: strong cells, before PATE.
+	strong := func(r *Report) {
+		r.Choice.Features = 9
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 9, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
 		r.Student = &StudentReport{Learner: r.Choice.Student}
@@ -251,6 +268,8 @@ func TestAuditChoiceRules(t *testing.T) {
 			few(r)
 			cellsRun(r)
 			r.Choice.Rule = choiceRuleCellsShare
+			_, _, r.Choice.Candidates = chooseBy(r.Choice.NoisyRows, 250, 2, r.Choice.Student, ChooseRowsPerClass, 1,
+				&cellsRule{features: 16, rho: float64(r.Guarantee.Rho)})
 		}, ""},
 		{"dp-logreg where the cells were the rule's", current(12_000, "logreg"), few, "choice follows"},
 		{"cells where the features are 112", current(12_000, "logreg"), cellsRun, "choice follows"},
@@ -260,6 +279,10 @@ func TestAuditChoiceRules(t *testing.T) {
 			pateRun(r)
 			r.Choice.Threshold = ChooseRowsPerClass
 		}, "choice threshold"},
+		{"strong cells before PATE for adult's count of 9 features", current(32_561, "logreg"), func(r *Report) { strong(r); cellsRun(r) }, ""},
+		{"PATE where strong cells were the rule's", current(32_561, "logreg"), func(r *Report) { strong(r); pateRun(r) }, "choice follows"},
+		{"PATE for adult's count of 9 features by the rule of the cells after PATE", cellsLeft(32_561, "logreg", 9), pateRun, ""},
+		{"cells for 12k rows of 16 features by the rule of the cells after PATE", cellsLeft(12_000, "logreg", 16), cellsRun, ""},
 		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
 		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
 	} {
@@ -608,5 +631,42 @@ func TestWarnFewRows(t *testing.T) {
 				t.Errorf("warning %q does not state the released count", got[0])
 			}
 		})
+	}
+}
+
+// TestChoiceMonotoneInEpsilon: for a given count, class set and width, the
+// rule's choice never moves back as ε grows: dp-logreg, then the cells
+// PATE would not beat, then PATE, then strong cells.
+func TestChoiceMonotoneInEpsilon(t *testing.T) {
+	rank := func(mech string, cands []ChoiceCandidate) int {
+		switch {
+		case mech == "":
+			return 2
+		case mech == MechanismCellHistogram && strings.Contains(cands[0].Why, "before PATE"):
+			return 3
+		case mech == MechanismCellHistogram:
+			return 1
+		}
+		return 0
+	}
+	for _, rows := range []int64{300, 2_000, 12_000, 32_561, 38_666, 200_000} {
+		for _, classes := range []int{2, 3, 7, 26} {
+			for _, features := range []int{9, 16, 36, 112, 351} {
+				prev, prevEps := -1, 0.0
+				for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 4, 8} {
+					f, err := rdp.NewFilter(eps, 1e-5)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mech, _, cands := ChooseByRule(rows, 250, classes, features, DefaultStudent, eps, f.Budget(), 0)
+					r := rank(mech, cands)
+					if r < prev {
+						t.Errorf("%d rows, %d classes, %d features: rank %d at ε = %g after %d at ε = %g (%q)",
+							rows, classes, features, r, eps, prev, prevEps, mech)
+					}
+					prev, prevEps = r, eps
+				}
+			}
+		}
 	}
 }
