@@ -252,6 +252,19 @@ func strongCells(c ChoiceCandidate, per, strong float64, pateEligible bool) Choi
 	return c
 }
 
+// ChoiceCellsPerFeature is the cells per encoded feature the rule weighs
+// for a count of rows, classes (declared: no discovery charged) and
+// encoded features at the budget (ε, δ): what a validation of the rule's
+// thresholds reads.
+func ChoiceCellsPerFeature(rows int64, classes, features int, eps, delta float64) (float64, error) {
+	f, err := rdp.NewFilter(eps, delta)
+	if err != nil {
+		return 0, invalid("%v", err)
+	}
+	_, per := cellsCandidate(rows, classes, cellsRule{features: features, rho: f.Budget(), left: true})
+	return per, nil
+}
+
 // chooseByFirstRule is the rule of reports written before the student
 // entered it: R alone.
 func chooseByFirstRule(rows int64, teachers, classes int) string {
