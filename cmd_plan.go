@@ -43,6 +43,7 @@ Examples:
 			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
 			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
 			&cli.IntFlag{Name: "features", Usage: "encoded features of the data (with --rows; the report's cell_histogram or choice section states them): weighs cell-histogram"},
+			&cli.IntFlag{Name: "one-hot-features", Usage: "how many of --features are one-hot columns of string features (the report's choice section states them): weighs cell-histogram"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -123,7 +124,11 @@ func runPlan(c *cli.Context, e *env) error {
 		if features < 0 {
 			return usagef("--features must be ≥ 0")
 		}
-		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features)
+		oneHot := c.Int("one-hot-features")
+		if oneHot < 0 || oneHot > features {
+			return usagef("--one-hot-features must be between 0 and --features")
+		}
+		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features, oneHot)
 		if err != nil {
 			return err
 		}

@@ -49,7 +49,10 @@ func TestChooseByRule(t *testing.T) {
 		{"satellite at ε = 1: 340 cells for 36 features", 4_290, 250, 6, 36, "logreg", 1, MechanismDPLogReg},
 		{"satellite at ε = 2", 4_290, 250, 6, 36, "logreg", 2, MechanismCellHistogram},
 		{"vehicle at ε = 4: 157 cells for 18 features", 564, 250, 4, 18, "logreg", 4, MechanismDPLogReg},
-		{"adult at ε = 0.5: 1,358 cells for 112 features", 32_561, 250, 2, 112, "logreg", 0.5, MechanismCellHistogram},
+		// Below 30 cells a feature, only for an all-numeric encoding of
+		// at least 3 classes.
+		{"adult at ε = 0.5: 1,358 cells for 112 features, 2 classes", 32_561, 250, 2, 112, "logreg", 0.5, MechanismDPLogReg},
+		{"vowel at ε = 2 with one-hot features", 660, 250, 11, 9, "logreg", 2, MechanismDPLogReg},
 		{"vowel at ε = 2: 98 cells for 9 features", 660, 250, 11, 9, "logreg", 2, MechanismCellHistogram},
 		{"vowel at ε = 1: 52 cells for 9 features", 660, 250, 11, 9, "logreg", 1, MechanismDPLogReg},
 		{"adult at ε = 1 keeps PATE first", 32_561, 250, 2, 112, "logreg", 1, ""},
@@ -67,7 +70,11 @@ func TestChooseByRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, f.Budget(), 0)
+			oneHot := 0 // of the features: an all-numeric encoding, unless the case says
+			if strings.Contains(tc.name, "one-hot") {
+				oneHot = 4
+			}
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, oneHot, tc.student, eps, f.Budget(), 0)
 			if got != tc.want {
 				t.Errorf("ChooseByRule(%d, %d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, got, r, tc.want)
 			}
@@ -103,7 +110,7 @@ func TestPlanChoice(t *testing.T) {
 		{379, 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
-		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes, 0)
+		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +122,7 @@ func TestPlanChoice(t *testing.T) {
 			t.Errorf("rows %d: PlanChoice = σ %g, %s; want σ %g, %s", tc.rows, sigma, mech, want, tc.wantMech)
 		}
 	}
-	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2, 0); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2, 0, 0); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("ε = 0: err = %v, want ErrInvalidInput", err)
 	}
 }
@@ -198,7 +205,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	base, _, _ := choiceReportFixture(t)
 	current := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := ChooseByRule(rows, 250, 2, 112, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho), 0)
+		_, _, cands := ChooseByRule(rows, 250, 2, 112, 0, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho), 0)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
 		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, 112
 		return r
@@ -215,7 +222,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	cellsRun := func(r *Report) { r.Mechanism, r.Choice.Chosen = MechanismCellHistogram, MechanismCellHistogram }
 	few := func(r *Report) {
 		r.Choice.Features = 16
-		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	// Reports of the same rule when its threshold was 10.
 	ten := func(rows int64, student string) *Report {
@@ -236,7 +243,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	// Adult's count with 9 features: strong cells, before PATE.
 	strong := func(r *Report) {
 		r.Choice.Features = 9
-		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 9, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 9, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
@@ -283,6 +290,15 @@ func TestAuditChoiceRules(t *testing.T) {
 		{"PATE where strong cells were the rule's", current(32_561, "logreg"), func(r *Report) { strong(r); pateRun(r) }, "choice follows"},
 		{"PATE for adult's count of 9 features by the rule of the cells after PATE", cellsLeft(32_561, "logreg", 9), pateRun, ""},
 		{"cells for 12k rows of 16 features by the rule of the cells after PATE", cellsLeft(12_000, "logreg", 16), cellsRun, ""},
+		{"weak cells with the one-hot features edited away", current(12_000, "logreg"), func(r *Report) {
+			r.Choice.Features, r.Choice.Classes, r.Classes = 36, 6, []string{"a", "b", "c", "d", "e", "f"}
+			_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 6, 36, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+			cellsRun(r)
+			if !r.Choice.Candidates[0].Eligible {
+				t.Fatal("the fixture's cells are not eligible")
+			}
+			r.Choice.OneHotFeatures = 10
+		}, "choice candidates"},
 		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
 		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
 	} {
@@ -652,19 +668,21 @@ func TestChoiceMonotoneInEpsilon(t *testing.T) {
 	for _, rows := range []int64{300, 2_000, 12_000, 32_561, 38_666, 200_000} {
 		for _, classes := range []int{2, 3, 7, 26} {
 			for _, features := range []int{9, 16, 36, 112, 351} {
-				prev, prevEps := -1, 0.0
-				for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 4, 8} {
-					f, err := rdp.NewFilter(eps, 1e-5)
-					if err != nil {
-						t.Fatal(err)
+				for _, oneHot := range []int{0, features / 2} {
+					prev, prevEps := -1, 0.0
+					for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 4, 8} {
+						f, err := rdp.NewFilter(eps, 1e-5)
+						if err != nil {
+							t.Fatal(err)
+						}
+						mech, _, cands := ChooseByRule(rows, 250, classes, features, oneHot, DefaultStudent, eps, f.Budget(), 0)
+						r := rank(mech, cands)
+						if r < prev {
+							t.Errorf("%d rows, %d classes, %d features: rank %d at ε = %g after %d at ε = %g (%q)",
+								rows, classes, features, r, eps, prev, prevEps, mech)
+						}
+						prev, prevEps = r, eps
 					}
-					mech, _, cands := ChooseByRule(rows, 250, classes, features, DefaultStudent, eps, f.Budget(), 0)
-					r := rank(mech, cands)
-					if r < prev {
-						t.Errorf("%d rows, %d classes, %d features: rank %d at ε = %g after %d at ε = %g (%q)",
-							rows, classes, features, r, eps, prev, prevEps, mech)
-					}
-					prev, prevEps = r, eps
 				}
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
@@ -58,9 +59,16 @@ type cell struct {
 	eps            float64
 	perClass, cpf  float64
 	pate, dplr, cl float64
+	numeric        bool // no one-hot column in the encoding
+	classes        int
 }
 
-type rule struct{ rows, weak, strong float64 }
+type rule struct {
+	rows, weak, strong float64
+	// numericMulti: the cells between weak and strong only for an
+	// all-numeric encoding of at least 3 classes.
+	numericMulti bool
+}
 
 func (r rule) pick(c cell) (string, float64) {
 	switch {
@@ -68,7 +76,7 @@ func (r rule) pick(c cell) (string, float64) {
 		return "cells", c.cl
 	case c.perClass >= r.rows:
 		return "PATE", c.pate
-	case c.cpf >= r.weak:
+	case c.cpf >= r.weak && (!r.numericMulti || (c.numeric && c.classes >= 3)):
 		return "cells", c.cl
 	}
 	return "dp-logreg", c.dplr
@@ -88,6 +96,7 @@ func best(c cell) (string, float64) {
 func main() {
 	data := flag.String("data", "/work/corpus-data", "corpus folder (the public files give the encoded features)")
 	teachers := flag.Int("teachers", 250, "the default plan's teachers")
+	wide := flag.Bool("wide", false, "one line per set: the best candidate and both regrets at each ε")
 	flag.Parse()
 	log.SetFlags(0)
 	type acc struct{ sum, n float64 }
@@ -135,10 +144,10 @@ func main() {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		feats := meta[name][2]
+		feats, numeric := meta[name][2], numericSets[name]
 		if feats == 0 {
 			var err error
-			if feats, err = encodedFeatures(filepath.Join(*data, name+"_public.parquet")); err != nil {
+			if feats, numeric, err = encodedFeatures(filepath.Join(*data, name+"_public.parquet")); err != nil {
 				log.Fatalf("%s: %v", name, err)
 			}
 		}
@@ -157,19 +166,19 @@ func main() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			cells = append(cells, cell{set: name, eps: e, cpf: cpf,
+			cells = append(cells, cell{set: name, eps: e, cpf: cpf, numeric: numeric, classes: classes,
 				perClass: float64(n) / float64(*teachers*classes) * math.Min(e, 1),
 				pate:     m["pdef"].sum / m["pdef"].n, dplr: m["dplr"].sum / m["dplr"].n, cl: m["cells"].sum / m["cells"].n})
 		}
 	}
 	inf := math.Inf(1)
-	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong}
+	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true}
 	grid := []rule{current}
 	for _, r := range []float64{10, 20, 30, 50, 75, 100, 200, inf} {
 		for _, w := range []float64{2.5, 5, 7.5, 10, 15, 20, 30, inf} {
 			for _, s := range []float64{10, 20, 30, 50, 100, inf} {
 				if s >= w || s == inf {
-					grid = append(grid, rule{r, w, s})
+					grid = append(grid, rule{r, w, s, false}, rule{r, w, s, true})
 				}
 			}
 		}
@@ -196,6 +205,9 @@ func main() {
 		}
 		fitted[name] = bestR
 	}
+	if *wide {
+		printWide(cells, current, fitted)
+	}
 	fmt.Println("| set | ε | rows a class and teacher × min(ε, 1) | cells a feature | PATE | DP-LR | cells | best | the rule picks | regret | fitted without the set (rows, cells, strong cells) | it picks | regret |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---:|")
 	within, worst, total := 0, 0.0, 0
@@ -203,10 +215,15 @@ func main() {
 	for _, c := range cells {
 		bn, bv := best(c)
 		pn, pv := current.pick(c)
+		if *wide {
+			bn, pn = "", ""
+		}
 		f := fitted[c.set]
 		ln, lv := f.pick(c)
-		fmt.Printf("| %s | %g | %.3g | %.3g | %.3f | %.3f | %.3f | %s | %s | %.3f | %s | %s | %.3f |\n", c.set, c.eps, c.perClass, c.cpf,
-			c.pate, c.dplr, c.cl, bn, pn, bv-pv, f, ln, bv-lv)
+		if !*wide {
+			fmt.Printf("| %s | %g | %.3g | %.3g | %.3f | %.3f | %.3f | %s | %s | %.3f | %s | %s | %.3f |\n", c.set, c.eps, c.perClass, c.cpf,
+				c.pate, c.dplr, c.cl, bn, pn, bv-pv, f, ln, bv-lv)
+		}
 		total++
 		if bv-lv <= 0.02 {
 			within++
@@ -222,6 +239,10 @@ func main() {
 		len(names), total, within, 100*float64(within)/float64(max(total, 1)), worst, current, inWithin, 100*float64(inWithin)/float64(max(total, 1)), inWorst)
 }
 
+// numericSets are the sets of shared_readme.json whose encoding has no
+// one-hot column.
+var numericSets = map[string]bool{"breast_cancer": true, "digits": true, "vehicle": true, "vowel": true, "shuttle": true}
+
 func (r rule) String() string {
 	f := func(v float64) string {
 		if math.IsInf(v, 1) {
@@ -229,15 +250,19 @@ func (r rule) String() string {
 		}
 		return fmt.Sprintf("%g", v)
 	}
-	return f(r.rows) + ", " + f(r.weak) + ", " + f(r.strong)
+	s := f(r.rows) + ", " + f(r.weak) + ", " + f(r.strong)
+	if r.numericMulti {
+		s += ", numeric ≥ 3 classes"
+	}
+	return s
 }
 
 // encodedFeatures is the width of the encoding the default fits on the
 // public file, row identifiers left out.
-func encodedFeatures(path string) (int, error) {
+func encodedFeatures(path string) (int, bool, error) {
 	r, err := arrowio.Open(path, arrowio.ReadOptions{BatchSize: 64 << 10})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var recs []arrow.Record
 	defer func() {
@@ -265,9 +290,13 @@ func encodedFeatures(path string) (int, error) {
 	}
 	enc, err := learners.FitEncoder(r.Schema(), feats, recs, learners.EncoderOptions{})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return enc.Dim(), nil
+	numeric := true
+	for _, c := range enc.Columns {
+		numeric = numeric && c.Kind != learners.KindString
+	}
+	return enc.Dim(), numeric, nil
 }
 
 func fieldNames(s *arrow.Schema) []string {
@@ -276,4 +305,29 @@ func fieldNames(s *arrow.Schema) []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+// printWide prints one line per set: at each ε the best candidate and its
+// accuracy, the regret of the rule's constants and of the rule fitted
+// without the set.
+func printWide(cells []cell, current rule, fitted map[string]rule) {
+	short := map[string]string{"PATE": "P", "dp-logreg": "L", "cells": "C"}
+	fmt.Println("| set | best candidate at ε = 0.5, 1, 2, 4 (P PATE, L dp-logreg, C cells) | regret of the rule | regret fitted without the set | fitted without the set |")
+	fmt.Println("|---|---|---|---|---|")
+	for i := 0; i < len(cells); {
+		j := i
+		var b, r, l []string
+		for ; j < len(cells) && cells[j].set == cells[i].set; j++ {
+			c := cells[j]
+			bn, bv := best(c)
+			_, pv := current.pick(c)
+			_, lv := fitted[c.set].pick(c)
+			b = append(b, fmt.Sprintf("%s %.3f", short[bn], bv))
+			r = append(r, fmt.Sprintf("%.3f", bv-pv))
+			l = append(l, fmt.Sprintf("%.3f", bv-lv))
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s |\n", cells[i].set, strings.Join(b, ", "), strings.Join(r, ", "), strings.Join(l, ", "), fitted[cells[i].set])
+		i = j
+	}
+	fmt.Println()
 }

@@ -306,9 +306,12 @@ type ChoiceReport struct {
 	Student string `json:"student,omitempty"`
 	// Features is the encoded width (public: the encoder's), an input of
 	// the cell-histogram candidate; 0 in reports of rules without it.
-	Features int    `json:"features,omitempty"`
-	Rule     string `json:"rule"`
-	Why      string `json:"why"`
+	Features int `json:"features,omitempty"`
+	// OneHotFeatures are how many of the encoded features are one-hot
+	// columns of string features (the current rule reads it).
+	OneHotFeatures int    `json:"one_hot_features,omitempty"`
+	Rule           string `json:"rule"`
+	Why            string `json:"why"`
 	// Candidates are the ways of labelling the rule weighed, in its order
 	// of preference, each with whether it was eligible and why.
 	Candidates []ChoiceCandidate `json:"candidates,omitempty"`
