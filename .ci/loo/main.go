@@ -241,7 +241,7 @@ func main() {
 
 // numericSets are the sets of shared_readme.json whose encoding has no
 // one-hot column.
-var numericSets = map[string]bool{"breast_cancer": true, "digits": true, "vehicle": true, "vowel": true, "shuttle": true}
+var numericSets = map[string]bool{"breast_cancer": true, "digits": true, "dna": true, "vehicle": true, "vowel": true, "shuttle": true}
 
 func (r rule) String() string {
 	f := func(v float64) string {
