@@ -26,7 +26,9 @@ import (
 //     rule keeps PATE there and says so; --mechanism dp-logreg asks for
 //     the DP model by name.
 //  2. cell-histogram, when its public rule gives at least
-//     ChooseCellsPerFeature cells per encoded feature (cellsCandidate).
+//     ChooseCellsPerFeature cells per encoded feature (cellsCandidate),
+//     the public encoding has no one-hot column and the classes are at
+//     least 3 (strongCells).
 //  3. private-knn, when its rule admits it (privateKNNCandidate: a hook,
 //     closed until its public rule is measured on the shared sets).
 //  4. dp-logreg otherwise: it learns from every row at once.
