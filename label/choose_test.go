@@ -58,7 +58,9 @@ func TestChooseByRule(t *testing.T) {
 		{"adult at ε = 1 keeps PATE first", 32_561, 250, 2, 112, "logreg", 1, ""},
 		// Strong cells (≥ 30 a feature) go before PATE.
 		{"shuttle with 3 classes released: 51.5 rows a class, 182 cells a feature", 38_666, 250, 3, 9, "logreg", 1, MechanismCellHistogram},
-		{"adult's count with 9 features", 32_561, 250, 2, 9, "logreg", 2, MechanismCellHistogram},
+		{"adult's count with 9 features: 2 classes keep PATE", 32_561, 250, 2, 9, "logreg", 2, ""},
+		{"3 classes of adult's count with 9 features", 32_561, 250, 3, 9, "logreg", 2, MechanismCellHistogram},
+		{"2 classes, 9 numeric features, PATE not eligible: dp-logreg", 20_000, 250, 2, 9, "logreg", 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +222,13 @@ func TestAuditChoiceRules(t *testing.T) {
 	}
 	// A count for which the cells are chosen: 2,048 cells for 16 features.
 	cellsRun := func(r *Report) { r.Mechanism, r.Choice.Chosen = MechanismCellHistogram, MechanismCellHistogram }
+	// (3 classes: the cells need them.)
 	few := func(r *Report) {
+		r.Choice.Features, r.Choice.Classes, r.Classes = 16, 3, []string{"a", "b", "c"}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 16, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+	}
+	// The same for 2 classes: dp-logreg.
+	fewBinary := func(r *Report) {
 		r.Choice.Features = 16
 		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
@@ -240,10 +248,11 @@ func TestAuditChoiceRules(t *testing.T) {
 		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, features
 		return r
 	}
-	// Adult's count with 9 features: strong cells, before PATE.
+	// Adult's count with 9 features and 3 classes: strong cells, before
+	// PATE.
 	strong := func(r *Report) {
-		r.Choice.Features = 9
-		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 9, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+		r.Choice.Features, r.Choice.Classes, r.Classes = 9, 3, []string{"a", "b", "c"}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 9, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
@@ -271,6 +280,8 @@ func TestAuditChoiceRules(t *testing.T) {
 		{"dp-logreg for 12k rows by the rule before the cells", fifty(12_000, "logreg"), func(*Report) {}, ""},
 		{"PATE for adult's count by the rule before the cells", fifty(32_561, "logreg"), pateRun, ""},
 		{"cells for 12k rows of 16 features", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r) }, ""},
+		{"cells for 12k rows of 16 features, 2 classes", current(12_000, "logreg"), func(r *Report) { fewBinary(r); cellsRun(r) }, "choice follows"},
+		{"dp-logreg for 12k rows of 16 features, 2 classes", current(12_000, "logreg"), fewBinary, ""},
 		{"cells for 12k rows of 16 features by the rule before the discovery's ρ", current(12_000, "logreg"), func(r *Report) {
 			few(r)
 			cellsRun(r)

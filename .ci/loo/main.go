@@ -68,11 +68,13 @@ type rule struct {
 	// numericMulti: the cells between weak and strong only for an
 	// all-numeric encoding of at least 3 classes.
 	numericMulti bool
+	// strongMulti: the strong cells only for at least 3 classes.
+	strongMulti bool
 }
 
 func (r rule) pick(c cell) (string, float64) {
 	switch {
-	case c.cpf >= r.strong:
+	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= 3):
 		return "cells", c.cl
 	case c.perClass >= r.rows:
 		return "PATE", c.pate
@@ -172,13 +174,15 @@ func main() {
 		}
 	}
 	inf := math.Inf(1)
-	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true}
+	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true}
 	grid := []rule{current}
 	for _, r := range []float64{10, 20, 30, 50, 75, 100, 200, inf} {
 		for _, w := range []float64{2.5, 5, 7.5, 10, 15, 20, 30, inf} {
 			for _, s := range []float64{10, 20, 30, 50, 100, inf} {
 				if s >= w || s == inf {
-					grid = append(grid, rule{r, w, s, false}, rule{r, w, s, true})
+					for _, sm := range []bool{false, true} {
+						grid = append(grid, rule{r, w, s, false, sm}, rule{r, w, s, true, sm})
+					}
 				}
 			}
 		}
@@ -253,6 +257,9 @@ func (r rule) String() string {
 	s := f(r.rows) + ", " + f(r.weak) + ", " + f(r.strong)
 	if r.numericMulti {
 		s += ", numeric ≥ 3 classes"
+	}
+	if r.strongMulti {
+		s += ", strong ≥ 3 classes"
 	}
 	return s
 }
