@@ -106,8 +106,9 @@ func describeBalance(rep *Report, b learners.Balance) {
 	for i, s := range b.Shares {
 		shares[i] = strconv.FormatFloat(s, 'f', 3, 64)
 	}
-	d := fmt.Sprintf("the plain argmax: leaning towards balanced accuracy would cost more than %g of the accuracy the model expects of itself "+
-		"(class shares %s; expected accuracy %.3f, balanced accuracy %.3f)", balanceMaxLoss, strings.Join(shares, ", "), b.PlainAcc, b.PlainBA)
+	d := fmt.Sprintf("the plain argmax: the classes are about even, or leaning towards balanced accuracy would cost more than %g of the "+
+		"accuracy the model expects of itself (class shares %s; expected accuracy %.3f, balanced accuracy %.3f)",
+		balanceMaxLoss, strings.Join(shares, ", "), b.PlainAcc, b.PlainBA)
 	if b.Alpha > 0 {
 		d = fmt.Sprintf("leant towards balanced accuracy: each class's probability divided by its share^%g "+
 			"(class shares %s; the model's own expectation: accuracy %.3f → %.3f, balanced accuracy %.3f → %.3f)",

@@ -3,12 +3,18 @@ package learners
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // BalanceAlphas are the strengths BalanceAlpha weighs, weakest first.
 var BalanceAlphas = []float64{0, 0.25, 0.5, 0.75, 1}
+
+// BalanceImbalance is how far below an even share (1/k) the smallest
+// class share must lie, as a fraction of it, before BalanceAlpha leans the
+// decision at all: on classes about even, the plain argmax stays.
+const BalanceImbalance = 0.5
 
 // Balance is how a decision was leant towards balanced accuracy: class c's
 // probability is divided by Shares[c]^Alpha before the argmax, and what
@@ -27,7 +33,8 @@ type Balance struct {
 // weight is nil), the strength alpha of BalanceAlphas whose decision
 // argmax_c p_c / share_c^alpha has the highest expected balanced accuracy
 // among those whose expected accuracy is at most maxLoss below the plain
-// argmax's, share_c being the mean probability of class c. Expectations
+// argmax's, share_c being the mean probability of class c; alpha is 0
+// unless the smallest share is below BalanceImbalance/k. Expectations
 // are taken under the probabilities themselves: this reads nothing but
 // them, so it is post-processing of whatever produced them. A share below
 // floor is taken at floor.
@@ -81,6 +88,9 @@ func BalanceAlpha(probs []float64, weight []float64, k int, maxLoss, floor float
 	b := Balance{Shares: shares}
 	b.PlainAcc, b.PlainBA = expect(0)
 	b.Acc, b.BA = b.PlainAcc, b.PlainBA
+	if slices.Min(shares) >= BalanceImbalance/float64(k) {
+		return b
+	}
 	for _, a := range BalanceAlphas[1:] {
 		acc, ba := expect(a)
 		if acc >= b.PlainAcc-maxLoss && ba > b.BA {

@@ -44,6 +44,8 @@ func TestBalanceAlpha(t *testing.T) {
 		{"weights count as repeated rows", rowsOf(part{1, []float64{0.95, 0.05}}, part{1, []float64{0.6, 0.4}}), []float64{80, 20}, 2, 0.05, 0.25, 0.84, (76.0/88 + 8.0/12) / 2},
 		{"a minority the model tells apart costs nothing", rowsOf(part{90, []float64{0.99, 0.01}}, part{10, []float64{0.45, 0.55}}), nil, 2, 0.005, 0, 0.946, 0},
 		{"one class", rowsOf(part{3, []float64{1}}), nil, 1, 0.05, 0, 0, 0},
+		// Shares 0.725 and 0.275, above half an even share: left as they are.
+		{"classes about even", rowsOf(part{50, []float64{0.9, 0.1}}, part{50, []float64{0.55, 0.45}}), nil, 2, 0.5, 0, 0.725, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
