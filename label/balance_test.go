@@ -33,7 +33,7 @@ func TestBalanceCells(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			balanceMaxLoss = tc.maxLoss
-			got, b := balanceCells(table, 2)
+			got, b := balanceCells(table, 2, 1000)
 			ones := 0
 			for _, c := range argmax(got) {
 				ones += c
@@ -43,6 +43,9 @@ func TestBalanceCells(t *testing.T) {
 			}
 			if tc.maxLoss > 0 && (len(b.Shares) != 2 || b.Shares[1] > b.Shares[0]) {
 				t.Errorf("shares %v", b.Shares)
+			}
+			if few, _ := balanceCells(table, 2, balanceMinRows-1); argmax(few)[8] != 0 {
+				t.Error("leant on fewer rows than balanceMinRows")
 			}
 			if table[17] != 20 {
 				t.Error("the released table was changed in place")

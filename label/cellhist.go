@@ -204,7 +204,7 @@ func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Ma
 	if err != nil {
 		return nil, nil, err
 	}
-	table, rel.balance = balanceCells(table, classes)
+	table, rel.balance = balanceCells(table, classes, rel.noisyRows)
 	m, err := learners.NewCellModel(centres, table, classes, CellNearest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: cell model: %w", err)

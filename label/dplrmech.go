@@ -159,7 +159,7 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
-	if v.model, v.balance, err = balanceLinear(m, v.pub); err != nil {
+	if v.model, v.balance, err = balanceLinear(m, v.pub, int64(rel.Params.Rows)); err != nil {
 		return err
 	}
 	v.rel, v.pub = rel, nil
