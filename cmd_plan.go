@@ -54,6 +54,7 @@ its row count, which it shows: not private). The run decides on a noisy count of
 			&cli.StringSliceFlag{Name: "features", Usage: "with the files: feature columns, as pate label takes them"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "with the files: leave this column out of the default feature set"},
 			&cli.StringFlag{Name: "privacy-unit", Usage: "with the files: the privacy unit column (never a feature)"},
+			&cli.IntFlag{Name: "one-hot-features", Usage: "with --rows and no files: how many of --encoded-features are one-hot columns of string features (the report's choice section states them): weighs cell-histogram"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -126,12 +127,12 @@ func runPlan(c *cli.Context, e *env) error {
 	n := c.Int64("queries")
 	var choice *planChoice
 	if c.IsSet("rows") || c.IsSet("public") || c.IsSet("private") {
-		rows, features, err := planInputs(c, e)
+		rows, features, oneHot, err := planInputs(c, e)
 		if err != nil {
 			return err
 		}
 		teachers := c.Int("teachers")
-		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features)
+		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features, oneHot)
 		if err != nil {
 			return err
 		}

@@ -22,43 +22,46 @@ import (
 // pate label would encode from them and, without --rows, the sensitive
 // file's row count (said on stderr to be exact and not private: the run
 // takes a noisy count of it).
-func planInputs(c *cli.Context, e *env) (rows int64, features int, err error) {
-	rows, features = c.Int64("rows"), c.Int("encoded-features")
+func planInputs(c *cli.Context, e *env) (rows int64, features, oneHot int, err error) {
+	rows, features, oneHot = c.Int64("rows"), c.Int("encoded-features"), c.Int("one-hot-features")
 	if rows < 0 || c.Int("teachers") < 1 || features < 0 {
-		return 0, 0, usagef("--rows and --encoded-features must be ≥ 0 and --teachers ≥ 1")
+		return 0, 0, 0, usagef("--rows and --encoded-features must be ≥ 0 and --teachers ≥ 1")
+	}
+	if oneHot < 0 || oneHot > features && !c.IsSet("public") {
+		return 0, 0, 0, usagef("--one-hot-features must be between 0 and --encoded-features")
 	}
 	files := c.IsSet("private") || c.IsSet("public") || c.IsSet("label")
 	if !files {
 		for _, f := range []string{"features", "exclude", "privacy-unit"} {
 			if c.IsSet(f) {
-				return 0, 0, usagef("--%s names columns of the files: give --private, --label and --public (or --encoded-features N without them)", f)
+				return 0, 0, 0, usagef("--%s names columns of the files: give --private, --label and --public (or --encoded-features N without them)", f)
 			}
 		}
-		return rows, features, nil
+		return rows, features, oneHot, nil
 	}
 	if c.IsSet("encoded-features") {
-		return 0, 0, usagef("--encoded-features is for a plan without files: with them, plan encodes the features as the run does")
+		return 0, 0, 0, usagef("--encoded-features is for a plan without files: with them, plan encodes the features as the run does")
 	}
 	if err := missingFlags(c, []string{"private", "label", "public"}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if c.String("private") == "-" || c.String("public") == "-" {
-		return 0, 0, usagef("pate plan reads files, not stdin")
+		return 0, 0, 0, usagef("pate plan reads files, not stdin")
 	}
 	mem := memory.DefaultAllocator
 	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: 16384, Allocator: mem, CountRows: true})
 	if err != nil {
-		return 0, 0, fmt.Errorf("--public: %w", err)
+		return 0, 0, 0, fmt.Errorf("--public: %w", err)
 	}
 	defer pub.Close()
 	labels := []string{c.String("label")}
 	_, types, err := declaredTypes(c, labels, pub.Schema())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	sens, err := arrowio.Open(c.String("private"), arrowio.ReadOptions{Allocator: mem, CSVTypes: types, CountRows: !c.IsSet("rows")})
 	if err != nil {
-		return 0, 0, fmt.Errorf("--private: %w", err)
+		return 0, 0, 0, fmt.Errorf("--private: %w", err)
 	}
 	defer sens.Close()
 	cfg := label.Config{
@@ -68,17 +71,20 @@ func planInputs(c *cli.Context, e *env) (rows int64, features int, err error) {
 		Delta: c.Float64("delta"), PublicRows: pub.NumRows(), BatchSize: 16384, Version: version,
 		SensitiveName: inputName(c.String("private")), PublicName: inputName(c.String("public")),
 	}
-	_, features, err = label.EncodedFeatures(context.Background(), cfg, sens.Schema(), pub)
+	if c.IsSet("one-hot-features") {
+		return 0, 0, 0, usagef("--one-hot-features is for a plan without files: with them, plan encodes the features as the run does")
+	}
+	_, features, oneHot, err = label.EncodedFeatures(context.Background(), cfg, sens.Schema(), pub)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if !c.IsSet("rows") {
 		if rows, err = countRows(sens); err != nil {
-			return 0, 0, fmt.Errorf("--private: %w", err)
+			return 0, 0, 0, fmt.Errorf("--private: %w", err)
 		}
 		fmt.Fprintf(e.stderr, "pate: NOT PRIVATE: --rows %d is the exact row count of --private (for the data owner: do not publish it); the run decides on a noisy count\n", rows)
 	}
-	return rows, features, nil
+	return rows, features, oneHot, nil
 }
 
 // countRows is r's row count: from its metadata, or else (a CSV read with

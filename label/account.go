@@ -73,6 +73,7 @@ func plannedFraction(cfg *Config) float64 {
 func (l *Labeler) finishReport(rep *Report, st *runState, agg *aggregator, filter budget, td *teacherData) {
 	cfg := &l.cfg
 	deltaConv := cfg.Delta - td.discoveryDelta
+	rep.Warnings = l.warnings
 
 	var spentRho float64
 	switch f := filter.(type) {

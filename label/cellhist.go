@@ -138,6 +138,7 @@ type cellRelease struct {
 	countSigma      float64
 	countRho        float64
 	countFromChoice bool
+	balance         learners.Balance // how the decision leans towards balanced accuracy (balance.go)
 	sigma           float64
 	tableRho        float64
 	planned, cells  int
@@ -157,6 +158,9 @@ func (v *cellVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
 	v.model, v.rel = m, rel
+	if !rel.countFromChoice { // the chooser warned of its own count
+		l.warnFewRows(rel.noisyRows, rel.countSigma)
+	}
 	return nil
 }
 
@@ -201,6 +205,7 @@ func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Ma
 	if err != nil {
 		return nil, nil, err
 	}
+	table, rel.balance = balanceCells(table, classes, rel.noisyRows)
 	m, err := learners.NewCellModel(centres, table, classes, CellNearest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: cell model: %w", err)
@@ -300,6 +305,7 @@ func (v *cellVoter) describeModel(rep *Report) {
 		CountShare: Float(DPLogRegCountShare), Rule: cellRule,
 		Noise: "the cell × class counts of the sensitive rows (each row in its nearest centre's cell), plus N_Z(0, σ²) on every entry",
 	}
+	describeBalance(rep, r.balance)
 }
 
 // auditModel re-derives the table's figures from the report's

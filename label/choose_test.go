@@ -49,10 +49,18 @@ func TestChooseByRule(t *testing.T) {
 		{"satellite at ε = 1: 340 cells for 36 features", 4_290, 250, 6, 36, "logreg", 1, MechanismDPLogReg},
 		{"satellite at ε = 2", 4_290, 250, 6, 36, "logreg", 2, MechanismCellHistogram},
 		{"vehicle at ε = 4: 157 cells for 18 features", 564, 250, 4, 18, "logreg", 4, MechanismDPLogReg},
-		{"adult at ε = 0.5: 1,358 cells for 112 features", 32_561, 250, 2, 112, "logreg", 0.5, MechanismCellHistogram},
+		// Below 30 cells a feature, only for an all-numeric encoding of
+		// at least 3 classes.
+		{"adult at ε = 0.5: 1,358 cells for 112 features, 2 classes", 32_561, 250, 2, 112, "logreg", 0.5, MechanismDPLogReg},
+		{"vowel at ε = 2 with one-hot features", 660, 250, 11, 9, "logreg", 2, MechanismDPLogReg},
 		{"vowel at ε = 2: 98 cells for 9 features", 660, 250, 11, 9, "logreg", 2, MechanismCellHistogram},
 		{"vowel at ε = 1: 52 cells for 9 features", 660, 250, 11, 9, "logreg", 1, MechanismDPLogReg},
 		{"adult at ε = 1 keeps PATE first", 32_561, 250, 2, 112, "logreg", 1, ""},
+		// Strong cells (≥ 30 a feature) go before PATE.
+		{"shuttle with 3 classes released: 51.5 rows a class, 182 cells a feature", 38_666, 250, 3, 9, "logreg", 1, MechanismCellHistogram},
+		{"adult's count with 9 features: 2 classes keep PATE", 32_561, 250, 2, 9, "logreg", 2, ""},
+		{"3 classes of adult's count with 9 features", 32_561, 250, 3, 9, "logreg", 2, MechanismCellHistogram},
+		{"2 classes, 9 numeric features, PATE not eligible: dp-logreg", 20_000, 250, 2, 9, "logreg", 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,18 +72,22 @@ func TestChooseByRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, f.Budget(), 0)
+			oneHot := 0 // of the features: an all-numeric encoding, unless the case says
+			if strings.Contains(tc.name, "one-hot") {
+				oneHot = 4
+			}
+			got, r, cands := ChooseByRule(tc.rows, tc.teachers, tc.classes, tc.features, oneHot, tc.student, eps, f.Budget(), 0)
 			if got != tc.want {
 				t.Errorf("ChooseByRule(%d, %d, %d, %d, %s, %g) = %q (R = %g), want %q", tc.rows, tc.teachers, tc.classes, tc.features, tc.student, eps, got, r, tc.want)
 			}
-			// The candidates: PATE, cell-histogram, private-knn,
+			// The candidates: cell-histogram, PATE, private-knn,
 			// dp-logreg; the chosen one is the first eligible, dp-logreg
 			// always is.
-			if len(cands) != 4 || cands[0].Mechanism != Mechanisms[0] || cands[1].Mechanism != MechanismCellHistogram ||
+			if len(cands) != 4 || cands[0].Mechanism != MechanismCellHistogram || cands[1].Mechanism != Mechanisms[0] ||
 				cands[3].Mechanism != MechanismDPLogReg || !cands[3].Eligible {
 				t.Fatalf("candidates %+v", cands)
 			}
-			if cands[0].Eligible != (tc.want == "") || (tc.want != "" && cands[1].Eligible != (tc.want == MechanismCellHistogram)) ||
+			if cands[0].Eligible != (tc.want == MechanismCellHistogram) || (tc.want != MechanismCellHistogram && cands[1].Eligible != (tc.want == "")) ||
 				cands[2].Eligible || cands[0].Why == "" || cands[1].Why == "" || cands[2].Why == "" {
 				t.Errorf("candidates %+v do not explain the choice %q", cands, got)
 			}
@@ -100,7 +112,7 @@ func TestPlanChoice(t *testing.T) {
 		{379, 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
-		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes, 0)
+		sigma, mech, _, cands, err := PlanChoice(1, 1e-5, tc.rows, 250, tc.classes, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +124,7 @@ func TestPlanChoice(t *testing.T) {
 			t.Errorf("rows %d: PlanChoice = σ %g, %s; want σ %g, %s", tc.rows, sigma, mech, want, tc.wantMech)
 		}
 	}
-	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2, 0); !errors.Is(err, ErrInvalidInput) {
+	if _, _, _, _, err := PlanChoice(0, 1e-5, 10, 250, 2, 0, 0); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("ε = 0: err = %v, want ErrInvalidInput", err)
 	}
 }
@@ -195,7 +207,7 @@ func TestAuditChoiceRules(t *testing.T) {
 	base, _, _ := choiceReportFixture(t)
 	current := func(rows int64, student string) *Report {
 		r := base()
-		_, _, cands := ChooseByRule(rows, 250, 2, 112, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho), 0)
+		_, _, cands := ChooseByRule(rows, 250, 2, 112, 0, student, float64(r.Guarantee.Epsilon), float64(r.Guarantee.Rho), 0)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = ChoiceRule, student, rows, cands
 		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, 112
 		return r
@@ -210,9 +222,15 @@ func TestAuditChoiceRules(t *testing.T) {
 	}
 	// A count for which the cells are chosen: 2,048 cells for 16 features.
 	cellsRun := func(r *Report) { r.Mechanism, r.Choice.Chosen = MechanismCellHistogram, MechanismCellHistogram }
+	// (3 classes: the cells need them.)
 	few := func(r *Report) {
+		r.Choice.Features, r.Choice.Classes, r.Classes = 16, 3, []string{"a", "b", "c"}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 16, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+	}
+	// The same for 2 classes: dp-logreg.
+	fewBinary := func(r *Report) {
 		r.Choice.Features = 16
-		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 2, 16, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	// Reports of the same rule when its threshold was 10.
 	ten := func(rows int64, student string) *Report {
@@ -220,6 +238,21 @@ func TestAuditChoiceRules(t *testing.T) {
 		_, _, cands := chooseBy(rows, 250, 2, student, 10, 1, nil)
 		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleTen, student, rows, cands
 		return r
+	}
+	// Reports of the rule that weighed the cells after PATE only.
+	cellsLeft := func(rows int64, student string, features int) *Report {
+		r := base()
+		_, _, cands := chooseBy(rows, 250, 2, student, ChooseRowsPerClass, math.Min(float64(r.Guarantee.Epsilon), 1),
+			&cellsRule{features: features, rho: float64(r.Guarantee.Rho), left: true})
+		r.Choice.Rule, r.Choice.Student, r.Choice.NoisyRows, r.Choice.Candidates = choiceRuleCellsLeft, student, rows, cands
+		r.Choice.Threshold, r.Choice.Features = ChooseRowsPerClass, features
+		return r
+	}
+	// Adult's count with 9 features and 3 classes: strong cells, before
+	// PATE.
+	strong := func(r *Report) {
+		r.Choice.Features, r.Choice.Classes, r.Classes = 9, 3, []string{"a", "b", "c"}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 9, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
@@ -247,10 +280,14 @@ func TestAuditChoiceRules(t *testing.T) {
 		{"dp-logreg for 12k rows by the rule before the cells", fifty(12_000, "logreg"), func(*Report) {}, ""},
 		{"PATE for adult's count by the rule before the cells", fifty(32_561, "logreg"), pateRun, ""},
 		{"cells for 12k rows of 16 features", current(12_000, "logreg"), func(r *Report) { few(r); cellsRun(r) }, ""},
+		{"cells for 12k rows of 16 features, 2 classes", current(12_000, "logreg"), func(r *Report) { fewBinary(r); cellsRun(r) }, "choice follows"},
+		{"dp-logreg for 12k rows of 16 features, 2 classes", current(12_000, "logreg"), fewBinary, ""},
 		{"cells for 12k rows of 16 features by the rule before the discovery's ρ", current(12_000, "logreg"), func(r *Report) {
 			few(r)
 			cellsRun(r)
 			r.Choice.Rule = choiceRuleCellsShare
+			_, _, r.Choice.Candidates = chooseBy(r.Choice.NoisyRows, 250, 2, r.Choice.Student, ChooseRowsPerClass, 1,
+				&cellsRule{features: 16, rho: float64(r.Guarantee.Rho)})
 		}, ""},
 		{"dp-logreg where the cells were the rule's", current(12_000, "logreg"), few, "choice follows"},
 		{"cells where the features are 112", current(12_000, "logreg"), cellsRun, "choice follows"},
@@ -260,6 +297,19 @@ func TestAuditChoiceRules(t *testing.T) {
 			pateRun(r)
 			r.Choice.Threshold = ChooseRowsPerClass
 		}, "choice threshold"},
+		{"strong cells before PATE for adult's count of 9 features", current(32_561, "logreg"), func(r *Report) { strong(r); cellsRun(r) }, ""},
+		{"PATE where strong cells were the rule's", current(32_561, "logreg"), func(r *Report) { strong(r); pateRun(r) }, "choice follows"},
+		{"PATE for adult's count of 9 features by the rule of the cells after PATE", cellsLeft(32_561, "logreg", 9), pateRun, ""},
+		{"cells for 12k rows of 16 features by the rule of the cells after PATE", cellsLeft(12_000, "logreg", 16), cellsRun, ""},
+		{"weak cells with the one-hot features edited away", current(12_000, "logreg"), func(r *Report) {
+			r.Choice.Features, r.Choice.Classes, r.Classes = 36, 6, []string{"a", "b", "c", "d", "e", "f"}
+			_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 6, 36, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+			cellsRun(r)
+			if !r.Choice.Candidates[0].Eligible {
+				t.Fatal("the fixture's cells are not eligible")
+			}
+			r.Choice.OneHotFeatures = 10
+		}, "choice candidates"},
 		{"a candidate made eligible", current(400, "logreg"), func(r *Report) { r.Choice.Candidates[0].Eligible = true }, "choice candidates"},
 		{"a candidate dropped", current(400, "logreg"), func(r *Report) { r.Choice.Candidates = r.Choice.Candidates[1:] }, "choice candidates"},
 	} {
@@ -580,5 +630,72 @@ func TestChosenCellsPlanIsTheRun(t *testing.T) {
 				t.Errorf("audit: %v", err)
 			}
 		})
+	}
+}
+
+func TestWarnFewRows(t *testing.T) {
+	tests := []struct {
+		name  string
+		noisy int64
+		sigma float64
+		warn  bool
+	}{
+		{"an empty file's count", 0, 18.1, true},
+		{"just below 3σ", 54, 18.1, true},
+		{"at 3σ", 55, 55.0 / 3, false},
+		{"many rows", 30000, 18.1, false},
+		{"a small ε's wide noise", 500, 180, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			l := &Labeler{cfg: Config{Warn: func(msg string) { got = append(got, msg) }}}
+			l.warnFewRows(tc.noisy, tc.sigma)
+			if (len(got) == 1) != tc.warn || len(l.warnings) != len(got) {
+				t.Fatalf("warnings %q (kept %d), want one: %v", got, len(l.warnings), tc.warn)
+			}
+			if tc.warn && !strings.Contains(got[0], fmt.Sprint(tc.noisy)) {
+				t.Errorf("warning %q does not state the released count", got[0])
+			}
+		})
+	}
+}
+
+// TestChoiceMonotoneInEpsilon: for a given count, class set and width, the
+// rule's choice never moves back as ε grows: dp-logreg, then the cells
+// PATE would not beat, then PATE, then strong cells.
+func TestChoiceMonotoneInEpsilon(t *testing.T) {
+	rank := func(mech string, cands []ChoiceCandidate) int {
+		switch {
+		case mech == "":
+			return 2
+		case mech == MechanismCellHistogram && strings.Contains(cands[0].Why, "before PATE"):
+			return 3
+		case mech == MechanismCellHistogram:
+			return 1
+		}
+		return 0
+	}
+	for _, rows := range []int64{300, 2_000, 12_000, 32_561, 38_666, 200_000} {
+		for _, classes := range []int{2, 3, 7, 26} {
+			for _, features := range []int{9, 16, 36, 112, 351} {
+				for _, oneHot := range []int{0, features / 2} {
+					prev, prevEps := -1, 0.0
+					for _, eps := range []float64{0.1, 0.25, 0.5, 1, 2, 4, 8} {
+						f, err := rdp.NewFilter(eps, 1e-5)
+						if err != nil {
+							t.Fatal(err)
+						}
+						mech, _, cands := ChooseByRule(rows, 250, classes, features, oneHot, DefaultStudent, eps, f.Budget(), 0)
+						r := rank(mech, cands)
+						if r < prev {
+							t.Errorf("%d rows, %d classes, %d features: rank %d at ε = %g after %d at ε = %g (%q)",
+								rows, classes, features, r, eps, prev, prevEps, mech)
+						}
+						prev, prevEps = r, eps
+					}
+				}
+			}
+		}
 	}
 }

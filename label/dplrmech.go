@@ -102,9 +102,13 @@ func (dpLogRegMechanism) answerSource() string { return SourceDPLogReg }
 // without one contributes nothing: dropping it is a map of that row alone,
 // and refusing would reveal it); the model is trained once the budget
 // filter is set (start).
-func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, _ *learners.Encoder, _ []arrow.Record) (voter, error) {
+func (dpLogRegMechanism) learner(_ *Labeler, X *learners.Matrix, y []int32, classes int, enc *learners.Encoder, head []arrow.Record) (voter, error) {
+	pub, err := balanceSample(enc, head)
+	if err != nil {
+		return nil, err
+	}
 	x, ys := labelledRows(X, y)
-	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols}, nil
+	return &dpLogRegVoter{x: x, y: ys, classes: classes, features: X.Cols, pub: pub}, nil
 }
 
 // labelledRows keeps the rows of X whose class y is not -1 (X itself when
@@ -133,6 +137,10 @@ type dpLogRegVoter struct {
 	features int
 	model    learners.Model
 	rel      *DPLogRegRelease
+	// pub is a sample of the public head the decision is balanced on
+	// (balance.go); shares the class shares it estimated.
+	pub     *learners.Matrix
+	balance learners.Balance
 }
 
 // start trains the model on the run's filter: the only charges of the run.
@@ -152,7 +160,13 @@ func (v *dpLogRegVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b bu
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
 	}
-	v.model, v.rel = m, rel
+	if v.model, v.balance, err = balanceLinear(m, v.pub, int64(rel.Params.Rows)); err != nil {
+		return err
+	}
+	v.rel, v.pub = rel, nil
+	if !rel.CountFromChoice { // the chooser warned of its own count
+		l.warnFewRows(int64(rel.Params.Rows), rel.CountSigma)
+	}
 	return nil
 }
 
@@ -206,6 +220,7 @@ func (v *dpLogRegVoter) describeModel(rep *Report) {
 		Noise:    "the sum over the sensitive rows of their rounded gradients, plus N_Z(0, σ²) on each of released_dims coordinates",
 		Rounding: "scaled by integer_scale, randomized rounding repeated until ‖r‖² ≤ sensitivity_sq (truncated towards zero after 64 draws)",
 	}
+	describeBalance(rep, v.balance)
 }
 
 // auditModelCount re-derives the first charge of a mechanism that trains

@@ -56,6 +56,10 @@ type Labeler struct {
 	// stream, so that it trains as --mechanism dp-logreg would.
 	choiceCount *DPLogRegCount
 	choiceNoise noise.Source
+
+	// The warnings of the last Run that the report keeps (public or
+	// released figures only).
+	warnings []string
 }
 
 // New checks cfg against the two schemas and returns a Labeler. Every error

@@ -45,6 +45,7 @@ func (l *Labeler) source(stream uint64) noise.Source {
 // caller discards the output.
 func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
 	l.resetChoice()
+	l.warnings = nil
 	cfg := &l.cfg
 
 	// The sensitive data is read while the encoder is fitted on the public
@@ -82,6 +83,7 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	if headRows == 0 {
 		return nil, invalid("%s has no rows", cfg.pub())
 	}
+	l.leaveOutIDs(head)
 	enc, err := learners.FitEncoder(l.public, l.features, head, cfg.EncoderOptions)
 	if err != nil {
 		return nil, invalid("fitting the feature encoder on %s: %v", cfg.pub(), err)

@@ -115,7 +115,7 @@ func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *l
 		return nil, nil, err
 	}
 	if cfg.Choose { // PATE or dp-logreg, by a noisy count (choose.go)
-		if switched, err := l.choose(int64(sd.total), td, enc.Dim()); err != nil || switched {
+		if switched, err := l.choose(int64(sd.total), td, enc.Dim(), oneHotFeatures(enc)); err != nil || switched {
 			return nil, td, spentBefore(err, td.discoveryRho)
 		}
 	}

@@ -49,8 +49,12 @@ type Report struct {
 	PlannedFraction float64          `json:"planned_answered_fraction,omitempty"`
 	Selection       string           `json:"selection,omitempty"`
 	Plan            string           `json:"plan,omitempty"` // why the default plan labels this way
-	Sources         *SourceCounts    `json:"sources,omitempty"`
-	Student         *StudentReport   `json:"student,omitempty"`
+	// Decision says how a model that labels every row (dp-logreg, the
+	// cells) turns its scores into labels: the plain argmax, or leant
+	// towards balanced accuracy (post-processing of the released model).
+	Decision string         `json:"decision,omitempty"`
+	Sources  *SourceCounts  `json:"sources,omitempty"`
+	Student  *StudentReport `json:"student,omitempty"`
 	// Labels, in a multi-label run (several --label columns), says what
 	// each label column cost and released; the figures above are then the
 	// whole run's (label is the columns joined by commas, answered counts
@@ -68,6 +72,9 @@ type Report struct {
 	// Build says what ran the mechanism; absent from reports of older
 	// versions.
 	Build *BuildReport `json:"build,omitempty"`
+	// Warnings are what the run warned its user of, from public figures
+	// and released ones only (the audit does not read them).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BuildReport describes the binary and the CPU that made a report: the Go
@@ -302,9 +309,12 @@ type ChoiceReport struct {
 	Student string `json:"student,omitempty"`
 	// Features is the encoded width (public: the encoder's), an input of
 	// the cell-histogram candidate; 0 in reports of rules without it.
-	Features int    `json:"features,omitempty"`
-	Rule     string `json:"rule"`
-	Why      string `json:"why"`
+	Features int `json:"features,omitempty"`
+	// OneHotFeatures are how many of the encoded features are one-hot
+	// columns of string features (the current rule reads it).
+	OneHotFeatures int    `json:"one_hot_features,omitempty"`
+	Rule           string `json:"rule"`
+	Why            string `json:"why"`
 	// Candidates are the ways of labelling the rule weighed, in its order
 	// of preference, each with whether it was eligible and why.
 	Candidates []ChoiceCandidate `json:"candidates,omitempty"`
