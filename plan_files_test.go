@@ -103,9 +103,10 @@ func TestPlanTakesTheFilesAsLabel(t *testing.T) {
 }
 
 // TestPlanAdultChoosesAsTheRun: on Adult with 400 teachers (40.7 rows per
-// class and teacher) a default run chooses cell-histogram, for its 112
-// encoded features; pate plan given only --rows weighs no features and
-// says dp-logreg, given the files it says what the run does.
+// class and teacher, under PATE's 50) a default run chooses dp-logreg: two
+// classes never take the cells, whatever the 112 encoded features. pate
+// plan given the files weighs those features as the run does; given only
+// --rows it weighs none, and says so in its figures.
 func TestPlanAdultChoosesAsTheRun(t *testing.T) {
 	t.Parallel()
 	base := []string{"plan", "--json", "--epsilon", "1", "--delta", "1e-5", "--classes", "2", "--teachers", "400"}
@@ -115,8 +116,8 @@ func TestPlanAdultChoosesAsTheRun(t *testing.T) {
 		features int
 		chosen   string
 	}{
-		{"files", []string{"--private", "testdata/adult_train.parquet", "--label", "income", "--public", "testdata/adult_public.parquet"}, 112, "cell-histogram"},
-		{"rows and encoded features", []string{"--rows", "32561", "--encoded-features", "112"}, 112, "cell-histogram"},
+		{"files", []string{"--private", "testdata/adult_train.parquet", "--label", "income", "--public", "testdata/adult_public.parquet"}, 112, "dp-logreg"},
+		{"rows and encoded features", []string{"--rows", "32561", "--encoded-features", "112"}, 112, "dp-logreg"},
 		{"rows alone", []string{"--rows", "32561"}, 0, "dp-logreg"},
 	}
 	for _, tc := range tests {
