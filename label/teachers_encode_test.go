@@ -1,7 +1,6 @@
 package label
 
 import (
-	"math/rand"
 	"slices"
 	"testing"
 
@@ -48,85 +47,108 @@ func encodeBatch(mem memory.Allocator, start, n int, nulls bool) arrow.Record {
 	return b.NewRecord()
 }
 
-// TestSensitiveRowsEncode: a teacher's rows (runs of consecutive rows,
-// across batch boundaries, single rows, none), encoded straight from the
-// sensitive batches (an embedding alone) or copied from the whole data
-// (with numeric and string features), are the rows of the whole data
-// encoded batch by batch, bit for bit, with and without nulls.
-func TestSensitiveRowsEncode(t *testing.T) {
+// TestSpillEncode: every sensitive row is spilled once, with its number,
+// its unit's keyed hash and identity, its label and its encoded values bit
+// for bit those of the batch encoded at once, in the order of the file
+// within its bucket; whether the spill stays in memory or goes to its file
+// (a budget of a few records), with and without nulls, with numeric,
+// string and embedding features.
+func TestSpillEncode(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	defer func(b int) { spillBudget = b }(spillBudget)
 	for _, tc := range []struct {
+		name     string
 		features []string
 		nulls    bool
-		fromRows bool // encoded from the batches, no whole matrix
+		budget   int
 	}{
-		{[]string{"emb"}, false, true},
-		{[]string{"emb"}, true, true},
-		{[]string{"x", "s", "emb"}, false, false},
-		{[]string{"x", "s", "emb"}, true, false},
+		{"embedding in memory", []string{"emb"}, false, 1 << 20},
+		{"embedding with nulls, in the file", []string{"emb"}, true, 100},
+		{"mixed in memory", []string{"x", "s", "emb"}, false, 1 << 20},
+		{"mixed with nulls, in the file", []string{"x", "s", "emb"}, true, 1},
 	} {
-		nulls := tc.nulls
-		sizes := []int{5, 1, 9, 4}
-		var recs []arrow.Record
-		var starts []int
-		total := 0
-		for _, n := range sizes {
-			recs = append(recs, encodeBatch(mem, total, n, nulls))
-			starts = append(starts, total)
-			total += n
-		}
-		enc, err := learners.FitEncoder(encodeSchema, tc.features, recs, learners.EncoderOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dim := enc.Dim()
-		whole := learners.NewMatrix(total, dim)
-		for bi, rec := range recs {
-			p, err := enc.Prepare(rec)
+		t.Run(tc.name, func(t *testing.T) {
+			spillBudget = tc.budget
+			sizes := []int{5, 1, 9, 4, 0, 3}
+			var recs []arrow.Record
+			var starts []int
+			total := 0
+			for _, n := range sizes {
+				recs = append(recs, encodeBatch(mem, total, n, tc.nulls))
+				starts = append(starts, total)
+				total += n
+			}
+			defer releaseAll(recs)
+			enc, err := learners.FitEncoder(encodeSchema, tc.features, recs, learners.EncoderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			lo := starts[bi] * dim
-			p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: whole.Data[lo : lo+p.Rows()*dim]})
-		}
-		l := &Labeler{}
-		s, err := l.prepareSensitive(&sensitiveData{recs: recs, starts: starts, total: total}, enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (s.whole == nil) != tc.fromRows {
-			t.Errorf("features %v: whole matrix %v, want %v", tc.features, s.whole != nil, !tc.fromRows)
-		}
-		rng := rand.New(rand.NewSource(1))
-		all := make([]int, total)
-		for i := range all {
-			all[i] = i
-		}
-		random := rng.Perm(total)[:total/2]
-		slices.Sort(random)
-		for _, rows := range [][]int{
-			all,
-			{},
-			{0},
-			{total - 1},
-			{4, 5, 6},        // a run across the first boundary
-			{5},              // a batch of one row
-			{3, 4, 5, 6, 15}, // runs across two boundaries, then the last batch
-			random,
-		} {
-			x := learners.NewMatrix(0, dim)
-			x.Data = append(x.Data, 7) // a stale value: encode must overwrite what it keeps
-			s.encode(rows, x)
-			if x.Rows != len(rows) || len(x.Data) != len(rows)*dim {
-				t.Fatalf("%+v rows %v: got %d rows, %d values", tc, rows, x.Rows, len(x.Data))
+			dim := enc.Dim()
+			whole := learners.NewMatrix(total, dim)
+			for bi, rec := range recs {
+				p, err := enc.Prepare(rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := starts[bi] * dim
+				p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: whole.Data[lo : lo+p.Rows()*dim]})
 			}
-			for k, r := range rows {
-				if !slices.Equal(x.Row(k), whole.Row(r)) {
-					t.Errorf("%+v rows %v: row %d (sensitive row %d) = %v, want %v", tc, rows, k, r, x.Row(k), whole.Row(r))
+			seed := uint64(3)
+			l := &Labeler{cfg: Config{Seed: &seed, Teachers: 4},
+				labelFields: []arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}}
+			s, err := l.ingestRecords(recs, enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			if inFile := s.f != nil; inFile != (tc.budget < 1000) {
+				t.Errorf("spilled to a file: %v, want %v", inFile, tc.budget < 1000)
+			}
+			if s.total != total {
+				t.Fatalf("total %d, want %d", s.total, total)
+			}
+			part := newPartitioner(4, l.source(streamPartition))
+			seen := make([]bool, total)
+			x := make([]float32, dim)
+			var buf []byte
+			for b := range spillBuckets {
+				if buf, err = s.bucket(b, buf); err != nil {
+					t.Fatal(err)
+				}
+				last := -1
+				for o := 0; o < len(buf); o += s.recSize {
+					r := spillRec(buf[o : o+s.recSize])
+					i := r.row()
+					if seen[i] || i <= last {
+						t.Fatalf("bucket %d: row %d out of order or twice", b, i)
+					}
+					seen[i], last = true, i
+					if bucketOf(r.hash()) != b {
+						t.Errorf("row %d in bucket %d, its hash's is %d", i, b, bucketOf(r.hash()))
+					}
+					id := r.id()
+					if r.hash() != part.hash(id[:]) {
+						t.Errorf("row %d: hash is not the partition key's", i)
+					}
+					r.x(s.nl, x)
+					if !slices.Equal(x, whole.Row(i)) {
+						t.Errorf("row %d = %v, want %v", i, x, whole.Row(i))
+					}
+					want := uint32(0)
+					if !(tc.nulls && i%5 == 1) {
+						want = 1 + s.dicts[0].index[[]string{"a", "b", "c"}[i%3]]
+					}
+					if r.code(0) != want {
+						t.Errorf("row %d: label code %d, want %d", i, r.code(0), want)
+					}
 				}
 			}
-		}
-		releaseAll(recs)
+			for i, ok := range seen {
+				if !ok {
+					t.Errorf("row %d not spilled", i)
+				}
+			}
+		})
 	}
 }
