@@ -75,12 +75,18 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// 2. Teachers. The sensitive rows are encoded as they are read and
 	// spilled, grouped by their unit's keyed hash (spill.go): the memory
 	// does not grow with their number.
+	// Reading allocates a batch's worth of garbage per batch: the collector
+	// keeps the heap within a quarter of the live data, so that the peak
+	// does not follow the number of batches read.
+	prevGC := debug.SetGCPercent(25)
 	sens, err := l.ingest(ctx, sensitive, enc)
 	if err != nil {
+		debug.SetGCPercent(prevGC)
 		return nil, errorf(err, "%s", cfg.sens())
 	}
 	ens, td, err := l.train(ctx, sens, enc, head)
 	sens.close() // the teachers are trained: the sensitive rows are no longer needed
+	debug.SetGCPercent(prevGC)
 	if err != nil {
 		if l.chosen != nil { // dp-logreg failed after the class discovery it was chosen with
 			err = spentBefore(err, l.chosen.discoveryRho)

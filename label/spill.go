@@ -10,7 +10,6 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
-	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -23,10 +22,10 @@ import (
 // hash of their privacy unit, so that the run's memory does not grow with
 // the number of sensitive rows: the rows are encoded as their batch is read
 // (float32, the teachers' input), and each row's record goes to one of
-// spillBuckets buckets by the top bits of its unit's keyed hash. A bucket's
-// records are held in memory until the spill holds spillBudget bytes, then
-// every bucket's are appended to one temporary file (unlinked as soon as it
-// is opened) as a chunk of that bucket.
+// spillBuckets buckets by the top bits of its unit's keyed hash. A bucket
+// holds its records in memory up to its share of spillBudget, then appends
+// them to one temporary file (unlinked as soon as it is opened) as a chunk
+// of that bucket.
 //
 // A teacher is a range of the hash (teacherOfHash: the partition function,
 // a multiply-shift of the hash onto [0, k)), so a teacher's rows are those
@@ -46,8 +45,7 @@ type spill struct {
 
 	bufs   [][]byte       // per bucket: the records not yet in the file
 	chunks [][]spillChunk // per bucket: its chunks in the file, in order
-	held   int            // bytes in bufs
-	budget int
+	budget int            // bytes the buckets hold in memory, at most
 
 	f      *os.File
 	path   string // the file's name while it could not be unlinked
@@ -140,7 +138,7 @@ func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Enco
 		rec arrow.Record
 		err error
 	}
-	ch := make(chan read, 2)
+	ch := make(chan read, 1)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -330,7 +328,17 @@ func (in *ingester) add(rec arrow.Record, bi int) error {
 		buf := s.bufs[b]
 		o := len(buf)
 		if cap(buf)-o < s.recSize {
-			buf = slices.Grow(buf, s.recSize)
+			if o+s.recSize > s.bucketCap() {
+				if err := s.flushBucket(b, cfg.sens()); err != nil {
+					return err
+				}
+				buf, o = s.bufs[b], 0
+			}
+			if cap(buf) < o+s.recSize {
+				nb := make([]byte, o, min(max(2*cap(buf), 16*s.recSize), s.bucketCap()))
+				copy(nb, buf)
+				buf = nb
+			}
 		}
 		buf = buf[:o+s.recSize]
 		r := buf[o:]
@@ -351,17 +359,19 @@ func (in *ingester) add(rec arrow.Record, bi int) error {
 			copy(r[recLabels+4*s.nl:], f32Bytes(in.x[i*dim:(i+1)*dim]))
 		}
 		s.bufs[b] = buf
-		s.held += s.recSize
 	}
 	s.total += n
-	if s.held >= s.budget {
-		return s.flush(cfg.sens())
-	}
 	return nil
 }
 
-// flush appends every bucket's held records to the file as one chunk each.
-func (s *spill) flush(name string) error {
+// bucketCap is the most a bucket holds in memory: its share of the budget,
+// at least one record.
+func (s *spill) bucketCap() int {
+	return max(s.budget/spillBuckets/s.recSize, 1) * s.recSize
+}
+
+// flushBucket appends bucket b's held records to the file as one chunk.
+func (s *spill) flushBucket(b int, name string) error {
 	if s.failed != nil {
 		return s.failed
 	}
@@ -377,29 +387,39 @@ func (s *spill) flush(name string) error {
 			s.path = f.Name()
 		}
 	}
-	for b, buf := range s.bufs {
-		if len(buf) == 0 {
-			continue
-		}
-		if _, err := s.f.WriteAt(buf, s.size); err != nil {
-			s.failed = fmt.Errorf("%s: writing the spill file: %w", name, err)
-			return s.failed
-		}
-		s.chunks[b] = append(s.chunks[b], spillChunk{off: s.size, n: len(buf)})
-		s.size += int64(len(buf))
-		s.bufs[b] = buf[:0]
+	buf := s.bufs[b]
+	if _, err := s.f.WriteAt(buf, s.size); err != nil {
+		s.failed = fmt.Errorf("%s: writing the spill file: %w", name, err)
+		return s.failed
 	}
-	s.held = 0
+	s.chunks[b] = append(s.chunks[b], spillChunk{off: s.size, n: len(buf)})
+	s.size += int64(len(buf))
+	s.bufs[b] = buf[:0]
 	return nil
+}
+
+// bytes is the size of every record of the spill.
+func (s *spill) bytes() int64 {
+	n := s.size
+	for _, b := range s.bufs {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// bucketBytes is the size of bucket b's records.
+func (s *spill) bucketBytes(b int) int {
+	n := len(s.bufs[b])
+	for _, c := range s.chunks[b] {
+		n += c.n
+	}
+	return n
 }
 
 // bucket returns bucket b's records, in the order they were read, in dst's
 // storage.
 func (s *spill) bucket(b int, dst []byte) ([]byte, error) {
-	n := len(s.bufs[b])
-	for _, c := range s.chunks[b] {
-		n += c.n
-	}
+	n := s.bucketBytes(b)
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -264,8 +265,12 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, s *spill) er
 		t    int
 		recs []byte
 	}
-	workers := runtime.GOMAXPROCS(0)
-	jobs := make(chan job, workers)
+	// A teacher's rows are in memory twice while it trains (its records,
+	// then its matrix): as many teachers train at once as the cores allow
+	// and the budget holds, one at least.
+	perTeacher := 2 * s.bytes() / int64(k)
+	workers := int(min(int64(runtime.GOMAXPROCS(0)), max(1, trainBudget/max(perTeacher, 1))))
+	jobs := make(chan job) // the producer holds one teacher ready, and builds the next
 	var units atomic.Int64 // distinct units with a label (diagnostics only)
 	empty := make([]atomic.Int64, nl)
 	g, gctx := errgroup.WithContext(ctx)
@@ -285,6 +290,15 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, s *spill) er
 					continue
 				}
 				t := teacherOfHash(r.hash(), k)
+				if pending[t] == nil && k <= spillBuckets {
+					// Sized for its buckets' records at once (a bucket
+					// at either end may hold another teacher's too).
+					n := 0
+					for c := b; c <= lastBucket(t, k); c++ {
+						n += s.bucketBytes(c)
+					}
+					pending[t] = make([]byte, 0, n)
+				}
 				pending[t] = append(pending[t], r...)
 			}
 			done := k // the teachers whose rows are all read
@@ -387,6 +401,22 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, s *spill) er
 }
 
 func byRow(a, b spillRec) int { return cmp.Compare(a.row(), b.row()) }
+
+// trainBudget bounds the memory of the teachers in training at once.
+const trainBudget = 256 << 20
+
+// lastBucket is the spill bucket of the largest hash teacher t of k gets.
+func lastBucket(t, k int) int {
+	if t+1 >= k {
+		return spillBuckets - 1
+	}
+	// The smallest hash of teacher t+1 is ⌈(t+1)·2^64/k⌉.
+	q, r := bits.Div64(uint64(t+1), 0, uint64(k))
+	if r != 0 {
+		q++
+	}
+	return bucketOf(q - 1)
+}
 
 // discoverClasses releases the set of label values privately, when the user
 // did not declare it: the class set is itself a function of the sensitive

@@ -62,15 +62,18 @@ func TestSpillEncode(t *testing.T) {
 		features []string
 		nulls    bool
 		budget   int
+		sizes    []int
 	}{
-		{"embedding in memory", []string{"emb"}, false, 1 << 20},
-		{"embedding with nulls, in the file", []string{"emb"}, true, 100},
-		{"mixed in memory", []string{"x", "s", "emb"}, false, 1 << 20},
-		{"mixed with nulls, in the file", []string{"x", "s", "emb"}, true, 1},
+		{"embedding in memory", []string{"emb"}, false, 1 << 20, []int{5, 1, 9, 4, 0, 3}},
+		{"embedding with nulls, in the file", []string{"emb"}, true, 100, []int{5, 1, 9, 4, 0, 3}},
+		{"mixed in memory", []string{"x", "s", "emb"}, false, 1 << 20, []int{5, 1, 9, 4, 0, 3}},
+		{"mixed with nulls, in the file", []string{"x", "s", "emb"}, true, 1, []int{5, 1, 9, 4, 0, 3}},
+		// A bucket overflows its one record's share many times.
+		{"many rows, a record a bucket", []string{"x", "s", "emb"}, true, 1, []int{7000, 3, 9000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spillBudget = tc.budget
-			sizes := []int{5, 1, 9, 4, 0, 3}
+			sizes := tc.sizes
 			var recs []arrow.Record
 			var starts []int
 			total := 0
@@ -102,6 +105,15 @@ func TestSpillEncode(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.close()
+			if tc.budget < 1000 { // the rest of every bucket to the file too
+				for b := range spillBuckets {
+					if len(s.bufs[b]) > 0 {
+						if err := s.flushBucket(b, "test"); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
 			if inFile := s.f != nil; inFile != (tc.budget < 1000) {
 				t.Errorf("spilled to a file: %v, want %v", inFile, tc.budget < 1000)
 			}
@@ -150,5 +162,33 @@ func TestSpillEncode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLastBucket: the bucket of a teacher's largest hash, from the partition
+// function itself (a binary search for the first hash of the next teacher).
+func TestLastBucket(t *testing.T) {
+	for _, k := range []int{1, 2, 3, 250, 4095, 4096, 5000, 1 << 20} {
+		for _, tt := range []int{0, 1, k / 3, k / 2, k - 2, k - 1} {
+			if tt < 0 || tt >= k {
+				continue
+			}
+			end := ^uint64(0) // the largest hash of teacher tt
+			if tt+1 < k {
+				lo, hi := uint64(0), ^uint64(0) // the first hash of teacher tt+1 is in (lo, hi]
+				for hi-lo > 1 {
+					mid := lo + (hi-lo)/2
+					if teacherOfHash(mid, k) > tt {
+						hi = mid
+					} else {
+						lo = mid
+					}
+				}
+				end = lo
+			}
+			if got, want := lastBucket(tt, k), bucketOf(end); got != want {
+				t.Errorf("k %d, teacher %d: last bucket %d, want %d", k, tt, got, want)
+			}
+		}
 	}
 }
