@@ -186,6 +186,9 @@ func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Enco
 			break
 		}
 		if rd.err != nil {
+			if rd.rec != nil {
+				rd.rec.Release()
+			}
 			return nil, rd.err
 		}
 		err := in.add(rd.rec, bi)

@@ -1,6 +1,7 @@
 package label
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -190,5 +191,53 @@ func TestLastBucket(t *testing.T) {
 				t.Errorf("k %d, teacher %d: last bucket %d, want %d", k, tt, got, want)
 			}
 		}
+	}
+}
+
+// TestSpillFileSameTeachers: teachers of every learner vote alike, and the
+// row mechanisms get the same rows, whether the spill keeps every row in
+// memory or writes most of them to its file (a budget of one record a
+// bucket). -short tries two learners.
+func TestSpillFileSameTeachers(t *testing.T) {
+	e := newNBEnv(t, 12000) // about 3 rows a bucket: most go to the file
+	defer func(b int) { spillBudget = b }(spillBudget)
+	type result struct {
+		votes []int32
+		x     []float32
+		y     []int32
+	}
+	run := func(learner string, budget int) result {
+		spillBudget = budget
+		l, err := e.labeler("", learner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.bins = learners.PublicBins(e.xPub, learners.DefaultMaxBins)
+		ens, _, err := l.trainTeachers(context.Background(), e.d, e.enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]int32, e.xPub.Rows*len(nbClasses))
+		ens.Votes(e.xPub, v)
+		x, y, err := e.rows(MechanismDPLogReg, e.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{v, x.Data, y}
+	}
+	learnerNames := []string{"logreg", "gbt"}
+	if !testing.Short() {
+		learnerNames = append(learnerNames, "nb", "tree", "knn")
+	}
+	for _, learner := range learnerNames {
+		t.Run(learner, func(t *testing.T) {
+			mem, file := run(learner, 64<<20), run(learner, 1)
+			if !slices.Equal(mem.votes, file.votes) {
+				t.Errorf("votes differ between the spill in memory and in its file")
+			}
+			if !slices.Equal(mem.x, file.x) || !slices.Equal(mem.y, file.y) {
+				t.Errorf("the row mechanisms' rows differ between the spill in memory and in its file")
+			}
+		})
 	}
 }
