@@ -46,6 +46,11 @@ func (l *Labeler) source(stream uint64) noise.Source {
 func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out RecordWriter) (*Report, error) {
 	l.resetChoice()
 	cfg := &l.cfg
+	// The sensitive batches are read from the start, while the public head
+	// is read and the encoder fitted (the two files are independent); they
+	// are spilled once the encoder can encode them.
+	sr := readAhead(ctx, sensitive, 2)
+	defer sr.close()
 
 	// 1. The encoder is fitted on public data only (invariant 2): the first
 	// batches of the public stream, which are then labelled like the rest.
@@ -75,18 +80,12 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// 2. Teachers. The sensitive rows are encoded as they are read and
 	// spilled, grouped by their unit's keyed hash (spill.go): the memory
 	// does not grow with their number.
-	// Reading allocates a batch's worth of garbage per batch: the collector
-	// keeps the heap within a quarter of the live data, so that the peak
-	// does not follow the number of batches read.
-	prevGC := debug.SetGCPercent(25)
-	sens, err := l.ingest(ctx, sensitive, enc)
+	sens, err := l.ingest(ctx, sr, enc)
 	if err != nil {
-		debug.SetGCPercent(prevGC)
 		return nil, errorf(err, "%s", cfg.sens())
 	}
 	ens, td, err := l.train(ctx, sens, enc, head)
 	sens.close() // the teachers are trained: the sensitive rows are no longer needed
-	debug.SetGCPercent(prevGC)
 	if err != nil {
 		if l.chosen != nil { // dp-logreg failed after the class discovery it was chosen with
 			err = spentBefore(err, l.chosen.discoveryRho)

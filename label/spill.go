@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -51,6 +52,8 @@ type spill struct {
 	path   string // the file's name while it could not be unlinked
 	size   int64
 	failed error // a write failed: the spill is unusable
+	prevGC int   // the collector's setting before the file (gcSet)
+	gcSet  bool
 
 	total   int // rows read
 	dropped int // rows whose privacy unit is null
@@ -127,25 +130,35 @@ func (s *spill) close() {
 		os.Remove(s.path)
 		s.path = ""
 	}
+	if s.gcSet {
+		debug.SetGCPercent(s.prevGC)
+		s.gcSet = false
+	}
 	s.bufs, s.chunks = nil, nil
 }
 
-// ingest reads every batch of r into a new spill: the class labels, the
-// units' identities and keyed hashes (under the partition key), and the
-// rows encoded by enc. The batches are read ahead by one goroutine.
-func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Encoder) (_ *spill, err error) {
-	type read struct {
-		rec arrow.Record
-		err error
-	}
-	ch := make(chan read, 1)
+// sensitiveReader reads the sensitive batches ahead, in a goroutine of its
+// own, so that reading overlaps what comes before and during the spill.
+type sensitiveReader struct {
+	ch     chan readBatch
+	cancel context.CancelFunc
+}
+
+type readBatch struct {
+	rec arrow.Record
+	err error
+}
+
+// readAhead starts reading r, keeping at most ahead batches read and not
+// yet taken. The caller calls close, whatever happens.
+func readAhead(ctx context.Context, r RecordReader, ahead int) *sensitiveReader {
 	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	sr := &sensitiveReader{ch: make(chan readBatch, ahead), cancel: cancel}
 	go func() {
-		defer close(ch)
+		defer close(sr.ch)
 		for {
 			if err := rctx.Err(); err != nil {
-				ch <- read{err: err}
+				sr.ch <- readBatch{err: err}
 				return
 			}
 			rec, err := r.Read()
@@ -153,7 +166,7 @@ func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Enco
 				return
 			}
 			select {
-			case ch <- read{rec, err}:
+			case sr.ch <- readBatch{rec, err}:
 			case <-rctx.Done():
 				if rec != nil {
 					rec.Release()
@@ -165,14 +178,26 @@ func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Enco
 			}
 		}
 	}()
-	defer func() { // what the reader sent after a failure
-		cancel()
-		for rd := range ch {
-			if rd.rec != nil {
-				rd.rec.Release()
-			}
+	return sr
+}
+
+// close stops the reading and releases what was read and not taken.
+func (sr *sensitiveReader) close() {
+	if sr == nil {
+		return
+	}
+	sr.cancel()
+	for rd := range sr.ch {
+		if rd.rec != nil {
+			rd.rec.Release()
 		}
-	}()
+	}
+}
+
+// ingest reads every batch of sr into a new spill: the class labels, the
+// units' identities and keyed hashes (under the partition key), and the
+// rows encoded by enc.
+func (l *Labeler) ingest(ctx context.Context, sr *sensitiveReader, enc *learners.Encoder) (_ *spill, err error) {
 	s := newSpill(enc.Dim(), len(l.labelFields))
 	defer func() {
 		if err != nil {
@@ -181,7 +206,13 @@ func (l *Labeler) ingest(ctx context.Context, r RecordReader, enc *learners.Enco
 	}()
 	in := l.newIngester(s, enc)
 	for bi := 0; ; bi++ {
-		rd, ok := <-ch
+		var rd readBatch
+		var ok bool
+		select {
+		case rd, ok = <-sr.ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		if !ok {
 			break
 		}
@@ -379,6 +410,12 @@ func (s *spill) flushBucket(b int, name string) error {
 		return s.failed
 	}
 	if s.f == nil {
+		// The rows outgrow the spill's memory: from here on reading
+		// allocates a batch's worth of garbage per batch for as long as
+		// the file is long, and with the collector's default pacing the
+		// heap grew to twice the live data. It keeps it within a quarter
+		// (restored by close).
+		s.prevGC, s.gcSet = debug.SetGCPercent(25), true
 		f, err := os.CreateTemp("", "pate-sensitive-*.spill")
 		if err != nil {
 			return fmt.Errorf("%s: creating the spill file: %w", name, err)
