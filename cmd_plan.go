@@ -41,7 +41,7 @@ Examples:
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax: σ1 / σ2 when both are planned"},
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes (enters the discrete Gaussian's accounting)"},
 			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
-			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows)"},
+			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows; default: 250, grown with the rows as a run grows them)"},
 			&cli.IntFlag{Name: "features", Usage: "encoded features of the data (with --rows; the report's cell_histogram or choice section states them): weighs cell-histogram"},
 			&cli.BoolFlag{Name: "json", Usage: "print the plan as JSON"},
 		},
@@ -122,6 +122,9 @@ func runPlan(c *cli.Context, e *env) error {
 		features := c.Int("features")
 		if features < 0 {
 			return usagef("--features must be ≥ 0")
+		}
+		if !c.IsSet("teachers") { // as a run that leaves them to pate grows them (the rows as n̂)
+			teachers = label.TeachersFor(rows, classes, eps, teachers)
 		}
 		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features)
 		if err != nil {
