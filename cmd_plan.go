@@ -46,7 +46,7 @@ its row count, which it shows: not private). The run decides on a noisy count of
 			&cli.Float64Flag{Name: "sigma-ratio", Value: label.DefaultSigmaRatio, Usage: "Confident-GNMax: σ1 / σ2 when both are planned"},
 			&cli.IntFlag{Name: "classes", Value: 2, Usage: "number of classes, a count (enters the discrete Gaussian's accounting and the choice)"},
 			&cli.Int64Flag{Name: "rows", Usage: "sensitive rows: show what a default pate label run (no --mechanism) chooses"},
-			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows or the files)"},
+			&cli.IntFlag{Name: "teachers", Value: 250, Usage: "teachers of the run (with --rows or the files; default: 250, grown with the rows as a run grows them)"},
 			&cli.IntFlag{Name: "encoded-features", Usage: "with --rows and no files: the number of features after encoding (a numeric column is one, a categorical one a column per kept category; the report's choice section states it), which weighs cell-histogram (default: 0, no cells)"},
 			&cli.StringFlag{Name: "private", Usage: "the sensitive file, as pate label takes it: plan uses its schema and, without --rows, its row count (a CSV's rows are counted); no value is shown"},
 			&cli.StringFlag{Name: "public", Usage: "the public file, as pate label takes it: the encoder is fitted on its rows"},
@@ -132,6 +132,9 @@ func runPlan(c *cli.Context, e *env) error {
 			return err
 		}
 		teachers := c.Int("teachers")
+		if !c.IsSet("teachers") { // as a run that leaves them to pate grows them (the rows as n̂)
+			teachers = label.TeachersFor(rows, classes, eps, teachers)
+		}
 		sigma, mech, r, cands, err := label.PlanChoice(eps, delta, rows, teachers, classes, features, oneHot)
 		if err != nil {
 			return err

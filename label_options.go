@@ -178,4 +178,7 @@ func applyPlan(c *cli.Context, cfg *label.Config, replicable bool) {
 	cfg.Choose = mech == "" && !c.IsSet("student") && !c.IsSet("select") && !c.IsSet("max-queries") &&
 		!c.IsSet("self-train") && cfg.Epsilon > 0 && len(cfg.Labels) == 1 &&
 		cfg.PrivacyUnit == "" && cfg.Params == (label.MechanismParams{})
+	// The number of teachers too, unless given: the chooser's count grows
+	// it (label/teachercount.go).
+	cfg.GrowTeachers = cfg.Choose && !c.IsSet("teachers")
 }

@@ -381,6 +381,9 @@ func auditLabel(rep *Report) (*AuditResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := auditTeachers(rep, res); err != nil {
+		return nil, err
+	}
 	modelRho += choiceRho
 	res.Spent, err = RecomputeSpendLabels(rep.Mechanism, []LabelEvents{{Classes: len(rep.Classes), Params: rep.Params,
 		Checks: sp.ThresholdChecks, Argmaxes: sp.NoisyArgmaxes, DiscoverySigma: discSigma, ModelRho: modelRho}}, res.DiscoveryDelta, delta)

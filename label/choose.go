@@ -419,6 +419,7 @@ func (l *Labeler) choose(n int64, td *teacherData, features, oneHot int) (bool, 
 	src := l.source(streamDPLogRegNoise)
 	noisy := max(0, n+g.Sample(src))
 	l.warnFewRows(noisy, sc)
+	l.growTeachers(noisy, classes) // teachercount.go
 	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, features, oneHot, cfg.Student, cfg.Epsilon, f.Budget(), td.discoveryRho)
 	chosen := mech
 	if chosen == "" {
@@ -442,12 +443,17 @@ func (l *Labeler) choose(n int64, td *teacherData, features, oneHot int) (bool, 
 		CountShare: Float(DPLogRegCountShare), NoisyRows: noisy, Teachers: cfg.Teachers, Classes: classes,
 		Threshold: ChooseRowsPerClass, Student: cfg.Student, Features: features, OneHotFeatures: oneHot, Rule: ChoiceRule, Why: why, Candidates: cands,
 	}
+	if l.teacherBase > 0 {
+		l.choice.TeacherRule, l.choice.BaseTeachers = TeacherRule, l.teacherBase
+	}
 	if mech == "" {
 		return false, nil
 	}
 	l.choiceCount, l.choiceNoise = &DPLogRegCount{Rows: noisy, Sigma: sc}, src
-	planned := *cfg
-	l.planned = &planned // a later Run chooses afresh from the plan
+	if l.planned == nil {
+		planned := *cfg
+		l.planned = &planned // a later Run chooses afresh from the plan
+	}
 	*cfg = switchedConfig(*cfg, mech)
 	cfg.Plan = "chosen: " + why
 	l.chosen = td
@@ -459,7 +465,7 @@ func (l *Labeler) resetChoice() {
 	if l.planned != nil {
 		l.cfg, l.planned = *l.planned, nil
 	}
-	l.choice, l.choiceRho, l.chosen = nil, 0, nil
+	l.choice, l.choiceRho, l.chosen, l.teacherBase = nil, 0, nil, 0
 	l.choiceCount, l.choiceNoise = nil, nil
 }
 

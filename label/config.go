@@ -99,6 +99,10 @@ type Config struct {
 	// column, declared classes, a budget, a file of known length, no
 	// mechanism, student, selection or noise of the user's.
 	Choose bool
+	// GrowTeachers (with Choose) leaves the number of teachers to pate:
+	// Teachers is the base of the teacher rule (teachercount.go), which
+	// grows it from the chooser's noisy row count.
+	GrowTeachers bool
 	// CommandLine is the command line of the run, recorded in its report
 	// (the caller leaves out what must stay secret, such as a seed).
 	CommandLine []string

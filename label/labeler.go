@@ -49,8 +49,11 @@ type Labeler struct {
 	// The chooser's release (choose.go): nil when the run made no choice.
 	choice    *ChoiceReport
 	choiceRho float64
-	planned   *Config      // the configuration before the choice switched it
-	chosen    *teacherData // the class sets the choice of dp-logreg was made with
+	planned   *Config // the configuration before the choice switched it
+	// teacherBase is the base of the teacher rule when the run grew its
+	// teachers from the chooser's count (Config.GrowTeachers); 0 otherwise.
+	teacherBase int
+	chosen      *teacherData // the class sets the choice of dp-logreg was made with
 	// The choice's count and the noise stream it was drawn from: a chosen
 	// dp-logreg takes both as its own step 1 and goes on drawing from the
 	// stream, so that it trains as --mechanism dp-logreg would.

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"hash"
 	"math"
-	"math/bits"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -43,13 +42,16 @@ func (p *partitioner) clone() *partitioner {
 
 // teacher returns the teacher of the unit whose canonical bytes are id.
 func (p *partitioner) teacher(id []byte) int {
+	return teacherOfHash(p.hash(id), p.k)
+}
+
+// hash returns the keyed hash of the unit whose canonical bytes are id: 64
+// uniform bits, which teacherOfHash maps onto the teachers.
+func (p *partitioner) hash(id []byte) uint64 {
 	p.mac.Reset()
 	p.mac.Write(id)
 	p.sum = p.mac.Sum(p.sum[:0])
-	// Lemire's multiply-shift maps 64 uniform bits onto [0, k); its bias is
-	// below k/2^64, far under anything observable.
-	hi, _ := bits.Mul64(binary.LittleEndian.Uint64(p.sum), uint64(p.k))
-	return int(hi)
+	return binary.LittleEndian.Uint64(p.sum)
 }
 
 // rowIdentities appends to rows[r] the canonical bytes of row lo+r over

@@ -97,26 +97,34 @@ type voter interface {
 // null, said by a diagnostic only; its y is -1 too); without one, units is
 // nil and every row is its own unit.
 func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (_ *learners.Matrix, y, units []int32, _ *teacherData, err error) {
+	s, err := l.ingestRecords(recs, enc)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer s.close()
+	return l.spilledRows(ctx, s)
+}
+
+// spilledRows is sensitiveRows on the rows of a spill: every row, in the
+// order of the sensitive file, in memory.
+func (l *Labeler) spilledRows(ctx context.Context, s *spill) (_ *learners.Matrix, y, units []int32, _ *teacherData, err error) {
 	cfg := &l.cfg
 	td := l.chosen // the class sets the chooser fixed, declared or discovered
-	var sd *sensitiveData
+	discovered := false
 	switch {
 	case td != nil:
 	case cfg.Classes == nil:
 		// No --classes: the private class discovery releases them (charged
 		// with the run's budget, as for PATE), and the model is shaped by
 		// the released set.
-		sd = l.readLabels(recs)
-		if err = l.partition(sd); err != nil {
+		if td, err = l.classSets(ctx, s); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if td, err = l.classSets(sd); err != nil {
-			return nil, nil, nil, nil, err
-		}
-		discovered := td.discoveryRho
+		discovered = true
+		rho := td.discoveryRho
 		defer func() { // a failure from here on comes after the discovery
 			if err != nil {
-				err = spentBefore(err, discovered)
+				err = spentBefore(err, rho)
 			}
 		}()
 	default:
@@ -126,52 +134,54 @@ func (l *Labeler) sensitiveRows(ctx context.Context, recs []arrow.Record, enc *l
 		}
 		td = &teacherData{classes: cs, classesSource: "declared with --classes"}
 	}
-	if cfg.PrivacyUnit != "" {
-		if sd == nil {
-			sd = &sensitiveData{recs: recs}
-			for _, r := range recs {
-				sd.starts = append(sd.starts, sd.total)
-				sd.total += int(r.NumRows())
-			}
-			sd.hasLab = [][]bool{make([]bool, sd.total)} // whether the row's unit is not null
-			for i := range sd.hasLab[0] {
-				sd.hasLab[0][i] = true
-			}
-			l.identifyUnits(sd, nil)
-		}
-		units = unitNumbers(sd.ids, sd.hasLab[0])
-	}
 	cs := td.classes
-	total := 0
-	for _, r := range recs {
-		total += int(r.NumRows())
+	classOf := make([]int32, len(s.dicts[0].values)+1)
+	classOf[0] = -1
+	for c, v := range s.dicts[0].values {
+		ci, ok := cs.index[v]
+		if !ok {
+			ci = -1
+		}
+		classOf[c+1] = int32(ci)
 	}
-	dim := enc.Dim()
-	X := learners.NewMatrix(total, dim)
-	y = make([]int32, 0, total)
-	tmp := learners.NewMatrix(0, dim)
-	off := 0
+	dim := s.dim
+	X := learners.NewMatrix(s.total, dim)
+	y = make([]int32, s.total)
+	var ids [][32]byte
+	var kept []bool
+	if cfg.PrivacyUnit != "" {
+		ids, kept = make([][32]byte, s.total), make([]bool, s.total)
+	}
 	usable := 0
-	for bi, rec := range recs {
+	var buf []byte
+	for b := range spillBuckets {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		lc := rec.Column(rec.Schema().FieldIndices(cfg.Label)[0])
-		for i := 0; i < int(rec.NumRows()); i++ {
-			c := int32(-1)
-			if v, ok := valueText(lc, i); ok && (units == nil || units[len(y)] >= 0) {
-				if k, ok := cs.index[v]; ok {
-					c = int32(k)
-					usable++
-				}
+		if buf, err = s.bucket(b, buf); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%s: %w", cfg.sens(), err)
+		}
+		for o := 0; o < len(buf); o += s.recSize {
+			r := spillRec(buf[o : o+s.recSize])
+			i := r.row()
+			r.x(s.nl, X.Row(i))
+			c := classOf[r.code(0)] // -1 for a dropped row
+			if y[i] = c; c >= 0 {
+				usable++
 			}
-			y = append(y, c)
+			if ids != nil && !r.dropped() {
+				ids[i] = r.id()
+				// A unit is numbered by its first row; with the class
+				// discovery, by its first row with a label.
+				kept[i] = !discovered || r.code(0) != 0
+			}
 		}
-		if err := enc.Encode(rec, tmp); err != nil {
-			return nil, nil, nil, nil, invalid("%s, batch %d: %v", cfg.sens(), bi, err)
+	}
+	if ids != nil {
+		units = unitNumbers(ids, kept)
+		if s.dropped > 0 {
+			cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), s.dropped, cfg.PrivacyUnit)
 		}
-		copy(X.Data[off*dim:], tmp.Data[:tmp.Rows*dim])
-		off += tmp.Rows
 	}
 	if usable == 0 {
 		// Not an error: refusing would reveal it. The mechanisms score
@@ -396,8 +406,8 @@ func plannedQueries(cfg *Config) int64 {
 
 // trainRows prepares a mechanism that learns from the sensitive rows
 // (instead of training teachers).
-func (l *Labeler) trainRows(ctx context.Context, m rowMechanism, recs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
-	X, y, units, td, err := l.sensitiveRows(ctx, recs, enc)
+func (l *Labeler) trainRows(ctx context.Context, m rowMechanism, s *spill, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
+	X, y, units, td, err := l.spilledRows(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,26 +47,11 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	l.resetChoice()
 	l.warnings = nil
 	cfg := &l.cfg
-
-	// The sensitive data is read while the encoder is fitted on the public
-	// head: the two files are independent.
-	type sensRead struct {
-		recs []arrow.Record
-		err  error
-	}
-	sensCh := make(chan sensRead, 1)
-	go func() {
-		recs, err := readAll(ctx, sensitive)
-		sensCh <- sensRead{recs, err}
-	}()
-	var sensRecs []arrow.Record
-	defer func() {
-		if sensCh != nil { // still reading: wait, then release
-			res := <-sensCh
-			releaseAll(res.recs)
-		}
-		releaseAll(sensRecs)
-	}()
+	// The sensitive batches are read from the start, while the public head
+	// is read and the encoder fitted (the two files are independent); they
+	// are spilled once the encoder can encode them.
+	sr := readAhead(ctx, sensitive, 2)
+	defer sr.close()
 
 	// 1. The encoder is fitted on public data only (invariant 2): the first
 	// batches of the public stream, which are then labelled like the rest.
@@ -95,17 +80,16 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
 	}
 
-	// 2. Teachers.
+	// 2. Teachers. The sensitive rows are encoded as they are read and
+	// spilled, grouped by their unit's keyed hash (spill.go): the memory
+	// does not grow with their number.
 	cfg.phase(PhaseTraining, 0, 0)
-	res := <-sensCh
-	sensCh = nil
-	sensRecs = res.recs
-	if res.err != nil {
-		return nil, errorf(res.err, "%s", cfg.sens())
+	sens, err := l.ingest(ctx, sr, enc)
+	if err != nil {
+		return nil, errorf(err, "%s", cfg.sens())
 	}
-	ens, td, err := l.train(ctx, sensRecs, enc, head)
-	releaseAll(sensRecs) // the teachers are trained: the sensitive rows are no longer needed
-	sensRecs = nil
+	ens, td, err := l.train(ctx, sens, enc, head)
+	sens.close() // the teachers are trained: the sensitive rows are no longer needed
 	if err != nil {
 		if l.chosen != nil { // dp-logreg failed after the class discovery it was chosen with
 			err = spentBefore(err, l.chosen.discoveryRho)
@@ -163,13 +147,13 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 // train trains what votes: the teachers, or a mechanism that learns from the
 // rows themselves (also when the chooser picked dp-logreg after the
 // teachers' class discovery).
-func (l *Labeler) train(ctx context.Context, sensRecs []arrow.Record, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
+func (l *Labeler) train(ctx context.Context, s *spill, enc *learners.Encoder, head []arrow.Record) (voter, *teacherData, error) {
 	if m, ok := mechanismOf(l.cfg.Mechanism).(rowMechanism); ok {
-		return l.trainRows(ctx, m, sensRecs, enc, head)
+		return l.trainRows(ctx, m, s, enc, head)
 	}
-	ens, td, err := l.trainTeachers(ctx, sensRecs, enc)
+	ens, td, err := l.trainSpilled(ctx, s, enc)
 	if err == nil && l.chosen != nil {
-		return l.trainRows(ctx, mechanismOf(l.cfg.Mechanism).(rowMechanism), sensRecs, enc, head)
+		return l.trainRows(ctx, mechanismOf(l.cfg.Mechanism).(rowMechanism), s, enc, head)
 	}
 	return ens, td, err
 }

@@ -1,10 +1,12 @@
 package label
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -73,200 +75,74 @@ func releaseAll(recs []arrow.Record) {
 	}
 }
 
-// sensitiveData is the sensitive rows as trainTeachers prepares them.
-type sensitiveData struct {
-	recs      []arrow.Record
-	labels    [][]string // canonical label text per row ("" for null), per label column
-	hasLab    [][]bool   // whether the row has a usable label, per label column
-	starts    []int      // first row of each batch
-	total     int        // rows
-	ids       [][32]byte // SHA-256 of each row's privacy-unit identity
-	teacherOf []int      // each row's teacher
-}
-
 // trainTeachers fixes the class sets from the sensitive batches recs,
 // partitions their privacy units over the teachers and trains one model per
 // (label column, teacher). The caller keeps ownership of recs.
 func (l *Labeler) trainTeachers(ctx context.Context, recs []arrow.Record, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
+	s, err := l.ingestRecords(recs, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.close()
+	return l.trainSpilled(ctx, s, enc)
+}
+
+// trainSpilled is trainTeachers on the rows of a spill.
+func (l *Labeler) trainSpilled(ctx context.Context, s *spill, enc *learners.Encoder) (*learners.Ensemble, *teacherData, error) {
 	cfg := &l.cfg
-	sd := l.readLabels(recs)
 	if cfg.Diagnose != nil {
 		// Rows without a label are dropped from that label column's
 		// training; how many there are is a statistic of the data.
 		for j, lf := range l.labelFields {
-			if n := sd.total - countTrue(sd.hasLab[j]); n > 0 {
+			if n := s.nulls[j]; n > 0 {
 				cfg.diagnose("%s: %d rows with a null label %q were dropped", cfg.sens(), n, lf.Name)
 			}
 		}
-	}
-	if err := l.partition(sd); err != nil {
-		return nil, nil, err
+		if s.dropped > 0 {
+			cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), s.dropped, cfg.PrivacyUnit)
+		}
 	}
 	// A label column without a usable value is not an error either: with
 	// --classes its teachers all vote the fixed class, and without them the
 	// private class discovery (a charged test) is what refuses the run.
 	for j, lf := range l.labelFields {
-		if !slices.Contains(sd.hasLab[j], true) {
+		if s.dicts[j].usable == 0 {
 			cfg.diagnose("%s: the label column %q has no usable value", cfg.sens(), lf.Name)
 		}
 	}
-	td, err := l.classSets(sd)
+	td, err := l.classSets(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cfg.Choose { // PATE or dp-logreg, by a noisy count (choose.go)
-		if switched, err := l.choose(int64(sd.total), td, enc.Dim(), oneHotFeatures(enc)); err != nil || switched {
+		if switched, err := l.choose(int64(s.total), td, enc.Dim(), oneHotFeatures(enc)); err != nil || switched {
 			return nil, td, spentBefore(err, td.discoveryRho)
 		}
 	}
 	// From here on a failure comes after the class discovery: it says
 	// what the discovery spent (the ledger charges a failed run its
 	// maximum whatever it says).
-	teacherRows, y := l.assignRows(sd, td)
-	X, err := l.prepareSensitive(sd, enc)
-	if err != nil {
-		return nil, nil, spentBefore(err, td.discoveryRho)
-	}
-	if err := l.fitTeachers(ctx, td, X, enc.Dim(), y, teacherRows); err != nil {
+	if err := l.fitTeachers(ctx, td, s); err != nil {
 		return nil, nil, spentBefore(err, td.discoveryRho)
 	}
 	return td.labels[0].ens, td, nil
 }
 
-// readLabels reads the label columns' values row by row.
-func (l *Labeler) readLabels(recs []arrow.Record) *sensitiveData {
-	nl := len(l.labelFields)
-	sd := &sensitiveData{recs: recs, labels: make([][]string, nl), hasLab: make([][]bool, nl)}
-	for _, rec := range recs {
-		s := rec.Schema()
-		for j, lf := range l.labelFields {
-			lc := rec.Column(s.FieldIndices(lf.Name)[0])
-			for i := 0; i < int(rec.NumRows()); i++ {
-				v, ok := valueText(lc, i)
-				sd.labels[j] = append(sd.labels[j], v)
-				sd.hasLab[j] = append(sd.hasLab[j], ok)
-			}
-		}
-		sd.starts = append(sd.starts, sd.total)
-		sd.total += int(rec.NumRows())
-	}
-	return sd
-}
-
-// partition computes the privacy-unit identities (a SHA-256 of the unit's
-// canonical bytes) batch by batch, in parallel, and each row's teacher: one
-// keyed random function of the unit identity, shared by every label column,
-// so a unit's rows all go to one teacher, which learns one model per label
-// column (Bun, Nissim, Stemmer). Each batch's goroutine has a partitioner
-// of its own, under the one key.
-func (l *Labeler) partition(sd *sensitiveData) error {
-	cfg := &l.cfg
-	part := newPartitioner(cfg.Teachers, l.source(streamPartition))
-	sd.teacherOf = make([]int, sd.total)
-	if cfg.PrivacyUnit != "" {
-		l.identifyUnits(sd, part)
-		return nil
-	}
-	sd.ids = make([][32]byte, sd.total)
-	g := new(errgroup.Group)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for bi, rec := range sd.recs {
-		// Parts of a batch, so that the cores share the work evenly
-		// (a row of an embedding takes microseconds).
-		n := int(rec.NumRows())
-		for lo := 0; lo < n; lo += identityPart {
-			g.Go(func() error {
-				sd.rowIdentities(part.clone(), rec, sd.starts[bi], lo, min(n, lo+identityPart))
-				return nil
-			})
-		}
-	}
-	return g.Wait()
-}
-
-// identifyUnits sets sd.ids from the privacy-unit column, a batch per
-// goroutine, and, when part is not nil, each row's teacher (sd.teacherOf,
-// allocated by the caller). Rows whose unit is null are dropped (their
-// labels count as missing), said by a diagnostic only.
-func (l *Labeler) identifyUnits(sd *sensitiveData, part *partitioner) {
-	cfg := &l.cfg
-	var nullUnits atomic.Int64 // rows dropped for a null privacy unit
-	sd.ids = make([][32]byte, sd.total)
-	g := new(errgroup.Group)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for bi, rec := range sd.recs {
-		g.Go(func() error {
-			var p *partitioner
-			if part != nil {
-				p = part.clone()
-			}
-			uc := rec.Column(rec.Schema().FieldIndices(cfg.PrivacyUnit)[0])
-			nullUnits.Add(sd.unitIdentities(p, uc, sd.starts[bi]))
-			return nil
-		})
-	}
-	_ = g.Wait() // the tasks return no error
-	if n := nullUnits.Load(); n > 0 {
-		cfg.diagnose("%s: %d rows with a null privacy unit (%q) were dropped", cfg.sens(), n, cfg.PrivacyUnit)
-	}
-}
-
-// unitIdentities identifies the rows of one batch, from its row first on,
-// by their privacy-unit column uc (and assigns their teacher when part is
-// not nil), and returns how many rows it dropped.
-func (sd *sensitiveData) unitIdentities(part *partitioner, uc arrow.Array, first int) int64 {
-	var buf []byte
-	var dropped int64
-	for i := 0; i < uc.Len(); i++ {
-		r := first + i
-		if uc.IsNull(i) {
-			// A row without a unit belongs to no one the guarantee can
-			// name: it is dropped (its labels count as missing),
-			// silently. Failing would reveal that such a row exists.
-			for j := range sd.hasLab {
-				sd.hasLab[j][r] = false
-			}
-			dropped++
-			continue
-		}
-		buf = rowIdentity(append(buf[:0], 1), []arrow.Array{uc}, i)
-		sd.ids[r] = sha256.Sum256(buf)
-		if part != nil {
-			sd.teacherOf[r] = part.teacher(sd.ids[r][:])
-		}
-	}
-	return dropped
-}
-
 // identityPart is the number of rows of a batch identified by one task.
 const identityPart = 4096
 
-// rowIdentities identifies rows [from, to) of one batch, whose row 0 is
-// sensitive row first, when the whole row is the unit: a block of rows at
-// a time, column by column.
-func (sd *sensitiveData) rowIdentities(part *partitioner, rec arrow.Record, first, from, to int) {
-	n := to
-	cols := rec.Columns()
-	blk := make([][]byte, min(to-from, 256))
-	for lo := from; lo < n; lo += len(blk) {
-		rows := blk[:min(len(blk), n-lo)]
-		for k := range rows {
-			rows[k] = append(rows[k][:0], 0)
-		}
-		rowIdentities(rows, cols, lo)
-		for k, id := range rows {
-			r := first + lo + k
-			sd.ids[r] = sha256.Sum256(id)
-			sd.teacherOf[r] = part.teacher(sd.ids[r][:])
-		}
-	}
-}
-
 // classSets fixes each label column's class set: declared (public) or
 // released privately.
-func (l *Labeler) classSets(sd *sensitiveData) (*teacherData, error) {
+func (l *Labeler) classSets(ctx context.Context, s *spill) (*teacherData, error) {
 	cfg := &l.cfg
 	td := &teacherData{}
+	var counts []map[string]int64
+	if cfg.Classes == nil {
+		var err error
+		if counts, err = l.unitLabelCounts(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	for j, lf := range l.labelFields {
 		ld := &labelData{name: lf.Name, field: lf}
 		if cfg.Classes != nil {
@@ -276,7 +152,7 @@ func (l *Labeler) classSets(sd *sensitiveData) (*teacherData, error) {
 				return nil, paramError("classes", ": %v", err)
 			}
 			ld.classesSource = "declared with --classes"
-		} else if err := l.discoverClasses(ld, j, sd.labels[j], sd.hasLab[j], sd.ids); err != nil {
+		} else if err := l.discoverClasses(ld, j, counts[j]); err != nil {
 			// The refusal reveals the discoveries run so far: charge them.
 			return nil, spentBefore(err, td.discoveryRho+ld.discoveryRho)
 		}
@@ -288,156 +164,151 @@ func (l *Labeler) classSets(sd *sensitiveData) (*teacherData, error) {
 	return td, nil
 }
 
-// assignRows lists each teacher's rows and each row's class index, per
-// label column.
+// unitLabelCounts counts, per label column, the privacy units whose most
+// frequent label is each value (ties to the first value in class order):
+// what the private class discovery releases. A unit's rows are all in one
+// bucket of the spill, which is read a bucket at a time.
+func (l *Labeler) unitLabelCounts(ctx context.Context, s *spill) ([]map[string]int64, error) {
+	type unitLabel struct {
+		id   [32]byte
+		code uint32
+	}
+	counts := make([]map[string]int64, s.nl)
+	rank := make([][]int, s.nl) // dictionary code (less one) → position in class order
+	for j, lf := range l.labelFields {
+		counts[j] = make(map[string]int64)
+		vals := slices.Clone(s.dicts[j].values)
+		sortClassValues(lf.Type, vals)
+		pos := make(map[string]int, len(vals))
+		for i, v := range vals {
+			pos[v] = i
+		}
+		rank[j] = make([]int, len(vals))
+		for c, v := range s.dicts[j].values {
+			rank[j][c] = pos[v]
+		}
+	}
+	var buf []byte
+	var pairs []unitLabel
+	for b := range spillBuckets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if buf, err = s.bucket(b, buf); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.cfg.sens(), err)
+		}
+		for j := range s.nl {
+			pairs = pairs[:0]
+			for o := 0; o < len(buf); o += s.recSize {
+				r := spillRec(buf[o : o+s.recSize])
+				if c := r.code(j); c != 0 && !r.dropped() {
+					pairs = append(pairs, unitLabel{r.id(), c})
+				}
+			}
+			slices.SortFunc(pairs, func(a, b unitLabel) int {
+				if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
+					return c
+				}
+				return int(a.code) - int(b.code)
+			})
+			for u := 0; u < len(pairs); {
+				best, bestN := uint32(0), 0
+				v := u
+				for v < len(pairs) && pairs[v].id == pairs[u].id {
+					w := v
+					for w < len(pairs) && pairs[w].id == pairs[u].id && pairs[w].code == pairs[v].code {
+						w++
+					}
+					c := pairs[v].code
+					if n := w - v; n > bestN || n == bestN && rank[j][c-1] < rank[j][best-1] {
+						best, bestN = c, n
+					}
+					v = w
+				}
+				counts[j][s.dicts[j].values[best-1]]++
+				u = v
+			}
+		}
+	}
+	return counts, nil
+}
+
+// fitTeachers trains one model per (label column, teacher), one goroutine
+// per core, and stacks each column's models into its ensemble. The spill is
+// read a bucket at a time, in order; a teacher (a range of the units' keyed
+// hash) is trained as soon as its last bucket is read, so that only a few
+// teachers' rows are in memory at once.
 //
 // Fewer units than teachers is not an error: whether the run goes ahead
 // must not depend on the number of units (k units would release and k−1
 // abort). Teachers without rows vote the fixed class (constModel); how many
 // there are is a not-private diagnostic.
-func (l *Labeler) assignRows(sd *sensitiveData, td *teacherData) (teacherRows [][][]int, y [][]int32) {
+func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, s *spill) error {
 	cfg := &l.cfg
-	nl := len(td.labels)
-	if cfg.Diagnose != nil {
-		units := make(map[[32]byte]struct{}, min(sd.total, cfg.Teachers))
-		for i := 0; i < sd.total && len(units) < cfg.Teachers; i++ {
-			if usable(sd.hasLab, i) {
-				units[sd.ids[i]] = struct{}{}
-			}
-		}
-		if len(units) < cfg.Teachers {
-			cfg.diagnose("%s has %d privacy units with a label, fewer than the %d teachers (--teachers)", cfg.sens(), len(units), cfg.Teachers)
-		}
-	}
-	teacherRows = make([][][]int, nl) // per label column, per teacher
-	y = make([][]int32, nl)
-	for j, ld := range td.labels {
-		teacherRows[j] = make([][]int, cfg.Teachers)
-		y[j] = make([]int32, sd.total)
-		for i := range sd.ids {
-			if !sd.hasLab[j][i] {
-				continue
-			}
-			c, ok := ld.classes.index[sd.labels[j][i]]
-			if !ok { // a class the public set does not have: it cannot be voted for
-				continue
-			}
-			y[j][i] = int32(c)
-			t := sd.teacherOf[i]
-			teacherRows[j][t] = append(teacherRows[j][t], i)
-		}
-		empty := 0
-		for _, r := range teacherRows[j] {
-			if len(r) == 0 {
-				empty++
-			}
-		}
-		if empty > 0 {
-			what := ""
-			if nl > 1 {
-				what = fmt.Sprintf(" for label %q", ld.name)
-			}
-			cfg.diagnose("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", empty, cfg.Teachers, what)
-		}
-	}
-	return teacherRows, y
-}
-
-// sensitiveRows are the sensitive batches, prepared for the public encoder,
-// from which each teacher's rows are encoded into its training matrix.
-//
-// When every feature is an element of a list column (an embedding), a row's
-// values are contiguous in the batch and each teacher's rows are encoded
-// straight from it: encoding every row into one matrix first took as much
-// fresh memory again as the sensitive data (150 MB for 100,000 embeddings
-// of 384 float32s, all of it page faults), and a pass to copy each
-// teacher's rows out of it. Other features are a column each, and a
-// teacher's rows, encoded one at a time, read each column at random (64
-// cache misses a row of 64 features: 0.45 CPU-s for 100,000 rows, against
-// 0.03 s for the batch): those are encoded batch by batch into one matrix,
-// each column in order, and the teachers copy their rows from it.
-type sensitiveRows struct {
-	batches []*learners.Prepared
-	starts  []int            // first row of each batch
-	whole   *learners.Matrix // every row encoded, unless a row is encoded from its batch
-}
-
-// prepareSensitive prepares the sensitive batches for the encoder (which
-// checks their feature columns), in one goroutine: a Prepared is then read
-// only, by any number of them. Unless every feature is a list element, it
-// then encodes them all, batch by batch in parallel.
-func (l *Labeler) prepareSensitive(sd *sensitiveData, enc *learners.Encoder) (*sensitiveRows, error) {
-	s := &sensitiveRows{batches: make([]*learners.Prepared, len(sd.recs)), starts: sd.starts}
-	for bi, rec := range sd.recs {
-		p, err := enc.Prepare(rec)
-		if err != nil {
-			return nil, invalid("%s, batch %d: %v", l.cfg.sens(), bi, err)
-		}
-		s.batches[bi] = p
-	}
-	if slices.ContainsFunc(enc.Columns, func(f learners.Feature) bool { return f.Column == "" }) {
-		dim := enc.Dim()
-		s.whole = learners.NewMatrix(sd.total, dim)
-		var g errgroup.Group
-		g.SetLimit(runtime.GOMAXPROCS(0))
-		for bi, p := range s.batches {
-			g.Go(func() error {
-				lo, hi := s.starts[bi]*dim, (s.starts[bi]+p.Rows())*dim
-				p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: s.whole.Data[lo:hi:hi]}) // in place
-				return nil
-			})
-		}
-		g.Wait()
-	}
-	return s, nil
-}
-
-// encode sets x to the encoded rows (ascending row numbers): copied from
-// the whole matrix, or encoded from their batches, a run of consecutive
-// rows of a batch at a time.
-func (s *sensitiveRows) encode(rows []int, x *learners.Matrix) {
-	x.Reset(len(rows))
-	if s.whole != nil {
-		for k, r := range rows {
-			copy(x.Row(k), s.whole.Row(r))
-		}
-		return
-	}
-	dim := x.Cols
-	bi := 0
-	for k := 0; k < len(rows); {
-		r := rows[k]
-		for bi+1 < len(s.starts) && s.starts[bi+1] <= r {
-			bi++
-		}
-		lo, end := r-s.starts[bi], s.starts[bi]+s.batches[bi].Rows()
-		n := 1
-		for k+n < len(rows) && rows[k+n] == r+n && r+n < end {
-			n++
-		}
-		dst := learners.Matrix{Data: x.Data[k*dim : (k+n)*dim : (k+n)*dim]}
-		s.batches[bi].EncodeRows(lo, lo+n, &dst)
-		k += n
-	}
-}
-
-// fitTeachers trains one model per (label column, teacher), one goroutine
-// per core, and stacks each column's models into its ensemble.
-func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitiveRows, dim int, y [][]int32, teacherRows [][][]int) error {
-	cfg := &l.cfg
-	nl := len(td.labels)
+	nl, k, dim := len(td.labels), cfg.Teachers, s.dim
 	models := make([][]learners.Model, nl)
-	for j := range models {
-		models[j] = make([]learners.Model, cfg.Teachers)
+	classOf := make([][]int32, nl) // per label column: dictionary code → class index, -1 if none
+	for j, ld := range td.labels {
+		models[j] = make([]learners.Model, k)
+		classOf[j] = make([]int32, len(s.dicts[j].values)+1)
+		classOf[j][0] = -1
+		for c, v := range s.dicts[j].values {
+			ci, ok := ld.classes.index[v]
+			if !ok { // a class the public set does not have: it cannot be voted for
+				ci = -1
+			}
+			classOf[j][c+1] = int32(ci)
+		}
 	}
+	type job struct {
+		t    int
+		recs []byte
+	}
+	// A teacher's rows are in memory twice while it trains (its records,
+	// then its matrix): as many teachers train at once as the cores allow
+	// and the budget holds, one at least.
+	perTeacher := 2 * s.bytes() / int64(k)
+	workers := int(min(int64(runtime.GOMAXPROCS(0)), max(1, trainBudget/max(perTeacher, 1))))
+	jobs := make(chan job) // the producer holds one teacher ready, and builds the next
+	var units atomic.Int64 // distinct units with a label (diagnostics only)
+	empty := make([]atomic.Int64, nl)
 	g, gctx := errgroup.WithContext(ctx)
-	next := make(chan [2]int)
 	g.Go(func() error {
-		defer close(next)
-		for j := range models {
-			for t := range models[j] {
+		defer close(jobs)
+		pending := make([][]byte, k)
+		next := 0 // the next teacher to train
+		var buf []byte
+		for b := range spillBuckets {
+			var err error
+			if buf, err = s.bucket(b, buf); err != nil {
+				return fmt.Errorf("%s: %w", cfg.sens(), err)
+			}
+			for o := 0; o < len(buf); o += s.recSize {
+				r := spillRec(buf[o : o+s.recSize])
+				if r.dropped() {
+					continue
+				}
+				t := teacherOfHash(r.hash(), k)
+				if pending[t] == nil && k <= spillBuckets {
+					// Sized for its buckets' records at once (a bucket
+					// at either end may hold another teacher's too).
+					n := 0
+					for c := b; c <= lastBucket(t, k); c++ {
+						n += s.bucketBytes(c)
+					}
+					pending[t] = make([]byte, 0, n)
+				}
+				pending[t] = append(pending[t], r...)
+			}
+			done := k // the teachers whose rows are all read
+			if b+1 < spillBuckets {
+				done = teacherOfHash(uint64(b+1)<<(64-spillBucketBits), k)
+			}
+			for ; next < done; next++ {
 				select {
-				case next <- [2]int{j, t}:
+				case jobs <- job{next, pending[next]}:
+					pending[next] = nil
 				case <-gctx.Done():
 					return gctx.Err()
 				}
@@ -445,34 +316,63 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitive
 		}
 		return nil
 	})
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for range workers {
 		g.Go(func() error {
 			lr, err := learners.NewLearner(cfg.Learner, l.learnerOptions())
 			if err != nil {
 				return paramError("learner", ": %v", err)
 			}
 			x := learners.NewMatrix(0, dim) // each teacher's rows in turn: Fit keeps no reference
-			for jt := range next {
-				j, t := jt[0], jt[1]
-				classes := len(td.labels[j].classes.values)
-				rows := teacherRows[j][t]
-				if len(rows) == 0 {
-					models[j][t] = constModel{classes: classes, dim: dim}
-					continue
+			var yt []int32
+			var recs []spillRec
+			seen := make(map[[32]byte]struct{})
+			for jb := range jobs {
+				// The teacher's rows in the order of the sensitive file
+				// (each bucket's are; a teacher spans a few buckets).
+				recs = recs[:0]
+				for o := 0; o < len(jb.recs); o += s.recSize {
+					recs = append(recs, spillRec(jb.recs[o:o+s.recSize]))
 				}
-				X.encode(rows, x)
-				yt := make([]int32, len(rows))
-				for k, r := range rows {
-					yt[k] = y[j][r]
+				if !slices.IsSortedFunc(recs, byRow) {
+					slices.SortFunc(recs, byRow)
 				}
-				m, err := lr.Fit(x, yt, classes)
-				if err != nil {
-					if nl > 1 {
-						return fmt.Errorf("training teacher %d for label %q: %w", t, td.labels[j].name, err)
+				if cfg.Diagnose != nil {
+					clear(seen)
+					for _, r := range recs {
+						for j := range nl {
+							if classOf[j][r.code(j)] >= 0 {
+								seen[r.id()] = struct{}{}
+								break
+							}
+						}
 					}
-					return fmt.Errorf("training teacher %d: %w", t, err)
+					units.Add(int64(len(seen)))
 				}
-				models[j][t] = m
+				for j := range nl {
+					classes := len(td.labels[j].classes.values)
+					x.Reset(len(recs))
+					yt = yt[:0]
+					for _, r := range recs {
+						if c := classOf[j][r.code(j)]; c >= 0 {
+							r.x(s.nl, x.Row(len(yt)))
+							yt = append(yt, c)
+						}
+					}
+					x.Reset(len(yt))
+					if len(yt) == 0 {
+						models[j][jb.t] = constModel{classes: classes, dim: dim}
+						empty[j].Add(1)
+						continue
+					}
+					m, err := lr.Fit(x, yt, classes)
+					if err != nil {
+						if nl > 1 {
+							return fmt.Errorf("training teacher %d for label %q: %w", jb.t, td.labels[j].name, err)
+						}
+						return fmt.Errorf("training teacher %d: %w", jb.t, err)
+					}
+					models[j][jb.t] = m
+				}
 			}
 			return nil
 		})
@@ -480,7 +380,17 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitive
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if u := units.Load(); cfg.Diagnose != nil && u < int64(k) {
+		cfg.diagnose("%s has %d privacy units with a label, fewer than the %d teachers (--teachers)", cfg.sens(), u, k)
+	}
 	for j, ld := range td.labels {
+		if e := empty[j].Load(); e > 0 {
+			what := ""
+			if nl > 1 {
+				what = fmt.Sprintf(" for label %q", ld.name)
+			}
+			cfg.diagnose("%d of %d teachers received no usable rows%s and vote for the first class; consider fewer --teachers", e, k, what)
+		}
 		ens, err := learners.NewEnsemble(models[j], len(ld.classes.values))
 		if err != nil {
 			return fmt.Errorf("stacking the teachers: %w", err)
@@ -488,6 +398,24 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitive
 		ld.ens = ens
 	}
 	return nil
+}
+
+func byRow(a, b spillRec) int { return cmp.Compare(a.row(), b.row()) }
+
+// trainBudget bounds the memory of the teachers in training at once.
+const trainBudget = 256 << 20
+
+// lastBucket is the spill bucket of the largest hash teacher t of k gets.
+func lastBucket(t, k int) int {
+	if t+1 >= k {
+		return spillBuckets - 1
+	}
+	// The smallest hash of teacher t+1 is ⌈(t+1)·2^64/k⌉.
+	q, r := bits.Div64(uint64(t+1), 0, uint64(k))
+	if r != 0 {
+		q++
+	}
+	return bucketOf(q - 1)
 }
 
 // discoverClasses releases the set of label values privately, when the user
@@ -503,37 +431,9 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, X *sensitive
 // histogram: the L releases are one query of squared L2 sensitivity L. Each
 // column gets σ√L (so the discovery's total ρ is the single-label one) and
 // δ_c/L (a union bound over the columns).
-func (l *Labeler) discoverClasses(ld *labelData, j int, labels []string, hasLab []bool, ids [][32]byte) error {
+func (l *Labeler) discoverClasses(ld *labelData, j int, counts map[string]int64) error {
 	cfg := &l.cfg
 	nl := float64(len(l.labelFields))
-	perUnit := make(map[[32]byte]map[string]int)
-	for i := range labels {
-		if !hasLab[i] {
-			continue
-		}
-		m := perUnit[ids[i]]
-		if m == nil {
-			m = make(map[string]int, 1)
-			perUnit[ids[i]] = m
-		}
-		m[labels[i]]++
-	}
-	counts := make(map[string]int64)
-	for _, m := range perUnit {
-		vals := make([]string, 0, len(m))
-		for v := range m {
-			vals = append(vals, v)
-		}
-		sortClassValues(ld.field.Type, vals)
-		best := vals[0]
-		for _, v := range vals[1:] {
-			if m[v] > m[best] {
-				best = v
-			}
-		}
-		counts[best]++
-	}
-
 	sigma := float64(discoverySigmaFree)
 	if cfg.Epsilon > 0 {
 		rhoB := rdp.RhoForEps(cfg.Epsilon, cfg.Delta*(1-discoveryDeltaShare))

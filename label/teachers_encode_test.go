@@ -1,7 +1,7 @@
 package label
 
 import (
-	"math/rand"
+	"context"
 	"slices"
 	"testing"
 
@@ -48,85 +48,196 @@ func encodeBatch(mem memory.Allocator, start, n int, nulls bool) arrow.Record {
 	return b.NewRecord()
 }
 
-// TestSensitiveRowsEncode: a teacher's rows (runs of consecutive rows,
-// across batch boundaries, single rows, none), encoded straight from the
-// sensitive batches (an embedding alone) or copied from the whole data
-// (with numeric and string features), are the rows of the whole data
-// encoded batch by batch, bit for bit, with and without nulls.
-func TestSensitiveRowsEncode(t *testing.T) {
+// TestSpillEncode: every sensitive row is spilled once, with its number,
+// its unit's keyed hash and identity, its label and its encoded values bit
+// for bit those of the batch encoded at once, in the order of the file
+// within its bucket; whether the spill stays in memory or goes to its file
+// (a budget of a few records), with and without nulls, with numeric,
+// string and embedding features.
+func TestSpillEncode(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	defer func(b int) { spillBudget = b }(spillBudget)
 	for _, tc := range []struct {
+		name     string
 		features []string
 		nulls    bool
-		fromRows bool // encoded from the batches, no whole matrix
+		budget   int
+		sizes    []int
 	}{
-		{[]string{"emb"}, false, true},
-		{[]string{"emb"}, true, true},
-		{[]string{"x", "s", "emb"}, false, false},
-		{[]string{"x", "s", "emb"}, true, false},
+		{"embedding in memory", []string{"emb"}, false, 1 << 20, []int{5, 1, 9, 4, 0, 3}},
+		{"embedding with nulls, in the file", []string{"emb"}, true, 100, []int{5, 1, 9, 4, 0, 3}},
+		{"mixed in memory", []string{"x", "s", "emb"}, false, 1 << 20, []int{5, 1, 9, 4, 0, 3}},
+		{"mixed with nulls, in the file", []string{"x", "s", "emb"}, true, 1, []int{5, 1, 9, 4, 0, 3}},
+		// A bucket overflows its one record's share many times.
+		{"many rows, a record a bucket", []string{"x", "s", "emb"}, true, 1, []int{7000, 3, 9000}},
 	} {
-		nulls := tc.nulls
-		sizes := []int{5, 1, 9, 4}
-		var recs []arrow.Record
-		var starts []int
-		total := 0
-		for _, n := range sizes {
-			recs = append(recs, encodeBatch(mem, total, n, nulls))
-			starts = append(starts, total)
-			total += n
-		}
-		enc, err := learners.FitEncoder(encodeSchema, tc.features, recs, learners.EncoderOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dim := enc.Dim()
-		whole := learners.NewMatrix(total, dim)
-		for bi, rec := range recs {
-			p, err := enc.Prepare(rec)
+		t.Run(tc.name, func(t *testing.T) {
+			spillBudget = tc.budget
+			sizes := tc.sizes
+			var recs []arrow.Record
+			var starts []int
+			total := 0
+			for _, n := range sizes {
+				recs = append(recs, encodeBatch(mem, total, n, tc.nulls))
+				starts = append(starts, total)
+				total += n
+			}
+			defer releaseAll(recs)
+			enc, err := learners.FitEncoder(encodeSchema, tc.features, recs, learners.EncoderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			lo := starts[bi] * dim
-			p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: whole.Data[lo : lo+p.Rows()*dim]})
+			dim := enc.Dim()
+			whole := learners.NewMatrix(total, dim)
+			for bi, rec := range recs {
+				p, err := enc.Prepare(rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := starts[bi] * dim
+				p.EncodeRows(0, p.Rows(), &learners.Matrix{Data: whole.Data[lo : lo+p.Rows()*dim]})
+			}
+			seed := uint64(3)
+			l := &Labeler{cfg: Config{Seed: &seed, Teachers: 4},
+				labelFields: []arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}}
+			s, err := l.ingestRecords(recs, enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			if tc.budget < 1000 { // the rest of every bucket to the file too
+				for b := range spillBuckets {
+					if len(s.bufs[b]) > 0 {
+						if err := s.flushBucket(b, "test"); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if inFile := s.f != nil; inFile != (tc.budget < 1000) {
+				t.Errorf("spilled to a file: %v, want %v", inFile, tc.budget < 1000)
+			}
+			if s.total != total {
+				t.Fatalf("total %d, want %d", s.total, total)
+			}
+			part := newPartitioner(4, l.source(streamPartition))
+			seen := make([]bool, total)
+			x := make([]float32, dim)
+			var buf []byte
+			for b := range spillBuckets {
+				if buf, err = s.bucket(b, buf); err != nil {
+					t.Fatal(err)
+				}
+				last := -1
+				for o := 0; o < len(buf); o += s.recSize {
+					r := spillRec(buf[o : o+s.recSize])
+					i := r.row()
+					if seen[i] || i <= last {
+						t.Fatalf("bucket %d: row %d out of order or twice", b, i)
+					}
+					seen[i], last = true, i
+					if bucketOf(r.hash()) != b {
+						t.Errorf("row %d in bucket %d, its hash's is %d", i, b, bucketOf(r.hash()))
+					}
+					id := r.id()
+					if r.hash() != part.hash(id[:]) {
+						t.Errorf("row %d: hash is not the partition key's", i)
+					}
+					r.x(s.nl, x)
+					if !slices.Equal(x, whole.Row(i)) {
+						t.Errorf("row %d = %v, want %v", i, x, whole.Row(i))
+					}
+					want := uint32(0)
+					if !(tc.nulls && i%5 == 1) {
+						want = 1 + s.dicts[0].index[[]string{"a", "b", "c"}[i%3]]
+					}
+					if r.code(0) != want {
+						t.Errorf("row %d: label code %d, want %d", i, r.code(0), want)
+					}
+				}
+			}
+			for i, ok := range seen {
+				if !ok {
+					t.Errorf("row %d not spilled", i)
+				}
+			}
+		})
+	}
+}
+
+// TestLastBucket: the bucket of a teacher's largest hash, from the partition
+// function itself (a binary search for the first hash of the next teacher).
+func TestLastBucket(t *testing.T) {
+	for _, k := range []int{1, 2, 3, 250, 4095, 4096, 5000, 1 << 20} {
+		for _, tt := range []int{0, 1, k / 3, k / 2, k - 2, k - 1} {
+			if tt < 0 || tt >= k {
+				continue
+			}
+			end := ^uint64(0) // the largest hash of teacher tt
+			if tt+1 < k {
+				lo, hi := uint64(0), ^uint64(0) // the first hash of teacher tt+1 is in (lo, hi]
+				for hi-lo > 1 {
+					mid := lo + (hi-lo)/2
+					if teacherOfHash(mid, k) > tt {
+						hi = mid
+					} else {
+						lo = mid
+					}
+				}
+				end = lo
+			}
+			if got, want := lastBucket(tt, k), bucketOf(end); got != want {
+				t.Errorf("k %d, teacher %d: last bucket %d, want %d", k, tt, got, want)
+			}
 		}
-		l := &Labeler{}
-		s, err := l.prepareSensitive(&sensitiveData{recs: recs, starts: starts, total: total}, enc)
+	}
+}
+
+// TestSpillFileSameTeachers: teachers of every learner vote alike, and the
+// row mechanisms get the same rows, whether the spill keeps every row in
+// memory or writes most of them to its file (a budget of one record a
+// bucket). -short tries two learners.
+func TestSpillFileSameTeachers(t *testing.T) {
+	e := newNBEnv(t, 12000) // about 3 rows a bucket: most go to the file
+	defer func(b int) { spillBudget = b }(spillBudget)
+	type result struct {
+		votes []int32
+		x     []float32
+		y     []int32
+	}
+	run := func(learner string, budget int) result {
+		spillBudget = budget
+		l, err := e.labeler("", learner)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (s.whole == nil) != tc.fromRows {
-			t.Errorf("features %v: whole matrix %v, want %v", tc.features, s.whole != nil, !tc.fromRows)
+		l.bins = learners.PublicBins(e.xPub, learners.DefaultMaxBins)
+		ens, _, err := l.trainTeachers(context.Background(), e.d, e.enc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		rng := rand.New(rand.NewSource(1))
-		all := make([]int, total)
-		for i := range all {
-			all[i] = i
+		v := make([]int32, e.xPub.Rows*len(nbClasses))
+		ens.Votes(e.xPub, v)
+		x, y, err := e.rows(MechanismDPLogReg, e.d)
+		if err != nil {
+			t.Fatal(err)
 		}
-		random := rng.Perm(total)[:total/2]
-		slices.Sort(random)
-		for _, rows := range [][]int{
-			all,
-			{},
-			{0},
-			{total - 1},
-			{4, 5, 6},        // a run across the first boundary
-			{5},              // a batch of one row
-			{3, 4, 5, 6, 15}, // runs across two boundaries, then the last batch
-			random,
-		} {
-			x := learners.NewMatrix(0, dim)
-			x.Data = append(x.Data, 7) // a stale value: encode must overwrite what it keeps
-			s.encode(rows, x)
-			if x.Rows != len(rows) || len(x.Data) != len(rows)*dim {
-				t.Fatalf("%+v rows %v: got %d rows, %d values", tc, rows, x.Rows, len(x.Data))
+		return result{v, x.Data, y}
+	}
+	learnerNames := []string{"logreg", "gbt"}
+	if !testing.Short() {
+		learnerNames = append(learnerNames, "nb", "tree", "knn")
+	}
+	for _, learner := range learnerNames {
+		t.Run(learner, func(t *testing.T) {
+			mem, file := run(learner, 64<<20), run(learner, 1)
+			if !slices.Equal(mem.votes, file.votes) {
+				t.Errorf("votes differ between the spill in memory and in its file")
 			}
-			for k, r := range rows {
-				if !slices.Equal(x.Row(k), whole.Row(r)) {
-					t.Errorf("%+v rows %v: row %d (sensitive row %d) = %v, want %v", tc, rows, k, r, x.Row(k), whole.Row(r))
-				}
+			if !slices.Equal(mem.x, file.x) || !slices.Equal(mem.y, file.y) {
+				t.Errorf("the row mechanisms' rows differ between the spill in memory and in its file")
 			}
-		}
-		releaseAll(recs)
+		})
 	}
 }

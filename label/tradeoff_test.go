@@ -396,23 +396,15 @@ func TestTradeoffClassDiscovery(t *testing.T) {
 	cfg := Config{Epsilon: 25, Delta: 1e-5}
 	field := arrow.Field{Name: "y", Type: arrow.BinaryTypes.String}
 	discover := func(count int, seed uint64) (*labelData, error) {
-		labels := make([]string, 0, edgeValues*count)
+		counts := make(map[string]int64, edgeValues) // every unit holds one value
 		for v := range edgeValues {
-			for range count {
-				labels = append(labels, fmt.Sprintf("v%03d", v))
-			}
-		}
-		hasLab := make([]bool, len(labels))
-		ids := make([][32]byte, len(labels))
-		for i := range labels {
-			hasLab[i] = true
-			ids[i][0], ids[i][1], ids[i][2] = byte(i), byte(i>>8), byte(i>>16)
+			counts[fmt.Sprintf("v%03d", v)] = int64(count)
 		}
 		c := cfg
 		c.Seed = &seed
 		l := &Labeler{cfg: c, labelFields: []arrow.Field{field}}
 		ld := &labelData{name: field.Name, field: field}
-		return ld, l.discoverClasses(ld, 0, labels, hasLab, ids)
+		return ld, l.discoverClasses(ld, 0, counts)
 	}
 	probe, err := discover(1000, 1)
 	if err != nil {

@@ -315,6 +315,11 @@ type ChoiceReport struct {
 	OneHotFeatures int    `json:"one_hot_features,omitempty"`
 	Rule           string `json:"rule"`
 	Why            string `json:"why"`
+	// TeacherRule is the rule that set Teachers from n̂ when the run left
+	// the number of teachers to pate, and BaseTeachers the least it gives;
+	// "" when the number was fixed (every report before the rule).
+	TeacherRule  string `json:"teacher_rule,omitempty"`
+	BaseTeachers int    `json:"base_teachers,omitempty"`
 	// Candidates are the ways of labelling the rule weighed, in its order
 	// of preference, each with whether it was eligible and why.
 	Candidates []ChoiceCandidate `json:"candidates,omitempty"`
