@@ -716,15 +716,14 @@ func (r *rounder) round(v float64) int64 {
 	if !(math.Abs(v) <= 1<<62) {
 		return 0
 	}
-	// ⌊v⌋ without a call: truncation is exact within ±2⁶², and one below
-	// it for a negative v with a fraction.
-	fl := float64(int64(v))
-	if fl > v {
-		fl--
-	}
-	frac := v - fl
-	if frac > 0 && float64(r.word()>>11)*0x1p-53 < frac {
-		fl++
+	fl := math.Floor(v)
+	if frac := v - fl; frac > 0 {
+		// Up when the uniform u = word·2⁻⁵³ is below frac: the sign bit
+		// of u − frac (a difference of floats is never rounded to zero,
+		// and u = frac gives +0), without a branch on a coin the predictor
+		// cannot guess.
+		d := float64(r.word()>>11)*0x1p-53 - frac
+		fl += float64(math.Float64bits(d) >> 63)
 	}
 	return int64(fl)
 }
