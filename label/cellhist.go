@@ -152,7 +152,7 @@ func (v *cellVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget
 		return paramError("mechanism", " %s needs a budget filter (%v)", MechanismCellHistogram, ParamName("epsilon"))
 	}
 	l.cfg.phase(PhaseCells, 0, 0)
-	m, rel, err := releaseCells(f, v.x, v.y, v.pub, v.classes, l.choiceCount, l.choiceNoise, l.source(streamDPLogRegNoise), l.source(streamCellCentres), &l.cfg)
+	m, rel, err := releaseCells(f, v.x, v.y, v.pub, v.classes, l.choiceCount, l.choiceNoise, l.source(streamDPLogRegNoise), l.source(streamCellCentres))
 	v.x, v.y, v.pub = nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBudgetRefused, err)
@@ -168,7 +168,7 @@ func (v *cellVoter) start(l *Labeler, _ MechanismParams, _ *aggregator, b budget
 // then drawn on from countSrc) and the table, fits the centres on pub and
 // returns the model of the noisy table.
 func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Matrix, classes int,
-	count *DPLogRegCount, countSrc, src, centreSrc noise.Source, cfg *Config) (learners.Model, *cellRelease, error) {
+	count *DPLogRegCount, countSrc, src, centreSrc noise.Source) (learners.Model, *cellRelease, error) {
 	if len(y) != x.Rows {
 		return nil, nil, errors.New("label: cell histogram: the labels and the feature rows differ in number")
 	}
@@ -210,7 +210,6 @@ func releaseCells(f *rdp.Filter, x *learners.Matrix, y []int32, pub *learners.Ma
 	if err != nil {
 		return nil, nil, fmt.Errorf("label: cell model: %w", err)
 	}
-	cfg.phase(PhaseSmoothing, 0, 0)
 	if m, err = learners.SmoothCells(m, pub, CellSmoothK, cellSmoothRows); err != nil {
 		return nil, nil, fmt.Errorf("label: smoothing the cells: %w", err)
 	}

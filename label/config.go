@@ -132,7 +132,7 @@ type Config struct {
 	// Phase, when set, is called as the run moves through the stages
 	// before and around the labelling (reading, training, releasing a
 	// model), and along a stage that counts public steps (dp-logreg's
-	// gradient steps, the cells' k-means iterations), so that a display
+	// gradient steps), so that a display
 	// shows a long run working from its first second. A Phase carries
 	// nothing derived from the sensitive values: its names are fixed and
 	// its counts are planned ones.
@@ -170,7 +170,6 @@ const (
 	PhaseTraining  = "training"
 	PhaseDPLogReg  = "dp-logreg gradient steps"
 	PhaseCells     = "fitting the cells"
-	PhaseSmoothing = "smoothing the cells"
 	PhaseLabelling = "labelling"
 )
 

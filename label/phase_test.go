@@ -16,7 +16,7 @@ func TestPhases(t *testing.T) {
 		want      []string // the stages, each once, in order
 		steps     bool     // dp-logreg's steps counted
 	}{
-		{MechanismCellHistogram, []string{PhaseReading, PhaseTraining, PhaseCells, PhaseSmoothing, PhaseLabelling}, false},
+		{MechanismCellHistogram, []string{PhaseReading, PhaseTraining, PhaseCells, PhaseLabelling}, false},
 		{MechanismDPLogReg, []string{PhaseReading, PhaseTraining, PhaseDPLogReg, PhaseLabelling}, true},
 		{MechanismGNMax, []string{PhaseReading, PhaseTraining, PhaseLabelling}, false},
 	}

@@ -9,7 +9,9 @@
 #
 #   letter  letter's sensitive rows (mlbench, 26 classes: the default picks
 #           cell-histogram), the public file letter's public rows repeated
-#           to 1M (repeat.go);
+#           to 1M (repeat.go): every row 150 times;
+#   letter-distinct  the same with each integer moved by ±1 with
+#           probability 0.1 (repeat.go -int-step 0.1): most rows distinct;
 #   wide    gen.go's 64 features, 2 classes, 5,000 sensitive rows (the
 #           default picks dp-logreg).
 #
@@ -17,7 +19,7 @@
 # made with it (A B A B …) and the ratio new/old printed: the before/after
 # of a change.
 #
-#   bash .ci/bench/model_speed.sh [runs=3] [workload...]
+#   bash .ci/bench/model_speed.sh [runs=3] [letter] [letter-distinct] [wide]
 #
 # Needs letter's files from .ci/utility/mlbench/make.sh in $PATE_DATASETS
 # (default /tmp/pate-datasets); files go under $PATE_BENCH_DIR (default
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/../.."
 runs=${1:-3}
 shift || true
 workloads=("$@")
-[ ${#workloads[@]} -eq 0 ] && workloads=(letter wide)
+[ ${#workloads[@]} -eq 0 ] && workloads=(letter letter-distinct wide)
 data=${PATE_DATASETS:-/tmp/pate-datasets}
 dir=${PATE_BENCH_DIR:-/tmp/pate-model-speed}
 mkdir -p "$dir"
@@ -53,6 +55,12 @@ for w in "${workloads[@]}"; do
       go run .ci/bench/repeat.go -in "$data/letter_public.parquet" -rows 1000000 -out "$dir/letter_1m.parquet"
     fi
     args=(--private "$data/letter_private.parquet" --label class --public "$dir/letter_1m.parquet")
+    ;;
+  letter-distinct)
+    if [ ! -f "$dir/letter_1m_distinct.parquet" ]; then
+      go run .ci/bench/repeat.go -in "$data/letter_public.parquet" -rows 1000000 -int-step 0.1 -out "$dir/letter_1m_distinct.parquet"
+    fi
+    args=(--private "$data/letter_private.parquet" --label class --public "$dir/letter_1m_distinct.parquet")
     ;;
   wide)
     if [ ! -f "$dir/wide/public.parquet" ]; then

@@ -1,10 +1,14 @@
 //go:build ignore
 
 // repeat writes a public file of N rows made from the rows of another,
-// repeated in order, each number moved by uniform jitter of ±jitter times
-// its column's standard deviation (other columns copied): a large public
-// file with a real set's shape, for the cells' and dp-logreg's timings
-// (.ci/bench/cells_speed.sh).
+// repeated in order, each float moved by uniform jitter of ±jitter times
+// its column's standard deviation and, with -int-step P, each integer
+// moved by ±1 with probability P (other columns copied): a large public
+// file with a real set's shape, for the default's timings
+// (.ci/bench/model_speed.sh). Without -int-step a set of integer columns
+// (letter's) repeats its rows exactly, which a search that looks each
+// distinct row up once turns to its advantage; -int-step 0.1 makes most
+// rows distinct.
 //
 //	go run .ci/bench/repeat.go -in /tmp/pate-datasets/letter_public.parquet -rows 1000000 -out /tmp/letter_1m.parquet
 package main
@@ -30,6 +34,7 @@ func main() {
 	out := flag.String("out", "", "output Parquet file")
 	rows := flag.Int64("rows", 1_000_000, "rows to write")
 	jitter := flag.Float64("jitter", 0.05, "jitter, in standard deviations of each column")
+	intStep := flag.Float64("int-step", 0, "probability that an integer moves by ±1")
 	seed := flag.Uint64("seed", 1, "seed")
 	flag.Parse()
 	r, err := arrowio.Open(*in, arrowio.ReadOptions{BatchSize: 1 << 16})
@@ -87,6 +92,14 @@ func main() {
 						fb.(*array.Float64Builder).Append(a.Value(i) + j)
 					case *array.Float32:
 						fb.(*array.Float32Builder).Append(a.Value(i) + float32(j))
+					case *array.Int64:
+						v := a.Value(i)
+						if u := rng.Float64(); u < *intStep/2 {
+							v--
+						} else if u < *intStep {
+							v++
+						}
+						fb.(*array.Int64Builder).Append(v)
 					default:
 						slice := array.NewSlice(col, int64(i), int64(i+1))
 						if err := fb.AppendValueFromString(slice.ValueStr(0)); err != nil {
