@@ -153,12 +153,12 @@ func (l *Labeler) spilledRows(ctx context.Context, s *spill) (_ *learners.Matrix
 		ids, kept = make([][32]byte, s.total), make([]bool, s.total)
 	}
 	usable := 0
-	var buf []byte
+	var buf, scratch []byte
 	for b := range spillBuckets {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if buf, err = s.bucket(b, buf); err != nil {
+		if buf, err = s.bucket(b, &scratch); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%s: %w", cfg.sens(), err)
 		}
 		for o := 0; o < len(buf); o += s.recSize {

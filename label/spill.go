@@ -456,14 +456,20 @@ func (s *spill) bucketBytes(b int) int {
 	return n
 }
 
-// bucket returns bucket b's records, in the order they were read, in dst's
-// storage.
-func (s *spill) bucket(b int, dst []byte) ([]byte, error) {
+// bucket returns bucket b's records, in the order they were read: the
+// spill's own memory when none is in the file (read only), else read into
+// *scratch, which it grows as needed.
+func (s *spill) bucket(b int, scratch *[]byte) ([]byte, error) {
+	if len(s.chunks[b]) == 0 {
+		return s.bufs[b], nil
+	}
 	n := s.bucketBytes(b)
+	dst := *scratch
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
+	*scratch = dst
 	o := 0
 	for _, c := range s.chunks[b] {
 		if _, err := s.f.ReadAt(dst[o:o+c.n], c.off); err != nil {

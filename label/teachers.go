@@ -188,14 +188,14 @@ func (l *Labeler) unitLabelCounts(ctx context.Context, s *spill) ([]map[string]i
 			rank[j][c] = pos[v]
 		}
 	}
-	var buf []byte
+	var buf, scratch []byte
 	var pairs []unitLabel
 	for b := range spillBuckets {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		var err error
-		if buf, err = s.bucket(b, buf); err != nil {
+		if buf, err = s.bucket(b, &scratch); err != nil {
 			return nil, fmt.Errorf("%s: %w", l.cfg.sens(), err)
 		}
 		for j := range s.nl {
@@ -278,10 +278,10 @@ func (l *Labeler) fitTeachers(ctx context.Context, td *teacherData, s *spill) er
 		defer close(jobs)
 		pending := make([][]byte, k)
 		next := 0 // the next teacher to train
-		var buf []byte
+		var buf, scratch []byte
 		for b := range spillBuckets {
 			var err error
-			if buf, err = s.bucket(b, buf); err != nil {
+			if buf, err = s.bucket(b, &scratch); err != nil {
 				return fmt.Errorf("%s: %w", cfg.sens(), err)
 			}
 			for o := 0; o < len(buf); o += s.recSize {

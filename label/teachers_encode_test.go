@@ -124,9 +124,9 @@ func TestSpillEncode(t *testing.T) {
 			part := newPartitioner(4, l.source(streamPartition))
 			seen := make([]bool, total)
 			x := make([]float32, dim)
-			var buf []byte
+			var buf, scratch []byte
 			for b := range spillBuckets {
-				if buf, err = s.bucket(b, buf); err != nil {
+				if buf, err = s.bucket(b, &scratch); err != nil {
 					t.Fatal(err)
 				}
 				last := -1
