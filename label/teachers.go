@@ -165,9 +165,10 @@ func (l *Labeler) classSets(ctx context.Context, s *spill) (*teacherData, error)
 }
 
 // unitLabelCounts counts, per label column, the privacy units whose most
-// frequent label is each value (ties to the first value in class order):
-// what the private class discovery releases. A unit's rows are all in one
-// bucket of the spill, which is read a bucket at a time.
+// frequent label is each value (ties to the first value in class order),
+// or the rows of each value when rows are the units: what the private
+// class discovery releases. A unit's rows are all in one bucket of the
+// spill, which is read a bucket at a time.
 func (l *Labeler) unitLabelCounts(ctx context.Context, s *spill) ([]map[string]int64, error) {
 	type unitLabel struct {
 		id   [32]byte
@@ -190,6 +191,12 @@ func (l *Labeler) unitLabelCounts(ctx context.Context, s *spill) ([]map[string]i
 	}
 	var buf, scratch []byte
 	var pairs []unitLabel
+	// Rows are the units when no --privacy-unit is given: each counts,
+	// identical rows too. Their ids are hashes of their content, which a
+	// frequency table's repeated rows share, and counting ids made the
+	// classes of such tables (titanic: 24 distinct rows of 1,467) vanish.
+	// One row added or removed moves one count by one either way.
+	rowUnits := l.cfg.PrivacyUnit == ""
 	for b := range spillBuckets {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -199,6 +206,15 @@ func (l *Labeler) unitLabelCounts(ctx context.Context, s *spill) ([]map[string]i
 			return nil, fmt.Errorf("%s: %w", l.cfg.sens(), err)
 		}
 		for j := range s.nl {
+			if rowUnits {
+				for o := 0; o < len(buf); o += s.recSize {
+					r := spillRec(buf[o : o+s.recSize])
+					if c := r.code(j); c != 0 && !r.dropped() {
+						counts[j][s.dicts[j].values[c-1]]++
+					}
+				}
+				continue
+			}
 			pairs = pairs[:0]
 			for o := 0; o < len(buf); o += s.recSize {
 				r := spillRec(buf[o : o+s.recSize])
@@ -421,7 +437,8 @@ func lastBucket(t, k int) int {
 // discoverClasses releases the set of label values privately, when the user
 // did not declare it: the class set is itself a function of the sensitive
 // data (a value held by one unit only must not be revealed by its mere
-// presence). Each unit counts once, for its most frequent label; a value is
+// presence). Each unit counts once, for its most frequent label (a row is
+// a unit without --privacy-unit, repeated rows each counting); a value is
 // kept when its count plus discrete Gaussian noise reaches a threshold that a
 // value held by one unit passes with probability at most δ_c. This is the
 // stable-histogram mechanism: ρ_c-zCDP on the values present in both
@@ -479,7 +496,11 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, counts map[string]int64)
 		if nl > 1 {
 			hint = ""
 		}
-		return invalid("label column %q: %d class(es) survived private class discovery (a class needs about %d privacy units to be released)%s", ld.name, len(kept), tau, hint)
+		units := "rows"
+		if cfg.PrivacyUnit != "" {
+			units = "privacy units (values of " + cfg.PrivacyUnit + ")"
+		}
+		return invalid("label column %q: %d class(es) survived private class discovery (a class needs about %d %s to be released)%s", ld.name, len(kept), tau, units, hint)
 	}
 	ld.classes, err = newClassSet(ld.field.Type, kept)
 	return err

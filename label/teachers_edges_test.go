@@ -188,3 +188,58 @@ func TestDiscoveryRefusalIsCharged(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoveryCountsRepeatedRows: without --privacy-unit each row is a
+// unit, so a frequency table's repeated rows each count towards their
+// class (a table of two distinct rows repeated 300 times releases both
+// classes); rows that share one privacy unit still count once (and then
+// release nothing). Counting rows by their content hash, as units, made
+// the classes of such tables vanish.
+func TestDiscoveryCountsRepeatedRows(t *testing.T) {
+	tests := []struct {
+		name    string
+		unit    string
+		classes int // released; 0: the run is refused
+	}{
+		{"rows are the units", "", 2},
+		{"one privacy unit", "u", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			same := func(int) string { return "a" }
+			twoRows := func(i int) int64 { return int64(i % 2) }
+			priv := edgeRows(mem, 600, same, twoRows)
+			defer releaseAll(priv.recs)
+			// x = i % 2: two distinct rows, each repeated 300 times.
+			x := priv.recs[0].Column(0).(*array.Float64)
+			for i := range x.Len() {
+				x.Float64Values()[i] = float64(i % 2)
+			}
+			pub := edgeRows(mem, 20, same, twoRows)
+			defer releaseAll(pub.recs)
+			seed := uint64(5)
+			cfg := Config{Label: "y", Features: []string{"x"}, Keep: []string{"x"}, PrivacyUnit: tc.unit,
+				Teachers: 4, Learner: "logreg", Epsilon: 2, Delta: 1e-5, PublicRows: 20,
+				Seed: &seed, BatchSize: 64, Allocator: mem}
+			l, err := New(cfg, priv.schema, pub.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := l.Run(context.Background(), priv, pub, &discard{})
+			if tc.classes == 0 {
+				if !errors.Is(err, ErrInvalidInput) {
+					t.Fatalf("err = %v, want a refusal: one unit cannot release a class", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Classes) != tc.classes {
+				t.Errorf("released classes %v, want %d", rep.Classes, tc.classes)
+			}
+		})
+	}
+}
