@@ -74,17 +74,30 @@ func ZCDPEps(rho, delta float64) float64 {
 		return 0
 	}
 	// Search t = ln(λ−1) on [-12, 25].
-	f := func(t float64) float64 { return zcdpEpsAt(rho, delta, 1+math.Exp(t)) }
-	const lo, hi, n = -12.0, 25.0, 800
-	step := (hi - lo) / n
-	best, bestT := math.Inf(1), lo
-	for i := 0; i <= n; i++ {
+	best, _ := gridThenGolden(func(t float64) float64 { return zcdpEpsAt(rho, delta, 1+math.Exp(t)) }, -12, 25, 800)
+	return math.Max(0, best)
+}
+
+// gridThenGolden minimises f, unimodal on [lo, hi], by a grid of n steps
+// then a golden-section search in the grid step on either side of the
+// grid's best point, never leaving [lo, hi]. It returns the smallest value
+// it evaluated and where.
+func gridThenGolden(f func(float64) float64, lo, hi float64, n int) (best, at float64) {
+	best, at = f(lo), lo
+	if !(hi > lo) {
+		return best, at
+	}
+	step := (hi - lo) / float64(n)
+	for i := 1; i <= n; i++ {
 		t := lo + step*float64(i)
+		if i == n {
+			t = hi
+		}
 		if v := f(t); v < best {
-			best, bestT = v, t
+			best, at = v, t
 		}
 	}
-	a, b := bestT-step, bestT+step
+	a, b := math.Max(lo, at-step), math.Min(hi, at+step)
 	g := (math.Sqrt(5) - 1) / 2
 	c, d := b-g*(b-a), a+g*(b-a)
 	fc, fd := f(c), f(d)
@@ -99,8 +112,13 @@ func ZCDPEps(rho, delta float64) float64 {
 			fd = f(d)
 		}
 	}
-	best = math.Min(best, math.Min(fc, fd))
-	return math.Max(0, best)
+	if fc < best {
+		best, at = fc, c
+	}
+	if fd < best {
+		best, at = fd, d
+	}
+	return best, at
 }
 
 // RhoForEps returns the largest ρ with ZCDPEps(ρ, δ) ≤ eps (bisection on the
@@ -303,41 +321,6 @@ func ZCDPEpsWithin(rho, delta, maxOrder float64) (eps, order float64) {
 	// improved conversion of ρλ is unimodal in λ, so a grid then a
 	// golden-section refinement inside the range finds its minimum; every
 	// point evaluated is inside the range, so inexactness only raises ε.
-	lo, hi := 0.0, math.Log(maxOrder-1)
-	best, bestT := f(lo), lo
-	if hi > lo {
-		const n = 400
-		step := (hi - lo) / n
-		for i := 1; i <= n; i++ {
-			t := lo + step*float64(i)
-			if i == n {
-				t = hi
-			}
-			if v := f(t); v < best {
-				best, bestT = v, t
-			}
-		}
-		a, b := math.Max(lo, bestT-step), math.Min(hi, bestT+step)
-		g := (math.Sqrt(5) - 1) / 2
-		c, d := b-g*(b-a), a+g*(b-a)
-		fc, fd := f(c), f(d)
-		for i := 0; i < 100 && b-a > 1e-13; i++ {
-			if fc < fd {
-				b, d, fd = d, c, fc
-				c = b - g*(b-a)
-				fc = f(c)
-			} else {
-				a, c, fc = c, d, fd
-				d = a + g*(b-a)
-				fd = f(d)
-			}
-		}
-		if fc < best {
-			best, bestT = fc, c
-		}
-		if fd < best {
-			best, bestT = fd, d
-		}
-	}
+	best, bestT := gridThenGolden(f, 0, math.Log(maxOrder-1), 400)
 	return math.Max(0, best), at(bestT)
 }
