@@ -57,8 +57,6 @@ func FitCellCentres(pub *Matrix, m, iters int, seed uint64) (*Matrix, error) {
 		assign[i] = -1
 	}
 	idx, dist := make([]int32, x.Rows), make([]float32, x.Rows)
-	sums := make([]float64, c.Rows*c.Cols)
-	counts := make([]int, c.Rows)
 	for it := 0; it < iters; it++ {
 		if err := NewNeighborIndex(c).Search(x, 1, idx, dist); err != nil {
 			return nil, err
@@ -72,24 +70,7 @@ func FitCellCentres(pub *Matrix, m, iters int, seed uint64) (*Matrix, error) {
 		if !changed {
 			break
 		}
-		clear(sums)
-		clear(counts)
-		for i, j := range assign {
-			counts[j]++
-			s := sums[int(j)*c.Cols : (int(j)+1)*c.Cols]
-			for k, v := range x.Row(i) {
-				s[k] += float64(v)
-			}
-		}
-		for j, n := range counts {
-			if n == 0 {
-				continue // an empty cell keeps its centre
-			}
-			row, s := c.Row(j), sums[j*c.Cols:(j+1)*c.Cols]
-			for k := range row {
-				row[k] = float32(s[k] / float64(n))
-			}
-		}
+		lloydStep(c, x, assign) // an empty cell keeps its centre
 	}
 	return c, nil
 }
