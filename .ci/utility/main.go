@@ -36,7 +36,7 @@
 // shuttle, glass): bash .ci/utility/mlbench/make.sh DIR, then
 // -data DIR -sets letter,....
 //
-// The corpus (42 sets from Debian's R data packages, see
+// The corpus (41 sets from Debian's R data packages, see
 // .ci/utility/corpus/README.md): bash .ci/utility/corpus/make.sh DIR, then
 //
 //	go run ./.ci/utility -data DIR -corpus [-seeds 1] [-json out.json]

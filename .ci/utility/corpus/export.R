@@ -9,7 +9,7 @@
 suppressPackageStartupMessages({
   library(mlbench); library(AER); library(carData); library(dslabs)
   library(MASS); library(rpart); library(HSAUR3); library(survival)
-  library(vcd); library(palmerpenguins); library(ade4); library(pscl)
+  library(vcd); library(ade4); library(pscl)
   library(TH.data)
 })
 summary_rows <- list()
@@ -124,8 +124,6 @@ exp("suicide", "vcd", "Suicide", "method", d = expand(get_data("vcd", "Suicide")
     drop = c("method2", "age.group"), covers = "large; all categorical but age; imbalanced")
 exp("danishwelfare", "vcd", "DanishWelfare", "Status", d = expand(get_data("vcd", "DanishWelfare")),
     covers = "all categorical")
-# palmerpenguins (CC0)
-exp("penguins", "palmerpenguins", "penguins", "species", covers = "nulls")
 # ade4 (GPL (>= 2))
 exp("banque", "ade4", "banque", "csp", covers = "all categorical; wide one-hot")
 # pscl (GPL-2)

@@ -82,6 +82,7 @@ func main() {
 	minShare := flag.Float64("min-share", 0.05, "minority line: smallest class's share of the sensitive rows")
 	minRows := flag.Int("min-rows", 300, "minority line: smallest class's sensitive rows")
 	bigRows := flag.Int("big", 5000, "ceiling line: sensitive rows from which every set must reach 0.90")
+	flag.BoolVar(&skipFailed, "skip-failed", false, "leave out the runs that failed instead of counting them 0 (to read the lines where the default ran)")
 	wide := flag.Bool("wide", false, "print one line per set (the default and its best candidate at each ε) instead of one per set and ε")
 	flag.Parse()
 	log.SetFlags(0)
@@ -376,9 +377,15 @@ func load(paths []string) ([]*set, error) {
 	return out, nil
 }
 
+// skipFailed leaves failed runs out of the means.
+var skipFailed bool
+
 func means(s *set) map[key]*cell {
 	m := map[key]*cell{}
 	for _, r := range s.Runs {
+		if skipFailed && r.Err != "" {
+			continue
+		}
 		k := key{r.Run, r.Eps}
 		c := m[k]
 		if c == nil {
