@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -17,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pate-tool/pate/label"
 	"github.com/pate-tool/pate/label/rdp"
+	"github.com/pate-tool/pate/label/report"
 )
 
 // Every figure a user reads is a valid bound, wherever it is read: the
@@ -260,29 +261,18 @@ func checkComposed(t *testing.T, runs []spendFigures) {
 // readings is a claim a user may take.
 func statedSpend(t *testing.T, b []byte) float64 {
 	t.Helper()
-	var rep struct {
-		Spent map[string]json.RawMessage `json:"spent"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
+	rep, err := label.ParseReport(b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	eps := math.Inf(1)
-	for _, k := range []string{"epsilon_improved", "epsilon_classic", "epsilon_gdp", "epsilon_pure"} {
-		raw, ok := rep.Spent[k]
-		if !ok {
-			continue
+	sp := rep.Spent
+	eps := math.Min(float64(sp.EpsilonImproved), float64(sp.EpsilonClassic))
+	for _, r := range []*report.Float{sp.EpsilonGDP, sp.EpsilonPure} {
+		if r != nil {
+			eps = math.Min(eps, float64(*r))
 		}
-		var v float64
-		if err := json.Unmarshal(raw, &v); err != nil {
-			var s string
-			if json.Unmarshal(raw, &s) == nil && s == "inf" {
-				continue
-			}
-			t.Fatalf("spent.%s: %s", k, raw)
-		}
-		eps = math.Min(eps, v)
 	}
-	if math.IsInf(eps, 1) {
+	if math.IsInf(eps, 1) || math.IsNaN(eps) {
 		t.Fatalf("the report states no spend: %s", b)
 	}
 	return eps

@@ -126,12 +126,12 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		curve[i] += gaussRho * o
 	}
 	ei, oi := rdp.EpsImproved(orders, curve, deltaConv)
-	if math.IsInf(maxOrder, 1) {
-		if z := rdp.ZCDPEps(rho, deltaConv); z < ei {
-			ei, oi = z, zcdpOrder(rho, deltaConv)
+	// On the orders 2..maxOrder only when the charges are bounded there
+	// (never below 2, however large ρ); every order > 1 otherwise.
+	if z, o := rdp.ZCDPEpsWithin(rho, deltaConv, maxOrder); z < ei {
+		if math.IsNaN(o) { // unbounded: ZCDPEps does not say its order
+			o = zcdpOrder(rho, deltaConv)
 		}
-	} else if z, o := rdp.ZCDPEpsWithin(rho, deltaConv, maxOrder); z < ei {
-		// Only the orders 2..maxOrder: never below 2, however large ρ.
 		ei, oi = z, math.Round(100*o)/100
 	}
 	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)

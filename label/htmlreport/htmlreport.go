@@ -570,21 +570,18 @@ func (p *page) epsilonOf(rho float64) float64 {
 // events read 1.23 by zCDP where its report states 0.4998.
 func (p *page) pointEpsilon(t report.TimePoint) float64 {
 	s := p.rep.Spent
+	stated := float64(s.EpsilonImproved) // the report's smallest reading of the whole spend
+	if pure := s.EpsilonPure; pure != nil && *pure > 0 && (stated == 0 || float64(*pure) < stated) {
+		stated = float64(*pure)
+	}
 	eps := float64(t.Epsilon)
 	if eps == 0 {
 		eps = p.epsilonOf(float64(t.Rho))
-		if s.EpsilonPure != nil && *s.EpsilonPure > 0 {
-			eps = math.Min(eps, float64(*s.EpsilonPure))
-		}
-		if s.EpsilonImproved > 0 {
-			eps = math.Min(eps, float64(s.EpsilonImproved))
+		if stated > 0 {
+			eps = math.Min(eps, stated)
 		}
 	}
-	if t.Rho >= s.Rho { // the whole spend: the report's smallest reading
-		stated := float64(s.EpsilonImproved)
-		if s.EpsilonPure != nil && *s.EpsilonPure > 0 {
-			stated = math.Min(stated, float64(*s.EpsilonPure))
-		}
+	if t.Rho >= s.Rho {
 		eps = math.Max(eps, stated)
 	}
 	return eps
