@@ -17,16 +17,23 @@ import (
 // and returns its report and what it wrote.
 func runCollect(t *testing.T, cfg Config, priv, pub *memReader) (*Report, *collect) {
 	t.Helper()
+	rep, out, err := runCollectErr(t, cfg, priv, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, out
+}
+
+// runCollectErr is runCollect returning the run's error.
+func runCollectErr(t *testing.T, cfg Config, priv, pub *memReader) (*Report, *collect, error) {
+	t.Helper()
 	l, err := New(cfg, priv.schema, pub.schema)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := &collect{}
 	rep, err := l.Run(context.Background(), priv, pub, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, out
+	return rep, out, err
 }
 
 type collect struct {

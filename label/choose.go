@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/pate-tool/pate/label/noise"
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
@@ -409,16 +410,13 @@ func (l *Labeler) choose(n int64, td *teacherData, features, oneHot int) (bool, 
 	if err != nil {
 		return false, invalid("budget: %v", err)
 	}
-	sc, g, rho, err := dplrCount(f.Budget())
-	if err != nil {
-		return false, err
+	if l.count == nil {
+		if err := l.releaseCount(n, td.discoveryDelta); err != nil {
+			return false, err
+		}
 	}
+	noisy, sc, rho, src := l.count.noisy, l.count.sigma, l.count.rho, l.count.src
 	classes := len(td.classes.values)
-	// Drawn as dp-logreg's own step 1 would be, from its noise stream: a
-	// chosen dp-logreg takes the count and the stream over.
-	src := l.source(streamDPLogRegNoise)
-	noisy := max(0, n+g.Sample(src))
-	l.warnFewRows(noisy, sc)
 	l.growTeachers(noisy, classes) // teachercount.go
 	mech, perClass, cands := ChooseByRule(noisy, cfg.Teachers, classes, features, oneHot, cfg.Student, cfg.Epsilon, f.Budget(), td.discoveryRho)
 	chosen := mech
@@ -460,13 +458,45 @@ func (l *Labeler) choose(n int64, td *teacherData, features, oneHot int) (bool, 
 	return true, nil
 }
 
+// choiceCountRelease is the chooser's noisy row count: n̂, its σ, its ρ
+// and the noise stream it was drawn from.
+type choiceCountRelease struct {
+	noisy int64
+	sigma float64
+	rho   float64
+	src   noise.Source
+}
+
+// releaseCount draws the chooser's noisy count of the n sensitive rows,
+// with discDelta the class discovery's share of δ (the count is planned on
+// the rest, as every release of the run). Drawn as dp-logreg's own step 1
+// would be, from its noise stream: a chosen dp-logreg takes the count and
+// the stream over. From here on a failure charges it (withChoice).
+func (l *Labeler) releaseCount(n int64, discDelta float64) error {
+	cfg := &l.cfg
+	f, err := rdp.NewFilter(cfg.Epsilon, cfg.Delta-discDelta)
+	if err != nil {
+		return invalid("budget: %v", err)
+	}
+	sc, g, rho, err := dplrCount(f.Budget())
+	if err != nil {
+		return err
+	}
+	src := l.source(streamDPLogRegNoise)
+	noisy := max(0, n+g.Sample(src))
+	l.warnFewRows(noisy, sc)
+	l.count = &choiceCountRelease{noisy: noisy, sigma: sc, rho: rho, src: src}
+	l.choiceRho = rho
+	return nil
+}
+
 // resetChoice undoes a previous Run's choice: every Run chooses afresh.
 func (l *Labeler) resetChoice() {
 	if l.planned != nil {
 		l.cfg, l.planned = *l.planned, nil
 	}
 	l.choice, l.choiceRho, l.chosen, l.teacherBase = nil, 0, nil, 0
-	l.choiceCount, l.choiceNoise = nil, nil
+	l.choiceCount, l.choiceNoise, l.count = nil, nil, nil
 }
 
 // withChoice adds the chooser's count to what a failed run says it spent

@@ -59,6 +59,10 @@ type Labeler struct {
 	// stream, so that it trains as --mechanism dp-logreg would.
 	choiceCount *DPLogRegCount
 	choiceNoise noise.Source
+	// count is the chooser's noisy row count when it was released before
+	// the class discovery (the discovery's share of the budget is a rule
+	// on it); nil otherwise.
+	count *choiceCountRelease
 
 	// The warnings of the last Run that the report keeps (public or
 	// released figures only).

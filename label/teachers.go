@@ -52,7 +52,8 @@ type labelData struct {
 }
 
 // Share of the budget's ρ and of δ spent on discovering the class set when
-// it is not declared with --classes.
+// it is not declared with --classes (the ρ share when the run has no
+// noisy count to size it on: see DiscoveryShare).
 const (
 	discoveryRhoShare   = 0.02
 	discoveryDeltaShare = 0.1
@@ -108,6 +109,16 @@ func (l *Labeler) trainSpilled(ctx context.Context, s *spill, enc *learners.Enco
 	for j, lf := range l.labelFields {
 		if s.dicts[j].usable == 0 {
 			cfg.diagnose("%s: the label column %q has no usable value", cfg.sens(), lf.Name)
+		}
+	}
+	if cfg.Choose && cfg.Classes == nil {
+		// The chooser's count first: the class discovery's share of the
+		// budget is a public rule on it (DiscoveryShare).
+		if err := validateChoice(cfg); err != nil {
+			return nil, nil, err
+		}
+		if err := l.releaseCount(int64(s.total), DiscoveryDelta(cfg.Delta, false)); err != nil {
+			return nil, nil, err
 		}
 	}
 	td, err := l.classSets(ctx, s)
@@ -452,9 +463,13 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, counts map[string]int64)
 	cfg := &l.cfg
 	nl := float64(len(l.labelFields))
 	sigma := float64(discoverySigmaFree)
+	share := discoveryRhoShare
 	if cfg.Epsilon > 0 {
 		rhoB := rdp.RhoForEps(cfg.Epsilon, cfg.Delta*(1-discoveryDeltaShare))
-		sigma = math.Sqrt(1 / (2 * discoveryRhoShare * rhoB))
+		if l.count != nil {
+			share = DiscoveryShare(l.count.noisy, rhoB)
+		}
+		sigma = math.Sqrt(1 / (2 * share * rhoB))
 	}
 	if nl > 1 {
 		sigma *= math.Sqrt(nl)
@@ -490,6 +505,9 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, counts map[string]int64)
 	ld.discoveryRho = rdp.DiscreteGaussianRho(1, sigma, max(len(vals), 1))
 	ld.discoveryDelta = deltaC
 	ld.discovery = &ClassDiscovery{Sigma: sigmaStr, Threshold: tau, Rho: Float(ld.discoveryRho), Delta: Float(deltaC)}
+	if l.count != nil && cfg.Epsilon > 0 {
+		ld.discovery.Share, ld.discovery.Rule = Float(share), DiscoveryRule
+	}
 	ld.classesSource = "released privately from the sensitive data (stable histogram)"
 	if len(kept) < 2 {
 		hint := "; declare the classes with --classes"

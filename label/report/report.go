@@ -194,6 +194,11 @@ type ClassDiscovery struct {
 	Threshold int64  `json:"threshold"`
 	Rho       Float  `json:"rho"`
 	Delta     Float  `json:"delta"`
+	// Share is the share of the budget's ρ the discovery was planned on,
+	// and Rule the public rule that set it from the chooser's noisy count
+	// (absent: the fixed share of a run without that count).
+	Share Float  `json:"share,omitempty"`
+	Rule  string `json:"rule,omitempty"`
 }
 
 // Float is a float64 that encodes ±Inf and NaN as the strings "inf", "-inf"
