@@ -66,19 +66,28 @@ type cell struct {
 type rule struct {
 	rows, weak, strong float64
 	// numericMulti: the cells between weak and strong only for an
-	// all-numeric encoding of at least 3 classes.
+	// all-numeric encoding of at least numericMin classes.
 	numericMulti bool
-	// strongMulti: the strong cells only for at least 3 classes.
+	// strongMulti: the strong cells only for at least strongMin classes.
 	strongMulti bool
+	// The class floors of the two conditions (0: 3, the rule's first).
+	numericMin, strongMin int
+}
+
+func floor(v int) int {
+	if v == 0 {
+		return 3
+	}
+	return v
 }
 
 func (r rule) pick(c cell) (string, float64) {
 	switch {
-	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= 3):
+	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= floor(r.strongMin)):
 		return "cells", c.cl
 	case c.perClass >= r.rows:
 		return "PATE", c.pate
-	case c.cpf >= r.weak && (!r.numericMulti || (c.numeric && c.classes >= 3)):
+	case c.cpf >= r.weak && (!r.numericMulti || (c.numeric && c.classes >= floor(r.numericMin))):
 		return "cells", c.cl
 	}
 	return "dp-logreg", c.dplr
@@ -99,6 +108,7 @@ func main() {
 	data := flag.String("data", "/work/corpus-data", "corpus folder (the public files give the encoded features)")
 	teachers := flag.Int("teachers", 250, "the default plan's teachers")
 	wide := flag.Bool("wide", false, "one line per set: the best candidate and both regrets at each ε")
+	fixedFloors = flag.Bool("fixed-floors", false, "fit the thresholds only, the class floors of the conditions fixed at 3")
 	flag.Parse()
 	log.SetFlags(0)
 	type acc struct{ sum, n float64 }
@@ -174,14 +184,23 @@ func main() {
 		}
 	}
 	inf := math.Inf(1)
-	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true}
+	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true,
+		label.ChooseCellsMinClasses, label.ChooseCellsStrongMinClasses}
 	grid := []rule{current}
+	floors := []int{3, 4, 6, 8}
+	if *fixedFloors {
+		floors = []int{3}
+	}
 	for _, r := range []float64{10, 20, 30, 50, 75, 100, 200, inf} {
 		for _, w := range []float64{2.5, 5, 7.5, 10, 15, 20, 30, inf} {
 			for _, s := range []float64{10, 20, 30, 50, 100, inf} {
 				if s >= w || s == inf {
 					for _, sm := range []bool{false, true} {
-						grid = append(grid, rule{r, w, s, false, sm}, rule{r, w, s, true, sm})
+						for _, fn := range floors {
+							for _, fs := range floors {
+								grid = append(grid, rule{r, w, s, false, sm, fn, fs}, rule{r, w, s, true, sm, fn, fs})
+							}
+						}
 					}
 				}
 			}
@@ -256,13 +275,15 @@ func (r rule) String() string {
 	}
 	s := f(r.rows) + ", " + f(r.weak) + ", " + f(r.strong)
 	if r.numericMulti {
-		s += ", numeric ≥ 3 classes"
+		s += fmt.Sprintf(", numeric ≥ %d classes", floor(r.numericMin))
 	}
 	if r.strongMulti {
-		s += ", strong ≥ 3 classes"
+		s += fmt.Sprintf(", strong ≥ %d classes", floor(r.strongMin))
 	}
 	return s
 }
+
+var fixedFloors *bool
 
 // encodedFeatures is the width of the encoding the default fits on the
 // public file, row identifiers left out.
