@@ -61,6 +61,11 @@ func TestChooseByRule(t *testing.T) {
 		{"adult's count with 9 features: 2 classes keep PATE", 32_561, 250, 2, 9, "logreg", 2, ""},
 		{"3 classes of adult's count with 9 features", 32_561, 250, 3, 9, "logreg", 2, MechanismCellHistogram},
 		{"2 classes, 9 numeric features, PATE not eligible: dp-logreg", 20_000, 250, 2, 9, "logreg", 2, MechanismDPLogReg},
+		// With one-hot columns the strong cells need 6 classes.
+		{"5 classes of 19k rows, 9 features with one-hot columns: dp-logreg", 19_190, 250, 5, 9, "logreg", 1, MechanismDPLogReg},
+		{"the same with 6 classes and one-hot columns", 19_190, 250, 6, 9, "logreg", 1, MechanismCellHistogram},
+		{"5 classes of 19k rows, 9 numeric features", 19_190, 250, 5, 9, "logreg", 1, MechanismCellHistogram},
+		{"3 classes of adult's count, 9 features with one-hot columns: not the cells", 32_561, 250, 3, 9, "logreg", 2, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,6 +259,18 @@ func TestAuditChoiceRules(t *testing.T) {
 		r.Choice.Features, r.Choice.Classes, r.Classes = 9, 3, []string{"a", "b", "c"}
 		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 9, 0, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
 	}
+	// The same with 4 of the 9 features one-hot: the strong cells need 6
+	// classes there; the rule before that took them for 3.
+	strongOneHot := func(r *Report) {
+		r.Choice.Features, r.Choice.OneHotFeatures, r.Choice.Classes, r.Classes = 9, 4, 3, []string{"a", "b", "c"}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 3, 9, 4, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+	}
+	strongThree := func(r *Report) {
+		r.Choice.Features, r.Choice.OneHotFeatures, r.Choice.Classes, r.Classes = 9, 4, 3, []string{"a", "b", "c"}
+		r.Choice.Rule = choiceRuleStrongThree
+		_, _, r.Choice.Candidates = chooseBy(r.Choice.NoisyRows, 250, 3, r.Choice.Student, ChooseRowsPerClass, 1,
+			&cellsRule{features: 9, rho: float64(r.Guarantee.Rho), left: true, strong: ChooseCellsStrong, numericMulti: true, oneHot: 4})
+	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
 		r.Student = &StudentReport{Learner: r.Choice.Student}
@@ -299,6 +316,9 @@ func TestAuditChoiceRules(t *testing.T) {
 		}, "choice threshold"},
 		{"strong cells before PATE for adult's count of 9 features", current(32_561, "logreg"), func(r *Report) { strong(r); cellsRun(r) }, ""},
 		{"PATE where strong cells were the rule's", current(32_561, "logreg"), func(r *Report) { strong(r); pateRun(r) }, "choice follows"},
+		{"dp-logreg for adult's count of 9 features, 4 one-hot, 3 classes", current(32_561, "logreg"), strongOneHot, ""},
+		{"strong cells for 9 features, 4 one-hot, 3 classes", current(32_561, "logreg"), func(r *Report) { strongOneHot(r); cellsRun(r) }, "choice follows"},
+		{"strong cells for 9 features, 4 one-hot, 3 classes by the rule before", current(32_561, "logreg"), func(r *Report) { strongThree(r); cellsRun(r) }, ""},
 		{"PATE for adult's count of 9 features by the rule of the cells after PATE", cellsLeft(32_561, "logreg", 9), pateRun, ""},
 		{"cells for 12k rows of 16 features by the rule of the cells after PATE", cellsLeft(12_000, "logreg", 16), cellsRun, ""},
 		{"weak cells with the one-hot features edited away", current(12_000, "logreg"), func(r *Report) {

@@ -70,8 +70,10 @@ type rule struct {
 	numericMulti bool
 	// strongMulti: the strong cells only for at least strongMin classes.
 	strongMulti bool
-	// The class floors of the two conditions (0: 3, the rule's first).
-	numericMin, strongMin int
+	// The class floors of the two conditions (0: 3, the rule's first),
+	// and of the strong cells when the encoding has a one-hot column (0:
+	// strongMin).
+	numericMin, strongMin, strongMany int
 }
 
 func floor(v int) int {
@@ -81,9 +83,16 @@ func floor(v int) int {
 	return v
 }
 
+func (r rule) strongFloor(numeric bool) int {
+	if !numeric && r.strongMany > 0 {
+		return r.strongMany
+	}
+	return floor(r.strongMin)
+}
+
 func (r rule) pick(c cell) (string, float64) {
 	switch {
-	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= floor(r.strongMin)):
+	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= r.strongFloor(c.numeric)):
 		return "cells", c.cl
 	case c.perClass >= r.rows:
 		return "PATE", c.pate
@@ -108,7 +117,7 @@ func main() {
 	data := flag.String("data", "/work/corpus-data", "corpus folder (the public files give the encoded features)")
 	teachers := flag.Int("teachers", 250, "the default plan's teachers")
 	wide := flag.Bool("wide", false, "one line per set: the best candidate and both regrets at each ε")
-	fixedFloors = flag.Bool("fixed-floors", false, "fit the thresholds only, the class floors of the conditions fixed at 3")
+	fixedFloors = flag.Bool("fixed-floors", false, "fit the thresholds and the one-hot floor of the strong cells only, the other class floors fixed at 3")
 	flag.Parse()
 	log.SetFlags(0)
 	type acc struct{ sum, n float64 }
@@ -185,7 +194,7 @@ func main() {
 	}
 	inf := math.Inf(1)
 	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true,
-		label.ChooseCellsMinClasses, label.ChooseCellsStrongMinClasses}
+		label.ChooseCellsMinClasses, label.ChooseCellsMinClasses, label.ChooseCellsStrongManyClasses}
 	grid := []rule{current}
 	floors := []int{3, 4, 6, 8}
 	if *fixedFloors {
@@ -198,7 +207,9 @@ func main() {
 					for _, sm := range []bool{false, true} {
 						for _, fn := range floors {
 							for _, fs := range floors {
-								grid = append(grid, rule{r, w, s, false, sm, fn, fs}, rule{r, w, s, true, sm, fn, fs})
+								for _, many := range []int{0, 4, 6, 8} {
+									grid = append(grid, rule{r, w, s, false, sm, fn, fs, many}, rule{r, w, s, true, sm, fn, fs, many})
+								}
 							}
 						}
 					}
@@ -279,6 +290,9 @@ func (r rule) String() string {
 	}
 	if r.strongMulti {
 		s += fmt.Sprintf(", strong ≥ %d classes", floor(r.strongMin))
+		if r.strongMany > 0 {
+			s += fmt.Sprintf(" (≥ %d with one-hot columns)", r.strongMany)
+		}
 	}
 	return s
 }
