@@ -31,6 +31,7 @@ import (
 
 	"github.com/pate-tool/pate/io/arrowio"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -61,6 +62,11 @@ type cell struct {
 	pate, dplr, cl float64
 	numeric        bool // no one-hot column in the encoding
 	classes        int
+	// snr is dp-logreg's rows a noise unit: n·√(2ρ)/√(parameters), the
+	// quantity its own plan reads.
+	snr float64
+	// rpp is the rows a parameter of dp-logreg: n/((features+1)·classes).
+	rpp float64
 }
 
 type rule struct {
@@ -74,6 +80,10 @@ type rule struct {
 	// and of the strong cells when the encoding has a one-hot column (0:
 	// strongMin).
 	numericMin, strongMin, strongMany int
+	// lowSNR, when not 0: the cells, before everything, when dp-logreg's
+	// snr is below it and the classes at least manyClasses.
+	lowSNR      float64
+	manyClasses int
 }
 
 func floor(v int) int {
@@ -81,6 +91,13 @@ func floor(v int) int {
 		return 3
 	}
 	return v
+}
+
+func (c cell) lowSignal(byRows bool) float64 {
+	if byRows {
+		return c.rpp
+	}
+	return c.snr
 }
 
 func (r rule) strongFloor(numeric bool) int {
@@ -92,6 +109,8 @@ func (r rule) strongFloor(numeric bool) int {
 
 func (r rule) pick(c cell) (string, float64) {
 	switch {
+	case r.lowSNR > 0 && c.lowSignal(*byRows) < r.lowSNR && c.classes >= r.manyClasses:
+		return "cells", c.cl
 	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= r.strongFloor(c.numeric)):
 		return "cells", c.cl
 	case c.perClass >= r.rows:
@@ -117,6 +136,10 @@ func main() {
 	data := flag.String("data", "/work/corpus-data", "corpus folder (the public files give the encoded features)")
 	teachers := flag.Int("teachers", 250, "the default plan's teachers")
 	wide := flag.Bool("wide", false, "one line per set: the best candidate and both regrets at each ε")
+	withLowSNR = flag.Bool("low-snr", false, "fit a condition that takes the cells first where dp-logreg's rows a noise unit are few and the classes many")
+	tryLow = flag.Float64("try-low-snr", 0, "the rule's constants with the low-snr condition at this snr")
+	byRows = flag.Bool("rows-a-parameter", false, "the low-signal condition reads dp-logreg's rows a parameter (ε-free) instead of its rows a noise unit; -low-snr and -try-low-snr thresholds are then in rows a parameter")
+	tryMany = flag.Int("try-many", 9, "its classes, with -try-low-snr")
 	fixedFloors = flag.Bool("fixed-floors", false, "fit the thresholds and the one-hot floor of the strong cells only, the other class floors fixed at 3")
 	flag.Parse()
 	log.SetFlags(0)
@@ -187,18 +210,30 @@ func main() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			cells = append(cells, cell{set: name, eps: e, cpf: cpf, numeric: numeric, classes: classes,
+			snr := float64(n) * math.Sqrt(2*rdp.RhoForEps(e, delta)) / math.Sqrt(float64(learners.ParamCount(feats, classes)))
+			rpp := float64(n) / float64(learners.ParamCount(feats, classes))
+			cells = append(cells, cell{set: name, eps: e, cpf: cpf, numeric: numeric, classes: classes, snr: snr, rpp: rpp,
 				perClass: float64(n) / float64(*teachers*classes) * math.Min(e, 1),
 				pate:     m["pdef"].sum / m["pdef"].n, dplr: m["dplr"].sum / m["dplr"].n, cl: m["cells"].sum / m["cells"].n})
 		}
 	}
 	inf := math.Inf(1)
 	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true,
-		label.ChooseCellsMinClasses, label.ChooseCellsMinClasses, label.ChooseCellsStrongManyClasses}
+		label.ChooseCellsMinClasses, label.ChooseCellsMinClasses, label.ChooseCellsStrongManyClasses, 0, 0}
+	if *tryLow > 0 {
+		current.lowSNR, current.manyClasses = *tryLow, *tryMany
+	}
 	grid := []rule{current}
 	floors := []int{3, 4, 6, 8}
 	if *fixedFloors {
 		floors = []int{3}
+	}
+	lows := []float64{0}
+	if *withLowSNR {
+		lows = []float64{0, 3, 5, 7, 10}
+		if *byRows {
+			lows = []float64{0, 0.25, 0.5, 1, 2}
+		}
 	}
 	for _, r := range []float64{10, 20, 30, 50, 75, 100, 200, inf} {
 		for _, w := range []float64{2.5, 5, 7.5, 10, 15, 20, 30, inf} {
@@ -208,7 +243,14 @@ func main() {
 						for _, fn := range floors {
 							for _, fs := range floors {
 								for _, many := range []int{0, 4, 6, 8} {
-									grid = append(grid, rule{r, w, s, false, sm, fn, fs, many}, rule{r, w, s, true, sm, fn, fs, many})
+									for _, low := range lows {
+										for _, mc := range []int{6, 9, 12} {
+											if low == 0 && mc > 6 {
+												continue
+											}
+											grid = append(grid, rule{r, w, s, false, sm, fn, fs, many, low, mc}, rule{r, w, s, true, sm, fn, fs, many, low, mc})
+										}
+									}
 								}
 							}
 						}
@@ -294,10 +336,21 @@ func (r rule) String() string {
 			s += fmt.Sprintf(" (≥ %d with one-hot columns)", r.strongMany)
 		}
 	}
+	if r.lowSNR > 0 {
+		unit := "rows a noise unit"
+		if *byRows {
+			unit = "rows a parameter"
+		}
+		s += fmt.Sprintf(", cells first below %g %s and ≥ %d classes", r.lowSNR, unit, r.manyClasses)
+	}
 	return s
 }
 
-var fixedFloors *bool
+var (
+	fixedFloors, withLowSNR, byRows *bool
+	tryLow                          *float64
+	tryMany                         *int
+)
 
 // encodedFeatures is the width of the encoding the default fits on the
 // public file, row identifiers left out.
