@@ -361,3 +361,13 @@ func (f *TeacherFile) Hash() string { return f.hash }
 
 // LabelField is the label column.
 func (f *TeacherFile) LabelField() arrow.Field { return f.field }
+
+// DecodeTeacher decodes one teacher of MarshalTeacher's form, trained with
+// the spec.
+func (s *TeacherSpec) DecodeTeacher(b []byte) (learners.Model, error) {
+	m, err := unmarshalTeacher(b, len(s.Classes), s.Encoder.Dim())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTeacherFormat, err)
+	}
+	return m, nil
+}
