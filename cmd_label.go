@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/urfave/cli/v2"
@@ -69,6 +70,7 @@ Examples:
 			&cli.BoolFlag{Name: "self-train", Usage: "pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Usage: "which rows are queries: uncertain (in rounds, the rows the student is least sure of, among the first 100,000 public rows), random (a uniform sample) or first (the first rows) (default: uncertain; first with --teachers-only)"},
 			&cli.StringFlag{Name: "save-labeler", Usage: "save the student, the public feature encoding, the classes and the run's report to this file, for pate predict"},
+			&cli.StringFlag{Name: "teachers-from", Usage: "poll the teachers of this ensemble file (pate-beam-train writes it where the sensitive data lives) instead of training them: --private is not read, the label, classes, features and number of teachers are the file's, and the labels are released and charged as any run's. Needs a teacher mechanism (confident-gnmax, gnmax, lnmax, svt) and --dataset NAME for the ledger"},
 			&cli.BoolFlag{Name: "teachers-only", Usage: "no student: put every public row to the teachers in order until the budget or --max-queries ends; rows they abstain on stay unlabelled (the default for a public stream on stdin)"},
 			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
@@ -81,6 +83,12 @@ Examples:
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
 				return err
+			}
+			if c.IsSet("teachers-from") {
+				if err := missingFlags(c, teachersFromRequired); err != nil {
+					return err
+				}
+				return runLabelTeachersFrom(c, e)
 			}
 			if err := missingFlags(c, labelRequired); err != nil {
 				return err
@@ -97,10 +105,14 @@ Examples:
 // stand in for it: a newcomer should give a budget.
 var labelRequired = []string{"private", "label", "public", "epsilon", "delta", "output"}
 
+// teachersFromRequired are the flags a run with --teachers-from needs: the
+// teachers stand in for --private and say which label they learnt.
+var teachersFromRequired = []string{"teachers-from", "public", "epsilon", "delta", "output"}
+
 // labelCategories groups pate label's other flags in its help, in order.
 var labelCategories = []flagCategory{
 	{"Plan: the student and the queries (default: planned from ε, δ and the teachers)",
-		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner", "neighbors"}},
+		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner", "neighbors", "teachers-from"}},
 	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
 		"diagnostics"}},
 	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed", "save-labeler"}},
@@ -120,6 +132,7 @@ type labelOptions struct {
 	weights    []float64
 	replicable *label.Replicable
 	batch      int
+	teachers   int
 }
 
 func runLabel(c *cli.Context, e *env) error {
@@ -207,6 +220,110 @@ func runLabel(c *cli.Context, e *env) error {
 	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
 		defer bar.finish()
 		r, err := lab.Run(ctx, tee.wrap(sens), pub, w)
+		rep = r
+		return r, err
+	}); err != nil {
+		return err
+	}
+	return saveLabeler(c, e, lab, rep)
+}
+
+// runLabelTeachersFrom is pate label polling the teachers of an ensemble
+// file (--teachers-from) instead of training its own: the sensitive data is
+// not read here, its teachers' votes are released and charged as any
+// run's. The ledger names the dataset (--dataset): its rows are not here
+// to be identified by.
+func runLabelTeachersFrom(c *cli.Context, e *env) error {
+	path := c.String("teachers-from")
+	for _, f := range []string{"private", "replicable", "diagnostics", "learner", "exclude", "label-weights"} {
+		if c.IsSet(f) {
+			return usagef("--%s does not go with --teachers-from: the teachers were trained elsewhere, on the sensitive data, with their own settings", f)
+		}
+	}
+	if !c.Bool("no-ledger") && !c.IsSet("dataset") {
+		return usagef("--teachers-from: name the sensitive dataset for the privacy ledger with --dataset NAME (its rows are not read here, so they cannot identify it), or give --no-ledger")
+	}
+	o, err := labelFlags(c, e.stdout)
+	if err != nil {
+		return err
+	}
+	if err := saveLabelerFlag(c); err != nil {
+		return err
+	}
+	tf, err := label.LoadTeachers(path)
+	if err != nil {
+		return fmt.Errorf("--teachers-from: %w", err)
+	}
+	man := tf.Manifest()
+	if c.IsSet("teachers") && o.teachers != man.Teachers {
+		return usagef("--teachers %d: the file has %d teachers (their number is fixed where they were trained)", o.teachers, man.Teachers)
+	}
+	o.teachers = man.Teachers
+	if o.labels == nil {
+		o.labels = []string{man.Label}
+	}
+	lr, _, err := openLedgerWith(c, e, "--teachers-from", path, func() (string, error) { return "teachers:" + tf.Hash(), nil })
+	if err != nil {
+		return err
+	}
+	mem := memory.DefaultAllocator
+	pub, err := arrowio.Open(c.String("public"), arrowio.ReadOptions{BatchSize: o.batch, Allocator: mem, Stdin: e.stdin, CountRows: true, SelectLater: true})
+	if err != nil {
+		return fmt.Errorf("--public: %w", err)
+	}
+	defer pub.Close()
+	warnSkipped(e, c.Bool("quiet"), "public", pub)
+	if pub.NumRows() == 0 {
+		return fmt.Errorf("--public %s has no rows: nothing to label: %w", c.String("public"), label.ErrInvalidInput)
+	}
+	cfg := labelConfig(c, o, pub.NumRows())
+	if cfg.Classes == nil {
+		// The plan reads the class count: the file's classes are declared.
+		cfg.Classes = slices.Clone(man.Classes)
+		applyPlan(c, &cfg, false)
+	}
+	// The choice of a mechanism and of the number of teachers needs a noisy
+	// count of the sensitive rows: the plan is the default's PATE one.
+	cfg.Choose, cfg.GrowTeachers = false, false
+	cfg.Allocator = mem
+	cfg.CommandLine = reportedArgs(e.args)
+	cfg.SensitiveName = "--teachers-from " + path
+	if !c.Bool("quiet") {
+		cfg.Warn = func(msg string) { fmt.Fprintf(e.stderr, "pate: warning: %s\n", msg) }
+	}
+	if c.IsSet("label-type") {
+		if cfg.LabelType, _, err = declaredTypes(c, o.labels, pub.Schema()); err != nil {
+			return err
+		}
+	}
+	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
+	cfg.Progress = bar.update
+	cfg.Phase = bar.phase
+	defer bar.finish()
+	if lr != nil {
+		lr.noisyShown = bar.showedNoisy
+	}
+	if c.String("save-labeler") != "" && cfg.Student == "" {
+		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
+	}
+	lab, err := label.NewFromTeachers(cfg, tf, pub.Schema())
+	if err != nil {
+		return err
+	}
+	if cols := lab.PublicColumns(); cols != nil {
+		if err := pub.Select(cols); err != nil {
+			return fmt.Errorf("--public: %w", err)
+		}
+		if err := lab.UsePublic(pub.Schema()); err != nil {
+			return err
+		}
+	} else if err := pub.Select(nil); err != nil {
+		return fmt.Errorf("--public: %w", err)
+	}
+	var rep *label.Report
+	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {
+		defer bar.finish()
+		r, err := lab.RunTeachers(ctx, pub, w)
 		rep = r
 		return r, err
 	}); err != nil {
