@@ -40,7 +40,9 @@ Examples:
        --delta 1e-5 --replicable --shared-seed-file shared.seed -o labeled.arrow
    pate label --private a.parquet --label income --public p.parquet --classes 0,1 \
        --mechanism private-learner --epsilon 1 --delta 1e-5 -o labeled.arrow
-                                        (one ε-DP decision stump labels every row)`,
+                                        (one ε-DP decision stump labels every row)
+   pate label --teachers-from adult.teachers --public p.parquet --epsilon 1 --delta 1e-5 \
+       --dataset adult -o labeled.arrow    (teachers from label/beam's pate-beam-train)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data: a file (Parquet, Arrow IPC file or stream, CSV, gzip-compressed CSV), a directory of such shards (hive key=value folders become columns), a quoted glob pattern, or - for stdin", Required: true},
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget. Rows whose label is null are dropped from that label's training (--diagnostics counts them)", Required: true},
