@@ -26,7 +26,9 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -111,6 +113,9 @@ func Prepare(ctx context.Context, o Options) (*label.TeacherSpec, []ShardRef, er
 	}
 	sens := sensSchema.Schema()
 	sensSchema.Close()
+	for i := range shards {
+		shards[i].Columns = columnNames(sens)
+	}
 	localPub, cleanup, err := beamfs.LocalCopy(ctx, o.Public)
 	if err != nil {
 		return nil, nil, fmt.Errorf("public data %s: %w", o.Public, err)
@@ -144,6 +149,18 @@ func Prepare(ctx context.Context, o Options) (*label.TeacherSpec, []ShardRef, er
 type ShardRef struct {
 	Index int
 	Path  string
+	// Columns are the first shard's columns, in order: a row is identified
+	// by its values in that order (as pate label's reader gives them), so
+	// a shard whose columns differ is refused.
+	Columns []string
+}
+
+func columnNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
 }
 
 // listShards lists the sensitive shards as pate label's reader orders
@@ -243,6 +260,10 @@ func (f *mapShardFn) ProcessElement(ctx context.Context, sh ShardRef, emit func(
 		return err
 	}
 	defer r.Close()
+	if got := columnNames(r.Schema()); !slices.Equal(got, sh.Columns) {
+		return fmt.Errorf("sensitive shard %s: its columns (%s) are not the first shard's (%s), in the same order",
+			sh.Path, strings.Join(got, ", "), strings.Join(sh.Columns, ", "))
+	}
 	m := f.spec.NewMapper()
 	first := 0 // the index in the shard of the batch's first row
 	for {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -317,5 +318,60 @@ func TestPrepareRefusals(t *testing.T) {
 				t.Fatalf("got %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestPipelineRefusesReorderedShard: a shard whose columns are in another
+// order than the first's fails the pipeline, naming the shard: rows are
+// identified by their values in the first shard's column order.
+func TestPipelineRefusesReorderedShard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a pipeline on prism")
+	}
+	dir := t.TempDir()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r, err := arrowio.Open(filepath.Join(testdata, "adult_train.parquet"), arrowio.ReadOptions{BatchSize: 500, Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Read()
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	fields, cols := slices.Clone(rec.Schema().Fields()), slices.Clone(rec.Columns())
+	slices.Reverse(fields)
+	slices.Reverse(cols)
+	rev := array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	defer rev.Release()
+	for i, x := range []arrow.Record{rec, rev} {
+		w, err := arrowio.Create(filepath.Join(dir, fmt.Sprintf("part-%d.arrow", i)), x.Schema(), arrowio.WriteOptions{Allocator: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(x); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{Public: filepath.Join(testdata, "adult_public.parquet"), Private: dir, Output: filepath.Join(t.TempDir(), "t"),
+		Label: "income", Classes: []string{"0", "1"}, Teachers: 3}
+	spec, shards, err := Prepare(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := Build(s, spec, shards, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), "part-1.arrow") {
+		t.Fatalf("pipeline: %v; want an error naming the reordered shard", err)
+	}
+	if _, err := os.Stat(o.Output); err == nil {
+		t.Error("the pipeline wrote an ensemble file")
 	}
 }
