@@ -40,7 +40,9 @@ Examples:
        --delta 1e-5 --replicable --shared-seed-file shared.seed -o labeled.arrow
    pate label --private a.parquet --label income --public p.parquet --classes 0,1 \
        --mechanism private-learner --epsilon 1 --delta 1e-5 -o labeled.arrow
-                                        (one ε-DP decision stump labels every row)`,
+                                        (one ε-DP decision stump labels every row)
+   pate label --teachers-from adult.teachers --public p.parquet --epsilon 1 --delta 1e-5 \
+       --dataset adult -o labeled.arrow    (teachers from label/beam's pate-beam-train)`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "private", Usage: "sensitive labelled data: a file (Parquet, Arrow IPC file or stream, CSV, gzip-compressed CSV), a directory of such shards (hive key=value folders become columns), a quoted glob pattern, or - for stdin", Required: true},
 			&cli.StringSliceFlag{Name: "label", Usage: "label column of the sensitive data; repeat it (or give a,b) to label several columns per row under one joint budget. Rows whose label is null are dropped from that label's training (--diagnostics counts them)", Required: true},
@@ -69,6 +71,7 @@ Examples:
 			&cli.BoolFlag{Name: "self-train", Usage: "pseudo-label the public rows the student is sure of (p ≥ 0.9, among the first 20,000 unlabelled rows) and refit it once"},
 			&cli.StringFlag{Name: "select", Usage: "which rows are queries: uncertain (in rounds, the rows the student is least sure of, among the first 100,000 public rows), random (a uniform sample) or first (the first rows) (default: uncertain; first with --teachers-only)"},
 			&cli.StringFlag{Name: "save-labeler", Usage: "save the student, the public feature encoding, the classes and the run's report to this file, for pate predict"},
+			&cli.StringFlag{Name: "teachers-from", Usage: "poll the teachers of this ensemble file (pate-beam-train writes it where the sensitive data lives) instead of training them: --private is not read, the label, classes, features and number of teachers are the file's, and the labels are released and charged as any run's. Needs a teacher mechanism (confident-gnmax, gnmax, lnmax, svt) and --dataset NAME for the ledger"},
 			&cli.BoolFlag{Name: "teachers-only", Usage: "no student: put every public row to the teachers in order until the budget or --max-queries ends; rows they abstain on stay unlabelled (the default for a public stream on stdin)"},
 			// The HTML report.
 			&cli.StringFlag{Name: "report-html", Usage: "write a self-contained HTML report (charts, parameters, explanation) to this file"},
@@ -81,6 +84,12 @@ Examples:
 			*jsonErrors = c.Bool("json")
 			if err := noPositional(c); err != nil {
 				return err
+			}
+			if c.IsSet("teachers-from") {
+				if err := missingFlags(c, teachersFromRequired); err != nil {
+					return err
+				}
+				return runLabelTeachersFrom(c, e)
 			}
 			if err := missingFlags(c, labelRequired); err != nil {
 				return err
@@ -97,10 +106,14 @@ Examples:
 // stand in for it: a newcomer should give a budget.
 var labelRequired = []string{"private", "label", "public", "epsilon", "delta", "output"}
 
+// teachersFromRequired are the flags a run with --teachers-from needs: the
+// teachers stand in for --private and say which label they learnt.
+var teachersFromRequired = []string{"teachers-from", "public", "epsilon", "delta", "output"}
+
 // labelCategories groups pate label's other flags in its help, in order.
 var labelCategories = []flagCategory{
 	{"Plan: the student and the queries (default: planned from ε, δ and the teachers)",
-		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner", "neighbors"}},
+		[]string{"student", "select", "max-queries", "teachers-only", "self-train", "teachers", "learner", "neighbors", "teachers-from"}},
 	{"Data", []string{"features", "exclude", "classes", "privacy-unit", "label-type", "label-weights", "keep", "batch-size",
 		"diagnostics"}},
 	{"Output and report", []string{"report", "report-html", "format", "zstd", "json", "quiet", "seed", "save-labeler"}},
@@ -120,6 +133,7 @@ type labelOptions struct {
 	weights    []float64
 	replicable *label.Replicable
 	batch      int
+	teachers   int
 }
 
 func runLabel(c *cli.Context, e *env) error {
@@ -192,16 +206,8 @@ func runLabel(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	// The public columns neither encoded nor kept are not decoded at all.
-	if cols := lab.PublicColumns(); cols != nil {
-		if err := pub.Select(cols); err != nil {
-			return fmt.Errorf("--public: %w", err)
-		}
-		if err := lab.UsePublic(pub.Schema()); err != nil {
-			return err
-		}
-	} else if err := pub.Select(nil); err != nil {
-		return fmt.Errorf("--public: %w", err)
+	if err := narrowPublic(lab, pub); err != nil {
+		return err
 	}
 	var rep *label.Report
 	if err := releaseRun(c, e, lr, lab, o.out, o.format, func(ctx context.Context, w label.RecordWriter) (*label.Report, error) {

@@ -66,7 +66,7 @@ func labelFlags(c *cli.Context, stdout io.Writer) (labelOptions, error) {
 	if c.String("private") == "-" && c.String("public") == "-" {
 		return o, usagef("--private and --public cannot both read stdin")
 	}
-	o.out, o.batch = c.String("output"), c.Int("batch-size")
+	o.out, o.batch, o.teachers = c.String("output"), c.Int("batch-size"), c.Int("teachers")
 	var err error
 	if o.format, o.seed, err = outputFlags(c, stdout); err != nil {
 		return o, err
@@ -79,7 +79,7 @@ func labelFlags(c *cli.Context, stdout io.Writer) (labelOptions, error) {
 			}
 		}
 	}
-	if o.labels = splitList(c.StringSlice("label")); len(o.labels) == 0 {
+	if o.labels = splitList(c.StringSlice("label")); len(o.labels) == 0 && !c.IsSet("teachers-from") {
 		return o, usagef("--label: give the label column")
 	}
 	if c.IsSet("label-weights") {
@@ -101,7 +101,6 @@ func labelFlags(c *cli.Context, stdout io.Writer) (labelOptions, error) {
 // labelConfig is the labelling pate label's flags ask for.
 func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config {
 	cfg := label.Config{
-		Label:            o.labels[0],
 		Labels:           o.labels,
 		LabelWeights:     o.weights,
 		Classes:          nilIfEmpty(splitList(c.StringSlice("classes"))),
@@ -109,7 +108,7 @@ func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config 
 		Exclude:          splitList(c.StringSlice("exclude")),
 		Keep:             nilIfEmpty(splitList(c.StringSlice("keep"))),
 		PrivacyUnit:      c.String("privacy-unit"),
-		Teachers:         c.Int("teachers"),
+		Teachers:         o.teachers,
 		Learner:          c.String("learner"),
 		LearnerOptions:   learners.LearnerOptions{Neighbors: c.Int("neighbors")},
 		Mechanism:        c.String("mechanism"),
@@ -129,6 +128,9 @@ func labelConfig(c *cli.Context, o labelOptions, publicRows int64) label.Config 
 		Replicable:       o.replicable,
 		BatchSize:        o.batch,
 		Version:          version,
+	}
+	if len(o.labels) > 0 {
+		cfg.Label = o.labels[0]
 	}
 	if c.IsSet("keep") && len(cfg.Keep) == 0 {
 		cfg.Keep = []string{}

@@ -109,6 +109,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ue), cliUsage(err), errors.Is(err, label.ErrInvalidInput),
 		errors.Is(err, arrowio.ErrFormat), errors.Is(err, arrowio.ErrNoColumn),
 		errors.Is(err, predict.ErrFormat), errors.Is(err, predict.ErrVersion),
+		errors.Is(err, label.ErrTeacherFormat), errors.Is(err, label.ErrTeacherVersion),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, filepath.ErrBadPattern),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EROFS):
 		return exitUsage

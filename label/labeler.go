@@ -42,6 +42,10 @@ type Labeler struct {
 
 	trained *Trained // what labels rows after the last Run (see Trained)
 
+	// teachersFrom is the teacher ensemble RunTeachers polls
+	// (NewFromTeachers); nil for a run that trains its own.
+	teachersFrom *TeacherFile
+
 	// The histogram learners' split edges, fitted by Run on the public
 	// head (invariant 2); nil when no learner of the run needs them.
 	bins *learners.Bins

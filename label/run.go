@@ -94,6 +94,14 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 		return nil, l.withChoice(err)
 	}
 
+	return l.release(ctx, &head, public, out, enc, ens, td)
+}
+
+// release is a run once its voter is ready: it plans the mechanism, streams
+// the public batches (*head first, which it takes over) through the voter
+// and the aggregator, and writes the labelled batches to out.
+func (l *Labeler) release(ctx context.Context, head *[]arrow.Record, public RecordReader, out RecordWriter, enc *learners.Encoder, ens voter, td *teacherData) (*Report, error) {
+	cfg := &l.cfg
 	// Streaming needs less memory than training did; keep its garbage in
 	// check so that the peak does not depend on the number of public rows.
 	var ahead int64
@@ -122,14 +130,14 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// 4. Stream the public data: read → vote → aggregate → write.
 	cfg.phase(PhaseLabelling, 0, 0)
 	st := l.newRunState(enc, ens, agg, filter, td)
-	if err := st.startStudent(head); err != nil {
+	if err := st.startStudent(*head); err != nil {
 		return nil, spentBefore(err, discovered)
 	}
 	if st.student != nil {
 		defer st.student.close()
 	}
-	err = st.stream(ctx, head, public, out)
-	head = nil // the stream owns (and has released) the head batches
+	err = st.stream(ctx, *head, public, out)
+	*head = nil // the stream owns (and has released) the head batches
 	if err != nil {
 		// What the filter had spent when the stream stopped (the discovery's
 		// and the chooser's ρ included): an interrupted run whose figures

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,11 +15,11 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local paths
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/pate-tool/pate/io/arrowio"
+	"github.com/pate-tool/pate/label/beam/internal/beamfs"
 	"github.com/pate-tool/pate/label/predict"
 )
 
@@ -103,7 +102,7 @@ type labelShardFn struct {
 
 // Setup loads the labeler once per DoFn instance.
 func (f *labelShardFn) Setup(ctx context.Context) error {
-	b, err := readFile(ctx, f.Labeler)
+	b, err := beamfs.ReadFile(ctx, f.Labeler)
 	if err != nil {
 		return fmt.Errorf("labeler %s: %w", f.Labeler, err)
 	}
@@ -116,15 +115,15 @@ func (f *labelShardFn) Setup(ctx context.Context) error {
 // ProcessElement labels the shard m and emits its manifest line. A retry
 // rewrites the same output (written to a temporary file and renamed).
 func (f *labelShardFn) ProcessElement(ctx context.Context, m fileio.FileMetadata, emit func(Shard)) error {
-	in, cleanupIn, err := localCopy(ctx, m.Path)
+	in, cleanupIn, err := beamfs.LocalCopy(ctx, m.Path)
 	if err != nil {
 		return err
 	}
 	defer cleanupIn()
 	base := path.Base(filepath.ToSlash(m.Path))
 	name := strings.TrimSuffix(base, path.Ext(base)) + ".arrow"
-	out := joinPath(f.OutDir, name)
-	local, finish, err := localTarget(ctx, out)
+	out := beamfs.Join(f.OutDir, name)
+	local, finish, err := beamfs.LocalTarget(ctx, out)
 	if err != nil {
 		return err
 	}
@@ -191,97 +190,5 @@ func (f *writeManifestFn) ProcessElement(ctx context.Context, _ int, shards func
 			return err
 		}
 	}
-	return writeFile(ctx, f.Path, b.Bytes())
-}
-
-// isLocal tells whether p is a path of the local file system.
-func isLocal(p string) bool { return !strings.Contains(p, "://") }
-
-func joinPath(dir, name string) string {
-	if isLocal(dir) {
-		return filepath.Join(dir, name)
-	}
-	return strings.TrimSuffix(dir, "/") + "/" + name
-}
-
-// localCopy returns a local path holding the file p: p itself when it is
-// local, else a temporary copy (pate's readers need random access).
-func localCopy(ctx context.Context, p string) (string, func(), error) {
-	if isLocal(p) {
-		return p, func() {}, nil
-	}
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return "", nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, p)
-	if err != nil {
-		return "", nil, err
-	}
-	defer r.Close()
-	tmp, err := os.CreateTemp("", "pate-shard-*"+path.Ext(p))
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.Remove(tmp.Name()) }
-	_, err = io.Copy(tmp, r)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("copying %s: %w", p, err)
-	}
-	return tmp.Name(), cleanup, nil
-}
-
-// localTarget returns a local path to write the output p to, and the
-// function that puts it in place (a copy to p's file system when p is not
-// local).
-func localTarget(ctx context.Context, p string) (string, func() error, error) {
-	if isLocal(p) {
-		return p, func() error { return nil }, nil
-	}
-	tmp, err := os.CreateTemp("", "pate-out-*.arrow")
-	if err != nil {
-		return "", nil, err
-	}
-	tmp.Close()
-	return tmp.Name(), func() error {
-		defer os.Remove(tmp.Name())
-		b, err := os.ReadFile(tmp.Name())
-		if err != nil {
-			return err
-		}
-		return writeFile(ctx, p, b)
-	}, nil
-}
-
-func readFile(ctx context.Context, p string) ([]byte, error) {
-	if isLocal(p) {
-		return os.ReadFile(p)
-	}
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	return filesystem.Read(ctx, fs, p)
-}
-
-func writeFile(ctx context.Context, p string, b []byte) error {
-	if isLocal(p) {
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			return err
-		}
-		return os.Rename(tmp, p)
-	}
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	return filesystem.Write(ctx, fs, p, b)
+	return beamfs.WriteFile(ctx, f.Path, b.Bytes())
 }
