@@ -66,6 +66,11 @@ func TestChooseByRule(t *testing.T) {
 		{"the same with 6 classes and one-hot columns", 19_190, 250, 6, 9, "logreg", 1, MechanismCellHistogram},
 		{"5 classes of 19k rows, 9 numeric features", 19_190, 250, 5, 9, "logreg", 1, MechanismCellHistogram},
 		{"3 classes of adult's count, 9 features with one-hot columns: not the cells", 32_561, 250, 3, 9, "logreg", 2, MechanismDPLogReg},
+		// Below half a row a parameter of dp-logreg, the cells first.
+		{"soybean: 19 classes of 455 rows, 169 features with one-hot columns", 455, 250, 19, 169, "logreg", 0.5, MechanismCellHistogram},
+		{"soybean at ε = 4", 455, 250, 19, 169, "logreg", 4, MechanismCellHistogram},
+		{"2 classes of 455 rows, 500 features with one-hot columns: dp-logreg", 455, 250, 2, 500, "logreg", 1, MechanismDPLogReg},
+		{"banque: 9 classes of 540 rows, 104 features with one-hot columns (0.57 a parameter)", 540, 250, 9, 104, "logreg", 1, MechanismDPLogReg},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,6 +276,16 @@ func TestAuditChoiceRules(t *testing.T) {
 		_, _, r.Choice.Candidates = chooseBy(r.Choice.NoisyRows, 250, 3, r.Choice.Student, ChooseRowsPerClass, 1,
 			&cellsRule{features: 9, rho: float64(r.Guarantee.Rho), left: true, strong: ChooseCellsStrong, numericMulti: true, oneHot: 4})
 	}
+	// 455 rows of 169 encoded features (160 one-hot) and 19 classes: 0.14
+	// rows a parameter of dp-logreg, the cells first.
+	sparse := func(r *Report) {
+		r.Choice.Features, r.Choice.OneHotFeatures, r.Choice.Classes = 169, 160, 19
+		r.Classes = nil
+		for i := range 19 {
+			r.Classes = append(r.Classes, fmt.Sprint(i))
+		}
+		_, _, r.Choice.Candidates = ChooseByRule(r.Choice.NoisyRows, 250, 19, 169, 160, r.Choice.Student, 1, float64(r.Guarantee.Rho), 0)
+	}
 	pateRun := func(r *Report) {
 		r.Mechanism, r.Teachers, r.Choice.Chosen = Mechanisms[0], 250, Mechanisms[0]
 		r.Student = &StudentReport{Learner: r.Choice.Student}
@@ -319,6 +334,15 @@ func TestAuditChoiceRules(t *testing.T) {
 		{"dp-logreg for adult's count of 9 features, 4 one-hot, 3 classes", current(32_561, "logreg"), strongOneHot, ""},
 		{"strong cells for 9 features, 4 one-hot, 3 classes", current(32_561, "logreg"), func(r *Report) { strongOneHot(r); cellsRun(r) }, "choice follows"},
 		{"strong cells for 9 features, 4 one-hot, 3 classes by the rule before", current(32_561, "logreg"), func(r *Report) { strongThree(r); cellsRun(r) }, ""},
+		{"cells for 455 rows of 169 features and 19 classes", current(455, "logreg"), func(r *Report) { sparse(r); cellsRun(r) }, ""},
+		{"dp-logreg where the sparse rows were the cells'", current(455, "logreg"), sparse, "choice follows"},
+		{"cells for 455 rows of 169 features by the rule before", current(455, "logreg"), func(r *Report) {
+			sparse(r)
+			cellsRun(r)
+			r.Choice.Rule = choiceRuleStrongThree
+			_, _, r.Choice.Candidates = chooseBy(r.Choice.NoisyRows, 250, 19, r.Choice.Student, ChooseRowsPerClass, 1,
+				&cellsRule{features: 169, rho: float64(r.Guarantee.Rho), left: true, strong: ChooseCellsStrong, numericMulti: true, oneHot: 160})
+		}, "choice follows"},
 		{"PATE for adult's count of 9 features by the rule of the cells after PATE", cellsLeft(32_561, "logreg", 9), pateRun, ""},
 		{"cells for 12k rows of 16 features by the rule of the cells after PATE", cellsLeft(12_000, "logreg", 16), cellsRun, ""},
 		{"weak cells with the one-hot features edited away", current(12_000, "logreg"), func(r *Report) {
