@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pate-tool/pate/label/rdp"
 	"github.com/pate-tool/pate/label/report"
@@ -70,6 +71,13 @@ type LabelEvents struct {
 // sum is converted once at δ − discDelta (discDelta: the discoveries' δ,
 // all columns together). The event counts of the result are the totals.
 func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, delta float64) (Spend, error) {
+	return recomputeSpend(mechanism, labels, discDelta, delta, false)
+}
+
+// recomputeSpend is RecomputeSpendLabels; with improvedOnly it leaves the
+// classic and Gaussian-DP readings out (a timeline point states ρ and the
+// improved ε only).
+func recomputeSpend(mechanism string, labels []LabelEvents, discDelta, delta float64, improvedOnly bool) (Spend, error) {
 	if len(labels) == 0 {
 		return Spend{}, invalid("no label column")
 	}
@@ -88,7 +96,7 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 	var checks, argmaxes int64
 	classesPublic := true
 	for _, lab := range labels {
-		a, err := newAggregator(mechanism, max(lab.Classes, 1), lab.Params)
+		a, err := eventCostsOf(mechanism, max(lab.Classes, 1), lab.Params)
 		if err != nil {
 			return Spend{}, invalid("%w", err)
 		}
@@ -129,12 +137,15 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 	// On the orders 2..maxOrder only when the charges are bounded there
 	// (never below 2, however large ρ); every order > 1 otherwise.
 	if z, o := rdp.ZCDPEpsWithin(rho, deltaConv, maxOrder); z < ei {
-		if math.IsNaN(o) { // unbounded: ZCDPEps does not say its order
+		if math.IsNaN(o) && !improvedOnly { // unbounded: ZCDPEps does not say its order
 			o = zcdpOrder(rho, deltaConv)
 		}
 		ei, oi = z, math.Round(100*o)/100
 	}
-	ec, oc := rdp.EpsClassic(orders, curve, deltaConv)
+	var ec, oc float64
+	if !improvedOnly {
+		ec, oc = rdp.EpsClassic(orders, curve, deltaConv)
+	}
 	sp := Spend{
 		Rho:             Float(rho),
 		EpsilonImproved: Float(rdp.RoundUp(ei, epsDecimals)),
@@ -150,11 +161,57 @@ func RecomputeSpendLabels(mechanism string, labels []LabelEvents, discDelta, del
 		v := Float(rdp.RoundUp(pureEps, epsDecimals))
 		sp.EpsilonPure, sp.PureEvents = &v, argmaxes
 	}
-	if !pureAnswers(mechanism) && math.IsInf(maxOrder, 1) { // Gaussian DP needs every order
+	if !pureAnswers(mechanism) && math.IsInf(maxOrder, 1) && !improvedOnly { // Gaussian DP needs every order
 		g := Float(rdp.RoundUp(rdp.GDPEps(math.Sqrt(mu2), deltaConv), epsDecimals))
 		sp.EpsilonGDP = &g
 	}
 	return sp, nil
+}
+
+// eventCost is what one event of a mechanism with given parameters costs:
+// the ρ of a threshold check and of an answer, and an answer's pure ε.
+type eventCost struct{ rhoCheck, rhoAnswer, epsAnswer float64 }
+
+type eventCostKey struct {
+	mechanism string
+	classes   int
+	params    MechanismParams
+}
+
+// eventCosts remembers the costs of the settings recomputed last: a
+// report's timeline recomputes the spend at every one of its points (about
+// 200) with the same settings, and building the aggregator builds its
+// exact sampler's tables, half the time of a recomputation.
+var eventCosts struct {
+	sync.Mutex
+	m map[eventCostKey]eventCost
+}
+
+// eventCostsMax bounds the settings remembered.
+const eventCostsMax = 64
+
+// eventCostsOf returns the costs of an event of mechanism with classes and
+// params, as the aggregator that would run them plans them.
+func eventCostsOf(mechanism string, classes int, params MechanismParams) (eventCost, error) {
+	k := eventCostKey{mechanism, classes, params}
+	eventCosts.Lock()
+	c, ok := eventCosts.m[k]
+	eventCosts.Unlock()
+	if ok {
+		return c, nil
+	}
+	a, err := newAggregator(mechanism, classes, params)
+	if err != nil {
+		return eventCost{}, err
+	}
+	c = eventCost{a.rhoCheck, a.rhoAnswer, a.epsAnswer}
+	eventCosts.Lock()
+	if eventCosts.m == nil || len(eventCosts.m) >= eventCostsMax {
+		eventCosts.m = make(map[eventCostKey]eventCost)
+	}
+	eventCosts.m[k] = c
+	eventCosts.Unlock()
+	return c, nil
 }
 
 // DiscoveryDelta is the δ a run with these settings gives to the private

@@ -50,7 +50,7 @@ func runningTimeline(tl []TimePoint, kind string, final LabelEvents, seen, answe
 	for i, p := range tl {
 		ev := final
 		ev.Checks, ev.Argmaxes = checks(p), argmaxes(p)
-		sp, err := RecomputeSpendLabels(kind, []LabelEvents{ev}, discDelta, delta)
+		sp, err := recomputeSpend(kind, []LabelEvents{ev}, discDelta, delta, true)
 		if err != nil {
 			return tl
 		}
