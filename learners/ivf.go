@@ -35,6 +35,11 @@ type ivf struct {
 	// from its nearest list, so that its k-th distance shrinks early.
 	near  []int32
 	nearK int
+	// normMax is the largest of maxNorm: the rounding slack of every list
+	// is within that of a row of this norm, so one bound per query decides
+	// which lists cannot hold a neighbour before any list's own is worked
+	// out.
+	normMax float64
 }
 
 // Bounds of the inverted file.
@@ -132,6 +137,7 @@ func buildIVF(base *Matrix, norms []float32) *ivf {
 			ix.radius[l] = math.Max(ix.radius[l], ix.dc[j])
 			ix.maxNorm[l] = math.Max(ix.maxNorm[l], float64(norms[i]))
 		}
+		ix.normMax = math.Max(ix.normMax, ix.maxNorm[l])
 	}
 	ix.nearK = min(ivfNear, lists)
 	ix.near = make([]int32, lists*ix.nearK)
@@ -227,10 +233,11 @@ type ivfScratch struct {
 	dq   []float64 // the query's distance to each centre
 	idx  []int32
 	dist []float32
+	d    []float32 // a block's distances
 }
 
 func newIVFScratch(ix *ivf, k int) *ivfScratch {
-	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k)}
+	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k), d: make([]float32, ivfBlock)}
 }
 
 // roundingSlack is a bound on |computed − exact| of the scan's float32
@@ -260,12 +267,27 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 	near := ix.near[first*ix.nearK : (first+1)*ix.nearK]
 	computed := 0
 	for _, l := range near {
-		computed += ix.scanList(int(l), q, qn, k, idx, dist, s.dq[l])
+		computed += ix.scanList(int(l), q, qn, k, idx, dist, s.dq[l], s.d)
 		s.dq[l] = -1 // visited
 	}
-	for l := 0; l < ix.lists; l++ {
-		if s.dq[l] >= 0 {
-			computed += ix.scanList(l, q, qn, k, idx, dist, s.dq[l])
+	// The other lists, most of which the bound of every list rules out
+	// (a list that passes it is checked again with its own, smaller
+	// slack in scanList). r is reach for the largest slack, kept for the
+	// current k-th distance.
+	slack := roundingSlack(dim, float64(qn), ix.normMax)
+	worst := dist[k-1]
+	r := reach(worst, slack, 0, 0)
+	for l, dq := range s.dq[:ix.lists] {
+		if dq < 0 {
+			continue
+		}
+		if rad := ix.radius[l]; dq-rad > r+1e-10*(dq+rad) {
+			continue
+		}
+		computed += ix.scanList(l, q, qn, k, idx, dist, dq, s.d)
+		if dist[k-1] != worst {
+			worst = dist[k-1]
+			r = reach(worst, slack, 0, 0)
 		}
 	}
 	return computed
@@ -283,10 +305,19 @@ func reach(worst float32, slack, dq, radius float64) float64 {
 	return math.Sqrt(float64(worst)+slack)*(1+1e-9) + 1e-10*(dq+radius)
 }
 
+// ivfBlock is the rows of a list whose distances scanList computes at a
+// time, between updates of its bound.
+const ivfBlock = 8
+
 // scanList computes the rows of list l that can enter the k nearest of q
 // (dq: q's distance to the list's centre) and keeps the k nearest by
-// (distance, index). It returns how many distances it computed.
-func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist []float32, dq float64) int {
+// (distance, index); d is room for ivfBlock distances. It returns how many
+// distances it computed. It computes them a block of rows at a time and
+// narrows the rows it visits between blocks: a row computed that a
+// narrower bound would have skipped cannot enter the k nearest (it is
+// farther than the k-th), so the neighbours are those of a row-by-row
+// visit.
+func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist []float32, dq float64, d []float32) int {
 	lo, hi := int(ix.start[l]), int(ix.start[l+1])
 	slack := roundingSlack(ix.dim, float64(qn), ix.maxNorm[l])
 	r := reach(dist[k-1], slack, dq, ix.radius[l])
@@ -297,17 +328,65 @@ func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist
 	j := lo + sort.SearchFloat64s(ix.dc[lo:hi], dq-r)
 	computed := 0
 	dim := ix.dim
-	for ; j < hi && ix.dc[j] <= dq+r; j++ {
-		d := qn + ix.norms[j] - 2*kernel.Dot(q, ix.rows[j*dim:(j+1)*dim])
-		if d < 0 {
-			d = 0 // rounding of a near-duplicate, as the scan
+	for j < hi && ix.dc[j] <= dq+r {
+		e := j + 1
+		for e < min(hi, j+ivfBlock) && ix.dc[e] <= dq+r {
+			e++
 		}
-		computed++
-		if keepNearest(idx[:k], dist[:k], d, ix.id[j]) {
+		d := d[:e-j]
+		sqDists(q, qn, ix.rows[j*dim:e*dim], ix.norms[j:e], d)
+		computed += e - j
+		changed := false
+		for b, v := range d {
+			if v <= dist[k-1] && keepNearest(idx[:k], dist[:k], v, ix.id[j+b]) {
+				changed = true
+			}
+		}
+		if changed {
 			r = reach(dist[k-1], slack, dq, ix.radius[l])
 		}
+		j = e
 	}
 	return computed
+}
+
+// sqDists writes into d[i] the squared distance qn + ‖x‖² − 2 q·x of q to
+// row i of rows (len(d) rows of len(q) values, their ‖x‖² in norms),
+// clamped below at 0: the scan's formula, bit for bit (q·x summed as
+// kernel.Dot sums it: four partial sums over the coordinates modulo 4, then
+// (s0 + s1) + (s2 + s3)), two rows at a time to spare the loads of q and a
+// call a row.
+func sqDists(q []float32, qn float32, rows, norms, d []float32) {
+	dim, n := len(q), len(d)
+	norms = norms[:n]
+	rows = rows[:n*dim]
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		a := rows[i*dim : (i+1)*dim : (i+1)*dim]
+		b := rows[(i+1)*dim : (i+2)*dim : (i+2)*dim]
+		var a0, a1, a2, a3, b0, b1, b2, b3 float32
+		j := 0
+		for ; j+4 <= dim; j += 4 {
+			q0, q1, q2, q3 := q[j], q[j+1], q[j+2], q[j+3]
+			a0 += q0 * a[j]
+			a1 += q1 * a[j+1]
+			a2 += q2 * a[j+2]
+			a3 += q3 * a[j+3]
+			b0 += q0 * b[j]
+			b1 += q1 * b[j+1]
+			b2 += q2 * b[j+2]
+			b3 += q3 * b[j+3]
+		}
+		for ; j < dim; j++ {
+			a0 += q[j] * a[j]
+			b0 += q[j] * b[j]
+		}
+		d[i] = max(qn+norms[i]-2*((a0+a1)+(a2+a3)), 0)
+		d[i+1] = max(qn+norms[i+1]-2*((b0+b1)+(b2+b3)), 0)
+	}
+	if i < n {
+		d[i] = max(qn+norms[i]-2*kernel.Dot(q, rows[i*dim:(i+1)*dim]), 0)
+	}
 }
 
 // keepNearest inserts (d, j) into the ascending lists dist and idx when it

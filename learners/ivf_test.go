@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pate-tool/pate/learners/kernel"
 )
 
 // clustered returns n rows of dim features around centres blobs: a shape
@@ -63,6 +65,8 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 		{"grid ties", grid(4000, 5, 4), grid(300, 5, 4), 10},
 		{"duplicates", grid(2500, 3, 2), grid(100, 3, 3), 7},
 		{"gaussian 64 features", gauss(2100, 64), gauss(200, 64), 10},
+		{"repeated rows 16 features", repeatRows(r, grid(300, 16, 16), 3000), repeatRows(r, grid(40, 16, 16), 300), 10},
+		{"odd width", clustered(r, 3000, 7, 20, 0.8), clustered(r, 200, 7, 20, 0.8), 10},
 		{"k near rows", clustered(r, 2048, 4, 5, 1), clustered(r, 50, 4, 5, 1), 2000},
 	}
 	for _, tc := range tests {
@@ -92,6 +96,73 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 			}
 			if i := 5; !slices.Equal(gotI[i*tc.k:(i+1)*tc.k], naiveNearest(tc.base, q, i, tc.k)) && tc.name == "grid ties" {
 				t.Fatalf("query %d: not the float64 reference's neighbours", i)
+			}
+		})
+	}
+}
+
+// repeatRows returns n rows drawn from the rows of x, each several times
+// (letter's public file, repeated: many exact duplicates).
+func repeatRows(r *rand.Rand, x *Matrix, n int) *Matrix {
+	out := NewMatrix(n, x.Cols)
+	for i := 0; i < n; i++ {
+		copy(out.Row(i), x.Row(r.IntN(x.Rows)))
+	}
+	return out
+}
+
+// TestSqDists: the block kernel gives the scan's distances bit for bit,
+// for every width (the partial sums modulo 4 and the tail), odd and even
+// row counts, duplicates of the query and rounding near zero.
+func TestSqDists(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 4))
+	for _, tc := range []struct {
+		name string
+		dim  int
+		ints bool // small integers: many exact duplicates of the query
+	}{
+		{"width 1", 1, false}, {"width 3", 3, false}, {"width 4", 4, true}, {"width 5", 5, false},
+		{"width 16", 16, false}, {"width 16 integers", 16, true}, {"width 17", 17, false}, {"width 64", 64, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			draw := func() float32 {
+				if tc.ints {
+					return float32(r.IntN(3))
+				}
+				return float32(r.NormFloat64() * 100)
+			}
+			for n := 0; n <= 9; n++ {
+				q := make([]float32, tc.dim)
+				for j := range q {
+					q[j] = draw()
+				}
+				rows := make([]float32, n*tc.dim)
+				for j := range rows {
+					rows[j] = draw()
+				}
+				if n > 1 {
+					copy(rows[tc.dim:2*tc.dim], q) // an exact duplicate
+					for j := range q {
+						rows[j] = q[j] * (1 + 1e-7) // a near one
+					}
+				}
+				norms := make([]float32, n)
+				for i := range norms {
+					x := rows[i*tc.dim : (i+1)*tc.dim]
+					norms[i] = kernel.Dot(x, x)
+				}
+				qn := kernel.Dot(q, q)
+				got := make([]float32, n)
+				sqDists(q, qn, rows, norms, got)
+				for i := range got {
+					want := qn + norms[i] - 2*kernel.Dot(q, rows[i*tc.dim:(i+1)*tc.dim])
+					if want < 0 {
+						want = 0
+					}
+					if math.Float32bits(got[i]) != math.Float32bits(want) {
+						t.Fatalf("%d rows, row %d: %v, the scan's %v", n, i, got[i], want)
+					}
+				}
 			}
 		})
 	}
