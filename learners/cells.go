@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"unsafe"
 )
 
 // Cells: k-means centres fitted on public rows, and the model that labels
@@ -259,21 +261,117 @@ type smoothModel struct {
 	scores  []int64 // rows × classes
 	classes int
 	k       int
+	seen    predCache
 }
 
-// Predict implements Model; safe for concurrent use.
+// Predict implements Model; safe for concurrent use. A row's label is a
+// function of its bits, so a row met before, in this batch or an earlier
+// one, is not searched again (tabular public files repeat rows: small
+// integers, categories).
 func (m *smoothModel) Predict(x *Matrix, out []int32) {
 	if x.Rows == 0 {
 		return
 	}
+	if x.Cols != m.ix.base.Cols {
+		clear(out[:x.Rows]) // rows of another width: not the model's input
+		return
+	}
+	miss := m.seen.lookup(x, out[:x.Rows])
+	if len(miss) == 0 {
+		return
+	}
+	q, pred := x, out[:x.Rows]
+	if len(miss) < x.Rows {
+		q, pred = gatherRows(x, miss), make([]int32, len(miss))
+	}
+	m.predict(q, pred)
+	if len(miss) < x.Rows {
+		for j, i := range miss {
+			out[i] = pred[j]
+		}
+	}
+	m.seen.store(q, pred)
+}
+
+// predict is Predict without the cache.
+func (m *smoothModel) predict(x *Matrix, out []int32) {
 	idx, dist := make([]int32, x.Rows*m.k), make([]float32, x.Rows*m.k)
 	if m.ix.Search(x, m.k, idx, dist) != nil {
-		clear(out[:x.Rows]) // rows of another width: not the model's input
+		clear(out[:x.Rows])
 		return
 	}
 	sum := make([]int64, x.Rows*m.classes)
 	sumNeighbours(idx, m.k, m.scores, m.classes, sum)
 	argmaxInt64(sum, m.classes, out[:x.Rows])
+}
+
+// gatherRows returns the rows of x named by rows, in that order.
+func gatherRows(x *Matrix, rows []int32) *Matrix {
+	g := NewMatrix(len(rows), x.Cols)
+	for j, i := range rows {
+		copy(g.Row(j), x.Row(int(i)))
+	}
+	return g
+}
+
+// predCacheBytes bounds the memory of a predCache: its keys and, roughly,
+// the map's own overhead of each entry (predCacheEntry).
+const (
+	predCacheBytes = 32 << 20
+	predCacheEntry = 48
+)
+
+// predCache remembers the class a deterministic model gave a row, keyed by
+// the row's bits, across calls; it takes rows until it holds
+// predCacheBytes, then only answers. The zero value is empty and ready;
+// it is safe for concurrent use.
+type predCache struct {
+	mu   sync.Mutex
+	m    map[string]int32
+	used int
+}
+
+// rowBytes is the bytes of a row, as a key (not a copy).
+func rowBytes(r []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+}
+
+// lookup writes into out the class of each row of x it holds and returns
+// the rows it does not hold, ascending.
+func (c *predCache) lookup(x *Matrix, out []int32) []int32 {
+	miss := make([]int32, 0, x.Rows)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) == 0 {
+		for i := 0; i < x.Rows; i++ {
+			miss = append(miss, int32(i))
+		}
+		return miss
+	}
+	for i := 0; i < x.Rows; i++ {
+		if v, ok := c.m[string(rowBytes(x.Row(i)))]; ok {
+			out[i] = v
+		} else {
+			miss = append(miss, int32(i))
+		}
+	}
+	return miss
+}
+
+// store remembers class pred[i] for row i of x, while there is room.
+func (c *predCache) store(x *Matrix, pred []int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]int32)
+	}
+	for i := 0; i < x.Rows && c.used < predCacheBytes; i++ {
+		k := rowBytes(x.Row(i))
+		if _, ok := c.m[string(k)]; !ok {
+			c.m[string(k)] = pred[i]
+			c.used += len(k) + predCacheEntry
+		}
+	}
 }
 
 // encode stores a smoothed cell model: u32 classes, u32 dim, u32 k, u32

@@ -238,6 +238,64 @@ func TestCellModelConcurrent(t *testing.T) {
 	}
 }
 
+// TestSmoothCellsSeen: the smoothed model's labels are the search's
+// whether a row was met before (in the same batch or an earlier one) or
+// not, and when the memory of rows met is full.
+func TestSmoothCellsSeen(t *testing.T) {
+	cells, x := cellFixture(t)
+	rows := func(idx ...int) *Matrix {
+		out := NewMatrix(0, x.Cols)
+		for _, i := range idx {
+			out.Data = append(out.Data, x.Row(i)...)
+			out.Rows++
+		}
+		return out
+	}
+	seq := func(lo, hi, rep int) []int {
+		var out []int
+		for r := 0; r < rep; r++ {
+			for i := lo; i < hi; i++ {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		full    bool // the memory is full before the first batch
+		batches [][]int
+	}{
+		{"new rows", false, [][]int{seq(0, 600, 1), seq(600, 1200, 1)}},
+		{"repeats within and across batches", false, [][]int{seq(0, 300, 3), seq(0, 600, 2), seq(200, 400, 1)}},
+		{"one row", false, [][]int{{7}, {7}, {8, 7}}},
+		{"full", true, [][]int{seq(0, 300, 2), seq(0, 300, 1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := SmoothCells(cells, x, 10, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm := m.(*smoothModel)
+			if tc.full {
+				sm.seen.used = predCacheBytes
+			}
+			for b, idx := range tc.batches {
+				q := rows(idx...)
+				got, want := make([]int32, q.Rows), make([]int32, q.Rows)
+				sm.Predict(q, got)
+				sm.predict(q, want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("batch %d: %v, the search's %v", b, got, want)
+				}
+			}
+			if tc.full && len(sm.seen.m) != 0 {
+				t.Errorf("a full memory took %d rows", len(sm.seen.m))
+			}
+		})
+	}
+}
+
 // TestCellModelRoundTrip: a stored cell model, plain or smoothed,
 // predicts what it did; every cut, a trailing byte, another shape, k 0 and
 // a non-finite point are ErrModelFormat.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -203,7 +202,7 @@ func distinctRows(q *Matrix) (*Matrix, []int32) {
 	u := NewMatrix(0, q.Cols)
 	for i := 0; i < q.Rows; i++ {
 		r := q.Row(i)
-		key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+		key := rowBytes(r)
 		j, ok := seen[string(key)]
 		if !ok {
 			j = int32(u.Rows)
