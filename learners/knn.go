@@ -267,7 +267,8 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 		idx[i], dist[i] = -1, inf
 	}
 	qn := make([]float32, knnQueryBlock)
-	nb := ix.base.Rows
+	bd := make([]float32, knnBaseBlock)
+	nb, dim := ix.base.Rows, ix.base.Cols
 	for q0 := lo; q0 < hi; q0 += knnQueryBlock {
 		q1 := min(hi, q0+knnQueryBlock)
 		for i := q0; i < q1; i++ {
@@ -280,11 +281,13 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 				qr := q.Row(i)
 				ti, td := idx[i*k:(i+1)*k], dist[i*k:(i+1)*k]
 				worst := td[k-1]
+				// The block's distances (clamped at 0: rounding of a
+				// near-duplicate), then the k nearest.
+				bd := bd[:b1-b0]
+				sqDists(qr, qn[i-q0], ix.base.Data[b0*dim:b1*dim], ix.norms[b0:b1], bd)
 				for j := b0; j < b1; j++ {
-					d := qn[i-q0] + ix.norms[j] - 2*kernel.Dot(qr, ix.base.Row(j))
-					if d < 0 {
-						d = 0 // rounding of a near-duplicate
-					} else if !(d <= math.MaxFloat32) {
+					d := bd[j-b0]
+					if !(d <= math.MaxFloat32) {
 						d = math.MaxFloat32 // NaN or overflow: farthest, but a neighbour still
 					}
 					if d >= worst { // ties keep the lower index, met first
