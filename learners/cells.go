@@ -3,6 +3,7 @@ package learners
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -314,26 +315,45 @@ func gatherRows(x *Matrix, rows []int32) *Matrix {
 	return g
 }
 
-// predCacheBytes bounds the memory of a predCache: its keys and, roughly,
-// the map's own overhead of each entry (predCacheEntry).
+// predCacheBytes bounds the memory of a predCache: its rows and, roughly,
+// the map's own bytes of each entry (predCacheEntry).
 const (
 	predCacheBytes = 32 << 20
-	predCacheEntry = 48
+	predCacheEntry = 24
 )
 
 // predCache remembers the class a deterministic model gave a row, keyed by
 // the row's bits, across calls; it takes rows until it holds
-// predCacheBytes, then only answers. The zero value is empty and ready;
-// it is safe for concurrent use.
+// predCacheBytes, then only answers. The rows are kept in one slice and
+// found through a map from a hash of their bits: nothing in it holds a
+// pointer for the collector to scan. A row whose hash is another's is not
+// remembered. The zero value is empty and ready; it is safe for concurrent
+// use.
 type predCache struct {
-	mu   sync.Mutex
-	m    map[string]int32
-	used int
+	mu    sync.Mutex
+	seed  maphash.Seed
+	slot  map[uint64]int32 // hash → the row's index in rows
+	rows  []float32        // the rows remembered, dim each
+	class []int32
+	used  int
 }
 
 // rowBytes is the bytes of a row, as a key (not a copy).
 func rowBytes(r []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+}
+
+// find returns the index of row r among the rows remembered, or -1.
+func (c *predCache) find(r []float32, h uint64) int32 {
+	j, ok := c.slot[h]
+	if !ok {
+		return -1
+	}
+	dim := len(r)
+	if string(rowBytes(c.rows[int(j)*dim:(int(j)+1)*dim])) != string(rowBytes(r)) {
+		return -1
+	}
+	return j
 }
 
 // lookup writes into out the class of each row of x it holds and returns
@@ -342,15 +362,16 @@ func (c *predCache) lookup(x *Matrix, out []int32) []int32 {
 	miss := make([]int32, 0, x.Rows)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) == 0 {
+	if len(c.slot) == 0 {
 		for i := 0; i < x.Rows; i++ {
 			miss = append(miss, int32(i))
 		}
 		return miss
 	}
 	for i := 0; i < x.Rows; i++ {
-		if v, ok := c.m[string(rowBytes(x.Row(i)))]; ok {
-			out[i] = v
+		r := x.Row(i)
+		if j := c.find(r, maphash.Bytes(c.seed, rowBytes(r))); j >= 0 {
+			out[i] = c.class[j]
 		} else {
 			miss = append(miss, int32(i))
 		}
@@ -362,15 +383,20 @@ func (c *predCache) lookup(x *Matrix, out []int32) []int32 {
 func (c *predCache) store(x *Matrix, pred []int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]int32)
+	if c.slot == nil {
+		c.seed = maphash.MakeSeed()
+		c.slot = make(map[uint64]int32)
 	}
 	for i := 0; i < x.Rows && c.used < predCacheBytes; i++ {
-		k := rowBytes(x.Row(i))
-		if _, ok := c.m[string(k)]; !ok {
-			c.m[string(k)] = pred[i]
-			c.used += len(k) + predCacheEntry
+		r := x.Row(i)
+		h := maphash.Bytes(c.seed, rowBytes(r))
+		if _, ok := c.slot[h]; ok {
+			continue // this row, or another of the same hash
 		}
+		c.slot[h] = int32(len(c.class))
+		c.rows = append(c.rows, r...)
+		c.class = append(c.class, pred[i])
+		c.used += 4*len(r) + predCacheEntry
 	}
 }
 

@@ -2,6 +2,7 @@ package learners
 
 import (
 	"errors"
+	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -289,11 +290,33 @@ func TestSmoothCellsSeen(t *testing.T) {
 					t.Fatalf("batch %d: %v, the search's %v", b, got, want)
 				}
 			}
-			if tc.full && len(sm.seen.m) != 0 {
-				t.Errorf("a full memory took %d rows", len(sm.seen.m))
+			if tc.full && len(sm.seen.class) != 0 {
+				t.Errorf("a full memory took %d rows", len(sm.seen.class))
 			}
 		})
 	}
+	t.Run("a hash another row holds", func(t *testing.T) {
+		m, err := SmoothCells(cells, x, 10, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := m.(*smoothModel)
+		a, b := rows(1), rows(2)
+		got := make([]int32, 1)
+		sm.Predict(a, got)
+		// Row 2's hash now names row 1: a collision, which must read as a
+		// miss.
+		sm.seen.slot[maphash.Bytes(sm.seen.seed, rowBytes(b.Row(0)))] = 0
+		if miss := sm.seen.lookup(b, got); len(miss) != 1 {
+			t.Fatal("another row's entry answered for row 2")
+		}
+		want := make([]int32, 1)
+		sm.Predict(b, got)
+		sm.predict(b, want)
+		if got[0] != want[0] {
+			t.Errorf("row 2: %d, the search's %d", got[0], want[0])
+		}
+	})
 }
 
 // TestCellModelRoundTrip: a stored cell model, plain or smoothed,
