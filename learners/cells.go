@@ -61,7 +61,7 @@ func FitCellCentres(pub *Matrix, m, iters int, seed uint64) (*Matrix, error) {
 	}
 	idx, dist := make([]int32, x.Rows), make([]float32, x.Rows)
 	for it := 0; it < iters; it++ {
-		if err := NewNeighborIndex(c).Search(x, 1, idx, dist); err != nil {
+		if err := neighborIndexFor(c, x.Rows).Search(x, 1, idx, dist); err != nil {
 			return nil, err
 		}
 		changed := false
@@ -149,7 +149,7 @@ func AssignCells(centres, x *Matrix, out []int32) error {
 	if x.Rows == 0 {
 		return nil
 	}
-	return NewNeighborIndex(centres).Search(x, 1, out[:x.Rows], make([]float32, x.Rows))
+	return neighborIndexFor(centres, x.Rows).Search(x, 1, out[:x.Rows], make([]float32, x.Rows))
 }
 
 // cellModel labels a row by the argmax over classes of the summed

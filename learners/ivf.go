@@ -45,8 +45,13 @@ type ivf struct {
 // Bounds of the inverted file.
 const (
 	// ivfMinRows is the fewest rows indexed by an inverted file; fewer are
-	// scanned.
-	ivfMinRows = 2048
+	// scanned. A search of many queries (ivfManyQueries a row, at least:
+	// the cells' k-means, which searches its centres in every iteration)
+	// indexes from ivfMinRowsMany rows: its build, a small k-means and a
+	// pilot, is then paid for.
+	ivfMinRows     = 2048
+	ivfMinRowsMany = 512
+	ivfManyQueries = 8
 	// ivfMaxNorm bounds the squared norms of the rows and queries the
 	// inverted file answers (others are scanned): distances stay far from
 	// float32's overflow, where the scan clamps them and ties them.
@@ -69,13 +74,14 @@ const (
 	ivfNear = 24
 )
 
-// newIVF indexes the rows of base, or returns nil when they are too few,
+// newIVF indexes the rows of base, or returns nil when they are too few
+// (below minRows),
 // not all finite and bounded, or when the index would not prune (a pilot
 // search of some of the rows computes most distances: high intrinsic
 // dimension). norms are the rows' ‖x‖² as NewNeighborIndex computed them.
 // The result depends on base only.
-func newIVF(base *Matrix, norms []float32) *ivf {
-	ix := buildIVF(base, norms)
+func newIVF(base *Matrix, norms []float32, minRows int) *ivf {
+	ix := buildIVF(base, norms, minRows)
 	if ix == nil || !ix.prunes(base) {
 		return nil
 	}
@@ -83,9 +89,9 @@ func newIVF(base *Matrix, norms []float32) *ivf {
 }
 
 // buildIVF is newIVF without the pilot: the index whether it prunes or not.
-func buildIVF(base *Matrix, norms []float32) *ivf {
+func buildIVF(base *Matrix, norms []float32, minRows int) *ivf {
 	n, dim := base.Rows, base.Cols
-	if n < ivfMinRows || dim == 0 {
+	if n < minRows || dim == 0 {
 		return nil
 	}
 	for _, v := range norms {

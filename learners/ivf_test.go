@@ -67,13 +67,14 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 		{"gaussian 64 features", gauss(2100, 64), gauss(200, 64), 10},
 		{"repeated rows 16 features", repeatRows(r, grid(300, 16, 16), 3000), repeatRows(r, grid(40, 16, 16), 300), 10},
 		{"odd width", clustered(r, 3000, 7, 20, 0.8), clustered(r, 200, 7, 20, 0.8), 10},
+		{"few rows, many queries, k 1", clustered(r, 700, 16, 40, 1), clustered(r, 3000, 16, 40, 1), 1},
 		{"k near rows", clustered(r, 2048, 4, 5, 1), clustered(r, 50, 4, 5, 1), 2000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			scan := scanIndex(tc.base)
 			ix := scanIndex(tc.base)
-			if ix.inv = buildIVF(tc.base, ix.norms); ix.inv == nil {
+			if ix.inv = buildIVF(tc.base, ix.norms, ivfMinRowsMany); ix.inv == nil {
 				t.Fatal("no index built")
 			}
 			q := tc.query
@@ -196,6 +197,22 @@ func TestIndexPilot(t *testing.T) {
 			}
 		})
 	}
+	// Fewer rows are indexed for many queries, and only for many.
+	few := clustered(r, 700, 16, 30, 1)
+	for _, tc := range []struct {
+		name    string
+		queries int
+		want    bool
+	}{
+		{"few rows, many queries", ivfManyQueries * few.Rows, true},
+		{"few rows, fewer queries", ivfManyQueries*few.Rows - 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := neighborIndexFor(few, tc.queries).Indexed(); got != tc.want {
+				t.Errorf("indexed %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
 
 // BenchmarkNeighborSearch: the smoothing's search (the 10 nearest of
@@ -215,7 +232,7 @@ func BenchmarkNeighborSearch(b *testing.B) {
 		x, q := subMatrix(all, 0, base), subMatrix(all, base, base+queries)
 		scan := scanIndex(x)
 		ix := scanIndex(x)
-		ix.inv = buildIVF(x, ix.norms)
+		ix.inv = buildIVF(x, ix.norms, ivfMinRows)
 		idx, dist := make([]int32, queries*k), make([]float32, queries*k)
 		for _, c := range []struct {
 			name string

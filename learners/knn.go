@@ -142,7 +142,19 @@ type NeighborIndex struct {
 // must not modify them afterwards).
 func NewNeighborIndex(base *Matrix) *NeighborIndex {
 	ix := scanIndex(base)
-	ix.inv = newIVF(base, ix.norms)
+	ix.inv = newIVF(base, ix.norms, ivfMinRows)
+	return ix
+}
+
+// neighborIndexFor is NewNeighborIndex for a search of queries rows: many
+// queries for few rows (ivfManyQueries a row) are worth an index of fewer
+// rows.
+func neighborIndexFor(base *Matrix, queries int) *NeighborIndex {
+	if queries < ivfManyQueries*base.Rows {
+		return NewNeighborIndex(base)
+	}
+	ix := scanIndex(base)
+	ix.inv = newIVF(base, ix.norms, ivfMinRowsMany)
 	return ix
 }
 
