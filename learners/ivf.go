@@ -30,6 +30,11 @@ type ivf struct {
 	norms   []float32 // their ‖x‖², as the brute force computes them
 	dc      []float64 // their distance to their list's centre, ascending in a list
 	id      []int32   // their index in the indexed matrix
+	// With sqDistsAVX, the rows again in blocks of 8 (in list order,
+	// blocks across lists' ends, the last padded with zeros), each block
+	// feature-major, for sqDists8AVX, and their norms padded to match.
+	blocks     []float32
+	blockNorms []float32
 	// near[l·ivfNear : (l+1)·ivfNear] are the lists whose centres are
 	// nearest to list l's (l itself first): a query visits these first,
 	// from its nearest list, so that its k-th distance shrinks early.
@@ -145,12 +150,32 @@ func buildIVF(base *Matrix, norms []float32, minRows int) *ivf {
 		}
 		ix.normMax = math.Max(ix.normMax, ix.maxNorm[l])
 	}
+	if sqDistsAVX {
+		ix.blocks, ix.blockNorms = featureMajor(ix.rows, ix.norms, dim)
+	}
 	ix.nearK = min(ivfNear, lists)
 	ix.near = make([]int32, lists*ix.nearK)
 	if err := scanIndex(c).Search(c, ix.nearK, ix.near, make([]float32, len(ix.near))); err != nil {
 		return nil
 	}
 	return ix
+}
+
+// featureMajor returns the rows (dim wide) in blocks of 8, each block
+// feature-major (feature f of the block's row l at 8f + l), and the norms
+// padded to a whole block (padding: zeros).
+func featureMajor(rows, norms []float32, dim int) ([]float32, []float32) {
+	n := len(norms)
+	nb := (n + 7) / 8
+	blocks, padded := make([]float32, nb*8*dim), make([]float32, nb*8)
+	copy(padded, norms)
+	for i := 0; i < n; i++ {
+		b, l := i/8, i%8
+		for f, v := range rows[i*dim : (i+1)*dim] {
+			blocks[(b*dim+f)*8+l] = v
+		}
+	}
+	return blocks, padded
 }
 
 // scanIndex is a NeighborIndex that scans every row, whatever their number.
@@ -243,7 +268,7 @@ type ivfScratch struct {
 }
 
 func newIVFScratch(ix *ivf, k int) *ivfScratch {
-	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k), d: make([]float32, ivfBlock)}
+	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k), d: make([]float32, max(ivfBlock, 8))}
 }
 
 // roundingSlack is a bound on |computed − exact| of the scan's float32
@@ -334,6 +359,23 @@ func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist
 	j := lo + sort.SearchFloat64s(ix.dc[lo:hi], dq-r)
 	computed := 0
 	dim := ix.dim
+	if ix.blocks != nil {
+		// The rows' block of 8 at a time, then its rows one by one as the
+		// bound narrows (the other rows of the block, outside the list
+		// or the bound, are not read).
+		d := d[:8]
+		for j < hi && ix.dc[j] <= dq+r {
+			b := j / 8
+			sqDists8AVX(&q[0], dim, qn, &ix.blocks[b*8*dim], &ix.blockNorms[b*8], &d[0])
+			for e := min(hi, 8*b+8); j < e && ix.dc[j] <= dq+r; j++ {
+				computed++
+				if v := d[j-8*b]; v <= dist[k-1] && keepNearest(idx[:k], dist[:k], v, ix.id[j]) {
+					r = reach(dist[k-1], slack, dq, ix.radius[l])
+				}
+			}
+		}
+		return computed
+	}
 	for j < hi && ix.dc[j] <= dq+r {
 		e := j + 1
 		for e < min(hi, j+ivfBlock) && ix.dc[e] <= dq+r {

@@ -77,6 +77,9 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 			if ix.inv = buildIVF(tc.base, ix.norms, ivfMinRowsMany); ix.inv == nil {
 				t.Fatal("no index built")
 			}
+			if sqDistsAVX != (ix.inv.blocks != nil) {
+				t.Fatal("the rows' blocks are kept without AVX, or not with it")
+			}
 			q := tc.query
 			// A query the index leaves to the scan: not finite.
 			q.Data[3] = float32(math.NaN())
@@ -86,13 +89,24 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 			if err := scan.Search(q, tc.k, wantI, wantD); err != nil {
 				t.Fatal(err)
 			}
-			if err := ix.Search(q, tc.k, gotI, gotD); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < q.Rows; i++ {
-				a, b := i*tc.k, (i+1)*tc.k
-				if !slices.Equal(gotI[a:b], wantI[a:b]) || !slices.Equal(gotD[a:b], wantD[a:b]) {
-					t.Fatalf("query %d: indexed %v %v, scan %v %v", i, gotI[a:b], gotD[a:b], wantI[a:b], wantD[a:b])
+			// The AVX kernel where the CPU has it, then the portable one.
+			blocks := ix.inv.blocks
+			for _, kernel := range []string{"avx", "portable"} {
+				if kernel == "avx" && blocks == nil {
+					continue
+				}
+				ix.inv.blocks = blocks
+				if kernel == "portable" {
+					ix.inv.blocks = nil
+				}
+				if err := ix.Search(q, tc.k, gotI, gotD); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < q.Rows; i++ {
+					a, b := i*tc.k, (i+1)*tc.k
+					if !slices.Equal(gotI[a:b], wantI[a:b]) || !slices.Equal(gotD[a:b], wantD[a:b]) {
+						t.Fatalf("%s, query %d: indexed %v %v, scan %v %v", kernel, i, gotI[a:b], gotD[a:b], wantI[a:b], wantD[a:b])
+					}
 				}
 			}
 			if i := 5; !slices.Equal(gotI[i*tc.k:(i+1)*tc.k], naiveNearest(tc.base, q, i, tc.k)) && tc.name == "grid ties" {
@@ -112,7 +126,8 @@ func repeatRows(r *rand.Rand, x *Matrix, n int) *Matrix {
 	return out
 }
 
-// TestSqDists: the block kernel gives the scan's distances bit for bit,
+// TestSqDists: the block kernels (portable, and AVX where the CPU has
+// it) give the scan's distances bit for bit,
 // for every width (the partial sums modulo 4 and the tail), odd and even
 // row counts, duplicates of the query and rounding near zero.
 func TestSqDists(t *testing.T) {
@@ -155,6 +170,15 @@ func TestSqDists(t *testing.T) {
 				qn := kernel.Dot(q, q)
 				got := make([]float32, n)
 				sqDists(q, qn, rows, norms, got)
+				// The AVX kernel, a block of 8 rows at a time.
+				var avx []float32
+				if sqDistsAVX {
+					blocks, padded := featureMajor(rows, norms, tc.dim)
+					avx = make([]float32, len(padded))
+					for b := 0; b < len(padded)/8; b++ {
+						sqDists8AVX(&q[0], tc.dim, qn, &blocks[b*8*tc.dim], &padded[b*8], &avx[b*8])
+					}
+				}
 				for i := range got {
 					want := qn + norms[i] - 2*kernel.Dot(q, rows[i*tc.dim:(i+1)*tc.dim])
 					if want < 0 {
@@ -162,6 +186,9 @@ func TestSqDists(t *testing.T) {
 					}
 					if math.Float32bits(got[i]) != math.Float32bits(want) {
 						t.Fatalf("%d rows, row %d: %v, the scan's %v", n, i, got[i], want)
+					}
+					if avx != nil && math.Float32bits(avx[i]) != math.Float32bits(want) {
+						t.Fatalf("%d rows, row %d: AVX %v, the scan's %v", n, i, avx[i], want)
 					}
 				}
 			}
