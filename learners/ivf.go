@@ -25,6 +25,7 @@ type ivf struct {
 	centres []float64 // lists × dim
 	radius  []float64 // the largest distance of a list's row to its centre
 	maxNorm []float64 // the largest ‖x‖² of a list's rows
+	maxRoot []float64 // its square root
 	start   []int32   // list l holds rows start[l] ≤ j < start[l+1]
 	rows    []float32 // the rows in list order, dim wide
 	norms   []float32 // their ‖x‖², as the brute force computes them
@@ -120,7 +121,7 @@ func buildIVF(base *Matrix, norms []float32, minRows int) *ivf {
 		return nil
 	}
 	ix := &ivf{dim: dim, lists: lists, centres: make([]float64, lists*dim),
-		radius: make([]float64, lists), maxNorm: make([]float64, lists), start: make([]int32, lists+1),
+		radius: make([]float64, lists), maxNorm: make([]float64, lists), maxRoot: make([]float64, lists), start: make([]int32, lists+1),
 		rows: make([]float32, n*dim), norms: make([]float32, n), dc: make([]float64, n), id: make([]int32, n)}
 	for i, v := range c.Data[:lists*dim] {
 		ix.centres[i] = float64(v)
@@ -149,6 +150,7 @@ func buildIVF(base *Matrix, norms []float32, minRows int) *ivf {
 			ix.maxNorm[l] = math.Max(ix.maxNorm[l], float64(norms[i]))
 		}
 		ix.normMax = math.Max(ix.normMax, ix.maxNorm[l])
+		ix.maxRoot[l] = math.Sqrt(ix.maxNorm[l])
 	}
 	if sqDistsAVX {
 		ix.blocks, ix.blockNorms = featureMajor(ix.rows, ix.norms, dim)
@@ -272,10 +274,12 @@ func newIVFScratch(ix *ivf, k int) *ivfScratch {
 }
 
 // roundingSlack is a bound on |computed − exact| of the scan's float32
-// distance qn + ‖x‖² − 2 q·x, for ‖x‖² ≤ xn: each of the three terms is a
-// sum of dim products, rounded (Higham's γ_n), and two more roundings.
-func roundingSlack(dim int, qn, xn float64) float64 {
-	r := math.Sqrt(qn) + math.Sqrt(xn)
+// distance qn + ‖x‖² − 2 q·x for a query of norm rq = √qn and a row of norm
+// at most rx: each of the three terms is a sum of dim products, rounded
+// (Higham's γ_n), and two more roundings. (The roots are the caller's: a
+// list's is computed once, a query's once a query.)
+func roundingSlack(dim int, rq, rx float64) float64 {
+	r := rq + rx
 	return 2 * float64(dim+4) * 0x1p-24 * r * r
 }
 
@@ -295,17 +299,18 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 			first = l
 		}
 	}
+	rq := math.Sqrt(float64(qn))
 	near := ix.near[first*ix.nearK : (first+1)*ix.nearK]
 	computed := 0
 	for _, l := range near {
-		computed += ix.scanList(int(l), q, qn, k, idx, dist, s.dq[l], s.d)
+		computed += ix.scanList(int(l), q, qn, rq, k, idx, dist, s.dq[l], s.d)
 		s.dq[l] = -1 // visited
 	}
 	// The other lists, most of which the bound of every list rules out
 	// (a list that passes it is checked again with its own, smaller
 	// slack in scanList). r is reach for the largest slack, kept for the
 	// current k-th distance.
-	slack := roundingSlack(dim, float64(qn), ix.normMax)
+	slack := roundingSlack(dim, rq, math.Sqrt(ix.normMax))
 	worst := dist[k-1]
 	r := reach(worst, slack, 0, 0)
 	for l, dq := range s.dq[:ix.lists] {
@@ -315,7 +320,7 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 		if rad := ix.radius[l]; dq-rad > r+1e-10*(dq+rad) {
 			continue
 		}
-		computed += ix.scanList(l, q, qn, k, idx, dist, dq, s.d)
+		computed += ix.scanList(l, q, qn, rq, k, idx, dist, dq, s.d)
 		if dist[k-1] != worst {
 			worst = dist[k-1]
 			r = reach(worst, slack, 0, 0)
@@ -348,15 +353,15 @@ const ivfBlock = 8
 // narrower bound would have skipped cannot enter the k nearest (it is
 // farther than the k-th), so the neighbours are those of a row-by-row
 // visit.
-func (ix *ivf) scanList(l int, q []float32, qn float32, k int, idx []int32, dist []float32, dq float64, d []float32) int {
+func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx []int32, dist []float32, dq float64, d []float32) int {
 	lo, hi := int(ix.start[l]), int(ix.start[l+1])
-	slack := roundingSlack(ix.dim, float64(qn), ix.maxNorm[l])
+	slack := roundingSlack(ix.dim, rq, ix.maxRoot[l])
 	r := reach(dist[k-1], slack, dq, ix.radius[l])
 	if dq-ix.radius[l] > r {
 		return 0
 	}
 	// The rows with ‖x − c‖ < dq − r are too near the centre to be near q.
-	j := lo + sort.SearchFloat64s(ix.dc[lo:hi], dq-r)
+	j := lo + firstAtLeast(ix.dc[lo:hi], dq-r)
 	computed := 0
 	dim := ix.dim
 	if ix.blocks != nil {
@@ -435,6 +440,21 @@ func sqDists(q []float32, qn float32, rows, norms, d []float32) {
 	if i < n {
 		d[i] = max(qn+norms[i]-2*kernel.Dot(q, rows[i*dim:(i+1)*dim]), 0)
 	}
+}
+
+// firstAtLeast is sort.SearchFloat64s(a, v) without its closure: the
+// first i with a[i] ≥ v in the ascending a, len(a) if none.
+func firstAtLeast(a []float64, v float64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // keepNearest inserts (d, j) into the ascending lists dist and idx when it

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/pate-tool/pate/learners/kernel"
@@ -274,5 +275,26 @@ func BenchmarkNeighborSearch(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*queries), "µs/row")
 			})
 		}
+	}
+}
+
+// TestFirstAtLeast: the inverted file's binary search is
+// sort.SearchFloat64s, ties, ends and an infinite bound included.
+func TestFirstAtLeast(t *testing.T) {
+	a := []float64{0, 1, 1, 1, 2.5, 3, 3, 7}
+	for _, tc := range []struct {
+		name string
+		a    []float64
+		v    float64
+	}{
+		{"empty", nil, 1}, {"below all", a, -1}, {"minus infinity", a, math.Inf(-1)},
+		{"on a tie", a, 1}, {"between", a, 2}, {"on the last", a, 7}, {"above all", a, 8},
+		{"plus infinity", a, math.Inf(1)}, {"one", []float64{4}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := firstAtLeast(tc.a, tc.v), sort.SearchFloat64s(tc.a, tc.v); got != want {
+				t.Errorf("%d, sort.SearchFloat64s %d", got, want)
+			}
+		})
 	}
 }
