@@ -36,6 +36,12 @@ type ivf struct {
 	// feature-major, for sqDists8AVX, and their norms padded to match.
 	blocks     []float32
 	blockNorms []float32
+	// And the centres so, as float32 (the values they were fitted as),
+	// with the root of their largest ‖c‖²: a query's distance to every
+	// centre is computed as a row's, with its rounding bound.
+	centreBlocks []float32
+	centreNorms  []float32
+	centreRoot   float64
 	// near[l·ivfNear : (l+1)·ivfNear] are the lists whose centres are
 	// nearest to list l's (l itself first): a query visits these first,
 	// from its nearest list, so that its k-th distance shrinks early.
@@ -154,6 +160,11 @@ func buildIVF(base *Matrix, norms []float32, minRows int) *ivf {
 	}
 	if sqDistsAVX {
 		ix.blocks, ix.blockNorms = featureMajor(ix.rows, ix.norms, dim)
+		cn := scanIndex(c).norms
+		ix.centreBlocks, ix.centreNorms = featureMajor(c.Data[:lists*dim], cn, dim)
+		for _, v := range cn {
+			ix.centreRoot = math.Max(ix.centreRoot, math.Sqrt(float64(v)))
+		}
 	}
 	ix.nearK = min(ivfNear, lists)
 	ix.near = make([]int32, lists*ix.nearK)
@@ -263,14 +274,16 @@ func dist64(x []float32, c []float64) float64 {
 
 // ivfScratch is one goroutine's buffers.
 type ivfScratch struct {
-	dq   []float64 // the query's distance to each centre
+	dq   []float64 // the query's distance to each centre, at least
+	dh   []float64 // and at most
+	d2   []float32 // its squared distances computed by sqDists8AVX (padded)
 	idx  []int32
 	dist []float32
 	d    []float32 // a block's distances
 }
 
 func newIVFScratch(ix *ivf, k int) *ivfScratch {
-	return &ivfScratch{dq: make([]float64, ix.lists), idx: make([]int32, k), dist: make([]float32, k), d: make([]float32, max(ivfBlock, 8))}
+	return &ivfScratch{dq: make([]float64, ix.lists), dh: make([]float64, ix.lists), d2: make([]float32, len(ix.centreNorms)), idx: make([]int32, k), dist: make([]float32, k), d: make([]float32, max(ivfBlock, 8))}
 }
 
 // roundingSlack is a bound on |computed − exact| of the scan's float32
@@ -292,18 +305,37 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 		idx[i], dist[i] = -1, inf
 	}
 	dim := ix.dim
+	rq := math.Sqrt(float64(qn))
+	// q's distance to each centre, as an interval [dq, dh]: the float64
+	// distance (dq = dh), or, with the AVX kernel, around the float32
+	// squared distance computed as a row's, within its rounding bound.
 	first := 0
-	for l := 0; l < ix.lists; l++ {
-		s.dq[l] = dist64(q, ix.centres[l*dim:(l+1)*dim])
-		if s.dq[l] < s.dq[first] {
-			first = l
+	if ix.centreBlocks != nil {
+		cs := roundingSlack(dim, rq, ix.centreRoot)
+		d2 := s.d2
+		for b := 0; b < len(d2)/8; b++ {
+			sqDists8AVX(&q[0], dim, qn, &ix.centreBlocks[b*8*dim], &ix.centreNorms[b*8], &d2[b*8])
+		}
+		for l, v := range d2[:ix.lists] {
+			s.dq[l] = math.Sqrt(math.Max(float64(v)-cs, 0))
+			s.dh[l] = math.Sqrt(float64(v) + cs)
+			if v < d2[first] {
+				first = l
+			}
+		}
+	} else {
+		for l := 0; l < ix.lists; l++ {
+			s.dq[l] = dist64(q, ix.centres[l*dim:(l+1)*dim])
+			s.dh[l] = s.dq[l]
+			if s.dq[l] < s.dq[first] {
+				first = l
+			}
 		}
 	}
-	rq := math.Sqrt(float64(qn))
 	near := ix.near[first*ix.nearK : (first+1)*ix.nearK]
 	computed := 0
 	for _, l := range near {
-		computed += ix.scanList(int(l), q, qn, rq, k, idx, dist, s.dq[l], s.d)
+		computed += ix.scanList(int(l), q, qn, rq, k, idx, dist, s.dq[l], s.dh[l], s.d)
 		s.dq[l] = -1 // visited
 	}
 	// The other lists, most of which the bound of every list rules out
@@ -317,10 +349,10 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 		if dq < 0 {
 			continue
 		}
-		if rad := ix.radius[l]; dq-rad > r+1e-10*(dq+rad) {
+		if rad, dh := ix.radius[l], s.dh[l]; dq-rad > r+1e-10*(dh+rad) {
 			continue
 		}
-		computed += ix.scanList(l, q, qn, rq, k, idx, dist, dq, s.d)
+		computed += ix.scanList(l, q, qn, rq, k, idx, dist, dq, s.dh[l], s.d)
 		if dist[k-1] != worst {
 			worst = dist[k-1]
 			r = reach(worst, slack, 0, 0)
@@ -353,10 +385,10 @@ const ivfBlock = 8
 // narrower bound would have skipped cannot enter the k nearest (it is
 // farther than the k-th), so the neighbours are those of a row-by-row
 // visit.
-func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx []int32, dist []float32, dq float64, d []float32) int {
+func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx []int32, dist []float32, dq, dh float64, d []float32) int {
 	lo, hi := int(ix.start[l]), int(ix.start[l+1])
 	slack := roundingSlack(ix.dim, rq, ix.maxRoot[l])
-	r := reach(dist[k-1], slack, dq, ix.radius[l])
+	r := reach(dist[k-1], slack, dh, ix.radius[l])
 	if dq-ix.radius[l] > r {
 		return 0
 	}
@@ -369,21 +401,21 @@ func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx [
 		// bound narrows (the other rows of the block, outside the list
 		// or the bound, are not read).
 		d := d[:8]
-		for j < hi && ix.dc[j] <= dq+r {
+		for j < hi && ix.dc[j] <= dh+r {
 			b := j / 8
 			sqDists8AVX(&q[0], dim, qn, &ix.blocks[b*8*dim], &ix.blockNorms[b*8], &d[0])
-			for e := min(hi, 8*b+8); j < e && ix.dc[j] <= dq+r; j++ {
+			for e := min(hi, 8*b+8); j < e && ix.dc[j] <= dh+r; j++ {
 				computed++
 				if v := d[j-8*b]; v <= dist[k-1] && keepNearest(idx[:k], dist[:k], v, ix.id[j]) {
-					r = reach(dist[k-1], slack, dq, ix.radius[l])
+					r = reach(dist[k-1], slack, dh, ix.radius[l])
 				}
 			}
 		}
 		return computed
 	}
-	for j < hi && ix.dc[j] <= dq+r {
+	for j < hi && ix.dc[j] <= dh+r {
 		e := j + 1
-		for e < min(hi, j+ivfBlock) && ix.dc[e] <= dq+r {
+		for e < min(hi, j+ivfBlock) && ix.dc[e] <= dh+r {
 			e++
 		}
 		d := d[:e-j]
@@ -396,7 +428,7 @@ func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx [
 			}
 		}
 		if changed {
-			r = reach(dist[k-1], slack, dq, ix.radius[l])
+			r = reach(dist[k-1], slack, dh, ix.radius[l])
 		}
 		j = e
 	}

@@ -91,14 +91,14 @@ func TestIndexedSearchMatchesScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The AVX kernel where the CPU has it, then the portable one.
-			blocks := ix.inv.blocks
+			blocks, centres := ix.inv.blocks, ix.inv.centreBlocks
 			for _, kernel := range []string{"avx", "portable"} {
 				if kernel == "avx" && blocks == nil {
 					continue
 				}
-				ix.inv.blocks = blocks
+				ix.inv.blocks, ix.inv.centreBlocks = blocks, centres
 				if kernel == "portable" {
-					ix.inv.blocks = nil
+					ix.inv.blocks, ix.inv.centreBlocks = nil, nil
 				}
 				if err := ix.Search(q, tc.k, gotI, gotD); err != nil {
 					t.Fatal(err)
