@@ -259,6 +259,7 @@ func BenchmarkNeighborSearch(b *testing.B) {
 		all := clustered(r, base+queries, s.dim, s.classes*8, s.spread)
 		x, q := subMatrix(all, 0, base), subMatrix(all, base, base+queries)
 		scan := scanIndex(x)
+		scan.keepBlocks() // as NewNeighborIndex keeps them for a scan
 		ix := scanIndex(x)
 		ix.inv = buildIVF(x, ix.norms, ivfMinRows)
 		idx, dist := make([]int32, queries*k), make([]float32, queries*k)
@@ -294,6 +295,72 @@ func TestFirstAtLeast(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, want := firstAtLeast(tc.a, tc.v), sort.SearchFloat64s(tc.a, tc.v); got != want {
 				t.Errorf("%d, sort.SearchFloat64s %d", got, want)
+			}
+		})
+	}
+}
+
+// TestScanKernels: the scan gives the same neighbours and distances with
+// the AVX kernel (where the CPU has it) as with the portable one: widths
+// with and without a tail, row counts that do not fill a block of 8 or the
+// scan's tiles, duplicates and ties, and rows and queries that are not
+// finite (the farthest neighbours).
+func TestScanKernels(t *testing.T) {
+	if !sqDistsAVX {
+		t.Skip("no AVX: the scan has one kernel")
+	}
+	r := rand.New(rand.NewPCG(2, 6))
+	gauss := func(n, dim int) *Matrix {
+		x := NewMatrix(n, dim)
+		for i := range x.Data {
+			x.Data[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	grid := func(n, dim int) *Matrix {
+		x := NewMatrix(n, dim)
+		for i := range x.Data {
+			x.Data[i] = float32(r.IntN(3))
+		}
+		return x
+	}
+	withNaN := func(x *Matrix) *Matrix {
+		x.Data[5] = float32(math.NaN())
+		x.Data[len(x.Data)-1] = float32(math.Inf(1))
+		return x
+	}
+	tests := []struct {
+		name        string
+		base, query *Matrix
+		k           int
+	}{
+		{"one row", gauss(1, 4), gauss(10, 4), 1},
+		{"five rows, width 3", gauss(5, 3), gauss(40, 3), 5},
+		{"300 rows, width 16", gauss(300, 16), gauss(100, 16), 10},
+		{"width 17", gauss(517, 17), gauss(70, 17), 7},
+		{"width 64", gauss(700, 64), gauss(90, 64), 10},
+		{"duplicates", grid(600, 5), grid(80, 5), 10},
+		{"not finite", withNaN(gauss(260, 8)), withNaN(gauss(50, 8)), 12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fast := NewNeighborIndex(tc.base)
+			if fast.Indexed() || fast.blocks == nil {
+				t.Fatal("not the AVX scan")
+			}
+			plain := scanIndex(tc.base)
+			n := tc.query.Rows * tc.k
+			gi, gd, wi, wd := make([]int32, n), make([]float32, n), make([]int32, n), make([]float32, n)
+			if err := fast.Search(tc.query, tc.k, gi, gd); err != nil {
+				t.Fatal(err)
+			}
+			if err := plain.Search(tc.query, tc.k, wi, wd); err != nil {
+				t.Fatal(err)
+			}
+			for i := range gi {
+				if gi[i] != wi[i] || math.Float32bits(gd[i]) != math.Float32bits(wd[i]) {
+					t.Fatalf("neighbour %d of query %d: %d at %v, portable %d at %v", i%tc.k, i/tc.k, gi[i], gd[i], wi[i], wd[i])
+				}
 			}
 		})
 	}

@@ -136,6 +136,9 @@ type NeighborIndex struct {
 	base  *Matrix
 	norms []float32
 	inv   *ivf // nil: scan every row
+	// With sqDistsAVX, a scanned index's rows in blocks of 8,
+	// feature-major, and their norms padded (featureMajor).
+	blocks, blockNorms []float32
 }
 
 // NewNeighborIndex indexes the rows of base (kept by reference: the caller
@@ -143,7 +146,15 @@ type NeighborIndex struct {
 func NewNeighborIndex(base *Matrix) *NeighborIndex {
 	ix := scanIndex(base)
 	ix.inv = newIVF(base, ix.norms, ivfMinRows)
+	ix.keepBlocks()
 	return ix
+}
+
+// keepBlocks lays a scanned index's rows out for the AVX kernel.
+func (ix *NeighborIndex) keepBlocks() {
+	if ix.inv == nil && sqDistsAVX && ix.base.Cols > 0 {
+		ix.blocks, ix.blockNorms = featureMajor(ix.base.Data[:ix.base.Rows*ix.base.Cols], ix.norms, ix.base.Cols)
+	}
 }
 
 // neighborIndexFor is NewNeighborIndex for a search of queries rows: many
@@ -155,6 +166,7 @@ func neighborIndexFor(base *Matrix, queries int) *NeighborIndex {
 	}
 	ix := scanIndex(base)
 	ix.inv = newIVF(base, ix.norms, ivfMinRowsMany)
+	ix.keepBlocks()
 	return ix
 }
 
@@ -279,7 +291,7 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 		idx[i], dist[i] = -1, inf
 	}
 	qn := make([]float32, knnQueryBlock)
-	bd := make([]float32, knnBaseBlock)
+	bd, tail := make([]float32, knnBaseBlock), make([]float32, 8)
 	nb, dim := ix.base.Rows, ix.base.Cols
 	for q0 := lo; q0 < hi; q0 += knnQueryBlock {
 		q1 := min(hi, q0+knnQueryBlock)
@@ -296,7 +308,20 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 				// The block's distances (clamped at 0: rounding of a
 				// near-duplicate), then the k nearest.
 				bd := bd[:b1-b0]
-				sqDists(qr, qn[i-q0], ix.base.Data[b0*dim:b1*dim], ix.norms[b0:b1], bd)
+				if ix.blocks != nil {
+					// Whole blocks of 8 (b0 is a multiple of 8; the
+					// padding's lanes past the last row are not read).
+					for c := b0; c < b1; c += 8 {
+						if b1-c >= 8 {
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &bd[c-b0])
+						} else {
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &tail[0])
+							copy(bd[c-b0:], tail[:b1-c])
+						}
+					}
+				} else {
+					sqDists(qr, qn[i-q0], ix.base.Data[b0*dim:b1*dim], ix.norms[b0:b1], bd)
+				}
 				for j := b0; j < b1; j++ {
 					d := bd[j-b0]
 					if !(d <= math.MaxFloat32) {
