@@ -2,6 +2,7 @@ package learners
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sort"
 
@@ -314,7 +315,7 @@ func (ix *ivf) search(q []float32, qn float32, k int, idx []int32, dist []float3
 		cs := roundingSlack(dim, rq, ix.centreRoot)
 		d2 := s.d2
 		for b := 0; b < len(d2)/8; b++ {
-			sqDists8AVX(&q[0], dim, qn, &ix.centreBlocks[b*8*dim], &ix.centreNorms[b*8], &d2[b*8])
+			sqDists8AVX(&q[0], dim, qn, &ix.centreBlocks[b*8*dim], &ix.centreNorms[b*8], &d2[b*8], 0)
 		}
 		for l, v := range d2[:ix.lists] {
 			s.dq[l] = math.Sqrt(math.Max(float64(v)-cs, 0))
@@ -397,19 +398,27 @@ func (ix *ivf) scanList(l int, q []float32, qn float32, rq float64, k int, idx [
 	computed := 0
 	dim := ix.dim
 	if ix.blocks != nil {
-		// The rows' block of 8 at a time, then its rows one by one as the
-		// bound narrows (the other rows of the block, outside the list
-		// or the bound, are not read).
+		// The rows' block of 8 at a time, up to the end of the bound
+		// (found again when it narrows), and of each block only the rows
+		// the kernel found within the k-th distance. A row of the block
+		// that the narrowed bound would have skipped may be kept: it is
+		// a row with its exact distance, so the k nearest are the same.
 		d := d[:8]
-		for j < hi && ix.dc[j] <= dh+r {
+		end := j + firstAbove(ix.dc[j:hi], dh+r)
+		for j < end {
 			b := j / 8
-			sqDists8AVX(&q[0], dim, qn, &ix.blocks[b*8*dim], &ix.blockNorms[b*8], &d[0])
-			for e := min(hi, 8*b+8); j < e && ix.dc[j] <= dh+r; j++ {
-				computed++
-				if v := d[j-8*b]; v <= dist[k-1] && keepNearest(idx[:k], dist[:k], v, ix.id[j]) {
+			e := min(end, 8*b+8)
+			in := sqDists8AVX(&q[0], dim, qn, &ix.blocks[b*8*dim], &ix.blockNorms[b*8], &d[0], dist[k-1])
+			in &= (1<<(e-8*b) - 1) &^ (1<<(j-8*b) - 1) // the rows j ≤ row < e
+			computed += e - j
+			for ; in != 0; in &= in - 1 {
+				t := bits.TrailingZeros64(in)
+				if keepNearest(idx[:k], dist[:k], d[t], ix.id[8*b+t]) {
 					r = reach(dist[k-1], slack, dh, ix.radius[l])
+					end = min(end, e+firstAbove(ix.dc[e:end], dh+r))
 				}
 			}
+			j = e
 		}
 		return computed
 	}
@@ -481,6 +490,21 @@ func firstAtLeast(a []float64, v float64) int {
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if a[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// firstAbove is the first i with a[i] > v in the ascending a, len(a) if
+// none.
+func firstAbove(a []float64, v float64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] <= v {
 			lo = m + 1
 		} else {
 			hi = m

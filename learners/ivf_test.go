@@ -177,7 +177,7 @@ func TestSqDists(t *testing.T) {
 					blocks, padded := featureMajor(rows, norms, tc.dim)
 					avx = make([]float32, len(padded))
 					for b := 0; b < len(padded)/8; b++ {
-						sqDists8AVX(&q[0], tc.dim, qn, &blocks[b*8*tc.dim], &padded[b*8], &avx[b*8])
+						sqDists8AVX(&q[0], tc.dim, qn, &blocks[b*8*tc.dim], &padded[b*8], &avx[b*8], 0)
 					}
 				}
 				for i := range got {
@@ -279,8 +279,9 @@ func BenchmarkNeighborSearch(b *testing.B) {
 	}
 }
 
-// TestFirstAtLeast: the inverted file's binary search is
-// sort.SearchFloat64s, ties, ends and an infinite bound included.
+// TestFirstAtLeast: the inverted file's binary searches are
+// sort.SearchFloat64s and its strict twin, ties, ends and infinite bounds
+// included.
 func TestFirstAtLeast(t *testing.T) {
 	a := []float64{0, 1, 1, 1, 2.5, 3, 3, 7}
 	for _, tc := range []struct {
@@ -295,6 +296,10 @@ func TestFirstAtLeast(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, want := firstAtLeast(tc.a, tc.v), sort.SearchFloat64s(tc.a, tc.v); got != want {
 				t.Errorf("%d, sort.SearchFloat64s %d", got, want)
+			}
+			above := sort.Search(len(tc.a), func(i int) bool { return tc.a[i] > tc.v })
+			if got := firstAbove(tc.a, tc.v); got != above {
+				t.Errorf("first above: %d, sort.Search %d", got, above)
 			}
 		})
 	}

@@ -313,9 +313,9 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 					// padding's lanes past the last row are not read).
 					for c := b0; c < b1; c += 8 {
 						if b1-c >= 8 {
-							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &bd[c-b0])
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &bd[c-b0], 0)
 						} else {
-							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &tail[0])
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &tail[0], 0)
 							copy(bd[c-b0:], tail[:b1-c])
 						}
 					}

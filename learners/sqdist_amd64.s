@@ -1,14 +1,14 @@
 #include "textflag.h"
 
-// func sqDists8AVX(q *float32, dim int, qn float32, blk, norms, d *float32)
+// func sqDists8AVX(q *float32, dim int, qn float32, blk, norms, d *float32, worst float32) uint64
 // Writes d[l] = max(0, (qn + norms[l]) − 2·q·x_l) for the 8 rows x_l of a
 // block stored feature-major (feature f of row l at blk[8f + l]). q·x_l is
 // summed as kernel.Dot sums it: partial sums s0..s3 over the features
 // modulo 4 (the features beyond the last multiple of 4 into s0), then
 // (s0 + s1) + (s2 + s3); a product is rounded before it is added (VMULPS,
 // then VADDPS: no fused multiply-add), so each lane is the scalar formula
-// bit for bit.
-TEXT ·sqDists8AVX(SB), NOSPLIT, $0-48
+// bit for bit. It returns the lanes with d[l] ≤ worst as bits 0..7.
+TEXT ·sqDists8AVX(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ dim+8(FP), CX
 	MOVQ blk+24(FP), DI
@@ -63,5 +63,9 @@ sum:
 	VXORPS       Y7, Y7, Y7
 	VMAXPS       Y6, Y7, Y6 // max(0, d): d itself when NaN, as Go's max
 	VMOVUPS      Y6, (R9)
+	VBROADCASTSS worst+48(FP), Y8
+	VCMPPS       $2, Y8, Y6, Y9 // d ≤ worst (LE_OS)
+	VMOVMSKPS    Y9, AX
+	MOVQ         AX, ret+56(FP)
 	VZEROUPPER
 	RET
