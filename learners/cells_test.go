@@ -2,6 +2,7 @@ package learners
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
 	"slices"
@@ -457,6 +458,43 @@ func BenchmarkCellsPredict(b *testing.B) {
 				c.model.Predict(x, out)
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*rows), "µs/row")
+		})
+	}
+}
+
+// TestPredCacheBound: the memory of rows takes rows until its bound, then
+// none, and its slice of rows is not reserved far past the bound (append
+// grows a large slice by about a quarter); the rows it took are answered
+// with their classes.
+func TestPredCacheBound(t *testing.T) {
+	for _, dim := range []int{1, 16, 64} {
+		t.Run(fmt.Sprintf("width %d", dim), func(t *testing.T) {
+			var c predCache
+			per := 4*dim + predCacheEntry
+			most := predCacheBytes/per + 1
+			x := NewMatrix(4096, dim)
+			pred := make([]int32, x.Rows)
+			next := 0
+			for batch := 0; next < most+2*x.Rows; batch++ {
+				for i := 0; i < x.Rows; i++ {
+					x.Row(i)[0] = float32(next) // distinct rows
+					pred[i] = int32(next % 7)
+					next++
+				}
+				c.store(x, pred)
+			}
+			if len(c.class) != most {
+				t.Errorf("took %d rows, want %d", len(c.class), most)
+			}
+			if got, limit := cap(c.rows), most*dim+most*dim/4+1024; got > limit {
+				t.Errorf("reserved %d values for %d rows of %d", got, most, dim)
+			}
+			probe := NewMatrix(2, dim)
+			probe.Row(0)[0], probe.Row(1)[0] = 5, float32(next-1) // taken; not taken
+			out := make([]int32, 2)
+			if miss := c.lookup(probe, out); len(miss) != 1 || miss[0] != 1 || out[0] != 5 {
+				t.Errorf("missed %v, answered %d; want row 1 missed and class 5", miss, out[0])
+			}
 		})
 	}
 }
