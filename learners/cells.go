@@ -3,8 +3,11 @@ package learners
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"unsafe"
 )
 
 // Cells: k-means centres fitted on public rows, and the model that labels
@@ -58,7 +61,7 @@ func FitCellCentres(pub *Matrix, m, iters int, seed uint64) (*Matrix, error) {
 	}
 	idx, dist := make([]int32, x.Rows), make([]float32, x.Rows)
 	for it := 0; it < iters; it++ {
-		if err := NewNeighborIndex(c).Search(x, 1, idx, dist); err != nil {
+		if err := neighborIndexFor(c, x.Rows).Search(x, 1, idx, dist); err != nil {
 			return nil, err
 		}
 		changed := false
@@ -146,7 +149,7 @@ func AssignCells(centres, x *Matrix, out []int32) error {
 	if x.Rows == 0 {
 		return nil
 	}
-	return NewNeighborIndex(centres).Search(x, 1, out[:x.Rows], make([]float32, x.Rows))
+	return neighborIndexFor(centres, x.Rows).Search(x, 1, out[:x.Rows], make([]float32, x.Rows))
 }
 
 // cellModel labels a row by the argmax over classes of the summed
@@ -259,21 +262,142 @@ type smoothModel struct {
 	scores  []int64 // rows × classes
 	classes int
 	k       int
+	seen    predCache
 }
 
-// Predict implements Model; safe for concurrent use.
+// Predict implements Model; safe for concurrent use. A row's label is a
+// function of its bits, so a row met before, in this batch or an earlier
+// one, is not searched again (tabular public files repeat rows: small
+// integers, categories).
 func (m *smoothModel) Predict(x *Matrix, out []int32) {
 	if x.Rows == 0 {
 		return
 	}
+	if x.Cols != m.ix.base.Cols {
+		clear(out[:x.Rows]) // rows of another width: not the model's input
+		return
+	}
+	miss := m.seen.lookup(x, out[:x.Rows])
+	if len(miss) == 0 {
+		return
+	}
+	q, pred := x, out[:x.Rows]
+	if len(miss) < x.Rows {
+		q, pred = gatherRows(x, miss), make([]int32, len(miss))
+	}
+	m.predict(q, pred)
+	if len(miss) < x.Rows {
+		for j, i := range miss {
+			out[i] = pred[j]
+		}
+	}
+	m.seen.store(q, pred)
+}
+
+// predict is Predict without the cache.
+func (m *smoothModel) predict(x *Matrix, out []int32) {
 	idx, dist := make([]int32, x.Rows*m.k), make([]float32, x.Rows*m.k)
 	if m.ix.Search(x, m.k, idx, dist) != nil {
-		clear(out[:x.Rows]) // rows of another width: not the model's input
+		clear(out[:x.Rows])
 		return
 	}
 	sum := make([]int64, x.Rows*m.classes)
 	sumNeighbours(idx, m.k, m.scores, m.classes, sum)
 	argmaxInt64(sum, m.classes, out[:x.Rows])
+}
+
+// gatherRows returns the rows of x named by rows, in that order.
+func gatherRows(x *Matrix, rows []int32) *Matrix {
+	g := NewMatrix(len(rows), x.Cols)
+	for j, i := range rows {
+		copy(g.Row(j), x.Row(int(i)))
+	}
+	return g
+}
+
+// predCacheBytes bounds the memory of a predCache: its rows and, roughly,
+// the map's own bytes of each entry (predCacheEntry).
+const (
+	predCacheBytes = 32 << 20
+	predCacheEntry = 24
+)
+
+// predCache remembers the class a deterministic model gave a row, keyed by
+// the row's bits, across calls; it takes rows until it holds
+// predCacheBytes, then only answers. The rows are kept in one slice and
+// found through a map from a hash of their bits: nothing in it holds a
+// pointer for the collector to scan. A row whose hash is another's is not
+// remembered. The zero value is empty and ready; it is safe for concurrent
+// use.
+type predCache struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	slot  map[uint64]int32 // hash → the row's index in rows
+	rows  []float32        // the rows remembered, dim each
+	class []int32
+	used  int
+}
+
+// rowBytes is the bytes of a row, as a key (not a copy).
+func rowBytes(r []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+}
+
+// find returns the index of row r among the rows remembered, or -1.
+func (c *predCache) find(r []float32, h uint64) int32 {
+	j, ok := c.slot[h]
+	if !ok {
+		return -1
+	}
+	dim := len(r)
+	if string(rowBytes(c.rows[int(j)*dim:(int(j)+1)*dim])) != string(rowBytes(r)) {
+		return -1
+	}
+	return j
+}
+
+// lookup writes into out the class of each row of x it holds and returns
+// the rows it does not hold, ascending.
+func (c *predCache) lookup(x *Matrix, out []int32) []int32 {
+	miss := make([]int32, 0, x.Rows)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.slot) == 0 {
+		for i := 0; i < x.Rows; i++ {
+			miss = append(miss, int32(i))
+		}
+		return miss
+	}
+	for i := 0; i < x.Rows; i++ {
+		r := x.Row(i)
+		if j := c.find(r, maphash.Bytes(c.seed, rowBytes(r))); j >= 0 {
+			out[i] = c.class[j]
+		} else {
+			miss = append(miss, int32(i))
+		}
+	}
+	return miss
+}
+
+// store remembers class pred[i] for row i of x, while there is room.
+func (c *predCache) store(x *Matrix, pred []int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slot == nil {
+		c.seed = maphash.MakeSeed()
+		c.slot = make(map[uint64]int32)
+	}
+	for i := 0; i < x.Rows && c.used < predCacheBytes; i++ {
+		r := x.Row(i)
+		h := maphash.Bytes(c.seed, rowBytes(r))
+		if _, ok := c.slot[h]; ok {
+			continue // this row, or another of the same hash
+		}
+		c.slot[h] = int32(len(c.class))
+		c.rows = append(c.rows, r...)
+		c.class = append(c.class, pred[i])
+		c.used += 4*len(r) + predCacheEntry
+	}
 }
 
 // encode stores a smoothed cell model: u32 classes, u32 dim, u32 k, u32

@@ -2,6 +2,8 @@ package learners
 
 import (
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -238,6 +240,86 @@ func TestCellModelConcurrent(t *testing.T) {
 	}
 }
 
+// TestSmoothCellsSeen: the smoothed model's labels are the search's
+// whether a row was met before (in the same batch or an earlier one) or
+// not, and when the memory of rows met is full.
+func TestSmoothCellsSeen(t *testing.T) {
+	cells, x := cellFixture(t)
+	rows := func(idx ...int) *Matrix {
+		out := NewMatrix(0, x.Cols)
+		for _, i := range idx {
+			out.Data = append(out.Data, x.Row(i)...)
+			out.Rows++
+		}
+		return out
+	}
+	seq := func(lo, hi, rep int) []int {
+		var out []int
+		for r := 0; r < rep; r++ {
+			for i := lo; i < hi; i++ {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		full    bool // the memory is full before the first batch
+		batches [][]int
+	}{
+		{"new rows", false, [][]int{seq(0, 600, 1), seq(600, 1200, 1)}},
+		{"repeats within and across batches", false, [][]int{seq(0, 300, 3), seq(0, 600, 2), seq(200, 400, 1)}},
+		{"one row", false, [][]int{{7}, {7}, {8, 7}}},
+		{"full", true, [][]int{seq(0, 300, 2), seq(0, 300, 1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := SmoothCells(cells, x, 10, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm := m.(*smoothModel)
+			if tc.full {
+				sm.seen.used = predCacheBytes
+			}
+			for b, idx := range tc.batches {
+				q := rows(idx...)
+				got, want := make([]int32, q.Rows), make([]int32, q.Rows)
+				sm.Predict(q, got)
+				sm.predict(q, want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("batch %d: %v, the search's %v", b, got, want)
+				}
+			}
+			if tc.full && len(sm.seen.class) != 0 {
+				t.Errorf("a full memory took %d rows", len(sm.seen.class))
+			}
+		})
+	}
+	t.Run("a hash another row holds", func(t *testing.T) {
+		m, err := SmoothCells(cells, x, 10, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := m.(*smoothModel)
+		a, b := rows(1), rows(2)
+		got := make([]int32, 1)
+		sm.Predict(a, got)
+		// Row 2's hash now names row 1: a collision, which must read as a
+		// miss.
+		sm.seen.slot[maphash.Bytes(sm.seen.seed, rowBytes(b.Row(0)))] = 0
+		if miss := sm.seen.lookup(b, got); len(miss) != 1 {
+			t.Fatal("another row's entry answered for row 2")
+		}
+		want := make([]int32, 1)
+		sm.Predict(b, got)
+		sm.predict(b, want)
+		if got[0] != want[0] {
+			t.Errorf("row 2: %d, the search's %d", got[0], want[0])
+		}
+	})
+}
+
 // TestCellModelRoundTrip: a stored cell model, plain or smoothed,
 // predicts what it did; every cut, a trailing byte, another shape, k 0 and
 // a non-finite point are ErrModelFormat.
@@ -376,6 +458,43 @@ func BenchmarkCellsPredict(b *testing.B) {
 				c.model.Predict(x, out)
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*rows), "µs/row")
+		})
+	}
+}
+
+// TestPredCacheBound: the memory of rows takes rows until its bound, then
+// none, and its slice of rows is not reserved far past the bound (append
+// grows a large slice by about a quarter); the rows it took are answered
+// with their classes.
+func TestPredCacheBound(t *testing.T) {
+	for _, dim := range []int{1, 16, 64} {
+		t.Run(fmt.Sprintf("width %d", dim), func(t *testing.T) {
+			var c predCache
+			per := 4*dim + predCacheEntry
+			most := predCacheBytes/per + 1
+			x := NewMatrix(4096, dim)
+			pred := make([]int32, x.Rows)
+			next := 0
+			for batch := 0; next < most+2*x.Rows; batch++ {
+				for i := 0; i < x.Rows; i++ {
+					x.Row(i)[0] = float32(next) // distinct rows
+					pred[i] = int32(next % 7)
+					next++
+				}
+				c.store(x, pred)
+			}
+			if len(c.class) != most {
+				t.Errorf("took %d rows, want %d", len(c.class), most)
+			}
+			if got, limit := cap(c.rows), most*dim+most*dim/4+1024; got > limit {
+				t.Errorf("reserved %d values for %d rows of %d", got, most, dim)
+			}
+			probe := NewMatrix(2, dim)
+			probe.Row(0)[0], probe.Row(1)[0] = 5, float32(next-1) // taken; not taken
+			out := make([]int32, 2)
+			if miss := c.lookup(probe, out); len(miss) != 1 || miss[0] != 1 || out[0] != 5 {
+				t.Errorf("missed %v, answered %d; want row 1 missed and class 5", miss, out[0])
+			}
 		})
 	}
 }

@@ -674,17 +674,14 @@ func (r *rounder) add(sum []int64, z []float64, f float64, d int, ind []int32, v
 		for c, zc := range z {
 			a := f * zc
 			blk := buf[c*w : (c+1)*w]
-			for q, v := range val {
-				x := a * v
-				bad = bad || !(math.Abs(x) <= r.limit)
-				blk[q] = r.round(x)
-				var cy uint64
-				n2, cy = bits.Add64(n2, uint64(blk[q]*blk[q]), 0)
-				carry |= cy
-			}
+			// A block's squares, summed with their own carry, then added.
+			b2, bc, bb := r.roundBlock(blk[:w-1], a, val)
+			bad = bad || bb
+			var cy uint64
+			n2, cy = bits.Add64(n2, b2, 0)
+			carry |= bc | cy
 			bad = bad || !(math.Abs(a) <= r.limit)
 			blk[w-1] = r.round(a)
-			var cy uint64
 			n2, cy = bits.Add64(n2, uint64(blk[w-1]*blk[w-1]), 0)
 			carry |= cy
 		}
@@ -707,6 +704,55 @@ func (r *rounder) add(sum []int64, z []float64, f float64, d int, ind []int32, v
 		sum[k*d+c] += blk[w-1]
 	}
 	return true
+}
+
+// roundBlock writes into blk[q] a·val[q] rounded as round rounds it,
+// drawing the same words in the same order, and returns the sum of their
+// squares in uint64 with its carry, and whether a value was beyond the
+// limit (or NaN). It is round's loop with the words read from the block
+// read ahead in place and ⌊x⌋ by conversion (exact: |x| ≤ 2⁶² here), the
+// rounder's inner loop: a call, a floor and a branch on the sign each were
+// most of its time.
+func (r *rounder) roundBlock(blk []int64, a float64, val []float64) (n2, carry uint64, bad bool) {
+	blk = blk[:len(val)]
+	lim := r.limit
+	// The block read ahead and its position, in registers: through r,
+	// each word's position was a load and a store.
+	ahead, next := r.ahead, r.next
+	defer func() { r.next = next }()
+	for q, v := range val {
+		x := a * v
+		ax := math.Abs(x)
+		bad = bad || !(ax <= lim)
+		var iv int64
+		if ax <= 1<<62 {
+			// ⌊x⌋ and x − ⌊x⌋ without a branch on x's sign: t = x − int(x)
+			// is exact, and when it is negative ⌊x⌋ is one less and t + 1
+			// is round's x − ⌊x⌋ (the same real, rounded once).
+			iv = int64(x)
+			t := x - float64(iv)
+			neg := int64(b2i(t < 0))
+			iv -= neg
+			if frac := t + float64(neg); frac > 0 {
+				var w uint64
+				if next < len(ahead) {
+					w = ahead[next]
+					next++
+				} else {
+					r.next = next
+					w = r.word()
+					ahead, next = r.ahead, r.next
+				}
+				d := float64(w>>11)*0x1p-53 - frac
+				iv += int64(math.Float64bits(d) >> 63)
+			}
+		}
+		blk[q] = iv
+		var cy uint64
+		n2, cy = bits.Add64(n2, uint64(iv*iv), 0)
+		carry |= cy
+	}
+	return n2, carry, bad
 }
 
 // round returns ⌊v⌋ + 1 with probability v − ⌊v⌋, ⌊v⌋ otherwise. v must

@@ -3,9 +3,12 @@ package learners
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -633,5 +636,140 @@ func BenchmarkDPLogRegFit(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.Steps*x.Rows*26*17), "ns/coordinate")
 		})
+	}
+}
+
+// addReference is rounder.add as it was written before roundBlock: each
+// coordinate through round, one call and one word each. The fast loop must
+// give its sums, its verdicts and its draws, word for word.
+func (r *rounder) addReference(sum []int64, z []float64, f float64, d int, ind []int32, val []float64) bool {
+	k, w := len(z), len(ind)+1
+	buf := make([]int64, k*w)
+	ok := false
+	for try := 0; try < maxRoundTries && !ok; try++ {
+		if try > 0 {
+			r.tries++
+		}
+		var n2, carry uint64
+		bad := false
+		for c, zc := range z {
+			a := f * zc
+			blk := buf[c*w : (c+1)*w]
+			for q, v := range val {
+				x := a * v
+				bad = bad || !(math.Abs(x) <= r.limit)
+				blk[q] = r.round(x)
+				var cy uint64
+				n2, cy = bits.Add64(n2, uint64(blk[q]*blk[q]), 0)
+				carry |= cy
+			}
+			bad = bad || !(math.Abs(a) <= r.limit)
+			blk[w-1] = r.round(a)
+			var cy uint64
+			n2, cy = bits.Add64(n2, uint64(blk[w-1]*blk[w-1]), 0)
+			carry |= cy
+		}
+		if bad {
+			return false
+		}
+		ok = carry == 0 && n2 <= uint64(r.sensSq)
+	}
+	if !ok {
+		r.fell++
+		if !truncateToFit(buf, z, f, val, w, r.sensSq) {
+			return false
+		}
+	}
+	for c := range z {
+		blk := buf[c*w : (c+1)*w]
+		for q, j := range ind {
+			sum[c*d+int(j)] += blk[q]
+		}
+		sum[k*d+c] += blk[w-1]
+	}
+	return true
+}
+
+// TestRoundBlockMatchesRound: add, through roundBlock, gives the sums,
+// verdicts, redraws and truncations of the coordinate-by-coordinate
+// rounding and leaves the source at the same word, read ahead or not, on
+// gradients that fit at once, that need redraws or the truncation, with
+// integers (no draw), negative values and zeros, and with values beyond the
+// limit or not finite (the row is refused after the same draws).
+func TestRoundBlockMatchesRound(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	vec := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.NormFloat64() * scale
+		}
+		return v
+	}
+	tests := []struct {
+		name    string
+		classes int
+		feats   int
+		sensSq  int64
+		scale   float64 // the gradient's size in rounding units
+		special func(val []float64)
+	}{
+		{"loose", 3, 10, 1 << 40, 30, nil},
+		{"tight", 2, 64, 400, 2, nil},
+		{"forced truncation", 1, 99, 26, 0.5, nil},
+		{"integers and zeros", 4, 12, 1 << 30, 1, func(v []float64) {
+			for i := range v {
+				v[i] = math.Round(v[i] * 3)
+			}
+			v[0] = 0
+		}},
+		{"beyond the limit", 2, 8, 1 << 20, 1, func(v []float64) { v[3] = 1e30 }},
+		{"not finite", 2, 8, 1 << 20, 1, func(v []float64) { v[5] = math.NaN() }},
+		{"huge", 2, 8, 1 << 20, 1, func(v []float64) { v[1] = -1e300 }},
+	}
+	var tries, fell int
+	defer func() {
+		if tries == 0 || fell == 0 {
+			t.Errorf("redraws %d, truncations %d: the tight cases should exercise both", tries, fell)
+		}
+	}()
+	for _, tc := range tests {
+		for _, bulk := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/read ahead %v", tc.name, bulk), func(t *testing.T) {
+				src := func() *rounder {
+					rd := newRounder(fillBits{newBits(4)}, tc.sensSq)
+					if bulk {
+						rd.readAhead()
+					}
+					return rd
+				}
+				fast, ref := src(), src()
+				d := tc.feats
+				for trial := 0; trial < 300; trial++ {
+					ind := make([]int32, tc.feats)
+					for j := range ind {
+						ind[j] = int32(j)
+					}
+					val := vec(tc.feats, 1)
+					if tc.special != nil && trial%3 == 0 {
+						tc.special(val)
+					}
+					z := vec(tc.classes, 1)
+					f := tc.scale * (0.5 + r.Float64())
+					got, want := make([]int64, tc.classes*(d+1)), make([]int64, tc.classes*(d+1))
+					okGot := fast.add(got, z, f, d, ind, val)
+					okWant := ref.addReference(want, z, f, d, ind, val)
+					if okGot != okWant || !slices.Equal(got, want) {
+						t.Fatalf("trial %d: %v %v, the reference's %v %v", trial, okGot, got, okWant, want)
+					}
+				}
+				if fast.tries != ref.tries || fast.fell != ref.fell {
+					t.Errorf("redraws %d, truncations %d; the reference's %d, %d", fast.tries, fast.fell, ref.tries, ref.fell)
+				}
+				tries, fell = tries+ref.tries, fell+ref.fell
+				if a, b := fast.word(), ref.word(); a != b {
+					t.Error("the sources are at different words")
+				}
+			})
+		}
 	}
 }

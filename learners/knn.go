@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/pate-tool/pate/learners/kernel"
 )
@@ -137,13 +136,37 @@ type NeighborIndex struct {
 	base  *Matrix
 	norms []float32
 	inv   *ivf // nil: scan every row
+	// With sqDistsAVX, a scanned index's rows in blocks of 8,
+	// feature-major, and their norms padded (featureMajor).
+	blocks, blockNorms []float32
 }
 
 // NewNeighborIndex indexes the rows of base (kept by reference: the caller
 // must not modify them afterwards).
 func NewNeighborIndex(base *Matrix) *NeighborIndex {
 	ix := scanIndex(base)
-	ix.inv = newIVF(base, ix.norms)
+	ix.inv = newIVF(base, ix.norms, ivfMinRows)
+	ix.keepBlocks()
+	return ix
+}
+
+// keepBlocks lays a scanned index's rows out for the AVX kernel.
+func (ix *NeighborIndex) keepBlocks() {
+	if ix.inv == nil && sqDistsAVX && ix.base.Cols > 0 {
+		ix.blocks, ix.blockNorms = featureMajor(ix.base.Data[:ix.base.Rows*ix.base.Cols], ix.norms, ix.base.Cols)
+	}
+}
+
+// neighborIndexFor is NewNeighborIndex for a search of queries rows: many
+// queries for few rows (ivfManyQueries a row) are worth an index of fewer
+// rows.
+func neighborIndexFor(base *Matrix, queries int) *NeighborIndex {
+	if queries < ivfManyQueries*base.Rows {
+		return NewNeighborIndex(base)
+	}
+	ix := scanIndex(base)
+	ix.inv = newIVF(base, ix.norms, ivfMinRowsMany)
+	ix.keepBlocks()
 	return ix
 }
 
@@ -203,7 +226,7 @@ func distinctRows(q *Matrix) (*Matrix, []int32) {
 	u := NewMatrix(0, q.Cols)
 	for i := 0; i < q.Rows; i++ {
 		r := q.Row(i)
-		key := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r))), 4*len(r))
+		key := rowBytes(r)
 		j, ok := seen[string(key)]
 		if !ok {
 			j = int32(u.Rows)
@@ -268,7 +291,8 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 		idx[i], dist[i] = -1, inf
 	}
 	qn := make([]float32, knnQueryBlock)
-	nb := ix.base.Rows
+	bd, tail := make([]float32, knnBaseBlock), make([]float32, 8)
+	nb, dim := ix.base.Rows, ix.base.Cols
 	for q0 := lo; q0 < hi; q0 += knnQueryBlock {
 		q1 := min(hi, q0+knnQueryBlock)
 		for i := q0; i < q1; i++ {
@@ -281,11 +305,26 @@ func (ix *NeighborIndex) search(q *Matrix, lo, hi, k int, idx []int32, dist []fl
 				qr := q.Row(i)
 				ti, td := idx[i*k:(i+1)*k], dist[i*k:(i+1)*k]
 				worst := td[k-1]
+				// The block's distances (clamped at 0: rounding of a
+				// near-duplicate), then the k nearest.
+				bd := bd[:b1-b0]
+				if ix.blocks != nil {
+					// Whole blocks of 8 (b0 is a multiple of 8; the
+					// padding's lanes past the last row are not read).
+					for c := b0; c < b1; c += 8 {
+						if b1-c >= 8 {
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &bd[c-b0], 0)
+						} else {
+							sqDists8AVX(&qr[0], dim, qn[i-q0], &ix.blocks[c*dim], &ix.blockNorms[c], &tail[0], 0)
+							copy(bd[c-b0:], tail[:b1-c])
+						}
+					}
+				} else {
+					sqDists(qr, qn[i-q0], ix.base.Data[b0*dim:b1*dim], ix.norms[b0:b1], bd)
+				}
 				for j := b0; j < b1; j++ {
-					d := qn[i-q0] + ix.norms[j] - 2*kernel.Dot(qr, ix.base.Row(j))
-					if d < 0 {
-						d = 0 // rounding of a near-duplicate
-					} else if !(d <= math.MaxFloat32) {
+					d := bd[j-b0]
+					if !(d <= math.MaxFloat32) {
 						d = math.MaxFloat32 // NaN or overflow: farthest, but a neighbour still
 					}
 					if d >= worst { // ties keep the lower index, met first

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/bits"
+	"unsafe"
 )
 
 // Source is a source of uniformly random 64-bit words.
@@ -109,6 +110,10 @@ func NewSeededSource(seed uint64, stream uint64) Source {
 	return &seededSource{i: bufSize, stream: cipher.NewCTR(block, iv[:])}
 }
 
+// littleEndian says whether a uint64's bytes in memory are its
+// little-endian encoding, as Uint64 reads the keystream.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // Uint64 returns the next 64 bits of the keystream.
 func (s *seededSource) Uint64() uint64 {
 	if s.i > bufSize-8 {
@@ -125,6 +130,17 @@ func (s *seededSource) Uint64() uint64 {
 // len(dst) calls of Uint64 would return, in order, without a call each.
 func (s *seededSource) Fill(dst []uint64) {
 	for len(dst) > 0 {
+		if s.i > bufSize-8 && len(dst) >= bufSize/8 && littleEndian {
+			// Whole buffers' worth, once the buffer is spent: the
+			// keystream straight into dst, the bytes the buffer would
+			// have held, in order, without clearing and copying it.
+			n := len(dst) / (bufSize / 8) * (bufSize / 8)
+			b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 8*n)
+			clear(b)
+			s.stream.XORKeyStream(b, b)
+			dst = dst[n:]
+			continue
+		}
 		if s.i > bufSize-8 {
 			clear(s.buf[:])
 			s.stream.XORKeyStream(s.buf[:], s.buf[:])

@@ -441,12 +441,19 @@ func TestCryptoSourceRekeys(t *testing.T) {
 }
 
 // TestFillMatchesUint64: Fill gives the words successive Uint64 calls
-// give, across the keystream's buffer refills and after single draws.
+// give, across the keystream's buffer refills and after single draws,
+// and then Fill and Uint64 go on with the same words.
 func TestFillMatchesUint64(t *testing.T) {
-	for _, n := range []int{1, 7, bufSize / 8, bufSize/8 + 3, 3 * bufSize / 8} {
+	for _, n := range []int{1, 7, bufSize / 8, bufSize/8 + 3, 3 * bufSize / 8, -2 * bufSize / 8, -(2*bufSize/8 + 5)} {
+		// n < 0: -n words from a fresh source (whole buffers go straight
+		// into dst).
 		a, b := NewSeededSource(9, 2).(*seededSource), NewSeededSource(9, 2)
-		a.Uint64()
-		b.Uint64()
+		if n > 0 {
+			a.Uint64()
+			b.Uint64()
+		} else {
+			n = -n
+		}
 		got := make([]uint64, n)
 		a.Fill(got)
 		for i, w := range got {
@@ -456,6 +463,12 @@ func TestFillMatchesUint64(t *testing.T) {
 		}
 		if a.Uint64() != b.Uint64() {
 			t.Fatalf("n %d: the streams part after Fill", n)
+		}
+		a.Fill(got)
+		for i, w := range got {
+			if w != b.Uint64() {
+				t.Fatalf("n %d: word %d of a second Fill differs", n, i)
+			}
 		}
 	}
 }
