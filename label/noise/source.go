@@ -75,6 +75,30 @@ func (s *cryptoSource) Uint64() uint64 {
 	return s.seededSource.Uint64()
 }
 
+// Fill writes the next len(dst) random words into dst, as len(dst) calls
+// of Uint64 would, rekeyed as they would be: the keystream a key gives is
+// counted against rekeyBytes. (Without it, the Fill of the embedded
+// seededSource would run one key past its share.)
+func (s *cryptoSource) Fill(dst []uint64) {
+	for len(dst) > 0 {
+		if s.i <= bufSize-8 { // the words left in the buffer
+			n := min(len(dst), (bufSize-s.i)/8)
+			s.seededSource.Fill(dst[:n])
+			dst = dst[n:]
+			continue
+		}
+		// The buffer is spent: what follows is new keystream, at most what
+		// the key has left (a whole number of buffers).
+		if s.left <= 0 {
+			s.rekey()
+		}
+		n := min(len(dst), s.left/8)
+		s.seededSource.Fill(dst[:n])
+		s.left -= (8*n + bufSize - 1) / bufSize * bufSize
+		dst = dst[n:]
+	}
+}
+
 // seededSource is a buffered AES-256-CTR keystream.
 type seededSource struct {
 	i      int

@@ -472,3 +472,42 @@ func TestFillMatchesUint64(t *testing.T) {
 		}
 	}
 }
+
+// TestCryptoFillRekeys: Fill on the crypto source charges its keystream
+// to the key as Uint64 does: after every fill the buffer position and the
+// keystream left to the key are those the same number of Uint64 calls
+// leave, so the key changes where Uint64's would.
+func TestCryptoFillRekeys(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []int // > 0: a Fill of that many words; < 0: that many Uint64 calls on both
+	}{
+		{"one word", []int{1}},
+		{"a buffer", []int{bufSize / 8}},
+		{"across buffers", []int{-3, 700, -1, 513}},
+		{"a key's worth and more", []int{rekeyBytes/8 - 5, -10, 600}},
+		{"three keys in one fill", []int{3*rekeyBytes/8 + 17}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewCryptoSource().(*cryptoSource) // word by word
+			b := NewCryptoSource().(*cryptoSource) // by Fill
+			for i, n := range tc.steps {
+				if n < 0 {
+					for range -n {
+						a.Uint64()
+						b.Uint64()
+					}
+				} else {
+					for range n {
+						a.Uint64()
+					}
+					b.Fill(make([]uint64, n))
+				}
+				if a.i != b.i || a.left != b.left {
+					t.Fatalf("after step %d: Uint64 at (i %d, left %d), Fill at (i %d, left %d)", i, a.i, a.left, b.i, b.left)
+				}
+			}
+		})
+	}
+}
