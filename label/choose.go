@@ -91,11 +91,11 @@ const ChooseCellsMinClasses = 3
 // ChooseCellsMinClasses). On the corpus the strong cells lost to dp-logreg
 // on sets of 3–5 classes with text features (gssvocab, 5 classes, by 0.04–
 // 0.08; wvs, 3, by 0.06) and won with many classes (mplsstops 8, suicide 9,
-// gapminder 22, contagious 51). Over the corpus and the shared sets (seed
-// 1, .ci/loo) the rule's constants come within 0.02 of the best candidate
-// in 178 of 192 (set, ε) cells, 174 before; fitted leave-one-dataset-out
-// (thresholds and class floors), the sets left out in 175, 172 before. A
-// 7-class numeric set whose
+// gapminder 22, contagious 51). Over the corpus and the shared sets
+// (seeds 1–3, .ci/loo) the rule's constants come within 0.02 of the best
+// candidate in 181 of 192 (set, ε) cells, 177 before; fitted
+// leave-one-dataset-out, the sets left out in 176 either way: the floor
+// was read off this corpus. A 7-class numeric set whose
 // class discovery released 3 classes (51.5 rows a class and teacher) keeps
 // its cells (0.994 against PATE's 0.937).
 const ChooseCellsStrongManyClasses = 6

@@ -84,6 +84,7 @@ type rule struct {
 	// snr is below it and the classes at least manyClasses.
 	lowSNR      float64
 	manyClasses int
+	lowByRows   bool // lowSNR is in dp-logreg's rows a parameter, not rows a noise unit
 }
 
 func floor(v int) int {
@@ -109,7 +110,7 @@ func (r rule) strongFloor(numeric bool) int {
 
 func (r rule) pick(c cell) (string, float64) {
 	switch {
-	case r.lowSNR > 0 && c.lowSignal(*byRows) < r.lowSNR && c.classes >= r.manyClasses:
+	case r.lowSNR > 0 && c.lowSignal(r.lowByRows) < r.lowSNR && c.classes >= r.manyClasses:
 		return "cells", c.cl
 	case c.cpf >= r.strong && (!r.strongMulti || c.classes >= r.strongFloor(c.numeric)):
 		return "cells", c.cl
@@ -219,9 +220,10 @@ func main() {
 	}
 	inf := math.Inf(1)
 	current := rule{label.ChooseRowsPerClass, label.ChooseCellsPerFeature, label.ChooseCellsStrong, true, true,
-		label.ChooseCellsMinClasses, label.ChooseCellsMinClasses, label.ChooseCellsStrongManyClasses, 0, 0}
+		label.ChooseCellsMinClasses, label.ChooseCellsMinClasses, label.ChooseCellsStrongManyClasses,
+		label.ChooseCellsSparseRows, label.ChooseCellsMinClasses, true}
 	if *tryLow > 0 {
-		current.lowSNR, current.manyClasses = *tryLow, *tryMany
+		current.lowSNR, current.manyClasses, current.lowByRows = *tryLow, *tryMany, *byRows
 	}
 	grid := []rule{current}
 	floors := []int{3, 4, 6, 8}
@@ -248,7 +250,7 @@ func main() {
 											if low == 0 && mc > 6 {
 												continue
 											}
-											grid = append(grid, rule{r, w, s, false, sm, fn, fs, many, low, mc}, rule{r, w, s, true, sm, fn, fs, many, low, mc})
+											grid = append(grid, rule{r, w, s, false, sm, fn, fs, many, low, mc, *byRows}, rule{r, w, s, true, sm, fn, fs, many, low, mc, *byRows})
 										}
 									}
 								}
@@ -338,7 +340,7 @@ func (r rule) String() string {
 	}
 	if r.lowSNR > 0 {
 		unit := "rows a noise unit"
-		if *byRows {
+		if r.lowByRows {
 			unit = "rows a parameter"
 		}
 		s += fmt.Sprintf(", cells first below %g %s and ≥ %d classes", r.lowSNR, unit, r.manyClasses)
