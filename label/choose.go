@@ -128,7 +128,7 @@ const ChooseCellsSparseRows = 0.5
 // feature, more rows a class and teacher times min(ε, 1)), and the rule
 // takes the first eligible in a fixed order: as ε grows the choice moves
 // down the order — dp-logreg, cells, PATE, strong cells — and never back.
-var ChoiceRule = fmt.Sprintf("%s when n̂/((encoded features + 1)·classes) < %g and the classes are at least 3, "+
+var ChoiceRule = fmt.Sprintf("%s when a single class was released, or n̂/((encoded features + 1)·classes) < %g and the classes are at least 3, "+
 	"or its cells per encoded feature ≥ %d and the classes are at least 3 (at least %d when the encoding has a one-hot column); "+
 	"else PATE + student when n̂·min(ε, 1)/(teachers·classes) ≥ %d; "+
 	"else %s when its cells per encoded feature ≥ %d, the encoding has no one-hot column and the classes are at least 3 "+
@@ -191,7 +191,7 @@ var linearStudents = map[string]bool{"logreg": true, "nb": true}
 func ChooseByRule(rows int64, teachers, classes, features, oneHot int, student string, eps, rho, discoveryRho float64) (mech string, perClass float64, cands []ChoiceCandidate) {
 	return chooseBy(rows, teachers, classes, student, ChooseRowsPerClass, math.Min(eps, 1),
 		&cellsRule{features: features, rho: rho, discovery: discoveryRho, left: true, strong: ChooseCellsStrong, numericMulti: true, oneHot: oneHot,
-			strongMany: ChooseCellsStrongManyClasses, sparse: ChooseCellsSparseRows})
+			strongMany: ChooseCellsStrongManyClasses, sparse: ChooseCellsSparseRows, single: true})
 }
 
 // cellsRule is what the cell-histogram candidate weighs: the encoded
@@ -219,6 +219,9 @@ type cellsRule struct {
 	// sparse, when not 0, is the rows a parameter of dp-logreg below which
 	// the cells go first (ChoiceRule).
 	sparse float64
+	// single: the cells go first when the class discovery released one
+	// class (ChoiceRule).
+	single bool
 }
 
 // rowsAParameter is n̂ over dp-logreg's parameters for the encoded
@@ -333,6 +336,9 @@ func cellsCandidate(rows int64, classes int, r cellsRule) (ChoiceCandidate, floa
 // 30–71 by up to 0.147; fertility at 77 by 0.026).
 func strongCells(c ChoiceCandidate, per float64, r cellsRule, rows int64, classes int, pateEligible bool) ChoiceCandidate {
 	switch {
+	case r.single && classes == 1:
+		c.Eligible = true
+		c.Why += "; a single class was released: every row gets it, and the cells label with one class where dp-logreg needs two"
 	case r.sparse > 0 && r.features > 0 && classes >= ChooseCellsMinClasses && rowsAParameter(rows, r.features, classes) < r.sparse:
 		c.Eligible = true
 		c.Why += fmt.Sprintf("; dp-logreg would have %.3g rows a parameter < %g: first", rowsAParameter(rows, r.features, classes), r.sparse)
@@ -499,6 +505,11 @@ func (l *Labeler) choose(n int64, td *teacherData, features, oneHot int) (bool, 
 	if chosen == "" {
 		chosen = cfg.Mechanism
 	}
+	if classes == 1 {
+		l.note("only one class, %s, was released privately from the %d noisy rows: every public row is labelled %s, "+
+			"which is at best the majority-class baseline; declare the classes with --classes, or give a larger --epsilon",
+			td.classes.values[0], noisy, td.classes.values[0])
+	}
 	why := fmt.Sprintf("%d noisy rows / (%d teachers · %d classes) = %.3g rows per class and teacher", noisy, cfg.Teachers, classes, perClass)
 	for _, c := range cands {
 		if c.Eligible {
@@ -628,7 +639,7 @@ func choiceRhoOf(rep *Report, res *AuditResult) (float64, error) {
 	case ChoiceRule:
 		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho), discovery: res.DiscoveryRho, left: true,
 			strong: ChooseCellsStrong, numericMulti: true, oneHot: c.OneHotFeatures, strongMany: ChooseCellsStrongManyClasses,
-			sparse: ChooseCellsSparseRows}
+			sparse: ChooseCellsSparseRows, single: true}
 	case choiceRuleStrongThree:
 		cells = &cellsRule{features: c.Features, rho: float64(rep.Guarantee.Rho), discovery: res.DiscoveryRho, left: true,
 			strong: ChooseCellsStrong, numericMulti: true, oneHot: c.OneHotFeatures}

@@ -71,6 +71,9 @@ func TestChooseByRule(t *testing.T) {
 		{"soybean at ε = 4", 455, 250, 19, 169, "logreg", 4, MechanismCellHistogram},
 		{"2 classes of 455 rows, 500 features with one-hot columns: dp-logreg", 455, 250, 2, 500, "logreg", 1, MechanismDPLogReg},
 		{"banque: 9 classes of 540 rows, 104 features with one-hot columns (0.57 a parameter)", 540, 250, 9, 104, "logreg", 1, MechanismDPLogReg},
+		// A single released class: the cells, which label with one class.
+		{"one class released of 400 rows, 8 features", 400, 250, 1, 8, "logreg", 0.5, MechanismCellHistogram},
+		{"one class released of adult's count", 32_561, 250, 1, 112, "logreg", 1, MechanismCellHistogram},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -509,7 +509,7 @@ func (l *Labeler) discoverClasses(ld *labelData, j int, counts map[string]int64)
 		ld.discovery.Share, ld.discovery.Rule = Float(share), DiscoveryRule
 	}
 	ld.classesSource = "released privately from the sensitive data (stable histogram)"
-	if len(kept) < 2 {
+	if len(kept) < 2 && !(len(kept) == 1 && cfg.Choose) {
 		hint := "; declare the classes with --classes"
 		if nl > 1 {
 			hint = ""
