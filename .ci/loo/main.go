@@ -134,7 +134,7 @@ func best(c cell) (string, float64) {
 }
 
 func main() {
-	data := flag.String("data", "/work/corpus-data", "corpus folder (the public files give the encoded features)")
+	data := flag.String("data", "/tmp/pate-corpus", "corpus folder, as make.sh builds it (the public files give the encoded features)")
 	teachers := flag.Int("teachers", 250, "the default plan's teachers")
 	wide := flag.Bool("wide", false, "one line per set: the best candidate and both regrets at each ε")
 	withLowSNR = flag.Bool("low-snr", false, "fit a condition that takes the cells first where dp-logreg's rows a noise unit are few and the classes many")
