@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/pate-tool/pate/io/atomicfile"
+	"github.com/pate-tool/pate/label/internal/framed"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -210,23 +211,8 @@ func teacherFormatErr(format string, args ...any) error {
 
 func parseTeachers(data []byte) (*TeacherFile, error) {
 	const headerLen = len(TeacherMagic) + 4 + 8
-	if len(data) > MaxTeacherFileSize {
-		return nil, teacherFormatErr("larger than %d bytes", MaxTeacherFileSize)
-	}
-	if len(data) < len(TeacherMagic) || string(data[:len(TeacherMagic)]) != TeacherMagic {
-		if len(data) < len(TeacherMagic) && string(data) == TeacherMagic[:len(data)] {
-			return nil, teacherFormatErr("truncated (%d bytes)", len(data))
-		}
-		return nil, teacherFormatErr("it does not start with %q", TeacherMagic)
-	}
-	if len(data) < len(TeacherMagic)+4 {
-		return nil, teacherFormatErr("truncated (%d bytes)", len(data))
-	}
-	switch v := binary.LittleEndian.Uint32(data[len(TeacherMagic):]); {
-	case v > TeacherFormatVersion:
-		return nil, fmt.Errorf("%w: version %d; this pate reads versions up to %d (upgrade pate)", ErrTeacherVersion, v, TeacherFormatVersion)
-	case v == 0:
-		return nil, teacherFormatErr("version 0")
+	if err := framed.CheckHead(data, TeacherMagic, TeacherFormatVersion, MaxTeacherFileSize, ErrTeacherFormat, ErrTeacherVersion); err != nil {
+		return nil, err
 	}
 	if len(data) < headerLen+sha256.Size {
 		return nil, teacherFormatErr("truncated (%d bytes)", len(data))
@@ -327,30 +313,10 @@ func (f *TeacherFile) WriteTo(w io.Writer) (int64, error) {
 // Bytes are the file's bytes; the caller must not modify them.
 func (f *TeacherFile) Bytes() []byte { return f.data }
 
-// Save writes the file to path atomically (a temporary file in the same
-// folder, renamed into place).
+// Save writes the file to path atomically, readable by its owner only: it
+// is as private as the sensitive data it was trained on.
 func (f *TeacherFile) Save(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteTo(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o600) // as private as the sensitive data it was trained on
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, f.data, 0o600)
 }
 
 // Manifest returns the file's manifest; the caller must not modify it.

@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/pate-tool/pate/io/atomicfile"
 	"github.com/pate-tool/pate/label"
+	"github.com/pate-tool/pate/label/internal/framed"
 	"github.com/pate-tool/pate/learners"
 )
 
@@ -198,24 +199,8 @@ func formatErr(format string, args ...any) error {
 }
 
 func parse(data []byte) (*Labeler, error) {
-	if len(data) > MaxFileSize {
-		return nil, formatErr("larger than %d bytes", MaxFileSize)
-	}
-	if len(data) < len(Magic) || string(data[:len(Magic)]) != Magic {
-		if len(data) < len(Magic) && string(data) == Magic[:len(data)] {
-			return nil, formatErr("truncated (%d bytes)", len(data))
-		}
-		return nil, formatErr("it does not start with %q", Magic)
-	}
-	if len(data) < len(Magic)+4 {
-		return nil, formatErr("truncated (%d bytes)", len(data))
-	}
-	v := binary.LittleEndian.Uint32(data[len(Magic):])
-	switch {
-	case v > FormatVersion:
-		return nil, fmt.Errorf("%w: version %d; this pate reads versions up to %d (upgrade pate)", ErrVersion, v, FormatVersion)
-	case v == 0:
-		return nil, formatErr("version 0")
+	if err := framed.CheckHead(data, Magic, FormatVersion, MaxFileSize, ErrFormat, ErrVersion); err != nil {
+		return nil, err
 	}
 	if len(data) < headerLen+8+checksumLen {
 		return nil, formatErr("truncated (%d bytes)", len(data))
@@ -305,30 +290,9 @@ func (l *Labeler) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// Save writes the labeler file to path atomically (a temporary file in the
-// same folder, renamed into place).
+// Save writes the labeler file to path atomically.
 func (l *Labeler) Save(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = l.WriteTo(f)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, l.data, 0o644)
 }
 
 // Hash is the labeler's hash: the hex SHA-256 of its file (before the
