@@ -53,28 +53,14 @@ func (l *Labeler) Run(ctx context.Context, sensitive, public RecordReader, out R
 	// 1. The encoder is fitted on public data only (invariant 2): the first
 	// batches of the public stream, which are then labelled like the rest.
 	cfg.phase(PhaseReading, 0, 0)
-	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
-	defer func() {
-		for _, r := range head {
-			r.Release()
-		}
-	}()
+	head, headRows, err := l.readPublicHead(ctx, public)
+	defer func() { releaseAll(head) }() // head is nil once the stream owns it
 	if err != nil {
-		return nil, errorf(err, "%s", cfg.pub())
+		return nil, err
 	}
-	if headRows == 0 {
-		return nil, invalid("%s has no rows", cfg.pub())
-	}
-	l.leaveOutIDs(head)
-	enc, err := learners.FitEncoder(l.public, l.features, head, cfg.EncoderOptions)
+	enc, err := l.fitEncoder(head, headRows, sensitive.Schema())
 	if err != nil {
-		return nil, invalid("fitting the feature encoder on %s: %v", cfg.pub(), err)
-	}
-	if err := enc.CheckSchema(sensitive.Schema()); err != nil {
-		return nil, invalid("%s: %v", cfg.sens(), err)
-	}
-	if l.bins, err = l.publicBins(enc, head, headRows); err != nil {
-		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
+		return nil, err
 	}
 
 	// 2. Teachers. The sensitive rows are encoded as they are read and
@@ -147,6 +133,41 @@ func (l *Labeler) release(ctx context.Context, head *[]arrow.Record, public Reco
 	l.finishReport(rep, st, agg, filter, td)
 	l.keepTrained(st)
 	return rep, nil
+}
+
+// readPublicHead reads the head of the public stream, which the encoder
+// and the bin edges are fitted on and which is then labelled like the rest;
+// a stream without rows is refused.
+func (l *Labeler) readPublicHead(ctx context.Context, public RecordReader) ([]arrow.Record, int, error) {
+	cfg := &l.cfg
+	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
+	if err != nil {
+		return head, 0, errorf(err, "%s", cfg.pub())
+	}
+	if headRows == 0 {
+		return head, 0, invalid("%s has no rows", cfg.pub())
+	}
+	return head, headRows, nil
+}
+
+// fitEncoder fits the run's encoder on the public head, row identifiers
+// left out (invariant 2: public data only), checks the sensitive schema
+// against it and fits the learners' bin edges: what a run trains its
+// teachers with, wherever they are trained.
+func (l *Labeler) fitEncoder(head []arrow.Record, headRows int, sensitive *arrow.Schema) (*learners.Encoder, error) {
+	cfg := &l.cfg
+	l.leaveOutIDs(head)
+	enc, err := learners.FitEncoder(l.public, l.features, head, cfg.EncoderOptions)
+	if err != nil {
+		return nil, invalid("fitting the feature encoder on %s: %v", cfg.pub(), err)
+	}
+	if err := enc.CheckSchema(sensitive); err != nil {
+		return nil, invalid("%s: %v", cfg.sens(), err)
+	}
+	if l.bins, err = l.publicBins(enc, head, headRows); err != nil {
+		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
+	}
+	return enc, nil
 }
 
 // train trains what votes: the teachers, or a mechanism that learns from the

@@ -91,13 +91,10 @@ func (l *Labeler) RunTeachers(ctx context.Context, public RecordReader, out Reco
 		return nil, fmt.Errorf("label: RunTeachers needs a Labeler made by NewFromTeachers")
 	}
 	cfg.phase(PhaseReading, 0, 0)
-	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
+	head, headRows, err := l.readPublicHead(ctx, public)
 	defer func() { releaseAll(head) }()
 	if err != nil {
-		return nil, errorf(err, "%s", cfg.pub())
-	}
-	if headRows == 0 {
-		return nil, invalid("%s has no rows", cfg.pub())
+		return nil, err
 	}
 	enc := tf.man.Encoder
 	if err := enc.CheckSchema(public.Schema()); err != nil {

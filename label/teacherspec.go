@@ -78,24 +78,14 @@ func (l *Labeler) TeacherSpec(ctx context.Context, public RecordReader) (*Teache
 	if cfg.Classes == nil {
 		return nil, paramError("classes", ": teachers trained outside pate label need declared classes: the private class discovery is a charged mechanism that belongs to the labelling run")
 	}
-	head, headRows, err := readHead(ctx, public, cfg.EncoderOptions.MaxSampleRows)
+	head, headRows, err := l.readPublicHead(ctx, public)
 	defer releaseAll(head)
 	if err != nil {
-		return nil, errorf(err, "%s", cfg.pub())
+		return nil, err
 	}
-	if headRows == 0 {
-		return nil, invalid("%s has no rows", cfg.pub())
-	}
-	l.leaveOutIDs(head)
-	enc, err := learners.FitEncoder(l.public, l.features, head, cfg.EncoderOptions)
+	enc, err := l.fitEncoder(head, headRows, l.sensitive)
 	if err != nil {
-		return nil, invalid("fitting the feature encoder on %s: %v", cfg.pub(), err)
-	}
-	if err := enc.CheckSchema(l.sensitive); err != nil {
-		return nil, invalid("%s: %v", cfg.sens(), err)
-	}
-	if l.bins, err = l.publicBins(enc, head, headRows); err != nil {
-		return nil, invalid("fitting the bin edges on %s: %v", cfg.pub(), err)
+		return nil, err
 	}
 	cs, err := newClassSet(l.labelField.Type, cfg.Classes)
 	if err != nil {
