@@ -192,13 +192,8 @@ func runLabel(c *cli.Context, e *env) error {
 			}
 		}()
 	}
-	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
-	cfg.Progress = bar.update
-	cfg.Phase = bar.phase
+	bar := runProgress(c, e, &cfg, lr, pub.NumRows())
 	defer bar.finish()
-	if lr != nil {
-		lr.noisyShown = bar.showedNoisy
-	}
 	if c.String("save-labeler") != "" && cfg.Student == "" && !label.TrainsModel(cfg.Mechanism) {
 		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
 	}

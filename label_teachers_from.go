@@ -83,13 +83,8 @@ func runLabelTeachersFrom(c *cli.Context, e *env) error {
 			return err
 		}
 	}
-	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), pub.NumRows())
-	cfg.Progress = bar.update
-	cfg.Phase = bar.phase
+	bar := runProgress(c, e, &cfg, lr, pub.NumRows())
 	defer bar.finish()
-	if lr != nil {
-		lr.noisyShown = bar.showedNoisy
-	}
 	if c.String("save-labeler") != "" && cfg.Student == "" {
 		return usagef("--save-labeler: this run trains no student (its plan labels with the teachers alone): give --student")
 	}

@@ -168,6 +168,19 @@ const progressThrottle = 100 * time.Millisecond
 // it batch by batch.
 const progressTick = 250 * time.Millisecond
 
+// runProgress is the bar of a labelling run over total public rows: it
+// follows cfg's progress and phases, and tells the ledger whether noisy
+// figures were shown (lr may be nil). The caller finishes it.
+func runProgress(c *cli.Context, e *env, cfg *label.Config, lr *ledgerRun, total int64) *progress {
+	bar := newProgress(e, c.Bool("quiet") || c.Bool("json"), total)
+	cfg.Progress = bar.update
+	cfg.Phase = bar.phase
+	if lr != nil {
+		lr.noisyShown = bar.showedNoisy
+	}
+	return bar
+}
+
 func newProgress(e *env, off bool, total int64) *progress {
 	f, ok := e.stderr.(*os.File)
 	switch os.Getenv("PATE_PROGRESS") {
